@@ -1,0 +1,37 @@
+# Two entry points (see README): `make demo` and `make test`. Both set everything up.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test lint typecheck unit system-deps bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+demo: $(STAMP)
+	$(BIN)/xgpu-advisor diagnose --scenario advisor/examples/demo.yaml --format markdown
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP) system-deps
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

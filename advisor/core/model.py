@@ -1,0 +1,145 @@
+"""Frozen values the scheduler core works on (DESIGN.md §1, §4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+from types import MappingProxyType
+from typing import Literal
+
+MIB_PER_UNIT = 128  # volcano.sh/gpu-mem.128Mi
+MAX_MEMORY_UNITS = 16384
+CORE_STEP = 5
+DEFAULT_MAX_VGPUS = 20
+
+PolicyName = Literal["binpack", "spread"]
+POLICIES: tuple[PolicyName, ...] = ("binpack", "spread")
+
+
+class Mode(IntEnum):
+    """A card's isolation mode, as `gpu_schedule_policy` publishes it."""
+
+    MEMORY = 0
+    MEMORY_CORE = 1
+    UNUSED = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    index: int
+    memory_mib: int
+    model: str = ""
+    healthy: bool = True
+    uuid: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """Totals a pod asks for; split evenly over `gpus` cards of one node."""
+
+    gpus: int
+    memory_mib: int
+    core_percent: int = 0
+
+    @property
+    def mode(self) -> Mode:
+        return Mode.MEMORY_CORE if self.core_percent > 0 else Mode.MEMORY
+
+    @property
+    def card_memory_mib(self) -> int:
+        return self.memory_mib // self.gpus
+
+    @property
+    def card_core_percent(self) -> int:
+        return self.core_percent // self.gpus
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    node: str
+    cards: tuple[int, ...]
+
+
+def _frozen_map(value: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    return MappingProxyType(dict(value or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    """A GPU pod; running when it has a placement, Pending otherwise.
+
+    `invalid` carries the parser's message when the pod's request could not be read
+    at all (the pod is then diagnosed `invalid` whatever `request` says).
+    """
+
+    name: str
+    request: Request
+    placement: Placement | None = None
+    priority: int = 0
+    owner: str | None = None
+    annotations: Mapping[str, str] = field(default_factory=_frozen_map, compare=False)
+    invalid: str | None = None
+
+    @property
+    def namespace(self) -> str:
+        return self.name.split("/", 1)[0] if "/" in self.name else ""
+
+    @property
+    def running(self) -> bool:
+        return self.placement is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    node: PolicyName = "binpack"
+    card: PolicyName = "binpack"
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    nodes: tuple[Node, ...]
+    pods: tuple[Pod, ...] = ()
+    policy: Policy = Policy()
+    max_vgpus_per_card: int = DEFAULT_MAX_VGPUS
+
+    @property
+    def running(self) -> tuple[Pod, ...]:
+        return tuple(p for p in self.pods if p.placement is not None)
+
+    @property
+    def pending(self) -> tuple[Pod, ...]:
+        return tuple(p for p in self.pods if p.placement is None)
+
+
+def queue_order(pods: tuple[Pod, ...]) -> tuple[Pod, ...]:
+    """Pending pods in scheduling order: priority desc, then creation (list) order."""
+    ranked = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))
+    return tuple(pod for _, pod in ranked)
+
+
+def request_problem(request: Request) -> str | None:
+    """Why a request breaks a rule of DESIGN.md §1, or None when it is valid."""
+    n, mem, core = request.gpus, request.memory_mib, request.core_percent
+    if n < 1:
+        return f"gpus must be at least 1, got {n}"
+    if mem < MIB_PER_UNIT or mem > MAX_MEMORY_UNITS * MIB_PER_UNIT:
+        return f"memory {mem} MiB is outside 1..{MAX_MEMORY_UNITS} units of {MIB_PER_UNIT} MiB"
+    if mem % n or (mem // n) % MIB_PER_UNIT:
+        return (
+            f"memory {mem} MiB over {n} cards is not a whole multiple of "
+            f"{MIB_PER_UNIT} MiB per card"
+        )
+    if core < 0:
+        return f"core {core}% is negative"
+    if core % n or (core // n) % CORE_STEP:
+        return f"core {core}% over {n} cards is not a whole multiple of {CORE_STEP}% per card"
+    if core // n > 100:
+        return f"core {core}% over {n} cards is {core // n}% per card, above 100%"
+    return None

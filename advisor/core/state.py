@@ -1,0 +1,197 @@
+"""Card occupancy as flat arrays, so one placement scans a whole cluster in a few numpy ops.
+
+`CardState` is the scheduler core's scratch pad: every public function of the core builds
+one from frozen values, works on it privately and returns new frozen values, so nothing
+outside ever sees it change. Plans copy it (`copy()`) as a checkpoint instead of rolling
+back by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from advisor.core.model import Cluster, Mode, Placement, PolicyName, Request
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A request reduced to what each card must give."""
+
+    gpus: int
+    card_memory_mib: int
+    card_core: int
+    mode: int
+
+    @staticmethod
+    def of(request: Request) -> Shape:
+        return Shape(
+            request.gpus, request.card_memory_mib, request.card_core_percent, int(request.mode)
+        )
+
+
+class CardState:
+    """Mutable occupancy of every card; private to one call of the core."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        nodes = cluster.nodes
+        self.node_names = [n.name for n in nodes]
+        self.node_index = {name: i for i, name in enumerate(self.node_names)}
+        # Ties go to the node that sorts first by name, whatever order the nodes came in.
+        order = sorted(range(len(nodes)), key=lambda i: self.node_names[i])
+        self.name_rank = np.empty(len(nodes), dtype=np.int64)
+        self.name_rank[order] = np.arange(len(nodes))
+        cards = [(i, c) for i, n in enumerate(nodes) for c in n.cards]
+        self.limit = cluster.max_vgpus_per_card
+        self.node_of: IntArray = np.array([i for i, _ in cards], dtype=np.int64)
+        self.card_index: IntArray = np.array([c.index for _, c in cards], dtype=np.int64)
+        self.capacity: IntArray = np.array([c.memory_mib for _, c in cards], dtype=np.int64)
+        self.healthy: BoolArray = np.array([c.healthy for _, c in cards], dtype=np.bool_)
+        self.free_memory: IntArray = self.capacity.copy()
+        self.free_core: IntArray = np.full(len(cards), 100, dtype=np.int64)
+        self.vgpus: IntArray = np.zeros(len(cards), dtype=np.int64)
+        self.mode: IntArray = np.full(len(cards), int(Mode.UNUSED), dtype=np.int64)
+        n_nodes = len(nodes)
+        self.first_card: IntArray = np.zeros(n_nodes, dtype=np.int64)
+        self.card_count: IntArray = np.bincount(self.node_of, minlength=n_nodes).astype(np.int64)
+        if n_nodes:
+            self.first_card[1:] = np.cumsum(self.card_count)[:-1]
+        self.healthy_count: IntArray = np.bincount(
+            self.node_of, weights=self.healthy, minlength=n_nodes
+        ).astype(np.int64)
+        healthy_cap = np.where(self.healthy, self.capacity, 0)
+        cap_max = np.zeros(n_nodes, dtype=np.int64)
+        cap_min = np.full(n_nodes, np.iinfo(np.int64).max, dtype=np.int64)
+        np.maximum.at(cap_max, self.node_of, healthy_cap)
+        np.minimum.at(
+            cap_min, self.node_of, np.where(self.healthy, self.capacity, cap_max[self.node_of])
+        )
+        # A node whose healthy cards share one size scores from integer sums (exact ties).
+        self.uniform_capacity: IntArray = np.where(cap_max == cap_min, cap_max, 0)
+        self.allotted_healthy: IntArray = np.zeros(n_nodes, dtype=np.int64)
+        self._position = {(self.node_names[i], c.index): k for k, (i, c) in enumerate(cards)}
+
+    def copy(self) -> CardState:
+        clone = object.__new__(CardState)
+        for name, value in vars(self).items():
+            setattr(clone, name, value.copy() if isinstance(value, np.ndarray) else value)
+        return clone
+
+    # -- positions -----------------------------------------------------------------
+
+    def positions(self, placement: Placement) -> list[int]:
+        """Array positions of a placement's cards; KeyError for unknown node or card."""
+        return [self._position[(placement.node, index)] for index in placement.cards]
+
+    def node_positions(self, node: int) -> range:
+        start = int(self.first_card[node])
+        return range(start, start + int(self.card_count[node]))
+
+    # -- filter --------------------------------------------------------------------
+
+    def eligible(self, shape: Shape) -> BoolArray:
+        ok: BoolArray = (
+            self.healthy
+            & (self.free_memory >= shape.card_memory_mib)
+            & (self.vgpus < self.limit)
+            & ((self.mode == int(Mode.UNUSED)) | (self.mode == shape.mode))
+        )
+        if shape.mode == int(Mode.MEMORY_CORE):
+            ok &= self.free_core >= shape.card_core
+        return ok
+
+    def eligible_per_node(self, eligible: BoolArray) -> IntArray:
+        counts = np.bincount(self.node_of[eligible], minlength=len(self.node_names))
+        return counts.astype(np.int64)
+
+    # -- score and choose ---------------------------------------------------------------
+
+    def choose_cards(
+        self, node: int, shape: Shape, card_policy: PolicyName, eligible: BoolArray
+    ) -> list[int]:
+        """Card positions on `node` for `shape`: least free first (binpack) or most free."""
+        candidates = [k for k in self.node_positions(node) if eligible[k]]
+        sign = 1 if card_policy == "binpack" else -1
+        candidates.sort(key=lambda k: (sign * int(self.free_memory[k]), int(self.card_index[k])))
+        return candidates[: shape.gpus]
+
+    def place(
+        self, shape: Shape, node_policy: PolicyName, card_policy: PolicyName
+    ) -> list[int] | None:
+        """Card positions where the scheduler would put `shape`, or None when nothing fits."""
+        eligible = self.eligible(shape)
+        nodes = np.flatnonzero(self.eligible_per_node(eligible) >= shape.gpus)
+        if nodes.size == 0:
+            return None
+        # Uniform nodes score from integer sums in one vector op; the rest (and ties,
+        # below) take the card-by-card float mean a plain implementation computes.
+        uniform = self.uniform_capacity[nodes] > 0
+        num = (self.allotted_healthy[nodes] + shape.gpus * shape.card_memory_mib).astype(np.float64)
+        den = (self.uniform_capacity[nodes] * self.healthy_count[nodes]).astype(np.float64)
+        score = np.divide(num, den, out=np.zeros(nodes.size), where=uniform)
+        if not uniform.all():
+            score[~uniform] = self._card_mean_scores(nodes[~uniform], shape, card_policy, eligible)
+        best = score.max() if node_policy == "binpack" else score.min()
+        tied = nodes[score == best]
+        if tied.size > 1:
+            # Equal in exact arithmetic; a real scheduler sums float fractions card by card,
+            # and those sums differ in the last bit, so rank the tied nodes the same way.
+            refined = self._card_mean_scores(tied, shape, card_policy, eligible)
+            key = -refined if node_policy == "binpack" else refined
+            tied = tied[np.lexsort((self.name_rank[tied], key))[:1]]
+        return self.choose_cards(int(tied[0]), shape, card_policy, eligible)
+
+    def _card_mean_scores(
+        self, nodes: IntArray, shape: Shape, card_policy: PolicyName, eligible: BoolArray
+    ) -> npt.NDArray[np.float64]:
+        """Mean allotted fraction of each node's healthy cards after placing `shape` there,
+        summed card by card in list order (what `sum(fractions) / len(fractions)` gives)."""
+        width = int(self.card_count[nodes].max())
+        column = np.arange(width)
+        valid = column[None, :] < self.card_count[nodes][:, None]
+        pos = np.where(valid, self.first_card[nodes][:, None] + column[None, :], 0)
+        free = self.free_memory[pos]
+        usable = valid & eligible[pos]
+        big = np.iinfo(np.int64).max
+        order_key = np.where(usable, free if card_policy == "binpack" else -free, big)
+        order = np.lexsort((self.card_index[pos], order_key), axis=-1)[:, : shape.gpus]
+        chosen = np.zeros(pos.shape, dtype=np.bool_)
+        np.put_along_axis(chosen, order, True, axis=-1)
+        allotted = self.capacity[pos] - free + np.where(chosen, shape.card_memory_mib, 0)
+        counted = valid & self.healthy[pos]
+        fraction = np.where(counted, allotted / self.capacity[pos], 0.0)
+        total = np.zeros(nodes.size)
+        for j in range(width):  # left to right, as Python's sum() adds
+            total = total + fraction[:, j]
+        healthy = self.healthy_count[nodes]
+        return np.divide(total, healthy, out=np.zeros(nodes.size), where=healthy > 0)
+
+    # -- bind and unbind ------------------------------------------------------------------
+
+    def apply(self, positions: list[int], shape: Shape) -> None:
+        for k in positions:
+            self.free_memory[k] -= shape.card_memory_mib
+            self.free_core[k] -= shape.card_core
+            self.vgpus[k] += 1
+            self.mode[k] = shape.mode
+            if self.healthy[k]:
+                self.allotted_healthy[self.node_of[k]] += shape.card_memory_mib
+
+    def release(self, positions: list[int], shape: Shape) -> None:
+        for k in positions:
+            self.free_memory[k] += shape.card_memory_mib
+            self.free_core[k] += shape.card_core
+            self.vgpus[k] -= 1
+            if self.vgpus[k] == 0:
+                self.mode[k] = int(Mode.UNUSED)
+            if self.healthy[k]:
+                self.allotted_healthy[self.node_of[k]] -= shape.card_memory_mib
+
+    def placement_of(self, positions: list[int]) -> Placement:
+        node = self.node_names[int(self.node_of[positions[0]])]
+        return Placement(node, tuple(sorted(int(self.card_index[k]) for k in positions)))

@@ -1,0 +1,23 @@
+"""Shared test setup. Area fixtures live in each tests/<package>/conftest.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def openb_dir() -> Path:
+    path = SHARED / "data" / "openb"
+    if not path.is_dir():
+        pytest.skip(f"openb trace not found at {path}")
+    return path
