@@ -234,7 +234,7 @@ def _card_reason_text(code: int, cards: list[int], shape: Shape, limit: int) -> 
     wanted = "memory+core" if shape.mode == int(Mode.MEMORY_CORE) else "memory"
     other = "memory" if shape.mode == int(Mode.MEMORY_CORE) else "memory+core"
     text = {
-        1: f"{noun} {listed} unhealthy",
+        1: f"{noun} {listed} {'is' if len(cards) == 1 else 'are'} unhealthy",
         2: f"{noun} {listed} host {other} isolation vGPUs, pod needs {wanted} isolation",
         3: f"{noun} {listed} {verb} {limit} vGPUs (the limit)",
         4: f"{noun} {listed} {verb} less than {shape.card_memory_mib} MiB free",

@@ -1,0 +1,459 @@
+"""The exporter's only door to NVML (nvidia-ml-py): one immutable `NvmlReading` per `read()`.
+
+Every NVML call runs on one dedicated worker thread and is waited for at most
+`call_timeout_s`. A driver that hangs inside a call costs that one timeout; while the call
+is still stuck, later calls (and so later reads) fail at once with a timeout error instead of
+queueing behind it, and reads return to normal once the call comes back.
+
+Failure rules:
+- not supported -> the field is None and nothing is recorded as an error;
+- any other failure -> an `NvmlError(function, code)` in the reading; `function` is the C
+  symbol called (e.g. "nvmlDeviceGetMemoryInfo_v2"), `code` the NVML_ERROR_* name in lower
+  case ("gpu_is_lost", "unknown", "function_not_found", ...) or "timeout";
+- GPU lost / reset required on a card -> that card is unhealthy and not read further; an
+  unknown error in a card call -> that card is unhealthy; other cards are still read;
+- a timed-out call ends the reading: it carries no cards and no processes, only the errors;
+- driver-level failures (library missing, driver not loaded, uninitialised, RM version
+  mismatch) raise `NvmlUnavailable`; NVML is re-initialised on the next read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+import pynvml
+
+T = TypeVar("T")
+
+# Xids that mean the card, not one application, is in trouble: 48 double-bit ECC, 62 internal
+# micro-controller halt, 63/64 ECC page retirement or row remapping event/failure, 74 NVLink,
+# 79 fallen off the bus, 92 high single-bit ECC rate, 94/95 contained/uncontained ECC error,
+# 119/120 GSP timeout/error. A card reporting one is unhealthy for `xid_hold_s`.
+CRITICAL_XIDS = frozenset({48, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120})
+_XID_EVENT: int = pynvml.nvmlEventTypeXidCriticalError
+_MAX_EVENTS_PER_READ = 256
+_DRIVER_LEVEL = frozenset(
+    {"library_not_found", "driver_not_loaded", "uninitialized", "lib_rm_version_mismatch"}
+)
+_CARD_GONE = {"gpu_is_lost": "gpu lost", "reset_required": "gpu requires reset"}
+_CODE_NAMES: dict[int, str] = {
+    value: name.removeprefix("NVML_ERROR_").lower()
+    for name, value in vars(pynvml).items()
+    if name.startswith("NVML_ERROR_") and isinstance(value, int)
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CardReading:
+    index: int
+    uuid: str  # "" when never read successfully
+    name: str
+    memory_total_bytes: int | None
+    memory_used_bytes: int | None  # NVML v2 "used": excludes memory reserved by the driver
+    utilization_ratio: float | None  # share of time a kernel ran, 0..1
+    healthy: bool
+    health_problems: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessReading:
+    pid: int
+    gpu_index: int
+    memory_used_bytes: int | None
+    sm_utilization_ratio: float | None  # 0..1; 0.0 when NVML has no sample since last read
+
+
+@dataclass(frozen=True, slots=True)
+class NvmlError:
+    function: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class NvmlReading:
+    driver_version: str | None
+    cards: tuple[CardReading, ...]
+    processes: tuple[ProcessReading, ...]
+    errors: tuple[NvmlError, ...]
+
+
+class NvmlUnavailable(Exception):
+    """NVML cannot be used at all right now (library missing, driver not loaded, ...)."""
+
+    def __init__(self, message: str = "", error: NvmlError | None = None) -> None:
+        super().__init__(message or (f"{error.function}: {error.code}" if error else ""))
+        self.error = error
+
+
+class _CallTimedOut(Exception):
+    def __init__(self, function: str) -> None:
+        super().__init__(function)
+        self.function = function
+
+
+class _Failed(Exception):
+    """An NVML call answered an error code."""
+
+    def __init__(self, function: str, code: str) -> None:
+        super().__init__(f"{function}: {code}")
+        self.error = NvmlError(function, code)
+
+
+class _DriverGone(_Failed):
+    pass
+
+
+class _CardGone(Exception):
+    pass
+
+
+@dataclass(eq=False)
+class _Job:
+    function: str
+    run: Callable[[], object]
+    done: threading.Event = field(default_factory=threading.Event)
+    result: object = None
+    error: Exception | None = None
+
+
+class _CallThread:
+    """Runs calls one at a time on a daemon thread and waits for each at most `timeout_s`."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self._timeout_s = timeout_s
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._in_flight: str | None = None
+        self._thread = threading.Thread(target=self._serve, name="nvml-calls", daemon=True)
+        self._thread.start()
+
+    def call(self, function: str, run: Callable[[], T]) -> T:
+        with self._lock:
+            if self._in_flight is not None:  # an earlier call is still stuck in the driver
+                raise _CallTimedOut(self._in_flight)
+            self._in_flight = function
+        job = _Job(function, run)
+        self._jobs.put(job)
+        if not job.done.wait(self._timeout_s):
+            raise _CallTimedOut(function)
+        if job.error is not None:
+            raise job.error
+        return cast(T, job.result)
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                job.result = job.run()
+            except Exception as error:
+                job.error = error
+            with self._lock:
+                self._in_flight = None
+            job.done.set()
+
+
+@dataclass
+class _CardDraft:
+    index: int
+    uuid: str
+    name: str
+    memory_total_bytes: int | None = None
+    memory_used_bytes: int | None = None
+    utilization_ratio: float | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def _address(pointer: Any) -> int | None:
+    return ctypes.cast(pointer, ctypes.c_void_p).value
+
+
+class NvmlReader:
+    """Reads cards, processes and health from NVML. `read()` calls are serialised."""
+
+    def __init__(
+        self,
+        call_timeout_s: float = 2.0,
+        *,
+        xid_hold_s: float = 300.0,
+        critical_xids: frozenset[int] = CRITICAL_XIDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._calls = _CallThread(call_timeout_s)
+        self._xid_hold_s = xid_hold_s
+        self._critical_xids = critical_xids
+        self._clock = clock
+        self._read_lock = threading.Lock()
+        self._closed = False
+        self._initialized = False
+        self._shutdown_due = False  # a successful init not yet matched by a shutdown
+        self._event_set: Any = None
+        self._xid_watched: dict[int, int] = {}  # handle address -> card index
+        self._known: dict[int, tuple[str, str]] = {}  # index -> (uuid, name) last read
+        self._xid_until: dict[str, dict[int, float]] = {}  # uuid -> xid -> held until
+        self._last_sample_us: dict[str, int] = {}  # uuid -> newest process sample seen
+        self._memory_v2 = True
+        self._errors: list[NvmlError] = []  # failures of the reading in progress
+
+    def read(self) -> NvmlReading:
+        with self._read_lock:
+            if self._closed:
+                raise RuntimeError("NvmlReader is closed")
+            self._errors = []
+            try:
+                return self._read()
+            except _CallTimedOut as stuck:
+                self._errors.append(NvmlError(stuck.function, "timeout"))
+                return NvmlReading(None, (), (), tuple(self._errors))
+            except _DriverGone as gone:
+                self._initialized = False
+                raise NvmlUnavailable(error=gone.error) from None
+
+    def close(self) -> None:
+        with self._read_lock:
+            if not self._closed:
+                self._closed = True
+                with contextlib.suppress(_CallTimedOut):
+                    self._shutdown_quietly()
+                self._calls.stop()
+
+    # --- one reading ---
+
+    def _read(self) -> NvmlReading:
+        self._ensure_initialized()
+        driver = self._optional("nvmlSystemGetDriverVersion", pynvml.nvmlSystemGetDriverVersion)
+        count = self._optional("nvmlDeviceGetCount_v2", pynvml.nvmlDeviceGetCount)
+        drafts: list[_CardDraft] = []
+        processes: list[ProcessReading] = []
+        for index in range(count or 0):
+            draft = _CardDraft(index, *self._known.get(index, ("", "")))
+            with contextlib.suppress(_CardGone):
+                processes.extend(self._read_card(draft))
+            drafts.append(draft)
+        self._poll_xid_events()
+        now = self._clock()
+        cards = tuple(self._finish(draft, now) for draft in drafts)
+        driver_version = None if driver is None else str(driver)
+        return NvmlReading(driver_version, cards, tuple(processes), tuple(self._errors))
+
+    def _read_card(self, card: _CardDraft) -> list[ProcessReading]:
+        handle = self._on_card(
+            card, "nvmlDeviceGetHandleByIndex_v2", pynvml.nvmlDeviceGetHandleByIndex, card.index
+        )
+        if handle is None:
+            card.problems.extend(() if card.problems else ("no device handle",))
+            return []
+        uuid = self._on_card(card, "nvmlDeviceGetUUID", pynvml.nvmlDeviceGetUUID, handle)
+        name = self._on_card(card, "nvmlDeviceGetName", pynvml.nvmlDeviceGetName, handle)
+        card.uuid = card.uuid if uuid is None else str(uuid)
+        card.name = card.name if name is None else str(name)
+        self._known[card.index] = (card.uuid, card.name)
+        self._read_memory(card, handle)
+        rates = self._on_card(
+            card, "nvmlDeviceGetUtilizationRates", pynvml.nvmlDeviceGetUtilizationRates, handle
+        )
+        card.utilization_ratio = None if rates is None else _ratio(int(rates.gpu))
+        uncorrected = self._on_card(
+            card, "nvmlDeviceGetTotalEccErrors", pynvml.nvmlDeviceGetTotalEccErrors, handle,
+            pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, pynvml.NVML_VOLATILE_ECC,
+        )  # fmt: skip
+        if uncorrected:
+            card.problems.append(f"uncorrectable ECC errors: {int(uncorrected)}")
+        rows = self._on_card(
+            card, "nvmlDeviceGetRemappedRows", pynvml.nvmlDeviceGetRemappedRows, handle
+        )
+        if rows is not None and rows[3]:  # (corrected, uncorrected, pending, failure)
+            card.problems.append("row remapping failed")
+        processes = self._read_processes(card, handle)
+        self._watch_xids(card, handle)
+        return processes
+
+    def _read_memory(self, card: _CardDraft, handle: Any) -> None:
+        info: Any = None
+        if self._memory_v2:  # v2 "used" leaves out what the driver reserves
+            try:
+                info = self._nvml(
+                    "nvmlDeviceGetMemoryInfo_v2",
+                    pynvml.nvmlDeviceGetMemoryInfo, handle, pynvml.nvmlMemory_v2,
+                )  # fmt: skip
+            except _Failed as failure:
+                if failure.error.code not in ("function_not_found", "argument_version_mismatch"):
+                    return self._card_failure(card, failure)
+                self._memory_v2 = False  # a driver older than R510: v1 from now on
+        if info is None:
+            info = self._on_card(
+                card, "nvmlDeviceGetMemoryInfo", pynvml.nvmlDeviceGetMemoryInfo, handle
+            )
+        if info is not None:
+            card.memory_total_bytes, card.memory_used_bytes = int(info.total), int(info.used)
+        return None
+
+    def _read_processes(self, card: _CardDraft, handle: Any) -> list[ProcessReading]:
+        running = self._on_card(
+            card,
+            "nvmlDeviceGetComputeRunningProcesses_v3",
+            pynvml.nvmlDeviceGetComputeRunningProcesses_v3,
+            handle,
+        )
+        memory: dict[int, int | None] = {}
+        for process in running or ():
+            pid, used = int(process.pid), process.usedGpuMemory  # None: not available
+            memory[pid] = None if used is None else int(used) + (memory.get(pid) or 0)
+        sm = self._sm_by_pid(card, handle) if memory else None
+        return [
+            ProcessReading(pid, card.index, used, None if sm is None else sm.get(pid, 0.0))
+            for pid, used in memory.items()
+        ]
+
+    def _sm_by_pid(self, card: _CardDraft, handle: Any) -> dict[int, float] | None:
+        """Latest SM share per pid from samples newer than the last read; None if unsupported."""
+        since = self._last_sample_us.get(card.uuid, 0)
+        try:
+            samples = self._nvml(
+                "nvmlDeviceGetProcessUtilization",
+                pynvml.nvmlDeviceGetProcessUtilization, handle, since,
+            )  # fmt: skip
+        except _Failed as failure:
+            if failure.error.code == "not_found":  # no sample since the last read: idle
+                return {}
+            self._card_failure(card, failure)
+            return None
+        latest: dict[int, tuple[int, int]] = {}
+        for sample in samples:
+            stamp, pid = int(sample.timeStamp), int(sample.pid)
+            if pid not in latest or stamp >= latest[pid][0]:
+                latest[pid] = (stamp, int(sample.smUtil))
+        self._last_sample_us[card.uuid] = max([since, *(s for s, _ in latest.values())])
+        return {pid: _ratio(sm) for pid, (_, sm) in latest.items()}
+
+    # --- Xid events ---
+
+    def _watch_xids(self, card: _CardDraft, handle: Any) -> None:
+        address = _address(handle)
+        if self._event_set is None or address is None or address in self._xid_watched:
+            return
+        try:
+            supported = self._nvml(
+                "nvmlDeviceGetSupportedEventTypes", pynvml.nvmlDeviceGetSupportedEventTypes, handle
+            )
+            if int(supported) & _XID_EVENT:
+                self._nvml(
+                    "nvmlDeviceRegisterEvents",
+                    pynvml.nvmlDeviceRegisterEvents, handle, _XID_EVENT, self._event_set,
+                )  # fmt: skip
+        except _Failed as failure:
+            if failure.error.code != "not_supported":
+                return self._card_failure(card, failure)  # and try again on the next read
+        self._xid_watched[address] = card.index
+        return None
+
+    def _poll_xid_events(self) -> None:
+        now = self._clock()
+        for _ in range(_MAX_EVENTS_PER_READ if self._event_set is not None else 0):
+            try:
+                data = self._nvml(
+                    "nvmlEventSetWait_v2", pynvml.nvmlEventSetWait_v2, self._event_set, 0
+                )
+            except _Failed as failure:
+                if failure.error.code != "timeout":  # "timeout": no event waiting
+                    self._errors.append(failure.error)
+                return
+            xid, index = int(data.eventData), self._xid_watched.get(_address(data.device) or 0)
+            if (
+                int(data.eventType) & _XID_EVENT
+                and xid in self._critical_xids
+                and index is not None
+            ):
+                uuid = self._known.get(index, ("", ""))[0]
+                self._xid_until.setdefault(uuid, {})[xid] = now + self._xid_hold_s
+
+    def _finish(self, card: _CardDraft, now: float) -> CardReading:
+        held = self._xid_until.get(card.uuid, {})
+        for xid in [xid for xid, until in held.items() if until <= now]:
+            del held[xid]
+        problems = (*card.problems, *(f"xid {xid}" for xid in sorted(held)))
+        return CardReading(
+            card.index, card.uuid, card.name, card.memory_total_bytes, card.memory_used_bytes,
+            card.utilization_ratio, healthy=not problems, health_problems=problems,
+        )  # fmt: skip
+
+    # --- session and calls ---
+
+    def _ensure_initialized(self) -> None:
+        if self._initialized:
+            return
+        self._shutdown_quietly()
+        try:
+            self._nvml("nvmlInitWithFlags", pynvml.nvmlInitWithFlags, 0)
+        except _Failed as failure:
+            raise NvmlUnavailable(error=failure.error) from None
+        self._initialized = self._shutdown_due = True
+        self._xid_watched.clear()
+        self._event_set = self._optional("nvmlEventSetCreate", pynvml.nvmlEventSetCreate)
+
+    def _shutdown_quietly(self) -> None:
+        """Ends the previous session, best effort: a driver that went away refuses these too."""
+        event_set, self._event_set = self._event_set, None
+        if event_set is not None:
+            with contextlib.suppress(_Failed):
+                self._nvml("nvmlEventSetFree", pynvml.nvmlEventSetFree, event_set)
+        if self._shutdown_due:
+            with contextlib.suppress(_Failed):
+                self._nvml("nvmlShutdown", pynvml.nvmlShutdown)
+        self._initialized = self._shutdown_due = False
+
+    def _nvml(self, function: str, call: Callable[..., Any], *args: Any) -> Any:
+        """One NVML call on the call thread; NVML errors come back as _Failed / _DriverGone."""
+        try:
+            return self._calls.call(function, lambda: call(*args))
+        except pynvml.NVMLError as error:
+            code = _CODE_NAMES.get(int(error.value), f"code_{error.value}")
+            if code in _DRIVER_LEVEL:
+                raise _DriverGone(function, code) from None
+            raise _Failed(function, code) from None
+
+    def _optional(self, function: str, call: Callable[..., Any], *args: Any) -> Any:
+        """A call whose failure is only recorded (None when it fails or is not supported)."""
+        try:
+            return self._nvml(function, call, *args)
+        except _DriverGone:
+            raise
+        except _Failed as failure:
+            if failure.error.code != "not_supported":
+                self._errors.append(failure.error)
+            return None
+
+    def _on_card(
+        self, card: _CardDraft, function: str, call: Callable[..., Any], *args: Any
+    ) -> Any:
+        """A call on one card: None when it fails; may mark the card or end its reading."""
+        try:
+            return self._nvml(function, call, *args)
+        except _DriverGone:
+            raise
+        except _Failed as failure:
+            self._card_failure(card, failure)
+            return None
+
+    def _card_failure(self, card: _CardDraft, failure: _Failed) -> None:
+        code = failure.error.code
+        if code == "not_supported":
+            return
+        self._errors.append(failure.error)
+        if code in _CARD_GONE:
+            card.problems.append(_CARD_GONE[code])
+            raise _CardGone
+        if code == "unknown":
+            card.problems.append(f"unknown error in {failure.error.function}")
+
+
+def _ratio(percent: int) -> float:
+    return min(max(percent / 100.0, 0.0), 1.0)

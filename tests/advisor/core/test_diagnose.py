@@ -1,0 +1,203 @@
+"""Causes, per-node reasons and their counts (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.core.diagnose import REASONS, PodDiagnosis, diagnose
+from advisor.core.model import Cluster
+from advisor.scenario import scenario_from_data
+
+GiB = 1024
+
+
+def build(nodes: list[Any], pods: list[Any], **top: Any) -> Cluster:
+    return scenario_from_data({"nodes": nodes, "pods": pods, **top}, "test.yaml")
+
+
+def node(name: str, *sizes: int, unhealthy: tuple[int, ...] = ()) -> dict[str, Any]:
+    cards = [{"index": i, "memory_mib": s * GiB} for i, s in enumerate(sizes)]
+    for i in unhealthy:
+        cards[i]["healthy"] = False
+    return {"name": name, "cards": cards}
+
+
+def running(name: str, on: str, cards: list[int], gib: int, core: int = 0) -> dict[str, Any]:
+    request = {"gpus": len(cards), "memory_mib": gib * GiB, "core_percent": core}
+    return {"name": name, "node": on, "cards": cards, "request": request}
+
+
+def pending(name: str, gpus: int, mib: int, core: int = 0) -> dict[str, Any]:
+    return {"name": name, "request": {"gpus": gpus, "memory_mib": mib, "core_percent": core}}
+
+
+def only(cluster: Cluster) -> PodDiagnosis:
+    (result,) = diagnose(cluster).pods
+    return result
+
+
+@pytest.mark.parametrize(
+    ("gpus", "mib", "core", "fragment"),
+    [
+        (2, 1000, 0, "not a whole multiple of 128 MiB per card"),
+        (1, 64, 0, "outside 1..16384 units"),
+        (1, 16385 * 128, 0, "outside 1..16384 units"),
+        (3, 4096, 0, "not a whole multiple of 128 MiB per card"),
+        (2, 4096, 15, "not a whole multiple of 5% per card"),
+        (1, 4096, 7, "not a whole multiple of 5% per card"),
+        (1, 4096, 105, "above 100%"),
+    ],
+)
+def test_invalid_requests_say_which_rule(gpus: int, mib: int, core: int, fragment: str) -> None:
+    result = only(build([node("n1", 16)], [pending("x/p", gpus, mib, core)]))
+    assert result.cause == "invalid"
+    assert fragment in result.message
+    assert result.placement is None
+
+
+def test_unsatisfiable_counts_unhealthy_cards_as_repaired() -> None:
+    nodes = [node("n1", 16, 16, unhealthy=(1,)), node("n2", 8)]
+    assert only(build(nodes, [pending("x/p", 3, 3 * 8 * GiB)])).cause == "unsatisfiable"
+    assert only(build(nodes, [pending("x/p", 1, 32 * GiB)])).cause == "unsatisfiable"
+    # Two 16 GiB cards exist on n1 (one broken): not unsatisfiable, just no room now.
+    assert only(build(nodes, [pending("x/p", 2, 2 * 16 * GiB)])).cause == "capacity"
+
+
+def test_fragmentation_when_node_free_total_suffices_but_split_wrongly() -> None:
+    result = only(
+        build(
+            [node("n1", 16, 16)],
+            [
+                running("x/a", "n1", [0], 12),
+                running("x/b", "n1", [1], 12),
+                pending("x/p", 1, 8 * GiB),
+            ],
+        )
+    )
+    assert result.cause == "fragmentation"
+    assert "n1 has 8192 MiB free over 2 healthy cards" in result.message
+    assert result.reason_counts == (("card-memory", 1),)
+
+
+def test_fragmentation_blocked_by_mode() -> None:
+    result = only(
+        build([node("n1", 16)], [running("x/a", "n1", [0], 4, core=10), pending("x/p", 1, 4 * GiB)])
+    )
+    assert result.cause == "fragmentation"
+    assert result.node_reasons[0][1][0].startswith("mode-conflict: card 0 host")
+
+
+def test_fragmentation_blocked_by_vgpu_limit() -> None:
+    pods = [running(f"x/r{i}", "n1", [0], 1) for i in range(2)] + [pending("x/p", 1, GiB)]
+    result = only(build([node("n1", 16)], pods, max_vgpus_per_card=2))
+    assert result.cause == "fragmentation"
+    assert result.node_reasons == (("n1", ("vgpu-limit: card 0 has 2 vGPUs (the limit)",)),)
+
+
+def test_fragmentation_needs_core_in_total_too() -> None:
+    pods = [running("x/a", "n1", [0], 2, core=60), running("x/b", "n1", [1], 2, core=60)]
+    frag = only(build([node("n1", 16, 16)], [*pods, pending("x/p", 1, GiB, core=80)]))
+    assert frag.cause == "fragmentation"  # 80 % free in total, 40 % per card
+    assert frag.node_reasons[0][1] == ("card-core: cards 0, 1 have less than 80% core free",)
+    cap = only(build([node("n1", 16, 16)], [*pods, pending("x/p", 2, 2 * GiB, core=100)]))
+    assert cap.cause == "capacity"  # 80 % free in total < 100 %
+
+
+def test_capacity_with_cluster_free_sufficient() -> None:
+    cluster = build(
+        [node("n1", 16), node("n2", 16)],
+        [running("x/a", "n1", [0], 8), running("x/b", "n2", [0], 8), pending("x/p", 1, 12 * GiB)],
+    )
+    result = only(cluster)
+    assert result.cause == "capacity"
+    assert result.cluster_free_sufficient is True
+    assert "16384 MiB free in all (enough if consolidated)" in result.message
+
+
+def test_capacity_without_cluster_free_sufficient() -> None:
+    cluster = build([node("n1", 16)], [running("x/a", "n1", [0], 10), pending("x/p", 1, 8 * GiB)])
+    result = only(cluster)
+    assert result.cause == "capacity"
+    assert result.cluster_free_sufficient is False
+
+
+def test_unhealthy_free_memory_is_not_fragmentation() -> None:
+    cluster = build(
+        [node("n1", 16, 16, unhealthy=(1,))],
+        [running("x/a", "n1", [0], 12), pending("x/p", 1, 8 * GiB)],
+    )
+    result = only(cluster)
+    assert result.cause == "capacity"
+    assert result.cluster_free_sufficient is False
+    # One card each: ties go in check order, unhealthy first.
+    assert result.node_reasons[0][1] == (
+        "unhealthy: card 1 is unhealthy",
+        "card-memory: card 0 has less than 8192 MiB free",
+    )
+
+
+def test_too_few_cards_on_the_node() -> None:
+    result = only(build([node("n1", 16), node("n2", 16, 16)], [pending("x/p", 2, 2 * 32 * GiB)]))
+    assert result.cause == "unsatisfiable"
+    result = only(
+        build(
+            [node("n1", 16), node("n2", 16, 16, unhealthy=(1,))], [pending("x/p", 2, 2 * 8 * GiB)]
+        )
+    )
+    assert result.cause == "capacity"
+    assert dict(result.node_reasons)["n1"] == ("too-few-cards: node has 1 cards, 2 needed",)
+    assert result.node_summary == "0/2 nodes fit: 2 too-few-cards"
+
+
+def test_reason_counts_like_the_autoscaler() -> None:
+    cluster = build(
+        [node("a", 16), node("b", 16), node("c", 16), node("d", 16, unhealthy=(0,))],
+        [
+            running("x/a", "a", [0], 12),
+            running("x/b", "b", [0], 12),
+            running("x/c", "c", [0], 2, core=10),
+            pending("x/p", 1, 16 * GiB),
+        ],
+    )
+    result = only(cluster)
+    assert result.node_summary == "0/4 nodes fit: 2 card-memory, 1 unhealthy, 1 mode-conflict"
+    assert {r for r, _ in result.reason_counts} <= set(REASONS)
+
+
+def test_node_detail_limit_keeps_counts_for_all_nodes() -> None:
+    nodes = [node(f"n{i:02d}", 16) for i in range(30)]
+    pods = [running(f"x/r{i}", f"n{i:02d}", [0], 16) for i in range(30)] + [pending("x/p", 1, GiB)]
+    cluster = build(nodes, pods)
+    limited = diagnose(cluster, node_detail_limit=5).pods[0]
+    assert len(limited.node_reasons) == 5
+    assert limited.nodes_omitted == 25
+    assert limited.node_summary == "0/30 nodes fit: 30 card-memory"
+    full = diagnose(cluster, node_detail_limit=None).pods[0]
+    assert len(full.node_reasons) == 30
+    assert full.nodes_omitted == 0
+
+
+def test_summary_counts_every_cause() -> None:
+    cluster = build(
+        [node("n1", 16, 16)],
+        [
+            running("x/a", "n1", [0], 12),
+            running("x/b", "n1", [1], 12),
+            pending("x/ok", 1, 2 * GiB),
+            pending("x/frag", 1, 5 * GiB),
+            pending("x/cap", 1, 12 * GiB),
+            pending("x/unsat", 4, 4 * GiB),
+            pending("x/bad", 1, 100),
+        ],
+    )
+    summary = diagnose(cluster).summary
+    assert summary == {
+        "pending": 5,
+        "schedulable": 1,
+        "fragmentation": 1,
+        "capacity": 1,
+        "unsatisfiable": 1,
+        "invalid": 1,
+    }

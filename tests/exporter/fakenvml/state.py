@@ -1,0 +1,154 @@
+"""Writes state files for the fake libnvidia-ml.so.1 (the format is in README.md here)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# NVML return codes worth injecting
+UNINITIALIZED = 1
+NOT_SUPPORTED = 3
+NO_PERMISSION = 4
+DRIVER_NOT_LOADED = 9
+FUNCTION_NOT_FOUND = 13
+GPU_IS_LOST = 15
+UNKNOWN = 999
+
+STATE_ENV = "FAKE_NVML_STATE"
+
+
+@dataclass
+class FakeCard:
+    uuid: str
+    name: str = "Tesla T4"
+    mem_total: int = 16 * 2**30
+    mem_used: int = 0
+    mem_reserved: int = 0  # counted as used by nvmlDeviceGetMemoryInfo (v1), not by _v2
+    util: int = 0  # percent
+    mem_util: int = 0
+    ecc_uncorrected: int = 0
+    ecc_corrected: int = 0
+    remap_failed: bool = False
+    remap_pending: bool = False
+    lost: bool = False  # every call on the card answers GPU_IS_LOST
+
+    def line(self, index: int) -> str:
+        if " " in self.uuid or "_" in self.name:
+            raise ValueError("uuid must not hold spaces, name must not hold underscores")
+        return (
+            f"card {index} uuid={self.uuid} name={self.name.replace(' ', '_')}"
+            f" mem_total={self.mem_total} mem_used={self.mem_used}"
+            f" mem_reserved={self.mem_reserved} util={self.util} mem_util={self.mem_util}"
+            f" ecc_uncorrected={self.ecc_uncorrected} ecc_corrected={self.ecc_corrected}"
+            f" remap_failed={int(self.remap_failed)} remap_pending={int(self.remap_pending)}"
+            f" lost={int(self.lost)}"
+        )
+
+
+@dataclass
+class FakeProcess:
+    card: int
+    pid: int
+    mem: int | None  # None: NVML_VALUE_NOT_AVAILABLE
+
+
+@dataclass
+class FakeSample:
+    """One nvmlDeviceGetProcessUtilization sample; ts None means "now" (always newer)."""
+
+    card: int
+    pid: int
+    sm: int
+    mem: int = 0
+    ts: int | None = None
+
+
+@dataclass
+class FakeFault:
+    """Function `function` ("*" = every function) answers `code`, on one card or all."""
+
+    function: str
+    code: int
+    card: int | None = None
+
+
+@dataclass
+class FakeHang:
+    """Function `function` ("*" = every function) sleeps `ms` before answering."""
+
+    function: str
+    ms: int
+    card: int | None = None
+
+
+@dataclass
+class FakeState:
+    driver: str = "550.54.15"
+    cards: list[FakeCard] = field(default_factory=list)
+    processes: list[FakeProcess] = field(default_factory=list)
+    samples: list[FakeSample] = field(default_factory=list)
+    xids: list[tuple[int, int]] = field(default_factory=list)  # (card, xid), in order
+    faults: list[FakeFault] = field(default_factory=list)
+    hangs: list[FakeHang] = field(default_factory=list)
+    unsupported: list[tuple[int, str]] = field(default_factory=list)  # (card, function)
+
+    def render(self) -> str:
+        lines = [f"driver {self.driver}"]
+        lines += [card.line(index) for index, card in enumerate(self.cards)]
+        lines += [
+            f"proc {p.card} pid={p.pid} mem={'na' if p.mem is None else p.mem}"
+            for p in self.processes
+        ]
+        lines += [
+            f"procutil {s.card} pid={s.pid} sm={s.sm} mem={s.mem}" + (f" ts={s.ts}" if s.ts else "")
+            for s in self.samples
+        ]
+        lines += [f"xid {card} {xid}" for card, xid in self.xids]
+        lines += [f"error {f.function} {f.code}{_card_option(f.card)}" for f in self.faults]
+        lines += [f"hang {h.function} {h.ms}{_card_option(h.card)}" for h in self.hangs]
+        lines += [f"unsupported {card} {function}" for card, function in self.unsupported]
+        return "\n".join(lines) + "\n"
+
+
+def _card_option(card: int | None) -> str:
+    return "" if card is None else f" card={card}"
+
+
+def write_state(path: Path, state: FakeState) -> None:
+    """Replaces the state file atomically: the library never reads half a file."""
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as stream:
+        stream.write(state.render())
+    os.replace(temporary, path)
+
+
+@dataclass(frozen=True)
+class FakeNvml:
+    """The compiled fake library and the state file it reads."""
+
+    lib_dir: Path
+    state_path: Path
+
+    @property
+    def lib_path(self) -> Path:
+        return self.lib_dir / "libnvidia-ml.so.1"
+
+    def write(self, state: FakeState) -> None:
+        write_state(self.state_path, state)
+
+    def remove(self) -> None:
+        """No state file: the library answers DRIVER_NOT_LOADED to everything."""
+        self.state_path.unlink(missing_ok=True)
+
+    def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Environment for a subprocess that should load the fake instead of a real NVML."""
+        env = dict(os.environ if base is None else base)
+        library_path = env.get("LD_LIBRARY_PATH")
+        env["LD_LIBRARY_PATH"] = (
+            f"{self.lib_dir}:{library_path}" if library_path else str(self.lib_dir)
+        )
+        env[STATE_ENV] = str(self.state_path)
+        return env
