@@ -1,0 +1,50 @@
+"""`xgpu-advisor diagnose`: why each Pending GPU pod is Pending (DESIGN.md §3, §5)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from advisor.commands import add_output, emit
+from advisor.core.diagnose import DEFAULT_NODE_DETAIL, diagnose
+from advisor.output import cluster_view, diagnosis_json
+from advisor.scenario import load_scenario
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "diagnose", help="why each Pending GPU pod is Pending"
+    )
+    parser.add_argument("--scenario", required=True, type=Path, help="scenario file (YAML or JSON)")
+    add_output(parser, ("markdown", "json", "html"))
+    parser.add_argument(
+        "--node-detail",
+        type=int,
+        default=DEFAULT_NODE_DETAIL,
+        metavar="N",
+        help="list the reasons of at most N nodes per pod, nearest to fitting first "
+        f"(default {DEFAULT_NODE_DETAIL}; -1 for all); counts always cover every node",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    cluster = load_scenario(args.scenario)
+    limit = None if args.node_detail < 0 else args.node_detail
+    diagnosis = diagnose(cluster, node_detail_limit=limit)
+    data = diagnosis_json(diagnosis)
+    if args.format == "json":
+        text = json.dumps(data, indent=2)
+    elif args.format == "markdown":
+        from advisor.render.markdown import render_markdown
+
+        text = render_markdown(data, cluster_view(cluster, diagnosis))
+    else:
+        from advisor.render.html import render_html
+
+        title = f"xgpu-advisor diagnosis: {args.scenario.name}"
+        text = render_html(data, cluster_view(cluster, diagnosis), title=title)
+    emit(text, args.output)
+    return 0

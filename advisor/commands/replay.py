@@ -1,0 +1,64 @@
+"""`xgpu-advisor replay`: the openb trace on the scheduler model (DESIGN.md §7)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from advisor.commands import InputError, add_output, emit
+from advisor.core.model import POLICIES, Policy
+from advisor.replay import load_trace, replay
+from advisor.scenario import save_scenario
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "replay", help="replay an openb trace onto the scheduler model"
+    )
+    parser.add_argument("--nodes", required=True, type=Path, help="node list CSV (sn, gpu, model)")
+    parser.add_argument("--pods", required=True, type=Path, help="pod list CSV (openb columns)")
+    parser.add_argument("--node-policy", choices=POLICIES, default="binpack")
+    parser.add_argument("--card-policy", choices=POLICIES, default="binpack")
+    add_output(parser, ("markdown", "json"))
+    parser.add_argument(
+        "--write-scenario", type=Path, metavar="FILE", help="save the end state as a scenario"
+    )
+    parser.set_defaults(func=run)
+
+
+def markdown(figures: dict[str, Any]) -> str:
+    failed = ", ".join(f"{n} {cause}" for cause, n in figures["failed"].items()) or "none"
+    policy = figures["policy"]
+    return "\n".join(
+        [
+            f"# Replay ({policy['node']} nodes, {policy['card']} cards)",
+            "",
+            "| figure | value |",
+            "|---|---|",
+            f"| GPU pods replayed | {figures['pods']} |",
+            f"| capacity (GPUs) | {figures['capacity_gpus']} |",
+            f"| demand (GPUs) | {figures['demand_gpus']:.2f} |",
+            f"| placed (GPUs) | {figures['placed_gpus']:.2f} |",
+            f"| allocation ratio | {figures['allocation_ratio']:.2%} |",
+            f"| Pending pods | {failed} |",
+            "",
+        ]
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    policy = Policy(node=args.node_policy, card=args.card_policy)
+    result = replay(load_trace(args.nodes, args.pods, policy))
+    figures = result.figures()
+    text = json.dumps(figures, indent=2) if args.format == "json" else markdown(figures)
+    if args.write_scenario is not None:
+        try:
+            save_scenario(args.write_scenario, result.end_state())
+        except OSError as err:
+            raise InputError(
+                f"{args.write_scenario}: cannot write: {err.strerror or err}"
+            ) from None
+    emit(text, args.output)
+    return 0
