@@ -8,7 +8,7 @@ the reason it was rejected, counted the way the cluster-autoscaler reports them.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -143,12 +143,15 @@ class Cycle:
             (s.node_names[i], self._node_details(i, per_node[i], codes, shape, int(primary[i])))
             for i in listed
         )
-        common = {
-            "node_reasons": details,
-            "nodes_omitted": n_nodes - len(listed),
-            "reason_counts": reason_counts,
-            "nodes_total": n_nodes,
-        }
+        verdict = PodDiagnosis(
+            pod,
+            "capacity",
+            "",
+            node_reasons=details,
+            nodes_omitted=n_nodes - len(listed),
+            reason_counts=reason_counts,
+            nodes_total=n_nodes,
+        )
         summary = f"0/{n_nodes} nodes fit: " + ", ".join(f"{c} {r}" for r, c in reason_counts)
         if split.any():
             ranked = np.flatnonzero(split)
@@ -158,7 +161,7 @@ class Cycle:
                 f"{int(s.healthy_count[best])} healthy cards, but not "
                 f"{shape.card_memory_mib} MiB on each of {shape.gpus} eligible cards"
             )
-            return PodDiagnosis(pod, "fragmentation", message, **common)  # type: ignore[arg-type]
+            return replace(verdict, cause="fragmentation", message=message)
         cluster_free = int(free_memory.sum())
         sufficient = cluster_free >= total_memory
         if shape.mode == int(Mode.MEMORY_CORE):
@@ -168,13 +171,7 @@ class Cycle:
             f"cards; the cluster has {cluster_free} MiB free in all"
             + (" (enough if consolidated)" if sufficient else " (not enough)")
         )
-        return PodDiagnosis(
-            pod,
-            "capacity",
-            message,
-            cluster_free_sufficient=sufficient,
-            **common,  # type: ignore[arg-type]
-        )
+        return replace(verdict, message=message, cluster_free_sufficient=sufficient)
 
     def _card_codes(self, shape: Shape) -> IntArray:
         s = self.state
