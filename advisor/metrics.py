@@ -1,0 +1,80 @@
+"""The advisor's own series (DESIGN.md §6), one set per run: textfile and Pushgateway.
+
+Written with prometheus-client's textfile writer (atomic rename) so node_exporter's
+textfile collector, or a Prometheus scraping the report volume, never sees half a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, Gauge, push_to_gateway, write_to_textfile
+
+from advisor.core.diagnose import CAUSES
+
+PLAN_KINDS = ("rebalance", "scale_up", "scale_down")
+
+
+@dataclass(frozen=True, slots=True)
+class RunFigures:
+    pending_by_cause: Mapping[str, int]
+    stranded_memory_bytes: float
+    fragmentation_ratio: float
+    plans_by_kind: Mapping[str, int] = field(default_factory=dict)
+    rescuable_pods: int = 0
+    finished_at: float = 0.0  # unix seconds
+    duration_seconds: float = 0.0
+
+
+def registry_for(run: RunFigures) -> CollectorRegistry:
+    registry = CollectorRegistry()
+    pending = Gauge(
+        "xgpu_advisor_pending_pods",
+        "Pending GPU pods by cause in the advisor's last run.",
+        ["cause"],
+        registry=registry,
+    )
+    for cause in CAUSES:
+        pending.labels(cause=cause).set(run.pending_by_cause.get(cause, 0))
+    Gauge(
+        "xgpu_advisor_stranded_memory_bytes",
+        "Free memory on healthy cards that no Pending pod can use, in bytes.",
+        registry=registry,
+    ).set(run.stranded_memory_bytes)
+    Gauge(
+        "xgpu_advisor_fragmentation_ratio",
+        "FGD fragmentation of the cluster as a share of its free memory (0-1).",
+        registry=registry,
+    ).set(run.fragmentation_ratio)
+    plans = Gauge(
+        "xgpu_advisor_plans", "Plans the last run proposed, by kind.", ["kind"], registry=registry
+    )
+    for kind in PLAN_KINDS:
+        plans.labels(kind=kind).set(run.plans_by_kind.get(kind, 0))
+    Gauge(
+        "xgpu_advisor_rescuable_pods",
+        "Pending GPU pods that the proposed rebalancing plans would let run.",
+        registry=registry,
+    ).set(run.rescuable_pods)
+    Gauge(
+        "xgpu_advisor_last_success_timestamp_seconds",
+        "Unix time at which the advisor last finished a run successfully.",
+        registry=registry,
+    ).set(run.finished_at)
+    Gauge(
+        "xgpu_advisor_run_duration_seconds",
+        "How long the advisor's last run took, in seconds.",
+        registry=registry,
+    ).set(run.duration_seconds)
+    return registry
+
+
+def write_textfile(path: Path | str, run: RunFigures) -> None:
+    write_to_textfile(str(path), registry_for(run))
+
+
+def push(gateway: str, run: RunFigures, job: str = "xgpu-advisor") -> None:
+    """Replace this job's group on a Pushgateway (PUT semantics: no stale series linger)."""
+    push_to_gateway(gateway, job=job, registry=registry_for(run), timeout=10)

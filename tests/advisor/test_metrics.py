@@ -1,0 +1,102 @@
+"""The advisor's own series: textfile (promtool-clean) and a real Pushgateway."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from advisor.metrics import RunFigures, push, write_textfile
+
+RUN = RunFigures(
+    pending_by_cause={"fragmentation": 3, "capacity": 1},
+    stranded_memory_bytes=8 * 2**30,
+    fragmentation_ratio=0.25,
+    plans_by_kind={"rebalance": 2},
+    rescuable_pods=2,
+    finished_at=1_764_480_000.0,
+    duration_seconds=1.5,
+)
+
+
+def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def test_textfile_has_every_series(tmp_path: Path) -> None:
+    path = tmp_path / "xgpu_advisor.prom"
+    write_textfile(path, RUN)
+    got = samples(path.read_text())
+    assert got[("xgpu_advisor_pending_pods", (("cause", "fragmentation"),))] == 3
+    assert got[("xgpu_advisor_pending_pods", (("cause", "invalid"),))] == 0  # every cause present
+    assert got[("xgpu_advisor_stranded_memory_bytes", ())] == 8 * 2**30
+    assert got[("xgpu_advisor_fragmentation_ratio", ())] == 0.25
+    assert got[("xgpu_advisor_plans", (("kind", "rebalance"),))] == 2
+    assert got[("xgpu_advisor_plans", (("kind", "scale_up"),))] == 0
+    assert got[("xgpu_advisor_rescuable_pods", ())] == 2
+    assert got[("xgpu_advisor_last_success_timestamp_seconds", ())] == 1_764_480_000.0
+    assert got[("xgpu_advisor_run_duration_seconds", ())] == 1.5
+    assert list(tmp_path.iterdir()) == [path]  # the writer's temporary file is gone
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
+def test_textfile_is_lint_clean(tmp_path: Path) -> None:
+    path = tmp_path / "xgpu_advisor.prom"
+    write_textfile(path, RUN)
+    proc = subprocess.run(
+        ["promtool", "check", "metrics"], input=path.read_text(), capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def pushgateway(tmp_path: Path) -> Iterator[str]:
+    binary = shutil.which("prometheus-pushgateway")
+    if binary is None:
+        pytest.skip("prometheus-pushgateway not installed")
+    port = free_port()
+    proc = subprocess.Popen(
+        [binary, f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{url}/-/ready", timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_push_replaces_the_group(pushgateway: str) -> None:
+    push(pushgateway, RUN)
+    push(pushgateway, RunFigures({"capacity": 5}, 0, 0.0, finished_at=1.0))
+    text = urllib.request.urlopen(f"{pushgateway}/metrics", timeout=5).read().decode()
+    got = samples(text)
+    key = ("xgpu_advisor_pending_pods", (("cause", "capacity"), ("instance", ""), ("job", "xgpu-advisor")))
+    assert got[key] == 5
+    frag = ("xgpu_advisor_pending_pods", (("cause", "fragmentation"), ("instance", ""), ("job", "xgpu-advisor")))
+    assert got[frag] == 0  # the second push replaced the first run's values

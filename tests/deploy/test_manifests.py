@@ -1,0 +1,407 @@
+"""Kubernetes manifests: schema-valid, least-privilege RBAC, locked-down workloads."""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from kubernetes_validate.utils import latest_version
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+BASE = DEPLOY / "base"
+RENDERED = DEPLOY / "rendered" / "all.yaml"
+
+# The newest Kubernetes whose schemas kubernetes-validate ships (1.37 at the time of writing).
+KUBERNETES_VERSION = latest_version()
+# CRDs of the Prometheus Operator: no schema offline; checked below and by promtool.
+OPERATOR_KINDS = {"ServiceMonitor", "PodMonitor", "PrometheusRule"}
+# In base/ but deliberately not in kustomization.yaml (see the file's header).
+OPT_IN_FILES = {"exporter-podmonitor.yaml"}
+READ_ONLY = ["get", "list", "watch"]
+Document = dict[str, Any]
+
+
+def load(path: Path) -> list[Document]:
+    return [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+
+
+def manifest_files() -> list[Path]:
+    files = sorted(p for p in BASE.glob("*.yaml") if p.name != "kustomization.yaml")
+    return [*files, RENDERED]
+
+
+def all_documents() -> list[tuple[str, Document]]:
+    return [
+        (f"{path.relative_to(DEPLOY)}#{index}", document)
+        for path in manifest_files()
+        for index, document in enumerate(load(path))
+    ]
+
+
+def find(documents: list[Document], kind: str, name: str) -> Document:
+    matches = [d for d in documents if d["kind"] == kind and d["metadata"]["name"] == name]
+    assert len(matches) == 1, f"expected one {kind} {name}, found {len(matches)}"
+    return matches[0]
+
+
+def pod_template(workload: Document) -> Document:
+    """The pod template of a DaemonSet or a CronJob."""
+    spec = workload["spec"]
+    template: Document = (
+        spec["jobTemplate"]["spec"]["template"] if "jobTemplate" in spec else spec["template"]
+    )
+    return template
+
+
+@pytest.fixture(scope="module")
+def objects() -> list[Document]:
+    return load(RENDERED)
+
+
+def test_validates_against_a_recent_kubernetes() -> None:
+    major, minor = (int(part) for part in KUBERNETES_VERSION.split(".")[:2])
+    assert (major, minor) >= (1, 30)
+
+
+@pytest.mark.parametrize(
+    ("source", "document"),
+    [(s, d) for s, d in all_documents() if d["kind"] not in OPERATOR_KINDS],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_manifest_is_schema_valid(source: str, document: Document) -> None:
+    kubernetes_validate.validate(document, KUBERNETES_VERSION, strict=True)
+
+
+def test_strict_validation_catches_an_unknown_field(objects: list[Document]) -> None:
+    daemonset = copy.deepcopy(find(objects, "DaemonSet", "xgpu-exporter"))
+    daemonset["spec"]["template"]["spec"]["containers"][0]["runAsRoot"] = True
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(daemonset, KUBERNETES_VERSION, strict=True)
+
+
+def test_operator_objects_use_the_v1_api() -> None:
+    for source, document in all_documents():
+        if document["kind"] in OPERATOR_KINDS:
+            assert document["apiVersion"] == "monitoring.coreos.com/v1", source
+            assert document["metadata"]["namespace"] == "xgpu-insight", source
+
+
+def test_every_base_file_is_in_the_kustomization_or_a_known_opt_in() -> None:
+    kustomization = yaml.safe_load((BASE / "kustomization.yaml").read_text())
+    files = {p.name for p in BASE.glob("*.yaml")} - {"kustomization.yaml"}
+    assert set(kustomization["resources"]) == files - OPT_IN_FILES
+
+
+def test_every_namespaced_object_lives_in_the_xgpu_insight_namespace(
+    objects: list[Document],
+) -> None:
+    cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+    for document in objects:
+        namespace = document["metadata"].get("namespace")
+        if document["kind"] in cluster_scoped:
+            assert namespace is None, document["kind"]
+        else:
+            assert namespace == "xgpu-insight", (document["kind"], document["metadata"]["name"])
+
+
+def test_promtool_accepts_the_prometheus_rule_specs(promtool: str, tmp_path: Path) -> None:
+    rules_file = yaml.safe_load((DEPLOY / "rules" / "xgpu.rules.yaml").read_text())
+    rule_count = sum(len(group["rules"]) for group in rules_file["groups"])
+    specs = [(s, d) for s, d in all_documents() if d["kind"] == "PrometheusRule"]
+    assert len(specs) == 2  # base/prometheusrule.yaml and its copy in rendered/all.yaml
+    for index, (source, document) in enumerate(specs):
+        path = tmp_path / f"spec-{index}.yaml"
+        path.write_text(yaml.safe_dump(document["spec"]))
+        result = subprocess.run(
+            [promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 0, (source, result.stdout, result.stderr)
+        assert f"SUCCESS: {rule_count} rules found" in result.stdout, source
+
+
+# --- RBAC ------------------------------------------------------------------------------
+
+
+def test_only_the_two_expected_roles_exist(objects: list[Document]) -> None:
+    roles = {(d["kind"], d["metadata"]["name"]) for d in objects if d["kind"].endswith("Role")}
+    assert roles == {("ClusterRole", "xgpu-exporter"), ("ClusterRole", "xgpu-advisor")}
+
+
+@pytest.mark.parametrize(
+    ("name", "resources"),
+    [("xgpu-exporter", ["pods"]), ("xgpu-advisor", ["nodes", "pods"])],
+)
+def test_roles_are_read_only_and_least_privilege(
+    objects: list[Document], name: str, resources: list[str]
+) -> None:
+    role = find(objects, "ClusterRole", name)
+    granted = {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    assert granted == {("", r, v) for r in resources for v in READ_ONLY}
+    assert all(set(rule) == {"apiGroups", "resources", "verbs"} for rule in role["rules"])
+
+
+@pytest.mark.parametrize("name", ["xgpu-exporter", "xgpu-advisor"])
+def test_each_role_is_bound_to_its_own_service_account_only(
+    objects: list[Document], name: str
+) -> None:
+    bindings = [d for d in objects if d["kind"].endswith("RoleBinding")]
+    mine = [b for b in bindings if b["roleRef"]["name"] == name]
+    assert len(mine) == 1
+    assert mine[0]["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": name,
+    }
+    assert mine[0]["subjects"] == [
+        {"kind": "ServiceAccount", "name": name, "namespace": "xgpu-insight"}
+    ]
+    find(objects, "ServiceAccount", name)
+
+
+# --- exporter DaemonSet ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exporter_pod(objects: list[Document]) -> Document:
+    pod: Document = pod_template(find(objects, "DaemonSet", "xgpu-exporter"))["spec"]
+    return pod
+
+
+def test_exporter_pod_has_host_pid_and_nothing_else_from_the_host(exporter_pod: Document) -> None:
+    assert exporter_pod["hostPID"] is True
+    assert not exporter_pod.get("hostNetwork")
+    assert not exporter_pod.get("hostIPC")
+    assert all("hostPath" not in volume for volume in exporter_pod.get("volumes", []))
+    assert exporter_pod["serviceAccountName"] == "xgpu-exporter"
+    assert exporter_pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+
+
+def test_exporter_container_is_locked_down(exporter_pod: Document) -> None:
+    (container,) = exporter_pod["containers"]
+    context = container["securityContext"]
+    assert context["privileged"] is False
+    assert context["allowPrivilegeEscalation"] is False
+    assert context["readOnlyRootFilesystem"] is True
+    assert context["capabilities"] == {"drop": ["ALL"]}
+    # uid 0 without capabilities, on purpose (see the manifest's comment): make it explicit.
+    assert context["runAsNonRoot"] is False
+    assert context["runAsUser"] == 0
+
+
+def test_exporter_priority_is_not_system_critical(exporter_pod: Document) -> None:
+    assert not str(exporter_pod.get("priorityClassName", "")).startswith("system-")
+
+
+def test_exporter_runs_on_gpu_nodes_only_and_tolerates_gpu_taints(exporter_pod: Document) -> None:
+    terms = exporter_pod["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    expressions = [e for term in terms["nodeSelectorTerms"] for e in term["matchExpressions"]]
+    assert {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]} in expressions
+    assert {"key": "accelerator", "operator": "Exists"} in expressions
+    # Each term is a single GPU-label condition: no term may match a CPU-only node.
+    assert all(len(term["matchExpressions"]) == 1 for term in terms["nodeSelectorTerms"])
+    tolerations = exporter_pod["tolerations"]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in tolerations
+    # Never tolerate everything (a toleration without key).
+    assert all(toleration.get("key") for toleration in tolerations)
+
+
+def test_exporter_container_wiring(exporter_pod: Document) -> None:
+    (container,) = exporter_pod["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["NODE_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
+    assert env["NVIDIA_VISIBLE_DEVICES"]["value"] == "all"
+    assert container["ports"] == [{"name": "metrics", "containerPort": 9400, "protocol": "TCP"}]
+    assert "--listen=:9400" in container["args"]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+
+
+def quantity(value: str) -> float:
+    """CPU or memory quantity in base units (only the suffixes used here)."""
+    match = re.fullmatch(r"([0-9.]+)(m|Mi|Gi)?", value)
+    assert match, value
+    scale = {None: 1.0, "m": 1e-3, "Mi": 2.0**20, "Gi": 2.0**30}[match.group(2)]
+    return float(match.group(1)) * scale
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"), [("DaemonSet", "xgpu-exporter"), ("CronJob", "xgpu-advisor")]
+)
+def test_resources_are_bounded(objects: list[Document], kind: str, name: str) -> None:
+    pod = pod_template(find(objects, kind, name))["spec"]
+    for container in pod["containers"]:
+        resources = container["resources"]
+        for resource in ("cpu", "memory"):
+            request = quantity(str(resources["requests"][resource]))
+            limit = quantity(str(resources["limits"][resource]))
+            assert 0 < request <= limit, (container["name"], resource)
+    if kind == "DaemonSet":  # one per GPU node: keep it small
+        (container,) = pod["containers"]
+        assert quantity(container["resources"]["limits"]["cpu"]) <= 0.25
+        assert quantity(container["resources"]["limits"]["memory"]) <= 256 * 2**20
+
+
+# --- advisor CronJob -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def advisor_cronjob(objects: list[Document]) -> Document:
+    return find(objects, "CronJob", "xgpu-advisor")
+
+
+def test_advisor_runs_every_five_minutes_without_overlap(advisor_cronjob: Document) -> None:
+    spec = advisor_cronjob["spec"]
+    assert spec["schedule"] == "*/5 * * * *"
+    assert spec["concurrencyPolicy"] == "Forbid"
+    assert spec["jobTemplate"]["spec"]["activeDeadlineSeconds"] < 300
+
+
+def test_advisor_writes_reports_to_its_volume(
+    objects: list[Document], advisor_cronjob: Document
+) -> None:
+    pod = pod_template(advisor_cronjob)["spec"]
+    (container,) = pod["containers"]
+    assert container["command"] == ["xgpu-advisor"]
+    args = container["args"]
+    assert args[0] == "report"
+    assert any(a.startswith("--prometheus=http") for a in args)
+    assert "--output-dir=/reports" in args
+    assert "--textfile=/reports/xgpu_advisor.prom" in args
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    assert mounts["reports"] == "/reports"
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    claim = volumes["reports"]["persistentVolumeClaim"]["claimName"]
+    assert claim == "xgpu-advisor-reports"
+    find(objects, "PersistentVolumeClaim", claim)
+    assert pod["serviceAccountName"] == "xgpu-advisor"
+
+
+def test_advisor_is_locked_down_and_non_root(advisor_cronjob: Document) -> None:
+    pod = pod_template(advisor_cronjob)["spec"]
+    assert not pod.get("hostPID")
+    assert not pod.get("hostNetwork")
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] != 0
+    (container,) = pod["containers"]
+    context = container["securityContext"]
+    assert context["privileged"] is False
+    assert context["allowPrivilegeEscalation"] is False
+    assert context["readOnlyRootFilesystem"] is True
+    assert context["capabilities"] == {"drop": ["ALL"]}
+
+
+# --- Service, monitors, dashboards -----------------------------------------------------
+
+
+def test_service_is_headless_and_selects_the_exporter_pods(objects: list[Document]) -> None:
+    service = find(objects, "Service", "xgpu-exporter")
+    pod_labels = pod_template(find(objects, "DaemonSet", "xgpu-exporter"))["metadata"]["labels"]
+    assert service["spec"]["clusterIP"] == "None"
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    assert service["spec"]["ports"][0]["name"] == "metrics"
+    assert service["spec"]["ports"][0]["targetPort"] == "metrics"
+
+
+def monitors() -> list[tuple[Document, Document]]:
+    """(monitor, its endpoint) for the ServiceMonitor and the opt-in PodMonitor."""
+    service_monitor = find(
+        load(BASE / "exporter-servicemonitor.yaml"), "ServiceMonitor", "xgpu-exporter"
+    )
+    pod_monitor = find(load(BASE / "exporter-podmonitor.yaml"), "PodMonitor", "xgpu-exporter")
+    return [
+        (service_monitor, service_monitor["spec"]["endpoints"][0]),
+        (pod_monitor, pod_monitor["spec"]["podMetricsEndpoints"][0]),
+    ]
+
+
+@pytest.mark.parametrize(("monitor", "endpoint"), monitors(), ids=["ServiceMonitor", "PodMonitor"])
+def test_monitor_keeps_workload_labels_and_adds_node(
+    objects: list[Document], monitor: Document, endpoint: Document
+) -> None:
+    pod_labels = pod_template(find(objects, "DaemonSet", "xgpu-exporter"))["metadata"]["labels"]
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
+    assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["xgpu-insight"]}
+    assert endpoint["port"] == "metrics"
+    assert endpoint["honorLabels"] is True
+    relabelings = endpoint["relabelings"]
+    assert {
+        "sourceLabels": ["__meta_kubernetes_pod_node_name"],
+        "targetLabel": "node",
+        "action": "replace",
+    } in relabelings
+    (drop,) = [r for r in relabelings if r["action"] == "labeldrop"]
+    for label in ("pod", "namespace", "container"):
+        assert re.fullmatch(drop["regex"], label), label
+    for label in ("node", "gpu_index", "job", "instance"):
+        assert not re.fullmatch(drop["regex"], label), label
+
+
+def test_service_monitor_is_deployed_and_the_pod_monitor_is_not(objects: list[Document]) -> None:
+    kinds = {d["kind"] for d in objects}
+    assert "ServiceMonitor" in kinds
+    assert "PodMonitor" not in kinds
+
+
+def test_dashboards_configmap_is_provisioned_for_grafana(objects: list[Document]) -> None:
+    configmap = find(objects, "ConfigMap", "xgpu-dashboards")
+    assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
+    expected = {p.name for p in (BASE / "dashboards").glob("*.json")}
+    assert set(configmap["data"]) == expected
+    for name, text in configmap["data"].items():
+        assert text == (BASE / "dashboards" / name).read_text()
+
+
+# --- image -----------------------------------------------------------------------------
+
+
+def test_dockerfile_builds_the_project_for_a_non_root_user(objects: list[Document]) -> None:
+    lines = [
+        line.strip()
+        for line in (DEPLOY / "Dockerfile").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert lines[0] == "FROM python:3.11-slim"
+    assert 'ENTRYPOINT ["xgpu-exporter"]' in lines
+    (user,) = [line.split()[1] for line in lines if line.startswith("USER ")]
+    uid = int(user.split(":")[0])
+    assert uid != 0
+    pod = pod_template(find(objects, "CronJob", "xgpu-advisor"))["spec"]
+    assert pod["securityContext"]["runAsUser"] == uid
+    # Every package the project installs is copied in.
+    pyproject = (REPO / "pyproject.toml").read_text()
+    packages = re.search(r"include = \[(.*?)\]", pyproject)
+    assert packages
+    for package in re.findall(r'"(\w+)\*"', packages.group(1)):
+        assert f"COPY {package}/ {package}/" in lines, package
+    # Both programs are entry points of the one image.
+    for script in ("xgpu-exporter", "xgpu-advisor"):
+        assert re.search(rf"^{script} = ", pyproject, re.MULTILINE), script
+    images = {
+        container["image"]
+        for document in objects
+        if document["kind"] in {"DaemonSet", "CronJob"}
+        for container in pod_template(document)["spec"]["containers"]
+    }
+    assert len(images) == 1
+
+
+def test_dashboards_fit_client_side_apply(objects: list[Document]) -> None:
+    """`kubectl apply` copies the object into an annotation limited to 256 KiB."""
+    configmap = find(objects, "ConfigMap", "xgpu-dashboards")
+    size = sum(len(key) + len(text.encode()) for key, text in configmap["data"].items())
+    assert size < 256 * 1024, "too big for client-side apply: split the ConfigMap"

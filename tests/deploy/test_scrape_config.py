@@ -1,0 +1,328 @@
+"""Scrape configs: promtool-valid, and a real Prometheus labels the series as the rules expect.
+
+Debian's Prometheus has no kubernetes_sd and there is no Prometheus Operator here, so
+the Kubernetes side is replaced by static targets carrying the labels it would supply:
+the `__meta_kubernetes_*` labels for the plain config, and the target labels the
+Operator sets before a monitor's own relabelings (namespace, pod, container, service,
+endpoint, job). Everything after that - relabeling, honor_labels, the recording rules -
+is the real thing, scraping a loopback exporter.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+PLAIN = DEPLOY / "prometheus" / "scrape-config.yaml"
+STATIC = DEPLOY / "prometheus" / "scrape-config.static.yaml"
+RULES = DEPLOY / "rules" / "xgpu.rules.yaml"
+NO_KUBERNETES_SD = "field kubernetes_sd_configs not found"
+
+# What an exporter on a node with one shared card would publish (DESIGN.md §6).
+CARD = 'gpu_index="0",gpu_uuid="GPU-a"'
+TRAIN = f'namespace="team-a",pod="train-0",container="main",{CARD}'
+INFER = f'namespace="team-b",pod="infer-0",container="srv",{CARD}'
+EXPOSITION = f"""\
+# TYPE xgpu_card_memory_total_bytes gauge
+xgpu_card_memory_total_bytes{{{CARD}}} 16000000000
+# TYPE xgpu_card_memory_allotted_bytes gauge
+xgpu_card_memory_allotted_bytes{{{CARD}}} 6000000000
+# TYPE xgpu_card_vgpus gauge
+xgpu_card_vgpus{{{CARD}}} 2
+# TYPE xgpu_memory_total gauge
+xgpu_memory_total{{{TRAIN}}} 4000000000
+xgpu_memory_total{{{INFER}}} 2000000000
+# TYPE xgpu_memory_used gauge
+xgpu_memory_used{{{TRAIN}}} 1000000000
+xgpu_memory_used{{{INFER}}} 2000000000
+"""
+CARD_LABELS = {"__name__", "gpu_index", "gpu_uuid", "node", "job", "instance"}
+WORKLOAD_LABELS = CARD_LABELS | {"namespace", "pod", "container"}
+
+# Target labels as each discovery path would hand them to relabeling.
+EXPORTER_POD_META = {
+    "__meta_kubernetes_namespace": "xgpu-insight",
+    "__meta_kubernetes_pod_name": "xgpu-exporter-x2k9f",
+    "__meta_kubernetes_pod_label_app_kubernetes_io_name": "xgpu-exporter",
+    "__meta_kubernetes_pod_container_name": "exporter",
+    "__meta_kubernetes_pod_container_port_name": "metrics",
+    "__meta_kubernetes_pod_phase": "Running",
+}
+OPERATOR_TARGET_LABELS = {
+    "namespace": "xgpu-insight",
+    "pod": "xgpu-exporter-x2k9f",
+    "container": "exporter",
+    "service": "xgpu-exporter",
+    "endpoint": "metrics",
+}
+# One node per path, so that each path's series and recorded sums stay apart.
+NODES = {
+    "static": "local",
+    "plain": "gpu-node-1",
+    "servicemonitor": "gpu-node-2",
+    "podmonitor": "gpu-node-3",
+}
+DROPPED_NODES = ("gpu-node-8", "gpu-node-9")
+RELABEL_KEYS = {
+    "sourceLabels": "source_labels",
+    "targetLabel": "target_label",
+    "separator": "separator",
+    "regex": "regex",
+    "replacement": "replacement",
+    "action": "action",
+}
+
+
+def run(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+
+
+def load_job(path: Path) -> dict[str, Any]:
+    (job,) = yaml.safe_load(path.read_text())["scrape_configs"]
+    assert isinstance(job, dict)
+    return job
+
+
+def plain_job_on_static_targets(address: str) -> dict[str, Any]:
+    """The plain job with kubernetes_sd swapped for targets with the labels it would add."""
+    job = load_job(PLAIN)
+    assert job.pop("kubernetes_sd_configs") == [
+        {"role": "pod", "namespaces": {"names": ["xgpu-insight"]}}
+    ]
+    exporter = {**EXPORTER_POD_META, "__meta_kubernetes_pod_node_name": NODES["plain"]}
+    other_app = {
+        **exporter,
+        "__meta_kubernetes_pod_label_app_kubernetes_io_name": "something-else",
+        "__meta_kubernetes_pod_node_name": DROPPED_NODES[0],
+    }
+    pending = {
+        **exporter,
+        "__meta_kubernetes_pod_phase": "Pending",
+        "__meta_kubernetes_pod_node_name": DROPPED_NODES[1],
+    }
+    job["static_configs"] = [
+        {"targets": [address], "labels": labels} for labels in (exporter, other_app, pending)
+    ]
+    return job
+
+
+def monitor_job(kind: str, job_label: str, node: str, address: str) -> dict[str, Any]:
+    """The scrape job the Operator would generate for our monitor's endpoint."""
+    path, endpoints = {
+        "ServiceMonitor": ("exporter-servicemonitor.yaml", "endpoints"),
+        "PodMonitor": ("exporter-podmonitor.yaml", "podMetricsEndpoints"),
+    }[kind]
+    (endpoint,) = yaml.safe_load((DEPLOY / "base" / path).read_text())["spec"][endpoints]
+    target_labels = dict(OPERATOR_TARGET_LABELS)
+    if kind == "PodMonitor":
+        del target_labels["service"]
+    labels = {**target_labels, "job": job_label, "__meta_kubernetes_pod_node_name": node}
+    return {
+        "job_name": f"emulated-{kind.lower()}",
+        "honor_labels": endpoint["honorLabels"],
+        "metrics_path": endpoint["path"],
+        "static_configs": [{"targets": [address], "labels": labels}],
+        "relabel_configs": [
+            {RELABEL_KEYS[key]: value for key, value in relabeling.items()}
+            for relabeling in endpoint["relabelings"]
+        ],
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class ExporterHandler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = EXPOSITION.encode()
+        self.send_response(200 if self.path == "/metrics" else 404)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def exporter_address() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ExporterHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_static_variant_passes_promtool(promtool: str) -> None:
+    result = run(promtool, "check", "config", str(STATIC))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS: 1 rule files found" in result.stdout
+
+
+def test_plain_config_passes_promtool(promtool: str, tmp_path: Path) -> None:
+    result = run(promtool, "check", "config", str(PLAIN))
+    if result.returncode != 0 and NO_KUBERNETES_SD in result.stderr + result.stdout:
+        # Debian's build: check everything but the SD block, swapped for static targets.
+        swapped = tmp_path / "plain.yaml"
+        job = plain_job_on_static_targets("127.0.0.1:9400")
+        swapped.write_text(yaml.safe_dump({"scrape_configs": [job]}))
+        result = run(promtool, "check", "config", str(swapped))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_scrape_jobs_honor_exporter_labels() -> None:
+    for job in (load_job(PLAIN), load_job(STATIC)):
+        assert job["job_name"] == "xgpu-exporter"  # XGPUExporterDown matches on it
+        assert job["honor_labels"] is True
+
+
+class Prometheus:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def query(self, promql: str) -> list[dict[str, Any]]:
+        query = urllib.parse.urlencode({"query": promql})
+        with urllib.request.urlopen(f"{self.url}/api/v1/query?{query}", timeout=5) as response:
+            payload = json.load(response)
+        assert payload["status"] == "success", payload
+        result: list[dict[str, Any]] = payload["data"]["result"]
+        return result
+
+    def wait_for(self, promql: str, count: int, timeout: float = 45.0) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while True:
+            result = self.query(promql)
+            if len(result) >= count or time.monotonic() > deadline:
+                return result
+            time.sleep(0.25)
+
+
+@pytest.fixture(scope="module")
+def prometheus(
+    exporter_address: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Prometheus]:
+    """A real Prometheus running our rules and all four scrape paths against the exporter."""
+    directory = tmp_path_factory.mktemp("prometheus")
+    static = yaml.safe_load(STATIC.read_text())
+    (static_job,) = static["scrape_configs"]
+    static_job["static_configs"][0]["targets"] = [exporter_address]
+    assert static_job["static_configs"][0]["labels"] == {"node": NODES["static"]}
+    plain_job = plain_job_on_static_targets(exporter_address)
+    plain_job["job_name"] = "emulated-kubernetes-sd"
+    config = {
+        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+        # The static variant's rule file, resolved from the variant's own folder.
+        "rule_files": [str((STATIC.parent / static["rule_files"][0]).resolve())],
+        "scrape_configs": [
+            static_job,
+            {**plain_job, "scrape_interval": "1s", "scrape_timeout": "1s"},
+            monitor_job(
+                "ServiceMonitor", "xgpu-exporter", NODES["servicemonitor"], exporter_address
+            ),
+            monitor_job(
+                "PodMonitor", "xgpu-insight/xgpu-exporter", NODES["podmonitor"], exporter_address
+            ),
+        ],
+    }
+    config_file = directory / "prometheus.yml"
+    config_file.write_text(yaml.safe_dump(config))
+    port = free_port()
+    log = (directory / "prometheus.log").open("w")
+    process = subprocess.Popen(
+        [
+            "prometheus",
+            f"--config.file={config_file}",
+            f"--storage.tsdb.path={directory / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, (directory / "prometheus.log").read_text()
+            try:
+                with urllib.request.urlopen(f"{url}/-/ready", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "Prometheus did not become ready"
+            time.sleep(0.1)
+        yield Prometheus(url)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+
+
+@pytest.mark.slow
+def test_every_path_adds_node_and_keeps_workload_labels(prometheus: Prometheus) -> None:
+    workloads = prometheus.wait_for("xgpu_memory_used", 2 * len(NODES))
+    assert {series["metric"]["node"] for series in workloads} == set(NODES.values())
+    for series in workloads:
+        labels = series["metric"]
+        assert set(labels) == WORKLOAD_LABELS, labels  # no exported_* and no extras
+        assert (labels["namespace"], labels["pod"]) in {
+            ("team-a", "train-0"),
+            ("team-b", "infer-0"),
+        }
+
+
+@pytest.mark.slow
+def test_series_without_workload_labels_get_none_from_the_target(prometheus: Prometheus) -> None:
+    cards = prometheus.wait_for("xgpu_card_vgpus", len(NODES))
+    assert {series["metric"]["node"] for series in cards} == set(NODES.values())
+    for series in cards:
+        assert set(series["metric"]) == CARD_LABELS, series["metric"]
+
+
+@pytest.mark.slow
+def test_job_names_match_the_exporter_down_alert(prometheus: Prometheus) -> None:
+    up = prometheus.wait_for('up{job=~".*xgpu-exporter.*"}', 3)
+    assert {series["metric"]["job"] for series in up} == {
+        "xgpu-exporter",  # static variant and ServiceMonitor
+        "xgpu-insight/xgpu-exporter",  # PodMonitor
+    }
+    assert all(series["value"][1] == "1" for series in up)
+
+
+@pytest.mark.slow
+def test_plain_config_drops_other_pods_and_pods_not_running(prometheus: Prometheus) -> None:
+    prometheus.wait_for('xgpu_card_vgpus{node="gpu-node-1"}', 1)
+    dropped = "|".join(DROPPED_NODES)
+    assert prometheus.query(f'{{__name__=~".+", node=~"{dropped}"}}') == []
+    assert prometheus.query('up{job="emulated-kubernetes-sd"}')[0]["metric"]["node"] == "gpu-node-1"
+
+
+@pytest.mark.slow
+def test_recording_rules_run_on_the_scraped_series(prometheus: Prometheus) -> None:
+    allotted = prometheus.wait_for("node:xgpu_memory_allotted_bytes:sum", len(NODES))
+    by_node = {s["metric"]["node"]: float(s["value"][1]) for s in allotted}
+    assert by_node == dict.fromkeys(NODES.values(), 6e9)
+    usage = prometheus.wait_for("node_gpu:xgpu_memory_allotted_usage:ratio", len(NODES))
+    for series in usage:
+        assert series["metric"]["gpu_index"] == "0"
+        assert float(series["value"][1]) == pytest.approx(0.5)  # 3e9 used of 6e9
