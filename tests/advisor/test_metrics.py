@@ -96,7 +96,7 @@ def test_push_replaces_the_group(pushgateway: str) -> None:
     push(pushgateway, RunFigures({"capacity": 5}, 0, 0.0, finished_at=1.0))
     text = urllib.request.urlopen(f"{pushgateway}/metrics", timeout=5).read().decode()
     got = samples(text)
-    key = ("xgpu_advisor_pending_pods", (("cause", "capacity"), ("instance", ""), ("job", "xgpu-advisor")))
-    assert got[key] == 5
-    frag = ("xgpu_advisor_pending_pods", (("cause", "fragmentation"), ("instance", ""), ("job", "xgpu-advisor")))
-    assert got[frag] == 0  # the second push replaced the first run's values
+    group = (("instance", ""), ("job", "xgpu-advisor"))
+    assert got[("xgpu_advisor_pending_pods", (("cause", "capacity"), *group))] == 5
+    # the second push replaced the first run's values
+    assert got[("xgpu_advisor_pending_pods", (("cause", "fragmentation"), *group))] == 0
