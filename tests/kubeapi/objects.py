@@ -1,0 +1,129 @@
+"""Builders for pod and node JSON shaped like the Kubernetes API's (what `kubectl get -o json`
+shows, less the fields nobody here reads)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+JsonObject = dict[str, Any]
+
+
+def container(
+    name: str = "main",
+    *,
+    limits: Mapping[str, str | int] | None = None,
+    requests: Mapping[str, str | int] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> JsonObject:
+    resources: JsonObject = {}
+    if limits:
+        resources["limits"] = {k: str(v) for k, v in limits.items()}
+    if requests:
+        resources["requests"] = {k: str(v) for k, v in requests.items()}
+    spec: JsonObject = {"name": name, "image": "registry.local/app:1", "resources": resources}
+    if env:
+        spec["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    return spec
+
+
+def container_id(namespace: str, pod: str, name: str) -> str:
+    """A stable 64-hex runtime id, the way containerd names containers."""
+    return hashlib.sha256(f"{namespace}/{pod}/{name}".encode()).hexdigest()
+
+
+def pod(
+    name: str,
+    *,
+    namespace: str = "default",
+    node: str | None = None,
+    phase: str = "Running",
+    annotations: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    containers: Sequence[JsonObject] | None = None,
+    init_containers: Sequence[JsonObject] | None = None,
+    priority: int | None = None,
+    uid: str | None = None,
+    owner: tuple[str, str] | None = None,
+    runtime: str = "containerd",
+) -> JsonObject:
+    """A pod; running pods (phase Running with a node) get container statuses with ids."""
+    spec_containers = list(containers) if containers else [container()]
+    obj: JsonObject = {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"containers": spec_containers, "schedulerName": "volcano"},
+        "status": {"phase": phase},
+    }
+    metadata = obj["metadata"]
+    if uid is not None:
+        metadata["uid"] = uid
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    if labels:
+        metadata["labels"] = dict(labels)
+    if owner is not None:
+        kind, owner_name = owner
+        metadata["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": kind, "name": owner_name, "controller": True}
+        ]
+    if init_containers:
+        obj["spec"]["initContainers"] = list(init_containers)
+    if priority is not None:
+        obj["spec"]["priority"] = priority
+    if node is not None:
+        obj["spec"]["nodeName"] = node
+    if node is not None and phase == "Running":
+        obj["status"]["containerStatuses"] = [
+            {
+                "name": c["name"],
+                "ready": True,
+                "restartCount": 0,
+                "image": c.get("image", ""),
+                "imageID": f"{c.get('image', '')}@sha256:{'0' * 64}",
+                "containerID": f"{runtime}://{container_id(namespace, name, c['name'])}",
+                "state": {"running": {"startedAt": "2024-05-01T10:00:00Z"}},
+            }
+            for c in spec_containers
+        ]
+    return obj
+
+
+def node(
+    name: str,
+    *,
+    labels: Mapping[str, str] | None = None,
+    allocatable: Mapping[str, str | int] | None = None,
+    unschedulable: bool = False,
+    ready: bool = True,
+) -> JsonObject:
+    resources = {k: str(v) for k, v in (allocatable or {}).items()}
+    obj: JsonObject = {
+        "kind": "Node",
+        "apiVersion": "v1",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": {},
+        "status": {
+            "capacity": dict(resources),
+            "allocatable": dict(resources),
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+        },
+    }
+    if unschedulable:
+        obj["spec"]["unschedulable"] = True
+    return obj
+
+
+def status(code: int, reason: str, message: str) -> JsonObject:
+    """The `Status` object the API answers errors with (also inside watch ERROR events)."""
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
