@@ -1,0 +1,102 @@
+"""Pod allotments from a scenario file (DESIGN.md §4), for hosts without Kubernetes.
+
+Each running pod on this node gets one allotment per placed card: memory M/N, core T/N
+(None when T is 0: memory isolation). A scenario names no containers or runtime ids, so
+optional pod annotations supply them for attribution:
+`xgpu.io/container` (default: the pod's name), `xgpu.io/pod-uid` (default: a UUID derived
+from the pod's name, stable across runs) and `xgpu.io/container-id`.
+The file is re-read when it changes; a broken edit keeps the last good view (ok=False).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from pathlib import Path
+
+from advisor.core.model import Cluster, Pod
+from advisor.scenario import ScenarioError, load_scenario
+from exporter.allotments import Allotment, PodsView
+
+log = logging.getLogger("xgpu.exporter.scenario")
+
+MIB = 1024 * 1024
+_UID_NAMESPACE = uuid.UUID("6f1d7c52-3f0e-4a55-9b1c-1c7e0b8f4a11")
+
+
+def pod_uid(pod: Pod) -> str:
+    return pod.annotations.get("xgpu.io/pod-uid") or str(uuid.uuid5(_UID_NAMESPACE, pod.name))
+
+
+def allotments_from_cluster(cluster: Cluster, node: str) -> tuple[Allotment, ...]:
+    found: list[Allotment] = []
+    for pod in cluster.running:
+        if pod.placement is None or pod.placement.node != node or pod.invalid:
+            continue
+        namespace, _, name = pod.name.rpartition("/")
+        for card in pod.placement.cards:
+            found.append(
+                Allotment(
+                    namespace=namespace,
+                    pod=name,
+                    container=pod.annotations.get("xgpu.io/container") or name,
+                    card=str(card),
+                    memory_bytes=pod.request.card_memory_mib * MIB,
+                    core_percent=pod.request.card_core_percent or None,
+                    pod_uid=pod_uid(pod),
+                    container_id=pod.annotations.get("xgpu.io/container-id", ""),
+                )
+            )
+    return tuple(found)
+
+
+class ScenarioPodSource:
+    """A `PodSource` over one scenario file; `load()` raises ScenarioError on a bad file."""
+
+    name = "scenario"
+
+    def __init__(self, path: Path, node: str, poll_s: float = 2.0) -> None:
+        self.path = path
+        self.node = node
+        self.poll_s = poll_s
+        self._view = PodsView(allotments=(), ok=False, error="not loaded yet")
+        self._mtime_ns: int | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def load(self) -> Cluster:
+        """Read the file now (blocking); on success the view changes to it."""
+        mtime = self.path.stat().st_mtime_ns
+        cluster = load_scenario(self.path)
+        self._view = PodsView(allotments=allotments_from_cluster(cluster, self.node), ok=True)
+        self._mtime_ns = mtime
+        return cluster
+
+    async def start(self) -> None:
+        if self._mtime_ns is None:
+            await asyncio.to_thread(self.load)
+        self._task = asyncio.create_task(self._watch(), name="scenario-watch")
+
+    def view(self) -> PodsView:
+        return self._view
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll_s)
+            try:
+                mtime = self.path.stat().st_mtime_ns
+                if mtime == self._mtime_ns:
+                    continue
+                self._mtime_ns = mtime  # a broken edit is reported once, not every poll
+                await asyncio.to_thread(self.load)
+                log.info("scenario reloaded", extra={"path": str(self.path)})
+            except (OSError, ScenarioError) as exc:
+                self._view = PodsView(self._view.allotments, ok=False, error=str(exc))
+                log.warning("scenario reload failed", extra={"error": str(exc)})

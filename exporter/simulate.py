@@ -1,0 +1,111 @@
+"""A card reading source without a GPU: one node of a scenario, usage moving with time.
+
+Cards come from the scenario's node; each allotment gets one process whose memory and
+SM use follow a seeded sine of the wall clock (so two readers with one seed agree at one
+instant). Memory never exceeds the allotment (both isolating modes cap it); core never
+exceeds the allotment in mode 1, and the vGPUs of a mode-0 card share at most 100 %.
+It replaces `NvmlReader` and is its own `PidResolver`; everything downstream is the same.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+import time
+import uuid
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable
+
+from advisor.core.model import Card, Node
+from exporter.allotments import Allotment
+from exporter.attribution import Owner
+from exporter.nvml import CardReading, NvmlReading, ProcessReading
+
+MIB = 1024 * 1024
+FIRST_PID = 100_000
+_UUID_NAMESPACE = uuid.UUID("0c6b1a7e-5d4e-4f3b-8a2c-9e7d6f5a4b3c")
+
+
+def card_uuid(node: str, card: Card) -> str:
+    return card.uuid or f"GPU-{uuid.uuid5(_UUID_NAMESPACE, f'{node}/{card.index}')}"
+
+
+class SimulatedReader:
+    def __init__(
+        self,
+        node: Node,
+        allotments: Callable[[], tuple[Allotment, ...]],
+        seed: int = 0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.node = node
+        self.allotments = allotments
+        self.seed = seed
+        self.clock = clock
+        self._owners: dict[int, Owner] = {}
+        self._waves: dict[str, tuple[float, float]] = {}  # reads are serialised by the engine
+        self._lock = threading.Lock()
+
+    def read(self) -> NvmlReading:
+        now = self.clock()
+        allotments = self.allotments()
+        per_card = Counter(a.card for a in allotments)
+        processes: list[ProcessReading] = []
+        owners: dict[int, Owner] = {}
+        for i, a in enumerate(allotments):
+            if not a.card.isdigit():
+                continue  # the scenario dialect records indices; anything else is not ours
+            pid = FIRST_PID + i
+            memory, core = self._usage(a, now, per_card[a.card])
+            processes.append(ProcessReading(pid, int(a.card), memory, core / 100.0))
+            owners[pid] = Owner(container_id=a.container_id, pod_uid=a.pod_uid)
+        with self._lock:
+            self._owners = owners
+        cards = tuple(self._card(card, processes) for card in self.node.cards)
+        return NvmlReading(
+            driver_version="simulated", cards=cards, processes=tuple(processes), errors=()
+        )
+
+    def owners(self, pids: Iterable[int]) -> dict[int, Owner]:
+        with self._lock:
+            table = self._owners
+        return {pid: table[pid] for pid in pids if pid in table}
+
+    def close(self) -> None:
+        pass
+
+    def _usage(self, a: Allotment, now: float, sharing: int) -> tuple[int, float]:
+        """Memory bytes and core percent this allotment's process uses at `now`."""
+        phase, period = self._wave(a)
+        level = 0.5 + 0.5 * math.sin(2 * math.pi * now / period + phase)  # 0..1
+        busy = 0.5 + 0.5 * math.sin(2 * math.pi * now / (period * 0.7) + phase * 2)
+        memory = int(a.memory_bytes * (0.2 + 0.75 * level)) // MIB * MIB
+        ceiling = float(a.core_percent) if a.core_percent else 100.0 / max(sharing, 1)
+        return min(memory, a.memory_bytes), round(ceiling * (0.05 + 0.9 * busy), 1)
+
+    def _wave(self, a: Allotment) -> tuple[float, float]:
+        """Phase and period of one vGPU's usage: seeded by its identity, fixed for its life."""
+        key = f"{a.namespace}/{a.pod}/{a.container}/{a.card}"
+        wave = self._waves.get(key)
+        if wave is None:
+            rng = random.Random(self.seed ^ zlib.crc32(key.encode()))
+            wave = self._waves[key] = (rng.uniform(0, 2 * math.pi), rng.uniform(60.0, 300.0))
+        return wave
+
+    def _card(self, card: Card, processes: list[ProcessReading]) -> CardReading:
+        mine = [p for p in processes if p.gpu_index == card.index]  # 8 x 160: cheap enough
+        total = card.memory_mib * MIB
+        used = sum(p.memory_used_bytes or 0 for p in mine) + total // 200  # driver overhead
+        busy = sum(p.sm_utilization_ratio or 0.0 for p in mine)
+        return CardReading(
+            index=card.index,
+            uuid=card_uuid(self.node.name, card),
+            name=card.model or "Simulated GPU",
+            memory_total_bytes=total,
+            memory_used_bytes=min(used, total),
+            utilization_ratio=round(min(busy, 1.0), 3),
+            healthy=card.healthy,
+            health_problems=() if card.healthy else ("marked unhealthy in the scenario",),
+        )

@@ -1,0 +1,148 @@
+"""The exposition: DESIGN.md §6 names and labels exactly, both formats, promtool-clean."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from prometheus_client import CollectorRegistry
+from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
+from prometheus_client.openmetrics.parser import (
+    text_string_to_metric_families as parse_openmetrics,
+)
+from prometheus_client.parser import text_string_to_metric_families as parse_text
+
+from exporter.allotments import Allotment, PodsView
+from exporter.attribution import Owner
+from exporter.metrics import SnapshotCollector, render
+from exporter.nvml import CardReading, NvmlReading, ProcessReading
+from exporter.snapshot import CollectorRun, Snapshot, build_snapshot
+
+GIB = 1024**3
+VGPU = {"namespace", "pod", "container", "gpu_index", "gpu_uuid"}
+CARD = {"gpu_index", "gpu_uuid"}
+CONTRACT: dict[str, set[str]] = {
+    "xgpu_memory_total": VGPU,
+    "xgpu_memory_used": VGPU,
+    "xgpu_core_percentage_total": VGPU,
+    "xgpu_core_percentage_used": VGPU,
+    "gpu_schedule_policy": CARD,
+    "xgpu_device_health": CARD,
+    "xgpu_node_info": {"node"},
+    "xgpu_card_info": CARD | {"model", "driver_version"},
+    "xgpu_card_memory_total_bytes": CARD,
+    "xgpu_card_memory_used_bytes": CARD,
+    "xgpu_card_memory_allotted_bytes": CARD,
+    "xgpu_card_unattributed_memory_bytes": CARD,
+    "xgpu_card_core_allotted_ratio": CARD,
+    "xgpu_card_utilization_ratio": CARD,
+    "xgpu_card_vgpus": CARD,
+    "xgpu_exporter_collector_success": {"collector"},
+    "xgpu_exporter_collector_duration_seconds": {"collector"},
+    "xgpu_exporter_nvml_errors_total": {"function", "code"},
+    "xgpu_exporter_build_info": {"version", "python_version"},
+}
+
+
+def snapshot() -> Snapshot:
+    cards = (
+        CardReading(0, "GPU-a", "Tesla T4", 16 * GIB, 6 * GIB, 0.42, True, ()),
+        # a card that reports no utilisation and is lost
+        CardReading(1, "GPU-b", "Tesla T4", 16 * GIB, None, None, False, ("gpu lost",)),
+    )
+    return build_snapshot(
+        node="gpu-node-1",
+        collected_at=0.0,
+        reading=NvmlReading("550.54.15", cards, (ProcessReading(7, 0, GIB, 0.3),), ()),
+        pods=PodsView(
+            (
+                Allotment("team", "infer", "server", "0", 4 * GIB, 25, pod_uid="u1"),
+                Allotment("team", "train", "main", "GPU-b", 2 * GIB, None, pod_uid="u2"),
+            ),
+            ok=True,
+        ),
+        owners={7: Owner("", "u1")},
+        collectors=(
+            CollectorRun("nvml", False, 0.01, "gpu lost"),
+            CollectorRun("scenario", True, 0.0),
+        ),
+        nvml_errors=(("nvmlDeviceGetMemoryInfo_v2", "gpu_is_lost", 3),),
+    )
+
+
+def samples(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
+    found: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for family in parse_text(text):
+        for s in family.samples:
+            found.setdefault(s.name, []).append((dict(s.labels), s.value))
+    return found
+
+
+def test_every_series_has_its_contract_name_and_labels() -> None:
+    got = samples(render(snapshot(), openmetrics=False).decode())
+    assert set(got) == set(CONTRACT)
+    for name, rows in got.items():
+        for labels, _ in rows:
+            assert set(labels) == CONTRACT[name], name
+
+
+def test_values() -> None:
+    got = samples(render(snapshot(), openmetrics=False).decode())
+
+    def value(name: str, **labels: str) -> float:
+        (v,) = [v for ls, v in got[name] if all(ls[k] == x for k, x in labels.items())]
+        return v
+
+    assert value("xgpu_memory_total", pod="infer") == 4 * GIB
+    assert value("xgpu_memory_used", pod="infer") == GIB
+    assert value("xgpu_core_percentage_used", pod="infer") == pytest.approx(30.0)
+    assert value("xgpu_core_percentage_total", pod="infer") == 25
+    assert [ls["pod"] for ls, _ in got["xgpu_core_percentage_total"]] == ["infer"]  # mode 1 only
+    assert value("gpu_schedule_policy", gpu_index="0") == 1
+    assert value("gpu_schedule_policy", gpu_index="1") == 0
+    assert value("xgpu_device_health", gpu_uuid="GPU-b") == 1
+    assert value("xgpu_device_health", gpu_uuid="GPU-a") == 0
+    assert value("xgpu_card_utilization_ratio", gpu_index="0") == pytest.approx(0.42)
+    # not reported by the card: absent, not zero
+    assert [ls["gpu_index"] for ls, _ in got["xgpu_card_utilization_ratio"]] == ["0"]
+    assert [ls["gpu_index"] for ls, _ in got["xgpu_card_memory_used_bytes"]] == ["0"]
+    assert value("xgpu_card_info", gpu_index="1") == 1
+    assert value("xgpu_card_info", gpu_index="0", driver_version="550.54.15", model="Tesla T4") == 1
+    assert value("xgpu_exporter_collector_success", collector="nvml") == 0
+    assert value("xgpu_exporter_nvml_errors_total", code="gpu_is_lost") == 3
+    assert value("xgpu_node_info", node="gpu-node-1") == 1
+
+
+def test_openmetrics_carries_the_same_samples() -> None:
+    snap = snapshot()
+    text = samples(render(snap, openmetrics=False).decode())
+    body = render(snap, openmetrics=True).decode()
+    assert body.endswith("# EOF\n")
+    om: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for family in parse_openmetrics(body):
+        for s in family.samples:
+            om.setdefault(s.name, []).append((dict(s.labels), s.value))
+    assert om == text
+    # rendered with "allow-utf-8" name escaping for speed: the same bytes as the default
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(SnapshotCollector(snap))
+    assert render(snap, openmetrics=True) == generate_openmetrics(registry)
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
+def test_promtool_finds_only_the_two_cce_total_gauges() -> None:
+    result = subprocess.run(
+        ["promtool", "check", "metrics"],
+        input=render(snapshot(), openmetrics=False),
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    findings = sorted(
+        line for line in (result.stdout + result.stderr).decode().splitlines() if line
+    )
+    assert findings == [
+        'xgpu_core_percentage_total non-counter metrics should not have "_total" suffix',
+        'xgpu_memory_total non-counter metrics should not have "_total" suffix',
+    ], findings
