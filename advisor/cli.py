@@ -6,12 +6,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from advisor.commands import InputError, diagnose, replay
+from advisor.commands import InputError, diagnose, replay, snapshot, whatif
 from advisor.replay import TraceError
 from advisor.scenario import ScenarioError
 
 EXIT_OK, EXIT_INPUT = 0, 2
-COMMANDS = (diagnose, replay)
+COMMANDS = (diagnose, replay, whatif, snapshot)
 
 
 def _parser() -> argparse.ArgumentParser:

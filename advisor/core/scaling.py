@@ -1,0 +1,404 @@
+"""Scaling advice: scale-up for what stays unresolved, scale-down of idle nodes, headroom.
+
+Scale-up works like the cluster-autoscaler's estimator: the unresolved Pending pods are
+bin-packed with the scheduler core onto hypothetical empty nodes of each existing node shape,
+the shape needing the fewest nodes wins, and the answer is then checked by scheduling the
+whole queue on the cluster plus those nodes (nodes are added until every pod lands).
+
+Scale-down works like its removal simulation: a node below the utilisation threshold goes
+when all its pods re-fit elsewhere, re-queued after the Pending pods of equal priority, and
+no Pending pod that would be scheduled now stops being scheduled. Nodes go greedily, least
+utilised first, each removal seen by the next.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from advisor.core.diagnose import Diagnosis, build_state, diagnose
+from advisor.core.model import Card, Cluster, Node, Placement, Pod, queue_order
+from advisor.core.state import CardState, Shape
+from advisor.core.whatif import place_queue
+
+UNRESOLVED = ("fragmentation", "capacity", "unsatisfiable")
+DO_NOT_DISRUPT = "xgpu.io/do-not-disrupt"
+PROTECTED_NAMESPACES = frozenset({"kube-system"})
+NEW_NODE_PREFIX = "scale-up"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class NodeShape:
+    """A node group's template: card count, memory per card, card model."""
+
+    cards: int
+    memory_mib: int
+    model: str = ""
+
+    @staticmethod
+    def of(node: Node) -> NodeShape:
+        """Mixed card sizes count as the smallest (what every card can be relied on for)."""
+        models = Counter(c.model for c in node.cards)
+        model = min(models, key=lambda m: (-models[m], m)) if models else ""
+        return NodeShape(len(node.cards), min((c.memory_mib for c in node.cards), default=0), model)
+
+    def hosts(self, shape: Shape) -> bool:
+        return shape.gpus <= self.cards and shape.card_memory_mib <= self.memory_mib
+
+    def template(self, name: str) -> Node:
+        return Node(name, tuple(Card(i, self.memory_mib, self.model) for i in range(self.cards)))
+
+    def json(self) -> dict[str, Any]:
+        return {"cards": self.cards, "memory_mib": self.memory_mib, "model": self.model}
+
+
+def node_shapes(cluster: Cluster) -> tuple[NodeShape, ...]:
+    return tuple(sorted({NodeShape.of(n) for n in cluster.nodes if n.cards}))
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUp:
+    shape: NodeShape
+    nodes: int
+    pods: tuple[str, ...]  # queue order
+    new_shape: bool = False  # no existing node shape can host these pods
+    verified: bool = True  # the whole queue, scheduled with these nodes added, lands them all
+    packed_estimate: int = 0  # the estimator's count, before the check
+
+    def json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "shape": self.shape.json(),
+            "nodes": self.nodes,
+            "for": list(self.pods),
+        }
+        if self.new_shape:
+            entry["new_shape"] = True
+            entry["note"] = "no existing node shape can host these pods"
+        if self.nodes != self.packed_estimate:
+            entry["packed_estimate"] = self.packed_estimate
+            entry["note_estimate"] = (
+                "packed alone these pods need fewer nodes; scheduled with the whole queue "
+                "under this node policy they need the count given"
+            )
+        if not self.verified:
+            entry["verified"] = False
+        return entry
+
+
+def scale_up(
+    cluster: Cluster,
+    rescued: Collection[str] = frozenset(),
+    diagnosis: Diagnosis | None = None,
+    max_rounds: int = 20,
+) -> tuple[ScaleUp, ...]:
+    """Nodes to add for the Pending pods that stay unresolved.
+
+    Unresolved: diagnosed fragmentation, capacity or unsatisfiable (never invalid), and not in
+    `rescued` (pods a rebalancing plan lets run; they are also left out of the check, since
+    their plan places them). Pods some existing shape can host are covered greedily: the shape
+    hosting the most of them, then needing the fewest nodes, then the least memory in all.
+    The others get one new shape, the smallest hosting them all. `diagnosis` saves a run when
+    the caller has one of `cluster`; `max_rounds` bounds the check's node additions.
+    """
+    if diagnosis is None:
+        diagnosis = diagnose(cluster, node_detail_limit=0)
+    targets = [d.pod for d in diagnosis.pods if d.cause in UNRESOLVED and d.pod.name not in rescued]
+    if not targets or cluster.max_vgpus_per_card < 1:  # with no vGPU allowed, no node helps
+        return ()
+    shapes = node_shapes(cluster)
+    remaining = list(targets)
+    plan: list[ScaleUp] = []
+    while True:
+        options = []
+        for shape in shapes:
+            group = [p for p in remaining if shape.hosts(Shape.of(p.request))]
+            if group:
+                n = estimate_nodes(shape, group, cluster)
+                options.append((-len(group), n, n * shape.cards * shape.memory_mib, shape, group))
+        if not options:
+            break
+        _, n, _, shape, group = min(options, key=lambda o: o[:4])
+        plan.append(ScaleUp(shape, n, tuple(p.name for p in group), packed_estimate=n))
+        taken = {p.name for p in group}
+        remaining = [p for p in remaining if p.name not in taken]
+    if remaining:
+        requests = [Shape.of(p.request) for p in remaining]
+        shape = NodeShape(
+            max(s.gpus for s in requests), max(s.card_memory_mib for s in requests), ""
+        )
+        n = estimate_nodes(shape, remaining, cluster)
+        names = tuple(p.name for p in remaining)
+        plan.append(ScaleUp(shape, n, names, new_shape=True, packed_estimate=n))
+    return _verify(cluster, rescued, plan, max_rounds)
+
+
+def estimate_nodes(shape: NodeShape, pods: Sequence[Pod], cluster: Cluster) -> int:
+    """Empty `shape` nodes the scheduler core needs for `pods` in queue order: each pod goes
+    where the policy puts it among the nodes opened so far, or on a newly opened one."""
+    opened: list[Node] = []
+    bound: list[tuple[Placement, Shape]] = []
+    state = _state(opened, bound, cluster)
+    for pod in queue_order(tuple(pods)):
+        need = Shape.of(pod.request)
+        positions = state.place(need, cluster.policy.node, cluster.policy.card)
+        if positions is None:
+            opened.append(shape.template(_new_name(0, len(opened))))
+            state = _state(opened, bound, cluster)
+            positions = state.place(need, cluster.policy.node, cluster.policy.card)
+            if positions is None:  # cannot happen for a shape that hosts the pod
+                raise ValueError(f"{pod.name} does not fit an empty {shape} node")
+        state.apply(positions, need)
+        bound.append((state.placement_of(positions), need))
+    return len(opened)
+
+
+def _state(nodes: list[Node], bound: list[tuple[Placement, Shape]], cluster: Cluster) -> CardState:
+    state = CardState(Cluster(tuple(nodes), (), cluster.policy, cluster.max_vgpus_per_card))
+    for placement, shape in bound:
+        state.apply(state.positions(placement), shape)
+    return state
+
+
+def _new_name(entry: int, i: int) -> str:
+    return f"{NEW_NODE_PREFIX}-{entry}-{i:04d}"
+
+
+def with_new_nodes(
+    cluster: Cluster, plan: Sequence[ScaleUp], rescued: Collection[str] = ()
+) -> Cluster:
+    """The cluster with the plan's nodes added (named scale-up-ENTRY-NNNN) and the rescued
+    pods left out: what the check schedules, and what a test can schedule independently."""
+    added = tuple(
+        entry.shape.template(_new_name(k, i))
+        for k, entry in enumerate(plan)
+        for i in range(entry.nodes)
+    )
+    pods = tuple(p for p in cluster.pods if p.name not in rescued)
+    return Cluster(cluster.nodes + added, pods, cluster.policy, cluster.max_vgpus_per_card)
+
+
+def _verify(
+    cluster: Cluster, rescued: Collection[str], plan: list[ScaleUp], max_rounds: int
+) -> tuple[ScaleUp, ...]:
+    """Schedule the whole queue with the plan's nodes added; while some of an entry's pods do
+    not land, add the nodes the estimator wants for those pods, or more each round (under
+    node spread every extra empty node draws a small pod first); then trim back toward the
+    last count that failed (bisection, keeping only counts that pass)."""
+    pods = {p.name: p for p in cluster.pending}
+    entry_of = {name: k for k, entry in enumerate(plan) for name in entry.pods}
+
+    def missing(counts: list[int]) -> dict[int, list[Pod]]:
+        trial = [replace(e, nodes=n) for e, n in zip(plan, counts, strict=True)]
+        result = diagnose(with_new_nodes(cluster, trial, rescued), node_detail_limit=0)
+        short: dict[int, list[Pod]] = {}
+        for d in result.pods:
+            if d.placement is None and d.pod.name in entry_of:
+                short.setdefault(entry_of[d.pod.name], []).append(pods[d.pod.name])
+        return short
+
+    counts = [e.nodes for e in plan]
+    failed = [0] * len(plan)  # the largest count seen to fall short, per entry
+    step = [1] * len(plan)  # doubles while an entry stays short: node spread may need many
+    verified = False
+    for _ in range(max_rounds):
+        short = missing(counts)
+        if not short:
+            verified = True
+            break
+        for k, left in short.items():
+            failed[k] = counts[k]
+            counts[k] += max(step[k], estimate_nodes(plan[k].shape, left, cluster))
+            step[k] *= 2
+    if verified:
+        for k in range(len(plan)):
+            low, high = failed[k], counts[k]
+            while failed[k] and high - low > 1:
+                middle = (low + high) // 2
+                if missing([*counts[:k], middle, *counts[k + 1 :]]):
+                    low = middle
+                else:
+                    high = middle
+            counts[k] = high
+    return tuple(replace(e, nodes=n, verified=verified) for e, n in zip(plan, counts, strict=True))
+
+
+# -- scale-down ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleDown:
+    node: str
+    utilisation: float  # allotted / card memory when it was chosen
+    moves: Mapping[str, Placement]
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "utilisation": round(self.utilisation, 4),
+            "moves": {
+                pod: {"node": p.node, "cards": list(p.cards)} for pod, p in self.moves.items()
+            },
+        }
+
+
+def movable(pod: Pod) -> bool:
+    return (
+        pod.namespace not in PROTECTED_NAMESPACES
+        and pod.annotations.get(DO_NOT_DISRUPT, "").lower() != "true"
+    )
+
+
+def node_utilisation(cluster: Cluster) -> dict[str, float]:
+    """Allotted memory over card memory, per node (all cards; an empty node is 0)."""
+    state = build_state(cluster)
+    n = len(state.node_names)
+    allotted = np.bincount(state.node_of, weights=state.capacity - state.free_memory, minlength=n)
+    total = np.bincount(state.node_of, weights=state.capacity, minlength=n)
+    return {
+        name: float(allotted[i] / total[i]) if total[i] else 0.0
+        for i, name in enumerate(state.node_names)
+    }
+
+
+def scale_down(cluster: Cluster, threshold: float = 0.3) -> tuple[ScaleDown, ...]:
+    """Nodes that can go, in the order to remove them, each with where its pods would move.
+
+    Candidates: utilisation below `threshold`, no pod in kube-system or annotated
+    do-not-disrupt (only GPU pods are known here; other pods are the caller's business).
+    """
+    queue = queue_order(cluster.pending)
+    base = build_state(cluster)
+    before = place_queue(base.copy(), queue, cluster.policy)
+    must_land = {pod.name for pod, where in zip(queue, before, strict=True) if where is not None}
+    utilisation = node_utilisation(cluster)
+    candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
+    running = {p.name: p for p in cluster.running}
+    steps: list[ScaleDown] = []
+    for _, name in candidates:
+        on_node = [p for p in running.values() if p.placement and p.placement.node == name]
+        now = _utilisation_of(base, name)
+        if now >= threshold or not all(movable(p) for p in on_node):
+            continue
+        trial = base.copy()
+        for pod in on_node:
+            assert pod.placement is not None
+            trial.release(trial.positions(pod.placement), Shape.of(pod.request))
+        for k in trial.node_positions(trial.node_index[name]):
+            trial.healthy[k] = False  # the node is gone: nothing can land on it
+        moved = tuple(
+            Pod(p.name, p.request, None, p.priority, p.owner, p.annotations) for p in on_node
+        )
+        order = queue_order(tuple(cluster.pending) + moved)
+        after = place_queue(trial.copy(), order, cluster.policy)
+        landed = {pod.name: where for pod, where in zip(order, after, strict=True) if where}
+        if not all(p.name in landed for p in moved) or not must_land <= landed.keys():
+            continue
+        for pod in moved:  # commit: the moved pods run where they landed
+            placement = landed[pod.name]
+            trial.apply(trial.positions(placement), Shape.of(pod.request))
+            running[pod.name] = Pod(
+                pod.name, pod.request, placement, pod.priority, pod.owner, pod.annotations
+            )
+        base = trial
+        moves = MappingProxyType({p.name: landed[p.name] for p in moved})
+        steps.append(ScaleDown(name, now, moves))
+    return tuple(steps)
+
+
+def _utilisation_of(state: CardState, node: str) -> float:
+    positions = state.node_positions(state.node_index[node])
+    total = sum(int(state.capacity[k]) for k in positions)
+    allotted = sum(int(state.capacity[k] - state.free_memory[k]) for k in positions)
+    return allotted / total if total else 0.0
+
+
+# -- headroom --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Headroom:
+    """GPUs needed at the observed peak (module docstring of `headroom` for the formula)."""
+
+    capacity_gpus: float
+    peak_allotted_gpus: float
+    needed_gpus: int  # by allotment: what scheduling needs
+    spare_gpus: float  # capacity - needed; negative: a shortfall
+    target_utilisation: float
+    redundancy: float
+    peak_used_gpus: float | None = None
+    needed_by_use_gpus: int | None = None  # if requests matched use (after right-sizing)
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "capacity_gpus": round(self.capacity_gpus, 3),
+            "peak_allotted_gpus": round(self.peak_allotted_gpus, 3),
+            "needed_gpus": self.needed_gpus,
+            "spare_gpus": round(self.spare_gpus, 3),
+            "target_utilisation": self.target_utilisation,
+            "redundancy": self.redundancy,
+            "peak_used_gpus": None
+            if self.peak_used_gpus is None
+            else round(self.peak_used_gpus, 3),
+            "needed_by_use_gpus": self.needed_by_use_gpus,
+        }
+
+
+def gpus_needed(peak_gpus: float, target_utilisation: float = 0.7, redundancy: float = 0.2) -> int:
+    """ceil(peak × (1 + redundancy) / target_utilisation).
+
+    The peak grows by the redundancy margin (a rolling update runs old and new pods side by
+    side, about maxSurge more), and that load must sit at the target utilisation, not at 100%.
+    Example: peak 70 GPUs, margin 0.2, target 0.7 -> ceil(70 × 1.2 / 0.7) = 120 GPUs.
+    """
+    if not 0 < target_utilisation <= 1:
+        raise ValueError(f"target utilisation must be in (0, 1], got {target_utilisation}")
+    if redundancy < 0 or peak_gpus < 0:
+        raise ValueError("peak and redundancy must not be negative")
+    # Round away float noise before the ceiling (70 × 1.2 / 0.7 is 120.00000000000001).
+    return math.ceil(round(peak_gpus * (1 + redundancy) / target_utilisation, 9))
+
+
+def headroom(
+    capacity_gpus: float,
+    peak_allotted_gpus: float,
+    peak_used_gpus: float | None = None,
+    target_utilisation: float = 0.7,
+    redundancy: float = 0.2,
+) -> Headroom:
+    """GPUs the cluster needs at its observed peak, in GPU-equivalents (a card = 1; the lead
+    converts bytes with the card size), by allotment and, when given, by use."""
+    needed = gpus_needed(peak_allotted_gpus, target_utilisation, redundancy)
+    by_use = (
+        None
+        if peak_used_gpus is None
+        else gpus_needed(peak_used_gpus, target_utilisation, redundancy)
+    )
+    return Headroom(
+        capacity_gpus=capacity_gpus,
+        peak_allotted_gpus=peak_allotted_gpus,
+        needed_gpus=needed,
+        spare_gpus=capacity_gpus - needed,
+        target_utilisation=target_utilisation,
+        redundancy=redundancy,
+        peak_used_gpus=peak_used_gpus,
+        needed_by_use_gpus=by_use,
+    )
+
+
+def allotted_gpus(cluster: Cluster) -> float:
+    """GPU-equivalents allotted now: each card's allotted memory over its size, summed."""
+    state = build_state(cluster)
+    used = (state.capacity - state.free_memory).astype(np.float64)
+    return float(
+        np.divide(used, state.capacity, out=np.zeros_like(used), where=state.capacity > 0).sum()
+    )
+
+
+def capacity_gpus(cluster: Cluster, healthy_only: bool = True) -> int:
+    return sum(1 for n in cluster.nodes for c in n.cards if c.healthy or not healthy_only)

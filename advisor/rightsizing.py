@@ -1,0 +1,305 @@
+"""Right-sizing from history: per workload and vGPU, what it uses against what it is allotted.
+
+Input is a pandas DataFrame with one row per vGPU and sample (`HISTORY_COLUMNS`; another part
+of the advisor builds it from Prometheus range queries). A workload is the pod's controller
+(`owner`), or `namespace/pod` for a pod without one; its vGPUs (every replica's, on every card)
+are pooled per container, since the replicas of one workload ask the same.
+
+Recommended request per card: the used memory's peak (or p95) and the used core's p95 (or
+peak) × (1 + headroom), rounded UP to 128 MiB and to 5 %, at least one unit, at most the card.
+Memory defaults to the peak because running out of GPU memory kills the process, core to p95
+because too little core only slows it. Memory-isolation vGPUs (no core allotted) keep their
+mode: they get no core recommendation.
+
+Overcommit (1.2–1.5×, e.g. HAMi's device-memory scaling) is suggested for a workload only when
+its history supports it (`RightsizingSettings`): enough samples, covering most of the window,
+p95 of used / allotted memory at most 0.6 and its peak at most 0.9. The ratio is
+1 / (p95 ratio × (1 + headroom)), rounded down to 0.1 and capped at 1.5; below 1.2, none.
+
+"How many Pending pods would fit" shrinks every running pod of a workload to the recommendation
+(never grows it: it already runs where it is) and diagnoses the cluster again (simulated).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+import pandas as pd
+
+from advisor.core.diagnose import diagnose
+from advisor.core.model import CORE_STEP, MAX_MEMORY_UNITS, MIB_PER_UNIT, Cluster, Pod, Request
+
+RIGHTSIZING_SCHEMA = "xgpu-advisor/rightsizing/v1"
+MIB = 1024 * 1024
+
+HISTORY_COLUMNS: Mapping[str, str] = MappingProxyType(
+    {
+        "timestamp": "float: the sample's time, unix seconds",
+        "namespace": "str: the pod's namespace",
+        "pod": "str: the pod's name",
+        "container": "str: the container holding the vGPU",
+        "owner": "str: controller as Kind/namespace/name; empty when the pod has none",
+        "node": "str: the node's name",
+        "gpu_index": "int: the card's index on the node",
+        "memory_allotted_bytes": "float: card memory allotted to this vGPU",
+        "memory_used_bytes": "float: card memory the container's processes use",
+        "core_allotted_percent": "float: core % allotted; 0 for memory isolation",
+        "core_used_percent": "float: % of the card's SMs the container's processes use",
+    }
+)
+TEXT_COLUMNS = ("namespace", "pod", "container", "owner", "node")
+NUMERIC_COLUMNS = tuple(c for c in HISTORY_COLUMNS if c not in TEXT_COLUMNS)
+GROUP = ["workload", "container"]
+
+Basis = Literal["p95", "peak"]
+
+
+class HistoryError(ValueError):
+    """The history DataFrame does not follow HISTORY_COLUMNS; str() says how."""
+
+
+@dataclass(frozen=True, slots=True)
+class RightsizingSettings:
+    headroom: float = 0.2
+    memory_basis: Basis = "peak"
+    core_basis: Basis = "p95"
+    overcommit_max_p95_ratio: float = 0.6
+    overcommit_max_peak_ratio: float = 0.9
+    overcommit_min_samples: int = 60
+    overcommit_min_coverage: float = 0.9  # share of the whole window the workload's samples span
+
+
+def validate_history(history: object) -> pd.DataFrame:
+    """A clean copy: text columns as str ('' for missing), numbers as float (a datetime
+    `timestamp` becomes unix seconds; missing allotted core 0); HistoryError otherwise."""
+    if not isinstance(history, pd.DataFrame):
+        raise HistoryError(f"history must be a pandas DataFrame, got {type(history).__name__}")
+    missing = [c for c in HISTORY_COLUMNS if c not in history.columns]
+    if missing:
+        raise HistoryError(
+            f"history is missing columns {', '.join(missing)} "
+            f"(expected {', '.join(HISTORY_COLUMNS)})"
+        )
+    clean = pd.DataFrame(index=history.index)
+    for column in TEXT_COLUMNS:
+        clean[column] = history[column].fillna("").astype(str)
+    for column in NUMERIC_COLUMNS:
+        raw = history[column]
+        if column == "timestamp" and pd.api.types.is_datetime64_any_dtype(raw):
+            raw = (raw - pd.Timestamp(0, tz=getattr(raw.dt, "tz", None))).dt.total_seconds()
+        values = pd.to_numeric(raw, errors="coerce")
+        bad = values.isna() & raw.notna()
+        if bad.any():
+            raise HistoryError(
+                f"history column {column} has a non-numeric value {raw[bad].iloc[0]!r}"
+            )
+        if (values < 0).any():
+            raise HistoryError(f"history column {column} has a negative value {values.min()}")
+        clean[column] = values.astype(float)
+    # A memory-isolated vGPU has no core series at all: missing allotted core means 0.
+    clean["core_allotted_percent"] = clean["core_allotted_percent"].fillna(0.0)
+    if clean["timestamp"].isna().any():
+        raise HistoryError("history column timestamp has missing values")
+    return clean
+
+
+def rightsize(
+    history: object, cluster: Cluster | None = None, settings: RightsizingSettings | None = None
+) -> dict[str, Any]:
+    """Recommendations per workload and container, and (with `cluster`) the simulated effect
+    on the Pending pods. `cluster` also gives the card sizes that cap the recommendations."""
+    settings = settings or RightsizingSettings()
+    frame = validate_history(history)
+    card_mib = _card_sizes(cluster)
+    start = float(frame["timestamp"].min()) if len(frame) else 0.0
+    end = float(frame["timestamp"].max()) if len(frame) else 0.0
+    workloads = _workloads(frame, card_mib, start, end, settings) if len(frame) else []
+    result: dict[str, Any] = {
+        "schema": RIGHTSIZING_SCHEMA,
+        "window": {"start": start, "end": end, "seconds": end - start},
+        "settings": asdict(settings),
+        "workloads": workloads,
+    }
+    if cluster is not None:
+        result["pending_fit"] = pending_fit(cluster, workloads)
+    return result
+
+
+def _card_sizes(cluster: Cluster | None) -> dict[tuple[str, int], int]:
+    if cluster is None:
+        return {}
+    return {(n.name, c.index): c.memory_mib for n in cluster.nodes for c in n.cards}
+
+
+def _workloads(
+    frame: pd.DataFrame,
+    card_mib: dict[tuple[str, int], int],
+    start: float,
+    end: float,
+    settings: RightsizingSettings,
+) -> list[dict[str, Any]]:
+    frame = frame.assign(
+        workload=frame["owner"].where(
+            frame["owner"] != "", frame["namespace"] + "/" + frame["pod"]
+        ),
+        used_mib=frame["memory_used_bytes"] / MIB,
+        allotted_mib=frame["memory_allotted_bytes"] / MIB,
+    )
+    allotted = frame["memory_allotted_bytes"]
+    frame["ratio"] = (frame["memory_used_bytes"] / allotted).where(allotted > 0)
+    entries = []
+    for key, group in frame.groupby(GROUP, sort=True):
+        workload, container = (str(k) for k in key)
+        entries.append(_entry(workload, container, group, card_mib, end - start, settings))
+    return entries
+
+
+def _entry(
+    workload: str,
+    container: str,
+    group: pd.DataFrame,
+    card_mib: dict[tuple[str, int], int],
+    window: float,
+    settings: RightsizingSettings,
+) -> dict[str, Any]:
+    latest = group[group["timestamp"] == group["timestamp"].max()]
+    allotted_mib = _round_mib(float(latest["allotted_mib"].max()))
+    allotted_core = float(latest["core_allotted_percent"].max())
+    memory_isolation = allotted_core == 0
+    cards = {(str(n), int(i)) for n, i in zip(latest["node"], latest["gpu_index"], strict=True)}
+    known = [card_mib[c] for c in cards if c in card_mib]
+    ceiling = min(known) if known else MAX_MEMORY_UNITS * MIB_PER_UNIT
+    used = group["used_mib"].dropna()
+    core = group["core_used_percent"].dropna()
+    memory_stats = _stats(used)
+    core_stats = _stats(core)
+    memory_rec = None
+    if used.size:
+        wanted = memory_stats[settings.memory_basis] * (1 + settings.headroom)
+        memory_rec = min(max(_ceil_to(wanted, MIB_PER_UNIT), MIB_PER_UNIT), ceiling)
+    core_rec = None
+    if not memory_isolation and core.size:
+        wanted = core_stats[settings.core_basis] * (1 + settings.headroom)
+        core_rec = min(max(_ceil_to(wanted, CORE_STEP), CORE_STEP), 100)
+    vgpus = group[["namespace", "pod", "node", "gpu_index"]].drop_duplicates()
+    span = float(group["timestamp"].max() - group["timestamp"].min())
+    return {
+        "workload": workload,
+        "container": container,
+        "pods": int(group[["namespace", "pod"]].drop_duplicates().shape[0]),
+        "vgpus": int(vgpus.shape[0]),
+        "samples": int(used.size),
+        "mode": "memory" if memory_isolation else "memory+core",
+        "memory_mib": {
+            "allotted": allotted_mib,
+            "used_peak": round(memory_stats["peak"], 1),
+            "used_p95": round(memory_stats["p95"], 1),
+            "recommended": memory_rec,
+        },
+        "core_percent": {
+            "allotted": allotted_core,
+            "used_peak": round(core_stats["peak"], 2),
+            "used_p95": round(core_stats["p95"], 2),
+            "recommended": core_rec,
+        },
+        "overcommit": _overcommit(group["ratio"].dropna(), span, window, settings),
+    }
+
+
+def _stats(values: pd.Series[float]) -> dict[str, float]:
+    if not values.size:
+        return {"peak": 0.0, "p95": 0.0}
+    return {"peak": float(values.max()), "p95": float(values.quantile(0.95))}
+
+
+def _ceil_to(value: float, step: int) -> int:
+    # Round off float noise first: 1000 MiB × 1.2 must give 1280, not 1408.
+    return math.ceil(round(value / step, 9)) * step
+
+
+def _round_mib(value: float) -> int:
+    return round(value) if not math.isnan(value) else 0
+
+
+def _overcommit(
+    ratios: pd.Series[float], span: float, window: float, settings: RightsizingSettings
+) -> dict[str, Any]:
+    def no(reason: str) -> dict[str, Any]:
+        return {"ratio": None, "reason": reason}
+
+    if ratios.size < settings.overcommit_min_samples:
+        return no(f"{ratios.size} samples, {settings.overcommit_min_samples} needed")
+    coverage = span / window if window > 0 else 0.0
+    if coverage < settings.overcommit_min_coverage:
+        return no(f"history covers {coverage:.0%} of the window")
+    p95, peak = float(ratios.quantile(0.95)), float(ratios.max())
+    if p95 > settings.overcommit_max_p95_ratio:
+        return no(f"p95 use is {p95:.0%} of the allotment")
+    if peak > settings.overcommit_max_peak_ratio:
+        return no(f"peak use is {peak:.0%} of the allotment")
+    raw = math.inf if p95 == 0 else 1 / (p95 * (1 + settings.headroom))
+    ratio = min(1.5, math.floor(round(raw * 10, 9)) / 10)
+    if ratio < 1.2:
+        return no(f"with {settings.headroom:.0%} headroom only {ratio:.1f}x would be safe")
+    return {"ratio": ratio, "reason": f"p95 use {p95:.0%}, peak {peak:.0%} of the allotment"}
+
+
+# -- simulated effect on the Pending pods ------------------------------------------------------
+
+
+def shrunk_cluster(cluster: Cluster, workloads: list[dict[str, Any]]) -> Cluster:
+    """Running pods with their per-card request lowered to their workload's recommendation
+    (containers of one pod add up per card, as the pod parser models them); never raised."""
+    memory: dict[str, int] = {}
+    core: dict[str, int | None] = {}
+    for entry in workloads:
+        name, rec = entry["workload"], entry["memory_mib"]["recommended"]
+        # No samples, no recommendation: a huge figure leaves the pod as it is (min below).
+        memory[name] = memory.get(name, 0) + (rec if rec is not None else 1 << 40)
+        core_rec = entry["core_percent"]["recommended"]
+        previous = core.get(name, 0)
+        core[name] = None if previous is None or core_rec is None else previous + core_rec
+    pods = tuple(_shrunk(p, memory, core) if p.running else p for p in cluster.pods)
+    return Cluster(cluster.nodes, pods, cluster.policy, cluster.max_vgpus_per_card)
+
+
+def _shrunk(pod: Pod, memory: dict[str, int], core: dict[str, int | None]) -> Pod:
+    key = pod.owner or pod.name
+    if key not in memory:
+        return pod
+    r = pod.request
+    card_memory = min(r.card_memory_mib, memory[key])
+    card_core = r.card_core_percent
+    recommended_core = core[key]
+    if card_core > 0 and recommended_core is not None:
+        card_core = min(card_core, recommended_core)
+    request = Request(r.gpus, card_memory * r.gpus, card_core * r.gpus)
+    return Pod(
+        pod.name, request, pod.placement, pod.priority, pod.owner, pod.annotations, pod.invalid
+    )
+
+
+def pending_fit(cluster: Cluster, workloads: list[dict[str, Any]]) -> dict[str, Any]:
+    """Pending pods schedulable now, and if the recommendations were applied (simulated)."""
+    shrunk = shrunk_cluster(cluster, workloads)
+    before = {d.pod.name for d in diagnose(cluster, node_detail_limit=0).pods if d.placement}
+    after = {d.pod.name for d in diagnose(shrunk, node_detail_limit=0).pods if d.placement}
+    freed = sum(
+        old.request.memory_mib - new.request.memory_mib
+        for old, new in zip(cluster.pods, shrunk.pods, strict=True)
+    )
+    return {
+        "pending": len(cluster.pending),
+        "schedulable_now": len(before),
+        "schedulable_after": len(after),
+        "newly_schedulable": sorted(after - before),
+        "no_longer_schedulable": sorted(before - after),  # greedy placement can shift
+        "running_shrunk": sum(
+            1 for old, new in zip(cluster.pods, shrunk.pods, strict=True) if old != new
+        ),
+        "memory_freed_mib": freed,
+    }

@@ -1,0 +1,329 @@
+"""Scaling advice: scale-up estimates, scale-down simulation, headroom formula."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from advisor.core.diagnose import diagnose
+from advisor.core.model import Card, Cluster, Node, Placement, Pod, Policy, Request
+from advisor.core.scaling import (
+    NodeShape,
+    allotted_gpus,
+    capacity_gpus,
+    estimate_nodes,
+    gpus_needed,
+    headroom,
+    node_shapes,
+    node_utilisation,
+    scale_down,
+    scale_up,
+    with_new_nodes,
+)
+from advisor.scenario import scenario_from_data, scenario_to_data
+
+GiB = 1024
+
+
+def build(nodes: list[Any], pods: list[Any], **top: Any) -> Cluster:
+    return scenario_from_data({"nodes": nodes, "pods": pods, **top}, "test.yaml")
+
+
+def node(name: str, *sizes: int, model: str = "") -> dict[str, Any]:
+    cards: list[dict[str, Any]] = [{"index": i, "memory_mib": s * GiB} for i, s in enumerate(sizes)]
+    for card in cards if model else []:
+        card["model"] = model
+    return {"name": name, "cards": cards}
+
+
+def running(name: str, on: str, cards: list[int], gib: int, **extra: Any) -> dict[str, Any]:
+    request = {"gpus": len(cards), "memory_mib": gib * GiB}
+    return {"name": name, "node": on, "cards": cards, "request": request, **extra}
+
+
+def pending(name: str, gpus: int, gib: int, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "request": {"gpus": gpus, "memory_mib": gib * GiB}, **extra}
+
+
+def full_cluster(*extra_pending: dict[str, Any]) -> Cluster:
+    """n1: 2 x 16 GiB (T4), n2: 4 x 16 GiB (A10), both full."""
+    return build(
+        [node("n1", 16, 16, model="T4"), node("n2", 16, 16, 16, 16, model="A10")],
+        [
+            running("f/1", "n1", [0, 1], 32),
+            running("f/2", "n2", [0, 1, 2, 3], 64),
+            *extra_pending,
+        ],
+    )
+
+
+# -- scale-up --------------------------------------------------------------------------------
+
+
+def test_node_shapes_group_the_cluster() -> None:
+    assert node_shapes(full_cluster()) == (
+        NodeShape(2, 16 * GiB, "T4"),
+        NodeShape(4, 16 * GiB, "A10"),
+    )
+
+
+def test_fewest_nodes_wins() -> None:
+    """p1, p2 (1 card each) and p3 (2 cards): two 2-card nodes, or one 4-card node."""
+    cluster = full_cluster(pending("p/1", 1, 16), pending("p/2", 1, 16), pending("p/3", 2, 32))
+    assert estimate_nodes(NodeShape(2, 16 * GiB), cluster.pending, cluster) == 2
+    assert estimate_nodes(NodeShape(4, 16 * GiB), cluster.pending, cluster) == 1
+    [entry] = scale_up(cluster)
+    assert entry.json() == {
+        "shape": {"cards": 4, "memory_mib": 16 * GiB, "model": "A10"},
+        "nodes": 1,
+        "for": ["p/1", "p/2", "p/3"],
+    }
+
+
+def test_rescued_pods_are_left_to_their_plan() -> None:
+    """Without p3 both shapes need one node; the 2-card node has less memory."""
+    cluster = full_cluster(pending("p/1", 1, 16), pending("p/2", 1, 16), pending("p/3", 2, 32))
+    [entry] = scale_up(cluster, rescued={"p/3"})
+    assert (entry.shape, entry.nodes, entry.pods) == (
+        NodeShape(2, 16 * GiB, "T4"),
+        1,
+        ("p/1", "p/2"),
+    )
+    assert scale_up(cluster, rescued={"p/1", "p/2", "p/3"}) == ()
+
+
+def test_schedulable_and_invalid_pods_get_no_scale_up() -> None:
+    cluster = build(
+        [node("n1", 16)],
+        [pending("p/fits", 1, 8), {"name": "p/bad", "request": {"gpus": 1, "memory_mib": 100}}],
+    )
+    assert scale_up(cluster) == ()
+
+
+def test_unsatisfiable_pods_get_a_new_shape_and_say_so() -> None:
+    cluster = full_cluster(pending("p/huge", 8, 128), pending("p/one", 1, 16))
+    entries = scale_up(cluster)
+    assert [e.json() for e in entries] == [
+        {
+            "shape": {"cards": 2, "memory_mib": 16 * GiB, "model": "T4"},
+            "nodes": 1,
+            "for": ["p/one"],
+        },
+        {
+            "shape": {"cards": 8, "memory_mib": 16 * GiB, "model": ""},
+            "nodes": 1,
+            "for": ["p/huge"],
+            "new_shape": True,
+            "note": "no existing node shape can host these pods",
+        },
+    ]
+
+
+def test_no_single_shape_hosts_all_pods() -> None:
+    """x (1 x 40 GiB) needs the 80 GiB card, y (4 x 16 GiB) the 4-card node."""
+    cluster = build(
+        [node("big", 80, model="H100"), node("wide", 16, 16, 16, 16, model="A10")],
+        [
+            running("f/1", "big", [0], 80),
+            running("f/2", "wide", [0, 1, 2, 3], 64),
+            pending("p/x", 1, 40),
+            pending("p/y", 4, 64),
+        ],
+    )
+    entries = scale_up(cluster)
+    # Each shape hosts one of them and needs one node: the smaller total memory goes first.
+    assert [(e.shape.model, e.nodes, e.pods) for e in entries] == [
+        ("A10", 1, ("p/y",)),
+        ("H100", 1, ("p/x",)),
+    ]
+
+
+def test_check_adds_nodes_when_the_queue_would_take_them() -> None:
+    """Under node spread the schedulable 4 GiB pod, queued first, goes to the empty new node
+    (lowest allocation), so the 16 GiB pod needs a second one; the estimate alone says one."""
+    cluster = build(
+        [node("n1", 16)],
+        [running("f/1", "n1", [0], 8), pending("p/small", 1, 4), pending("p/big", 1, 16)],
+        policy={"node": "spread", "card": "binpack"},
+    )
+    assert estimate_nodes(NodeShape(1, 16 * GiB), [cluster.pending[1]], cluster) == 1
+    [entry] = scale_up(cluster)
+    assert (entry.nodes, entry.pods, entry.verified) == (2, ("p/big",), True)
+    assert entry.json()["packed_estimate"] == 1
+    placed = {d.pod.name: d.placement for d in diagnose(with_new_nodes(cluster, [entry])).pods}
+    assert placed["p/big"] is not None
+
+
+# -- scale-down ------------------------------------------------------------------------------
+
+
+def test_idle_node_moves_its_pod() -> None:
+    cluster = build(
+        [node("n1", 16, 16), node("n2", 16, 16)],
+        [running("a/x", "n1", [0], 4), running("a/y", "n2", [0], 12)],
+    )
+    assert node_utilisation(cluster) == {"n1": 0.125, "n2": 0.375}
+    [step] = scale_down(cluster)
+    assert step.json() == {
+        "node": "n1",
+        "utilisation": 0.125,
+        "moves": {"a/x": {"node": "n2", "cards": [0]}},
+    }
+
+
+def test_threshold_is_configurable() -> None:
+    cluster = build(
+        [node("n1", 16, 16), node("n2", 16, 16)],
+        [running("a/x", "n1", [0], 4), running("a/y", "n2", [0], 12)],
+    )
+    assert scale_down(cluster, threshold=0.1) == ()
+
+
+def test_a_node_a_pending_pod_needs_stays() -> None:
+    cluster = build([node("n1", 16), node("n2", 16)], [running("a/y", "n2", [0], 12)])
+    assert [s.node for s in scale_down(cluster)] == ["n1"]  # empty: no moves
+    with_pending = build(
+        [node("n1", 16), node("n2", 16)], [running("a/y", "n2", [0], 12), pending("p/w", 1, 16)]
+    )
+    assert scale_down(with_pending) == ()
+
+
+def test_protected_pods_keep_their_node() -> None:
+    for extra in ({"annotations": {"xgpu.io/do-not-disrupt": "true"}}, {}):
+        name = "a/x" if extra else "kube-system/x"
+        cluster = build(
+            [node("n1", 16, 16), node("n2", 16, 16)],
+            [running(name, "n1", [0], 4, **extra), running("a/y", "n2", [0], 12)],
+        )
+        assert scale_down(cluster) == ()
+
+
+def test_removals_are_cumulative() -> None:
+    """n1 and n2 each run 4 GiB, n3 has 6 GiB free: after n1's pod moves to n3 (binpack),
+    n2's pod has nowhere to go, though alone it would have fitted."""
+    cluster = build(
+        [node("n1", 16), node("n2", 16), node("n3", 16)],
+        [running("a/1", "n1", [0], 4), running("a/2", "n2", [0], 4), running("a/3", "n3", [0], 10)],
+    )
+    steps = scale_down(cluster)
+    assert [(s.node, dict(s.moves)) for s in steps] == [("n1", {"a/1": Placement("n3", (0,))})]
+
+
+# -- headroom --------------------------------------------------------------------------------
+
+
+def test_headroom_formula() -> None:
+    # ceil(70 x 1.2 / 0.7) = 120; by use: ceil(35 x 1.2 / 0.7) = 60.
+    h = headroom(100, 70, peak_used_gpus=35)
+    assert (h.needed_gpus, h.spare_gpus, h.needed_by_use_gpus) == (120, -20, 60)
+    assert gpus_needed(10, 0.5, 0) == 20
+    assert gpus_needed(10.1, 1.0, 0) == 11
+    assert headroom(8, 0).needed_gpus == 0
+    assert h.json()["target_utilisation"] == 0.7
+    with pytest.raises(ValueError, match="target"):
+        gpus_needed(1, 0)
+    with pytest.raises(ValueError, match="negative"):
+        gpus_needed(1, 0.7, -0.1)
+
+
+def test_allotted_and_capacity_gpus() -> None:
+    cluster = build(
+        [
+            node("n1", 16, 16),
+            {"name": "n2", "cards": [{"index": 0, "memory_mib": 8192, "healthy": False}]},
+        ],
+        [running("a/x", "n1", [0, 1], 16)],
+    )
+    assert allotted_gpus(cluster) == pytest.approx(1.0)
+    assert (capacity_gpus(cluster), capacity_gpus(cluster, healthy_only=False)) == (2, 3)
+
+
+# -- properties ----------------------------------------------------------------------------
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> Cluster:
+    """Random clusters with some pods bound where the scheduler put them, the rest Pending."""
+    nodes = []
+    for i in range(draw(st.integers(1, 4))):
+        size = draw(st.sampled_from((8192, 16384)))
+        cards = tuple(
+            Card(j, size, healthy=draw(st.booleans()) or draw(st.booleans()))
+            for j in range(draw(st.integers(1, 4)))
+        )
+        nodes.append(Node(f"node-{i}", cards))
+    pods = []
+    for i in range(draw(st.integers(1, 12))):
+        gpus = draw(st.integers(1, 3))
+        per_card = draw(st.sampled_from((1024, 2048, 4096, 8192)))
+        core = draw(st.sampled_from((0, 0, 20)))
+        pods.append(
+            Pod(
+                f"ns/p{i}",
+                Request(gpus, gpus * per_card, gpus * core),
+                priority=draw(st.integers(0, 1)),
+            )
+        )
+    policy = Policy(
+        draw(st.sampled_from(("binpack", "spread"))), draw(st.sampled_from(("binpack", "spread")))
+    )
+    cluster = Cluster(tuple(nodes), tuple(pods), policy, draw(st.integers(2, 4)))
+    placed = {d.pod.name: d.placement for d in diagnose(cluster).pods}
+    bind = draw(st.lists(st.booleans(), min_size=len(pods), max_size=len(pods)))
+    bound = tuple(
+        Pod(p.name, p.request, placed[p.name] if keep else None, p.priority)
+        for p, keep in zip(pods, bind, strict=True)
+    )
+    return Cluster(cluster.nodes, bound, policy, cluster.max_vgpus_per_card)
+
+
+@settings(max_examples=100, deadline=None)
+@given(clusters(), st.data())
+def test_scale_up_nodes_host_the_pods(cluster: Cluster, data: st.DataObject) -> None:
+    names = [p.name for p in cluster.pending]
+    rescued = set(data.draw(st.lists(st.sampled_from(names), unique=True))) if names else set()
+    entries = scale_up(cluster, rescued=rescued)
+    assert all(e.verified for e in entries)
+    targets = {name for e in entries for name in e.pods}
+    assert not targets & rescued
+    placed = {
+        d.pod.name for d in diagnose(with_new_nodes(cluster, entries, rescued)).pods if d.placement
+    }
+    assert targets <= placed
+    unresolved = {
+        d.pod.name
+        for d in diagnose(cluster).pods
+        if d.cause in ("fragmentation", "capacity", "unsatisfiable")
+    }
+    assert targets == unresolved - rescued
+
+
+@settings(max_examples=100, deadline=None)
+@given(clusters(), st.sampled_from((0.3, 0.6, 1.01)))
+def test_scale_down_moves_are_valid(cluster: Cluster, threshold: float) -> None:
+    """Replays each step with diagnose: the node's pods re-queued after the Pending ones land
+    where the step says, the Pending pods that landed before still land, and the end state
+    is a valid scenario."""
+    must_land = {d.pod.name for d in diagnose(cluster).pods if d.placement}
+    current = cluster
+    for step in scale_down(cluster, threshold):
+        assert node_utilisation(current)[step.node] < threshold
+        on_node = [p for p in current.running if p.placement and p.placement.node == step.node]
+        assert set(step.moves) == {p.name for p in on_node}
+        nodes = tuple(n for n in current.nodes if n.name != step.node)
+        stay = tuple(p for p in current.running if p not in on_node)
+        requeued = tuple(Pod(p.name, p.request, None, p.priority) for p in on_node)
+        trial = Cluster(
+            nodes, stay + current.pending + requeued, cluster.policy, cluster.max_vgpus_per_card
+        )
+        landed = {d.pod.name: d.placement for d in diagnose(trial).pods if d.placement}
+        assert {name: landed.get(name) for name in step.moves} == dict(step.moves)
+        assert must_land <= landed.keys()
+        moved = tuple(Pod(p.name, p.request, step.moves[p.name], p.priority) for p in on_node)
+        current = Cluster(
+            nodes, stay + moved + current.pending, cluster.policy, cluster.max_vgpus_per_card
+        )
+        scenario_from_data(scenario_to_data(current), "after.yaml")  # raises on any overflow or mix

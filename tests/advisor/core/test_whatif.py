@@ -1,0 +1,164 @@
+"""Policy what-if: Pending queue and full repack under each node x card policy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from advisor.cli import main
+from advisor.core.model import Cluster, Policy
+from advisor.core.whatif import repack_order, what_if, whatif_json
+from advisor.scenario import scenario_from_data
+
+GiB = 1024
+
+
+def cce_data(priority_of_c: int = 0) -> dict[str, Any]:
+    """CCE's docs: cards with 4, 4 and 8 GiB free; two replicas of 2 cards x 4 GiB each.
+
+    Card binpack puts the first replica on cards 0 and 1 and strands the second; card spread
+    puts it on cards 2 and 0 and the second on 1 and 2.
+    """
+
+    def run(name: str, card: int, gib: int, priority: int = 0) -> dict[str, Any]:
+        request = {"gpus": 1, "memory_mib": gib * GiB}
+        return {
+            "name": name,
+            "node": "n1",
+            "cards": [card],
+            "request": request,
+            "priority": priority,
+        }
+
+    cards = [{"index": i, "memory_mib": 16 * GiB} for i in range(3)]
+    return {
+        "nodes": [{"name": "n1", "cards": cards}],
+        "pods": [
+            run("ml/a", 0, 12),
+            run("ml/b", 1, 12),
+            run("ml/c", 2, 8, priority_of_c),
+            {"name": "web/r1", "request": {"gpus": 2, "memory_mib": 8 * GiB}},
+            {"name": "web/r2", "request": {"gpus": 2, "memory_mib": 8 * GiB}},
+        ],
+    }
+
+
+def cce() -> Cluster:
+    return scenario_from_data(cce_data(), "cce.yaml")
+
+
+def by_policy(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(p["node"], p["card"]): p for p in data["policies"]}
+
+
+def test_pending_queue_under_each_policy() -> None:
+    data = whatif_json(what_if(cce()))
+    assert data["schema"] == "xgpu-advisor/whatif/v1"
+    assert data["current"]["pending"] == 2
+    assert data["current"]["pending_mib"] == 16 * GiB
+    outcomes = by_policy(data)
+    assert set(outcomes) == {(n, c) for n in ("binpack", "spread") for c in ("binpack", "spread")}
+    for node_policy in ("binpack", "spread"):  # one node: the node policy changes nothing
+        assert outcomes[(node_policy, "binpack")]["pending_placed"] == 1
+        assert outcomes[(node_policy, "spread")]["pending_placed"] == 2
+        assert outcomes[(node_policy, "spread")]["pending_placed_mib"] == 16 * GiB
+
+
+def test_fragmentation_after_each_policy_by_hand() -> None:
+    """Shapes: 1x12 GiB (2 of 5 pods), 1x8 GiB (1), 2x4 GiB (2).
+
+    After card binpack only card 2 has room (8 GiB): 1x12 cannot use it (0.4 x 8), 1x8 can,
+    2x4 finds one card (0.4 x 8): 6.4 GiB of 8 -> 0.8; r2 is left, so all 8 GiB is stranded.
+    After card spread nothing is free.
+    """
+    outcomes = by_policy(whatif_json(what_if(cce())))
+    binpack = outcomes[("binpack", "binpack")]["fragmentation"]
+    assert binpack["free_mib"] == 8 * GiB
+    assert binpack["fragment_mib"] == pytest.approx(6.4 * GiB, abs=0.1)
+    assert binpack["ratio"] == pytest.approx(0.8)
+    assert binpack["stranded_mib"] == 8 * GiB
+    spread = outcomes[("binpack", "spread")]["fragmentation"]
+    assert (spread["free_mib"], spread["fragment_mib"], spread["stranded_mib"]) == (0, 0, 0)
+
+
+def test_current_fragmentation_is_before_the_queue() -> None:
+    """Now: 4, 4 and 8 GiB free. 1x12: all 16 (0.4); 1x8: cards 0, 1 (0.2 x 8); 2x4: none."""
+    current = whatif_json(what_if(cce()))["current"]["fragmentation"]
+    assert current["free_mib"] == 16 * GiB
+    assert current["fragment_mib"] == pytest.approx((0.4 * 16 + 0.2 * 8) * GiB, abs=0.1)
+    assert current["stranded_mib"] == 0  # r1 and r2 can use all three cards
+
+
+def test_repack_places_running_pods_first_by_priority() -> None:
+    cluster = scenario_from_data(cce_data(priority_of_c=5), "cce.yaml")
+    assert [p.name for p in repack_order(cluster)] == ["ml/c", "ml/a", "ml/b", "web/r1", "web/r2"]
+    outcomes = by_policy(whatif_json(what_if(cluster)))
+    repack = outcomes[("binpack", "binpack")]["repack"]
+    # c (8) on card 0, a (12) on card 1, b (12) on card 2; r1 on cards 1, 2 (4 each); r2 on
+    # card 0 and... only card 0 has 8 free: one eligible card, so r2 stays out.
+    assert repack == {
+        "pods": 5,
+        "placed": 4,
+        "placed_mib": (8 + 12 + 12 + 8) * GiB,
+        "running_placed": 3,
+        "running_lost": 0,
+        "pending_placed": 1,
+        "fragmentation": repack["fragmentation"],
+    }
+    assert outcomes[("binpack", "spread")]["repack"]["placed"] == 5
+
+
+def test_repack_can_lose_running_pods() -> None:
+    """Today card 0 holds a 12 GiB pod and a 4 GiB one, card 1 three 4 GiB pods. Repacked in
+    list order (the small ones first), card spread alternates them over both cards and leaves
+    8 GiB on each: the 12 GiB pod is lost. Card binpack stacks them on card 0: nothing lost."""
+    cards = [{"index": i, "memory_mib": 16 * GiB} for i in range(2)]
+
+    def run(name: str, card: int, gib: int) -> dict[str, Any]:
+        request = {"gpus": 1, "memory_mib": gib * GiB}
+        return {"name": name, "node": "n1", "cards": [card], "request": request}
+
+    pods = [run("a/s1", 0, 4), run("a/s2", 1, 4), run("a/s3", 1, 4), run("a/s4", 1, 4)]
+    pods.append(run("a/big", 0, 12))
+    cluster = scenario_from_data({"nodes": [{"name": "n1", "cards": cards}], "pods": pods}, "x")
+    outcomes = by_policy(whatif_json(what_if(cluster)))
+    assert outcomes[("binpack", "binpack")]["repack"]["running_lost"] == 0
+    spread = outcomes[("binpack", "spread")]["repack"]
+    assert (spread["placed"], spread["running_lost"]) == (4, 1)
+    assert spread["fragmentation"]["free_mib"] == 16 * GiB
+
+
+def test_deterministic_and_pure() -> None:
+    cluster = cce()
+    before = repr(cluster)
+    assert whatif_json(what_if(cluster)) == whatif_json(what_if(cluster))
+    assert repr(cluster) == before
+
+
+def test_policies_subset() -> None:
+    result = what_if(cce(), [Policy("spread", "spread")])
+    assert [(o.policy.node, o.policy.card) for o in result.outcomes] == [("spread", "spread")]
+
+
+def test_cli_json_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(cce_data()))
+    assert main(["whatif", "--scenario", str(path), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data == whatif_json(what_if(cce()))
+    out = tmp_path / "w.md"
+    assert main(["whatif", "--scenario", str(path), "--output", str(out)]) == 0
+    text = out.read_text()
+    assert "| binpack | spread | 2 of 2 |" in text
+    assert "| binpack | binpack | 1 of 2 |" in text
+
+
+def test_cli_bad_scenario_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("nodes: 3\n")
+    assert main(["whatif", "--scenario", str(path)]) == 2
+    assert "bad.yaml" in capsys.readouterr().err
