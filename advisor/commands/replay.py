@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.commands import InputError, add_output, emit
+from advisor.core.fragmentation import replay_fragmentation
 from advisor.core.model import POLICIES, Policy
 from advisor.replay import load_trace, replay
 from advisor.scenario import save_scenario
@@ -30,7 +31,7 @@ def register(sub: Any) -> None:
 
 def markdown(figures: dict[str, Any]) -> str:
     failed = ", ".join(f"{n} {cause}" for cause, n in figures["failed"].items()) or "none"
-    policy = figures["policy"]
+    policy, frag = figures["policy"], figures["fragmentation"]
     return "\n".join(
         [
             f"# Replay ({policy['node']} nodes, {policy['card']} cards)",
@@ -43,6 +44,10 @@ def markdown(figures: dict[str, Any]) -> str:
             f"| placed (GPUs) | {figures['placed_gpus']:.2f} |",
             f"| allocation ratio | {figures['allocation_ratio']:.2%} |",
             f"| Pending pods | {failed} |",
+            f"| free (GPUs) | {frag['free_gpus']:.2f} |",
+            f"| FGD fragmentation (GPUs) | {frag['fragment_gpus']:.2f} "
+            f"({frag['fragmentation_ratio']:.1%} of free) |",
+            f"| stranded (GPUs) | {frag['stranded_gpus']:.2f} |",
             "",
         ]
     )
@@ -51,7 +56,7 @@ def markdown(figures: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     policy = Policy(node=args.node_policy, card=args.card_policy)
     result = replay(load_trace(args.nodes, args.pods, policy))
-    figures = result.figures()
+    figures = result.figures() | {"fragmentation": replay_fragmentation(result)}
     text = json.dumps(figures, indent=2) if args.format == "json" else markdown(figures)
     if args.write_scenario is not None:
         try:

@@ -114,3 +114,30 @@ def test_small_trace_and_bad_rows(tmp_path: Path) -> None:
     pods.write_text("name,gpu_milli\np,500\n")
     with pytest.raises(TraceError, match="missing columns num_gpu"):
         load_trace(nodes, pods, Policy())
+
+
+def test_cli_reports_fragmentation_of_the_end_state(openb_dir: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "advisor.cli",
+            "replay",
+            "--nodes",
+            str(openb_dir / NODES),
+            "--pods",
+            str(openb_dir / PODS),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    figures = json.loads(proc.stdout)
+    frag = figures["fragmentation"]
+    assert frag["free_gpus"] == pytest.approx(figures["capacity_gpus"] - figures["placed_gpus"])
+    assert 0 < frag["fragment_gpus"] <= frag["free_gpus"]
+    assert frag["fragmentation_ratio"] == pytest.approx(
+        frag["fragment_gpus"] / frag["free_gpus"], abs=1e-5
+    )
