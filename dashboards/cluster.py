@@ -1,0 +1,225 @@
+"""Cluster dashboard: GPU memory allotted vs used, waste, Pending pods and fragmentation."""
+
+from __future__ import annotations
+
+from dashboards.board import dashboard as build_dashboard
+from dashboards.board import variables
+from dashboards.common import CARD, VGPU, Json, link_to_node, link_to_workload
+from dashboards.panels import Layout, Query, stat, steps, table, timeseries
+
+# Memory allotted to vGPUs but not used by their processes: reserved, so no other pod
+# can be placed on it. Clamped because NVML and the allotment are read at different times.
+UNUSED = f"clamp_min(xgpu_memory_total{{{VGPU}}} - xgpu_memory_used{{{VGPU}}}, 0)"
+# Share of the allotted memory the vGPUs use: low is waste, so red is at the bottom.
+IN_USE_STEPS = steps("red", (0.3, "orange"), (0.6, "green"))
+PENDING = "max by (cause) (xgpu_advisor_pending_pods)"
+
+
+def dashboard() -> Json:
+    layout = Layout()
+    layout.row("Overview")
+    overview = [
+        stat(
+            "GPU cards",
+            "Physical cards reporting (any health, any mode).",
+            Query(f"count(xgpu_card_memory_total_bytes{{{CARD}}})"),
+            "none",
+        ),
+        stat(
+            "vGPUs",
+            "vGPUs allotted on these cards.",
+            Query(f"sum(xgpu_card_vgpus{{{CARD}}})"),
+            "none",
+        ),
+        stat(
+            "Memory allotted",
+            "Card memory allotted to vGPUs / physical card memory (0-100 %).",
+            Query(
+                f"sum(xgpu_card_memory_allotted_bytes{{{CARD}}})"
+                f" / (sum(xgpu_card_memory_total_bytes{{{CARD}}}) > 0)"
+            ),
+            "percentunit",
+        ),
+        stat(
+            "Allotted memory in use",
+            "Memory the vGPUs' processes use / memory allotted to them. Low means waste.",
+            Query(
+                f"(sum(xgpu_memory_used{{{VGPU}}}) or vector(0))"
+                f" / (sum(xgpu_memory_total{{{VGPU}}}) > 0)"
+            ),
+            "percentunit",
+            thresholds=IN_USE_STEPS,
+        ),
+        stat(
+            "Allotted but unused",
+            "Memory allotted to vGPUs that their processes do not use.",
+            Query(f"sum({UNUSED}) or vector(0)"),
+            "bytes",
+            thresholds=steps("green", (1 << 30, "orange")),
+        ),
+        stat(
+            "Unhealthy cards",
+            "Cards NVML reports unhealthy (xgpu_device_health = 1).",
+            Query(f"count(xgpu_device_health{{{CARD}}} == 1) or vector(0)"),
+            "none",
+            thresholds=steps("green", (1, "red")),
+            color_mode="background",
+        ),
+    ]
+    for panel in overview:
+        layout.add(panel, 4, 4)
+
+    layout.row("GPU memory: physical, allotted, used")
+    layout.add(
+        timeseries(
+            "GPU memory: physical vs allotted vs used",
+            "Physical card memory, memory allotted to vGPUs, memory in use on the cards "
+            "(NVML, any process) and memory used by the vGPUs' processes.",
+            [
+                Query(f"sum(xgpu_card_memory_total_bytes{{{CARD}}})", "physical"),
+                Query(f"sum(xgpu_card_memory_allotted_bytes{{{CARD}}})", "allotted to vGPUs"),
+                Query(f"sum(xgpu_card_memory_used_bytes{{{CARD}}})", "in use on the cards"),
+                Query(f"sum(xgpu_memory_used{{{VGPU}}}) or vector(0)", "used by vGPUs"),
+            ],
+            "bytes",
+            min_value=0,
+        ),
+        12,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "Memory allotted per node",
+            "Allotted / physical card memory per node (0-100 %). Binpack fills nodes on "
+            "purpose: a full node is not a problem by itself.",
+            [
+                Query(
+                    f"sum by (node) (xgpu_card_memory_allotted_bytes{{{CARD}}})"
+                    f" / (sum by (node) (xgpu_card_memory_total_bytes{{{CARD}}}) > 0)",
+                    "{{node}}",
+                )
+            ],
+            "percentunit",
+            min_value=0,
+            max_value=1,
+            links=[link_to_node()],
+        ),
+        12,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "Allotted but unused memory per node",
+            "Memory reserved by vGPUs and not used by their processes, per node.",
+            [Query(f"sum by (node) ({UNUSED})", "{{node}}")],
+            "bytes",
+            min_value=0,
+            stacked=True,
+            links=[link_to_node()],
+        ),
+        12,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "Allotted memory in use per node",
+            "Memory used by the vGPUs' processes / memory allotted to them, per node "
+            "(0-100 %). Low means waste.",
+            [
+                Query(
+                    f"sum by (node) (xgpu_memory_used{{{VGPU}}})"
+                    f" / (sum by (node) (xgpu_memory_total{{{VGPU}}}) > 0)",
+                    "{{node}}",
+                )
+            ],
+            "percentunit",
+            min_value=0,
+            max_value=1,
+            thresholds=IN_USE_STEPS,
+            links=[link_to_node()],
+        ),
+        12,
+        8,
+    )
+
+    layout.row("Scheduling (from the advisor's last runs)")
+    layout.add(
+        timeseries(
+            "Pending GPU pods by cause",
+            "Pending GPU pods by the advisor's diagnosis: fragmentation means the free "
+            "memory exists but is split across cards.",
+            [Query(PENDING, "{{cause}}")],
+            "none",
+            decimals=0,
+            stacked=True,
+            bars=True,
+        ),
+        8,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "Fragmentation",
+            "FGD fragmentation: share of the free memory no Pending pod size can use (0-100 %).",
+            [Query("max(xgpu_advisor_fragmentation_ratio)", "fragmented share of free memory")],
+            "percentunit",
+            min_value=0,
+            max_value=1,
+            thresholds=steps("green", (0.3, "orange"), (0.5, "red")),
+        ),
+        8,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "Stranded memory",
+            "Free memory on healthy cards that no Pending pod can use.",
+            [Query("max(xgpu_advisor_stranded_memory_bytes)", "stranded")],
+            "bytes",
+            min_value=0,
+        ),
+        8,
+        8,
+    )
+
+    layout.row("Waste: allotted but unused")
+    layout.add(
+        table(
+            "Top wasteful workloads",
+            "The 10 pods with the most memory allotted and unused, averaged over the "
+            "dashboard's time range. Click a pod for its workload dashboard.",
+            [
+                Query(
+                    "topk(10, sum by (node, namespace, pod) ("
+                    f"avg_over_time(xgpu_memory_total{{{VGPU}}}[$__range])"
+                    f" - avg_over_time(xgpu_memory_used{{{VGPU}}}[$__range])))",
+                    instant=True,
+                )
+            ],
+            "bytes",
+            rename={"Value": "Allotted, unused (average)"},
+            sort_by="Allotted, unused (average)",
+            links=[link_to_workload(table=True)],
+        ),
+        12,
+        9,
+    )
+    layout.add(
+        timeseries(
+            "Allotted but unused memory by namespace",
+            "Memory reserved by vGPUs and not used by their processes, per namespace.",
+            [Query(f"sum by (namespace) ({UNUSED})", "{{namespace}}")],
+            "bytes",
+            min_value=0,
+            stacked=True,
+        ),
+        12,
+        9,
+    )
+    return build_dashboard(
+        "cluster",
+        "xgpu-insight / Cluster",
+        "Shared GPUs across the cluster: memory allotted vs used, waste, Pending pods.",
+        layout,
+        variables(),
+    )

@@ -1,0 +1,325 @@
+"""Node and card dashboard: per card memory, core, mode, health, vGPUs and free memory."""
+
+from __future__ import annotations
+
+from dashboards.board import dashboard as build_dashboard
+from dashboards.board import variables
+from dashboards.common import CARD, CARD_LEGEND, NODE, VGPU, VGPU_LEGEND, Json, link_to_workload
+from dashboards.panels import (
+    HEALTH_MAPPING,
+    MODE_MAPPING,
+    SUCCESS_MAPPING,
+    Layout,
+    Query,
+    heatmap,
+    stat,
+    state_timeline,
+    status_heat,
+    steps,
+    table,
+    timeseries,
+)
+
+FREE = f"xgpu_card_memory_total_bytes{{{CARD}}} - xgpu_card_memory_allotted_bytes{{{CARD}}}"
+
+
+def _overview(layout: Layout) -> None:
+    layout.row("Nodes")
+    panels = [
+        stat(
+            "GPU cards",
+            "Cards on the selected nodes.",
+            Query(f"count(xgpu_card_memory_total_bytes{{{CARD}}})"),
+            "none",
+        ),
+        stat("vGPUs", "vGPUs on these cards.", Query(f"sum(xgpu_card_vgpus{{{CARD}}})"), "none"),
+        stat(
+            "Unhealthy cards",
+            "Cards NVML reports unhealthy (xgpu_device_health = 1).",
+            Query(f"count(xgpu_device_health{{{CARD}}} == 1) or vector(0)"),
+            "none",
+            thresholds=steps("green", (1, "red")),
+            color_mode="background",
+        ),
+        stat(
+            "Unused cards",
+            "Cards with no vGPU (gpu_schedule_policy = 2): free for any request.",
+            Query(f"count(gpu_schedule_policy{{{CARD}}} == 2) or vector(0)"),
+            "none",
+        ),
+        stat(
+            "Failing collectors",
+            "Exporter collectors whose last run failed; their series are missing or stale.",
+            Query(f"count(xgpu_exporter_collector_success{{{NODE}}} == 0) or vector(0)"),
+            "none",
+            thresholds=steps("green", (1, "red")),
+            color_mode="background",
+        ),
+        stat(
+            "NVML errors",
+            "Failed NVML calls per second on the selected nodes.",
+            Query(
+                f"sum(rate(xgpu_exporter_nvml_errors_total{{{NODE}}}[$__rate_interval]))"
+                " or vector(0)"
+            ),
+            "cps",
+            thresholds=steps("green", (0.001, "orange")),
+        ),
+    ]
+    for panel in panels:
+        layout.add(panel, 4, 4)
+
+
+def _memory(layout: Layout) -> None:
+    layout.row("Cards: memory")
+    layout.add(
+        timeseries(
+            "Memory allotted per card",
+            "Sum of the vGPUs' memory allotments on each card.",
+            [Query(f"xgpu_card_memory_allotted_bytes{{{CARD}}}", CARD_LEGEND)],
+            "bytes",
+            min_value=0,
+        ),
+        8,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "Memory used per card",
+            "Memory in use on each card (NVML, any process).",
+            [Query(f"xgpu_card_memory_used_bytes{{{CARD}}}", CARD_LEGEND)],
+            "bytes",
+            min_value=0,
+        ),
+        8,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "Memory allotted / physical per card",
+            "Allotted / physical memory of each card (0-100 %).",
+            [
+                Query(
+                    f"xgpu_card_memory_allotted_bytes{{{CARD}}}"
+                    f" / (xgpu_card_memory_total_bytes{{{CARD}}} > 0)",
+                    CARD_LEGEND,
+                )
+            ],
+            "percentunit",
+            min_value=0,
+            max_value=1,
+        ),
+        8,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "Allotted memory in use per card",
+            "Memory the card's vGPUs use / memory allotted on the card (0-100 %); cards "
+            "without vGPUs have no value.",
+            [
+                Query(
+                    f"sum by (node, gpu_index) (xgpu_memory_used{{{CARD}}}) / (sum by"
+                    f" (node, gpu_index) (xgpu_card_memory_allotted_bytes{{{CARD}}}) > 0)",
+                    CARD_LEGEND,
+                )
+            ],
+            "percentunit",
+            min_value=0,
+            max_value=1,
+            thresholds=steps("red", (0.3, "orange"), (0.6, "green")),
+        ),
+        12,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "Unattributed memory per card",
+            "Memory used by processes that belong to no known vGPU (system processes, "
+            "pods outside the vGPU scheduler, or attribution failing).",
+            [Query(f"xgpu_card_unattributed_memory_bytes{{{CARD}}}", CARD_LEGEND)],
+            "bytes",
+            min_value=0,
+        ),
+        12,
+        8,
+    )
+
+
+def _core_and_state(layout: Layout) -> None:
+    layout.row("Cards: core")
+    layout.add(
+        timeseries(
+            "Core allotted per card",
+            "Sum of the vGPUs' core allotments / 100 (0-100 %); only memory+core cards allot core.",
+            [Query(f"xgpu_card_core_allotted_ratio{{{CARD}}}", CARD_LEGEND)],
+            "percentunit",
+            min_value=0,
+            max_value=1,
+        ),
+        12,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "SM utilisation per card",
+            "Share of the card's SMs busy (NVML, 0-100 %).",
+            [Query(f"xgpu_card_utilization_ratio{{{CARD}}}", CARD_LEGEND)],
+            "percentunit",
+            min_value=0,
+            max_value=1,
+        ),
+        12,
+        8,
+    )
+
+    layout.row("Cards: mode, health, vGPUs")
+    layout.add(
+        state_timeline(
+            "Mode",
+            "Isolation mode (gpu_schedule_policy): memory, memory+core, or unused (no vGPU).",
+            Query(f"gpu_schedule_policy{{{CARD}}}", CARD_LEGEND),
+            MODE_MAPPING,
+        ),
+        12,
+        8,
+    )
+    layout.add(
+        state_timeline(
+            "Health",
+            "Card health as NVML reports it (xgpu_device_health).",
+            Query(f"xgpu_device_health{{{CARD}}}", CARD_LEGEND),
+            HEALTH_MAPPING,
+        ),
+        12,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "vGPUs per card",
+            "vGPUs allotted on each card.",
+            [Query(f"xgpu_card_vgpus{{{CARD}}}", CARD_LEGEND)],
+            "none",
+            min_value=0,
+            decimals=0,
+            stepped=True,
+        ),
+        12,
+        8,
+    )
+    layout.add(
+        table(
+            "Cards",
+            "Model, driver and physical memory of each card.",
+            [
+                Query(
+                    f"xgpu_card_memory_total_bytes{{{CARD}}}"
+                    " * on (node, gpu_uuid) group_left (model, driver_version)"
+                    f" xgpu_card_info{{{CARD}}}",
+                    instant=True,
+                )
+            ],
+            "bytes",
+            rename={"Value": "Physical memory", "gpu_index": "GPU", "gpu_uuid": "UUID"},
+        ),
+        12,
+        8,
+    )
+
+
+def _free_and_vgpus(layout: Layout) -> None:
+    layout.row("Free memory per card")
+    layout.add(
+        status_heat(
+            "Free memory per card",
+            "Physical minus allotted memory of each card over time: where a new vGPU of "
+            "a given size still fits (red: little free).",
+            Query(FREE, CARD_LEGEND),
+            "bytes",
+        ),
+        14,
+        9,
+    )
+    layout.add(
+        heatmap(
+            "Cards by free memory",
+            "How many cards have how much free (unallotted) memory at each time. Many "
+            "cards with a little free each is fragmentation.",
+            Query(FREE, CARD_LEGEND),
+            "bytes",
+        ),
+        10,
+        9,
+    )
+
+    layout.row("vGPUs on these cards")
+    layout.add(
+        timeseries(
+            "Memory used per vGPU",
+            "Memory used by each vGPU's processes. Click a series for its workload.",
+            [Query(f"xgpu_memory_used{{{VGPU}}}", VGPU_LEGEND)],
+            "bytes",
+            min_value=0,
+            links=[link_to_workload()],
+        ),
+        12,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "Core used per vGPU",
+            "Share of the card's SMs each vGPU's processes use (0-100 %).",
+            [Query(f"xgpu_core_percentage_used{{{VGPU}}}", VGPU_LEGEND)],
+            "percent",
+            min_value=0,
+            max_value=100,
+            links=[link_to_workload()],
+        ),
+        12,
+        8,
+    )
+
+    layout.row("Exporter")
+    layout.add(
+        state_timeline(
+            "Collectors",
+            "Whether each exporter collector's last run succeeded.",
+            Query(f"xgpu_exporter_collector_success{{{NODE}}}", "{{node}} {{collector}}"),
+            SUCCESS_MAPPING,
+        ),
+        12,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "NVML errors per node",
+            "Failed NVML calls per second; 0 on nodes that have had none.",
+            [
+                Query(
+                    "sum by (node) (rate(xgpu_exporter_nvml_errors_total"
+                    f"{{{NODE}}}[$__rate_interval]))"
+                    f" or on (node) sum by (node) (0 * xgpu_node_info{{{NODE}}})",
+                    "{{node}}",
+                )
+            ],
+            "cps",
+            min_value=0,
+        ),
+        12,
+        8,
+    )
+
+
+def dashboard() -> Json:
+    layout = Layout()
+    _overview(layout)
+    _memory(layout)
+    _core_and_state(layout)
+    _free_and_vgpus(layout)
+    return build_dashboard(
+        "node",
+        "xgpu-insight / Node and card",
+        "Per node and per card: memory allotted and used, core, mode, health, vGPUs.",
+        layout,
+        variables(),
+    )

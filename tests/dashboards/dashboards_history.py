@@ -1,0 +1,219 @@
+"""Two hours of history, as OpenMetrics with timestamps, for promtool to backfill.
+
+Every series the dashboards read, as the exporter publishes it (DESIGN.md §6) plus the
+`node`, `job` and `instance` labels the scrape adds, for two nodes:
+
+- gpu-node-a, 4 x A100 40 GiB: cards 0 and 1 memory+core (infer/llm-0 on both, ml/notebook-0
+  on card 0), card 2 memory only (infer/embed-0, kube-system/gpu-probe, some memory no vGPU
+  owns), card 3 unused and unhealthy from minute 60 to 80 (NVML errors meanwhile);
+- gpu-node-b, 2 x T4 16 GiB, memory only: research/sim-0, research/sim-1 (wasteful: uses
+  about an eighth), and batch/etl-3 from minute 40 on; its Kubernetes collector fails from
+  minute 20 to 30.
+
+The advisor runs every 5 minutes (one skipped stretch, minutes 90-105), as a Pushgateway
+would hand its series over. Sorted first, node a / GPU 0 / namespace infer / pod llm-0 is
+a memory+core vGPU, so a dashboard on its first options shows every panel.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+GIB = 1 << 30
+MIB = 1 << 20
+STEP = 15.0
+HOURS = 2.0
+ADVISOR_PERIOD = 300.0
+
+
+@dataclass(frozen=True)
+class Card:
+    index: int
+    memory_gib: int
+    model: str
+
+
+@dataclass(frozen=True)
+class VGpu:
+    namespace: str
+    pod: str
+    card: int
+    memory_gib: float
+    core: int  # percent of the card; 0 on memory-only cards
+    use: float  # mean share of the allotment in use
+    from_minute: float = 0.0
+
+    @property
+    def container(self) -> str:
+        return self.pod.rsplit("-", 1)[0]
+
+
+NODES: dict[str, tuple[Card, ...]] = {
+    "gpu-node-a": tuple(Card(i, 40, "A100-PCIE-40GB") for i in range(4)),
+    "gpu-node-b": tuple(Card(i, 16, "Tesla T4") for i in range(2)),
+}
+VGPUS: dict[str, tuple[VGpu, ...]] = {
+    "gpu-node-a": (
+        VGpu("infer", "llm-0", 0, 20, 60, 0.8),
+        VGpu("infer", "llm-0", 1, 20, 60, 0.75),
+        VGpu("ml", "notebook-0", 0, 8, 20, 0.3),
+        VGpu("infer", "embed-0", 2, 30, 0, 0.75),
+        VGpu("kube-system", "gpu-probe", 2, 1, 0, 0.5),
+    ),
+    "gpu-node-b": (
+        VGpu("research", "sim-0", 0, 12, 0, 0.7),
+        VGpu("research", "sim-1", 1, 14, 0, 0.12),
+        VGpu("batch", "etl-3", 0, 2, 0, 0.5, from_minute=40),
+    ),
+}
+UNHEALTHY = ("gpu-node-a", 3, 60.0, 80.0)  # node, card, from minute, to minute
+COLLECTOR_DOWN = ("gpu-node-b", "kubernetes", 20.0, 30.0)
+ADVISOR_SKIPPED = (90.0, 105.0)
+CAUSES = ("schedulable", "fragmentation", "capacity", "unsatisfiable", "invalid")
+PLAN_KINDS = ("rebalance", "scale_up", "scale_down")
+
+
+def card_uuid(node: str, index: int) -> str:
+    return f"GPU-{ord(node[-1]):08x}-0000-4000-8000-{index:012d}"
+
+
+def wave(t: float, period: float, phase: float) -> float:
+    return math.sin(2 * math.pi * t / period + phase)
+
+
+class Families:
+    """Samples grouped by metric family, then by series, in the order OpenMetrics needs."""
+
+    def __init__(self) -> None:
+        self.types: dict[str, str] = {}
+        self.series: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+
+    def add(self, name: str, labels: dict[str, str], value: float, at: float, kind: str) -> None:
+        family = name.removesuffix("_total") if kind == "counter" else name
+        self.types.setdefault(family, kind)
+        text = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        self.series[family][f"{name}{{{text}}}"].append(f"{float(value)!r} {at:.3f}")
+
+    def lines(self) -> Iterator[str]:
+        for family, kind in self.types.items():
+            yield f"# TYPE {family} {kind}"
+            for series, samples in self.series[family].items():
+                for sample in samples:
+                    yield f"{series} {sample}"
+        yield "# EOF"
+
+
+Incident = tuple[str, object, float, float]  # node, card or collector, from/to minute
+
+
+def _during(incident: Incident, what: tuple[str, object], minute: float) -> bool:
+    return incident[:2] == what and incident[2] <= minute < incident[3]
+
+
+def _node_at(out: Families, node: str, minute: float, at: float, errors: dict[str, float]) -> None:
+    target = {"node": node, "job": "xgpu-exporter", "instance": f"{node}:9400"}
+    t = minute * 60
+    out.add("xgpu_node_info", target, 1, at, "gauge")
+    for card in NODES[node]:
+        labels = {**target, "gpu_index": str(card.index), "gpu_uuid": card_uuid(node, card.index)}
+        present = [v for v in VGPUS[node] if v.card == card.index and minute >= v.from_minute]
+        allotted = used_sum = core_allotted = core_used_sum = 0.0
+        for i, v in enumerate(present):
+            total = v.memory_gib * GIB
+            used = total * min(0.98, max(0.02, v.use + 0.12 * wave(t, 1800 + 300 * i, i)))
+            core_used = (v.core or 100 / len(present)) * (0.5 + 0.4 * wave(t, 900, i + 1))
+            vgpu = {**labels, "namespace": v.namespace, "pod": v.pod, "container": v.container}
+            out.add("xgpu_memory_total", vgpu, total, at, "gauge")
+            out.add("xgpu_memory_used", vgpu, used, at, "gauge")
+            if v.core:
+                out.add("xgpu_core_percentage_total", vgpu, v.core, at, "gauge")
+            out.add("xgpu_core_percentage_used", vgpu, core_used, at, "gauge")
+            allotted += total
+            used_sum += used
+            core_allotted += v.core
+            core_used_sum += core_used
+        unattributed = 512 * MIB if (node, card.index) == ("gpu-node-a", 2) else 0
+        unhealthy = _during(UNHEALTHY, (node, card.index), minute)
+        policy = 2 if not present else (1 if core_allotted else 0)
+        out.add(
+            "xgpu_card_info",
+            {**labels, "model": card.model, "driver_version": "550.54.15"},
+            1,
+            at,
+            "gauge",
+        )
+        out.add("gpu_schedule_policy", labels, policy, at, "gauge")
+        out.add("xgpu_device_health", labels, 1 if unhealthy else 0, at, "gauge")
+        out.add("xgpu_card_memory_total_bytes", labels, card.memory_gib * GIB, at, "gauge")
+        out.add(
+            "xgpu_card_memory_used_bytes", labels, used_sum + unattributed + 300 * MIB, at, "gauge"
+        )
+        out.add("xgpu_card_memory_allotted_bytes", labels, allotted, at, "gauge")
+        out.add("xgpu_card_unattributed_memory_bytes", labels, unattributed, at, "gauge")
+        out.add("xgpu_card_core_allotted_ratio", labels, core_allotted / 100, at, "gauge")
+        out.add("xgpu_card_utilization_ratio", labels, min(1.0, core_used_sum / 100), at, "gauge")
+        out.add("xgpu_card_vgpus", labels, len(present), at, "gauge")
+        if unhealthy:
+            errors[node] += 2  # the card's memory reads fail with GPU_IS_LOST (15)
+    for collector in ("nvml", "kubernetes", "attribution"):
+        down = _during(COLLECTOR_DOWN, (node, collector), minute)
+        out.add(
+            "xgpu_exporter_collector_success",
+            {**target, "collector": collector},
+            0 if down else 1,
+            at,
+            "gauge",
+        )
+    if node == UNHEALTHY[0]:
+        nvml = {**target, "function": "nvmlDeviceGetMemoryInfo", "code": "15"}
+        out.add("xgpu_exporter_nvml_errors_total", nvml, errors[node], at, "counter")
+
+
+def _advisor_at(out: Families, minute: float, at: float, start: float) -> None:
+    labels = {"job": "xgpu-advisor"}
+    runs = [
+        r
+        for r in range(int(minute * 60 // ADVISOR_PERIOD) + 1)
+        if not ADVISOR_SKIPPED[0] <= r * ADVISOR_PERIOD / 60 < ADVISOR_SKIPPED[1]
+    ]
+    run = runs[-1]
+    duration = 1.5 + (run % 3) * 0.7
+    pending = {
+        "schedulable": run % 2,
+        "fragmentation": 2 + run % 3,
+        "capacity": 1,
+        "unsatisfiable": 0,
+        "invalid": run % 4 // 3,
+    }
+    for cause in CAUSES:
+        out.add(
+            "xgpu_advisor_pending_pods", {**labels, "cause": cause}, pending[cause], at, "gauge"
+        )
+    for kind, count in zip(PLAN_KINDS, (1 + run % 2, 1, 0), strict=True):
+        out.add("xgpu_advisor_plans", {**labels, "kind": kind}, count, at, "gauge")
+    out.add("xgpu_advisor_rescuable_pods", labels, pending["fragmentation"] - 1, at, "gauge")
+    out.add("xgpu_advisor_stranded_memory_bytes", labels, (6 + run % 5) * GIB, at, "gauge")
+    out.add("xgpu_advisor_fragmentation_ratio", labels, 0.2 + 0.05 * (run % 5), at, "gauge")
+    finished = start + run * ADVISOR_PERIOD  # runs finish on the period's boundaries
+    out.add("xgpu_advisor_last_success_timestamp_seconds", labels, finished, at, "gauge")
+    out.add("xgpu_advisor_run_duration_seconds", labels, duration, at, "gauge")
+
+
+def write_history(path: Path, end: float) -> float:
+    """Write the history ending at `end` (unix seconds) to `path`; returns its start."""
+    steps = int(HOURS * 3600 / STEP)
+    start = end - steps * STEP
+    out = Families()
+    errors: dict[str, float] = defaultdict(float)
+    for i in range(steps + 1):
+        at = start + i * STEP
+        minute = i * STEP / 60
+        for node in NODES:
+            _node_at(out, node, minute, at, errors)
+        _advisor_at(out, minute, at, start)
+    path.write_text("\n".join(out.lines()) + "\n", encoding="utf-8")
+    return start

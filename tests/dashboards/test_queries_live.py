@@ -1,0 +1,148 @@
+"""Every query of every dashboard, on a real Prometheus scraping what a cluster would run.
+
+Two simulated exporters (`xgpu-exporter --simulate`, two nodes of the bundled demo, one
+with memory+core cards and an unhealthy card) scraped with the deploy's static job (the
+`node` target label, `honor_labels`), and the advisor's series pushed to a real
+Pushgateway by the advisor's own code. Nothing is backfilled: the data is what the parts
+publish.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+import yaml
+from dashboards_grafana import Json
+from dashboards_prometheus import (
+    Prometheus,
+    Window,
+    choose,
+    free_port,
+    run_all,
+    running_prometheus,
+    running_service,
+)
+
+from advisor.metrics import RunFigures, push
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIO = REPO / "advisor" / "examples" / "demo.yaml"
+STATIC_JOB = REPO / "deploy" / "prometheus" / "scrape-config.static.yaml"
+NODES = ("a100-node-1", "cce-node-1")
+
+
+def exporter_command() -> list[str]:
+    script = Path(sys.executable).parent / "xgpu-exporter"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "exporter"]
+
+
+def scrape_jobs(exporters: dict[str, str], gateway: str) -> list[Json]:
+    """The deploy's static exporter job on our targets, plus the Pushgateway."""
+    (job,) = yaml.safe_load(STATIC_JOB.read_text())["scrape_configs"]
+    assert job["honor_labels"] is True
+    job["static_configs"] = [
+        {"targets": [address], "labels": {"node": node}} for node, address in exporters.items()
+    ]
+    pushgateway = {
+        "job_name": "pushgateway",
+        "honor_labels": True,
+        "static_configs": [{"targets": [gateway]}],
+    }
+    return [job, pushgateway]
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
+    home = tmp_path_factory.mktemp("live")
+    gateway_binary = shutil.which("prometheus-pushgateway")
+    assert gateway_binary, "prometheus-pushgateway not found (make system-deps installs it)"
+    with ExitStack() as stack:
+        exporters = {}
+        for node in NODES:
+            address = f"127.0.0.1:{free_port()}"
+            command = [
+                *exporter_command(),
+                *("--simulate", str(SCENARIO), "--node", node, "--listen", address),
+            ]
+            log = home / f"exporter-{node}.log"
+            stack.enter_context(running_service(command, f"http://{address}/readyz", log))
+            exporters[node] = address
+        gateway = f"127.0.0.1:{free_port()}"
+        command = [gateway_binary, f"--web.listen-address={gateway}", "--persistence.file="]
+        log = home / "pushgateway.log"
+        stack.enter_context(running_service(command, f"http://{gateway}/-/ready", log))
+        figures = RunFigures(
+            pending_by_cause={"fragmentation": 2, "capacity": 1},
+            stranded_memory_bytes=8 << 30,
+            fragmentation_ratio=0.35,
+            plans_by_kind={"rebalance": 1, "scale_up": 1},
+            rescuable_pods=2,
+            finished_at=time.time(),
+            duration_seconds=1.2,
+        )
+        push(gateway, figures)
+        config = {
+            "global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
+            "scrape_configs": scrape_jobs(exporters, gateway),
+        }
+        prometheus = stack.enter_context(running_prometheus(home, config))
+        wait_for_scrapes(prometheus)
+        yield prometheus
+
+
+def wait_for_scrapes(prometheus: Prometheus, timeout: float = 30.0) -> None:
+    """Until every exporter has been scraped twice (rates need two samples) and the
+    Pushgateway once; the first scrapes take a few seconds."""
+    ready = (
+        "count(count_over_time(xgpu_node_info[1m]) >= 2)"
+        f" == {len(NODES)} and on () count(xgpu_advisor_last_success_timestamp_seconds) > 0"
+    )
+    deadline = time.monotonic() + timeout
+    while not prometheus.query(ready, time.time()):
+        assert time.monotonic() < deadline, "the exporters and Pushgateway were not scraped"
+        time.sleep(0.25)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("first", [False, True], ids=["all", "first"])
+def test_every_query_returns_data_from_the_real_parts(
+    live: Prometheus, built: dict[str, Json], first: bool
+) -> None:
+    now = time.time()
+    window = Window(now - 120, now, 1.0)
+    answers = []
+    for board in built.values():
+        answers += run_all(live, board, choose(live, board, window, first), window)
+    empty = [f"{a.target.name}: {a.expr}" for a in answers if not a.series]
+    assert not empty, "queries without data:\n" + "\n".join(empty)
+    nodes = {s["metric"].get("node") for a in answers for s in a.series} - {None}
+    assert nodes == ({"a100-node-1"} if first else set(NODES))
+
+
+@pytest.mark.slow
+def test_advisor_panels_show_what_the_advisor_pushed(
+    live: Prometheus, built: dict[str, Json]
+) -> None:
+    stats = {
+        p["title"]: p["targets"][0]["expr"]
+        for p in built["xgpu-advisor"]["panels"]
+        if p["type"] == "stat"
+    }
+    expected = {
+        "Pending GPU pods": 3,
+        "Pending for fragmentation": 2,
+        "Rescuable by rebalancing": 2,
+        "Stranded memory": 8 << 30,
+        "Last run took": 1.2,
+    }
+    for title, value in expected.items():
+        (sample,) = live.query(stats[title], time.time())
+        assert float(sample["value"][1]) == pytest.approx(value), title
+    (since,) = live.query(stats["Time since last successful run"], time.time())
+    assert 0 <= float(since["value"][1]) < 60
