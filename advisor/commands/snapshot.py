@@ -1,0 +1,75 @@
+"""`xgpu-advisor snapshot`: the live state as a scenario file (DESIGN.md §4), so that any
+finding can be reproduced offline and attached to a ticket."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from advisor.commands import InputError
+from advisor.core.model import Cluster
+from advisor.scenario import ScenarioError, save_scenario, scenario_from_data, scenario_to_data
+from advisor.sources import Gathered, gather
+from advisor.sources.options import add_source_arguments, source_config
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "snapshot", help="write the live cluster state as a scenario file"
+    )
+    add_source_arguments(parser)
+    parser.add_argument(
+        "--output",
+        required=True,
+        type=Path,
+        help="scenario file to write atomically (JSON when it ends in .json, else YAML)",
+    )
+    parser.set_defaults(func=run)
+
+
+def print_notes(gathered: Gathered, stream: TextIO | None = None) -> None:
+    """Warnings and stale series, one line each, for stderr."""
+    out = sys.stderr if stream is None else stream
+    for warning in gathered.warnings:
+        print(f"xgpu-advisor: warning: {warning}", file=out)
+    for stale in gathered.stale:
+        print(f"xgpu-advisor: stale, left out: {stale}", file=out)
+
+
+def writable(cluster: Cluster) -> tuple[Cluster, tuple[str, ...]]:
+    """The cluster less the pods a scenario file cannot hold (unreadable requests)."""
+    dropped = tuple(p.name for p in cluster.pods if p.invalid is not None)
+    kept = tuple(p for p in cluster.pods if p.invalid is None)
+    return replace(cluster, pods=kept), dropped
+
+
+def run(args: argparse.Namespace) -> int:
+    gathered = asyncio.run(gather(source_config(args)))
+    print_notes(gathered)
+    cluster, dropped = writable(gathered.cluster)
+    invalid = {p.name: p.invalid for p in gathered.cluster.pods}
+    for name in dropped:
+        print(
+            f"xgpu-advisor: warning: pod {name} not written (the scenario format cannot hold "
+            f"an unreadable request): {invalid[name]}",
+            file=sys.stderr,
+        )
+    try:  # the file must load again; a failure here is a bug in assembling, said plainly
+        scenario_from_data(scenario_to_data(cluster), str(args.output))
+    except ScenarioError as error:
+        raise InputError(f"the live state does not fit the scenario format: {error}") from None
+    try:
+        save_scenario(args.output, cluster)
+    except OSError as error:
+        raise InputError(f"{args.output}: cannot write: {error.strerror or error}") from None
+    cards = sum(len(n.cards) for n in cluster.nodes)
+    print(
+        f"xgpu-advisor: wrote {args.output} from {gathered.source}: {len(cluster.nodes)} nodes, "
+        f"{cards} cards, {len(cluster.running)} running and {len(cluster.pending)} Pending pods",
+        file=sys.stderr,
+    )
+    return 0

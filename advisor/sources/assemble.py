@@ -1,0 +1,351 @@
+"""Live state into the scheduler's `Cluster` (pure: no I/O, no clock).
+
+Cards and running vGPUs come from the exporter's series (DESIGN.md §6); Pending pods, and the
+priority, owner and annotations of every pod, from Kubernetes. A running pod is its vGPUs
+grouped: N = its distinct cards, memory and core = the sums. Stale series are reported and
+left out together with what depends on them (a stale node takes its cards and pods along);
+whatever the model cannot express is left out with a warning that says what that does to
+the picture. Apart from pods with `invalid` set (the scenario format has no field for them)
+the cluster always loads as a scenario file (§4).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from advisor.core.model import (
+    DEFAULT_MAX_VGPUS,
+    Card,
+    Cluster,
+    Node,
+    Placement,
+    Pod,
+    Policy,
+    Request,
+)
+from advisor.sources.kubemerge import merge_kubernetes
+from advisor.sources.notes import Notes, names
+from advisor.sources.values import (
+    CARD_FAMILIES,
+    CARD_HEALTH,
+    CARD_INFO,
+    CARD_MEMORY,
+    CARD_MODE,
+    COLLECTOR_SUCCESS,
+    MIB,
+    NODE_INFO,
+    VGPU_FAMILIES,
+    VGPU_MEMORY,
+    KubeNode,
+    KubeState,
+    Sample,
+    Stale,
+)
+
+DEFAULT_POLICY = Policy()
+
+
+@dataclass(frozen=True, slots=True)
+class Assembled:
+    cluster: Cluster
+    warnings: tuple[str, ...]
+    stale: tuple[Stale, ...]
+
+
+@dataclass(slots=True)
+class _CardData:
+    memory_bytes: float | None = None
+    health: float | None = None
+    mode: float | None = None
+    uuid: str = ""
+    model: str = ""
+
+
+# node -> "namespace/pod" -> gpu_index -> [memory bytes, core percent]
+_Vgpus = dict[str, dict[str, dict[str, list[float]]]]
+
+
+def assemble(
+    samples: Iterable[Sample],
+    kube: KubeState | None = None,
+    *,
+    stale_after_s: float = 300.0,
+    policy: Policy = DEFAULT_POLICY,
+    max_vgpus_per_card: int = DEFAULT_MAX_VGPUS,
+) -> Assembled:
+    notes = Notes()
+    fresh = _drop_stale(list(samples), stale_after_s, notes)
+    nodes_seen, cards, vgpus = _collect(fresh, notes)
+    kube_nodes = {n.name: n for n in kube.nodes} if kube is not None else {}
+    nodes = _nodes(nodes_seen, cards, vgpus, kube_nodes, notes)
+    running = _running_pods(vgpus, nodes, notes)
+    nodes, running, limit = _fit_cards(nodes, running, max_vgpus_per_card, notes)
+    _compare_modes(cards, running, notes)
+    pods = running if kube is None else merge_kubernetes(running, nodes, kube, notes)
+    cluster = Cluster(tuple(nodes), tuple(pods), policy, limit)
+    return Assembled(cluster, tuple(notes.warnings), tuple(notes.stale))
+
+
+def _pod_key(sample: Sample) -> str:
+    return f"{sample.label('namespace')}/{sample.label('pod')}"
+
+
+def _drop_stale(samples: list[Sample], stale_after_s: float, notes: Notes) -> list[Sample]:
+    """Fresh samples only; a stale node drops all its series, a stale vGPU its whole pod."""
+
+    def old(s: Sample) -> bool:
+        return s.ended or (s.age_s is not None and s.age_s > stale_after_s)
+
+    fresh_nodes = {s.label("node") for s in samples if s.metric == NODE_INFO and not old(s)}
+    found: dict[tuple[str, str], Stale] = {}  # (node, subject) -> the oldest evidence
+    stale_pods: set[tuple[str, str]] = set()
+    for s in samples:
+        if not old(s):
+            continue
+        node = s.label("node")
+        if s.metric == NODE_INFO:
+            if node in fresh_nodes:
+                continue  # a fresh twin (another scrape job) speaks for the node
+            notes.stale_nodes.add(node)
+            subject = f"node {node}"
+        elif s.metric in CARD_FAMILIES:
+            subject = f"node {node} card {s.label('gpu_index')}"
+        elif s.metric in VGPU_FAMILIES:
+            stale_pods.add((node, _pod_key(s)))
+            subject = f"pod {_pod_key(s)} on node {node}"
+        else:
+            continue  # exporter self-metrics only feed warnings
+        evidence = Stale(subject, s.metric, s.age_s or 0.0, s.ended)
+        previous = found.get((node, subject))
+        if previous is None or evidence.age_s > previous.age_s:
+            found[(node, subject)] = evidence
+    notes.stale.extend(
+        stale
+        for (node, subject), stale in sorted(found.items())
+        if node not in notes.stale_nodes or subject == f"node {node}"
+    )
+    notes.stale_pods = {pod for node, pod in stale_pods if node not in notes.stale_nodes}
+    return [
+        s
+        for s in samples
+        if not old(s)
+        and s.label("node") not in notes.stale_nodes
+        and not (s.metric in VGPU_FAMILIES and (s.label("node"), _pod_key(s)) in stale_pods)
+    ]
+
+
+def _collect(
+    fresh: list[Sample], notes: Notes
+) -> tuple[set[str], dict[str, dict[str, _CardData]], _Vgpus]:
+    nodes: set[str] = set()
+    cards: dict[str, dict[str, _CardData]] = defaultdict(dict)
+    vgpus: _Vgpus = defaultdict(dict)
+    failing: dict[str, set[str]] = defaultdict(set)
+    unlabelled = 0
+    for s in fresh:
+        node = s.label("node")
+        if not node:
+            unlabelled += 1
+            continue
+        if s.metric == NODE_INFO:
+            nodes.add(node)
+        elif s.metric in CARD_FAMILIES:
+            data = cards[node].setdefault(s.label("gpu_index"), _CardData())
+            data.uuid = data.uuid or s.label("gpu_uuid")
+            if s.metric == CARD_INFO:
+                data.model = s.label("model")
+            elif s.metric == CARD_MEMORY:
+                data.memory_bytes = s.value
+            elif s.metric == CARD_HEALTH:
+                data.health = s.value
+            elif s.metric == CARD_MODE:
+                data.mode = s.value
+        elif s.metric in VGPU_FAMILIES:
+            if not s.label("namespace") or not s.label("pod"):
+                notes.warnings.append(f"node {node}: a {s.metric} series names no pod; ignored")
+                continue
+            per_card = vgpus[node].setdefault(_pod_key(s), {})
+            totals = per_card.setdefault(s.label("gpu_index"), [0.0, 0.0])
+            totals[0 if s.metric == VGPU_MEMORY else 1] += s.value
+        elif s.metric == COLLECTOR_SUCCESS and s.value == 0:
+            failing[node].add(s.label("collector"))
+    if unlabelled:
+        notes.warnings.append(
+            f"{unlabelled} series without a node label ignored "
+            "(the scrape config must add `node`, see deploy/prometheus)"
+        )
+    for node, collectors in sorted(failing.items()):
+        notes.warnings.append(
+            f"node {node}: exporter collector(s) {names(collectors)} failing: "
+            "its series may be incomplete or old"
+        )
+    return nodes | set(cards) | set(vgpus), cards, vgpus
+
+
+def _nodes(
+    node_names: set[str],
+    cards: dict[str, dict[str, _CardData]],
+    vgpus: _Vgpus,
+    kube_nodes: Mapping[str, KubeNode],
+    notes: Notes,
+) -> list[Node]:
+    nodes: list[Node] = []
+    unavailable: list[str] = []
+    for name in sorted(node_names):
+        allotted: dict[str, float] = defaultdict(float)
+        for per_card in vgpus.get(name, {}).values():
+            for index, (memory, _core) in per_card.items():
+                allotted[index] += memory
+        data = dict(cards.get(name, {}))
+        for index in allotted:
+            data.setdefault(index, _CardData())
+        built = [
+            card
+            for index, card_data in sorted(data.items())
+            if (card := _card(name, index, card_data, allotted[index], notes)) is not None
+        ]
+        if not built:
+            notes.warnings.append(f"node {name}: no card with a known memory size; left out")
+            continue
+        why = kube_nodes[name].unavailable if name in kube_nodes else None
+        if why:
+            unavailable.append(f"{name} ({why})")
+            built = [replace(c, healthy=False) for c in built]
+        nodes.append(Node(name, tuple(sorted(built, key=lambda c: c.index))))
+    if unavailable:
+        notes.warnings.append(
+            f"nodes that take no new pods, modelled with unavailable cards: {names(unavailable)}"
+        )
+    return nodes
+
+
+def _card(node: str, index: str, data: _CardData, allotted: float, notes: Notes) -> Card | None:
+    where = f"node {node} card {index or data.uuid or '?'}"
+    if not index.isdigit():
+        notes.warnings.append(f"{where}: gpu_index is not a number; card left out")
+        return None
+    if data.memory_bytes is None or data.memory_bytes < MIB:
+        if allotted <= 0:
+            notes.warnings.append(f"{where}: memory size unknown and nothing allotted; left out")
+            return None
+        notes.warnings.append(
+            f"{where}: memory size unknown ({CARD_MEMORY} missing); modelled as unavailable, "
+            "as large as its allotments"
+        )
+        memory_mib, healthy = math.ceil(allotted / MIB), False
+    else:
+        memory_mib = int(data.memory_bytes // MIB)
+        healthy = data.health is None or data.health == 0
+        if data.health is None:
+            notes.warnings.append(f"{where}: {CARD_HEALTH} missing; assumed healthy")
+    return Card(int(index), memory_mib, data.model, healthy, data.uuid)
+
+
+def _running_pods(vgpus: _Vgpus, nodes: list[Node], notes: Notes) -> list[Pod]:
+    known = {(n.name, str(c.index)) for n in nodes for c in n.cards}
+    pods: list[Pod] = []
+    placed: dict[str, str] = {}
+    for node in sorted(vgpus):
+        for name, per_card in sorted(vgpus[node].items()):
+            where = f"pod {name} on node {node}"
+            if any((node, index) not in known for index in per_card):
+                notes.warnings.append(f"{where}: holds a card the model left out; pod left out")
+                continue
+            memories = {round(memory / MIB) for memory, _ in per_card.values()}
+            cores = {round(core) for _, core in per_card.values()}
+            if len(memories) > 1 or len(cores) > 1:
+                notes.warnings.append(
+                    f"{where}: not split evenly over its cards (MiB {sorted(memories)}, "
+                    f"core {sorted(cores)}), which the model cannot express; pod left out, "
+                    "its cards look freer than they are"
+                )
+                continue
+            memory, core = memories.pop(), cores.pop()
+            if memory < 1:
+                notes.warnings.append(f"{where}: no memory allotted; pod left out")
+                continue
+            if name in placed:
+                notes.warnings.append(
+                    f"{where}: also reported on node {placed[name]}; kept there only"
+                )
+                continue
+            placed[name] = node
+            n = len(per_card)
+            request = Request(gpus=n, memory_mib=memory * n, core_percent=core * n)
+            indices = tuple(sorted(int(index) for index in per_card))
+            pods.append(Pod(name, request, Placement(node, indices)))
+    return pods
+
+
+def _fit_cards(
+    nodes: list[Node], pods: list[Pod], limit: int, notes: Notes
+) -> tuple[list[Node], list[Pod], int]:
+    """Make the live state one the model can hold: one mode per card, at most 100 % core,
+    memory within the card (overcommit grows the card), vGPUs within the limit."""
+    while True:
+        drop: dict[str, str] = {}
+        for (host, index), on_card in sorted(_by_card(pods).items()):
+            first_mode = on_card[0].request.mode
+            core = 0
+            for pod in on_card:
+                core += pod.request.card_core_percent
+                if pod.request.mode != first_mode:
+                    drop[pod.name] = f"node {host} card {index} mixes isolation modes"
+                elif core > 100:
+                    drop[pod.name] = f"node {host} card {index} has more than 100% core allotted"
+        if not drop:
+            break
+        for name, why in sorted(drop.items()):
+            notes.warnings.append(
+                f"pod {name}: {why}, which the model cannot hold; pod left out, "
+                "its cards look freer than they are"
+            )
+        pods = [p for p in pods if p.name not in drop]
+    usage = _by_card(pods)
+    grown: list[Node] = []
+    for node in nodes:
+        cards = []
+        for card in node.cards:
+            on_card = usage.get((node.name, card.index), [])
+            memory = sum(p.request.card_memory_mib for p in on_card)
+            if memory > card.memory_mib:
+                notes.warnings.append(
+                    f"node {node.name} card {card.index}: {memory} MiB allotted of "
+                    f"{card.memory_mib} (overcommit?); modelled as {memory} MiB"
+                )
+            cards.append(replace(card, memory_mib=max(memory, card.memory_mib)))
+        grown.append(Node(node.name, tuple(cards)))
+    most = max((len(on_card) for on_card in usage.values()), default=0)
+    if most > limit:
+        notes.warnings.append(
+            f"a card hosts {most} vGPUs, above the limit of {limit}; the limit is raised to {most}"
+        )
+        limit = most
+    return grown, pods, limit
+
+
+def _by_card(pods: list[Pod]) -> dict[tuple[str, int], list[Pod]]:
+    usage: dict[tuple[str, int], list[Pod]] = defaultdict(list)
+    for pod in sorted(pods, key=lambda p: p.name):
+        assert pod.placement is not None
+        for index in pod.placement.cards:
+            usage[(pod.placement.node, index)].append(pod)
+    return usage
+
+
+def _compare_modes(cards: dict[str, dict[str, _CardData]], pods: list[Pod], notes: Notes) -> None:
+    usage = _by_card(pods)
+    for node, per_index in sorted(cards.items()):
+        for index, data in sorted(per_index.items()):
+            if data.mode is None or not index.isdigit():
+                continue
+            on_card = usage.get((node, int(index)), [])
+            modelled = int(on_card[0].request.mode) if on_card else 2
+            if int(data.mode) != modelled:
+                notes.warnings.append(
+                    f"node {node} card {index}: {CARD_MODE} is {int(data.mode)}, "
+                    f"the modelled vGPUs give mode {modelled}"
+                )

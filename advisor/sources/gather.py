@@ -1,0 +1,80 @@
+"""One entry for every live-state consumer (snapshot, report): read the sources, assemble."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from advisor.commands import InputError
+from advisor.core.model import DEFAULT_MAX_VGPUS, Cluster, Policy
+from advisor.sources.assemble import assemble
+from advisor.sources.exporters import read_exporters
+from advisor.sources.http import client_session, run_both
+from advisor.sources.kubernetes import read_kubernetes
+from advisor.sources.prometheus import read_prometheus
+from advisor.sources.values import NODE_INFO, Stale
+
+DEFAULT_STALE_AFTER_S = 300.0
+DEFAULT_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class SourceConfig:
+    """Exactly one metrics source (`prometheus` or `exporters`), optionally Kubernetes.
+
+    The policy and vGPU limit are the cluster scheduler's settings, which no source shows.
+    """
+
+    prometheus: str | None = None
+    exporters: tuple[str, ...] = ()
+    kubernetes: bool = False
+    kubeconfig: str | None = None
+    stale_after_s: float = DEFAULT_STALE_AFTER_S
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    policy: Policy = field(default_factory=Policy)
+    max_vgpus_per_card: int = DEFAULT_MAX_VGPUS
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    cluster: Cluster
+    warnings: tuple[str, ...]
+    stale: tuple[Stale, ...]
+    source: str  # what was read, for report headers: "prometheus URL + kubernetes HOST"
+
+
+async def gather(config: SourceConfig) -> Gathered:
+    """The live cluster; InputError (exit 2) when a source cannot be read completely."""
+    if (config.prometheus is None) == (not config.exporters):
+        raise InputError("give exactly one metrics source: a Prometheus URL or exporter URLs")
+    if config.stale_after_s <= 0 or config.timeout_s <= 0:
+        raise InputError("the stale limit and the timeout must be positive")
+    async with client_session(config.timeout_s) as session:
+        if config.prometheus is not None:
+            metrics_source = f"prometheus {config.prometheus}"
+            metrics = read_prometheus(
+                config.prometheus, session, stale_after_s=config.stale_after_s
+            )
+        else:
+            metrics_source = f"exporters {', '.join(config.exporters)}"
+            metrics = read_exporters(config.exporters, session)
+        if config.kubernetes:
+            kube_read = read_kubernetes(config.kubeconfig, timeout_s=config.timeout_s)
+            samples, kube = await run_both(metrics, kube_read)
+        else:
+            samples, kube = await metrics, None
+    assembled = assemble(
+        samples,
+        kube,
+        stale_after_s=config.stale_after_s,
+        policy=config.policy,
+        max_vgpus_per_card=config.max_vgpus_per_card,
+    )
+    warnings = list(assembled.warnings)
+    if not any(s.metric == NODE_INFO for s in samples):
+        warnings.insert(0, f"{metrics_source}: no xgpu exporter series found (no GPU nodes?)")
+    if kube is None:
+        warnings.append(
+            "no Kubernetes source: Pending pods are unknown, the model holds running pods only"
+        )
+    source = metrics_source if kube is None else f"{metrics_source} + {kube.source}"
+    return Gathered(assembled.cluster, tuple(warnings), assembled.stale, source)

@@ -1,0 +1,108 @@
+"""Kubernetes' view merged into the metric-derived pods: Pending pods, priorities, owners,
+annotations, and the checks that show where the two sources disagree."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from advisor.core.model import Node, Pod, Request
+from advisor.podspec import PodGpu
+from advisor.sources.notes import Notes, names
+from advisor.sources.values import KubeNode, KubeState
+
+# Kept out of scenario files: large and never read by the advisor.
+NOISY_ANNOTATIONS = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
+
+
+def _annotations(pod: PodGpu) -> dict[str, str]:
+    return {k: v for k, v in pod.annotations.items() if k not in NOISY_ANNOTATIONS}
+
+
+def merge_kubernetes(
+    running: list[Pod], nodes: list[Node], kube: KubeState, notes: Notes
+) -> list[Pod]:
+    notes.warnings.extend(kube.warnings)
+    by_key = {p.key: p for p in kube.pods if p.namespace and p.name}
+    if len(by_key) < len(kube.pods):
+        notes.warnings.append("Kubernetes: pods without namespace or name ignored")
+    pending = [p for p in by_key.values() if p.phase == "Pending" and p.node is None]
+    pending_keys = {p.key for p in pending}
+    pods: list[Pod] = []
+    unknown: list[str] = []
+    for pod in running:
+        k = by_key.get(pod.name)
+        if pod.name in pending_keys:
+            notes.warnings.append(
+                f"pod {pod.name}: Pending in Kubernetes but reported running by the exporter "
+                "(re-created?); the exporter's vGPUs are left out"
+            )
+            continue
+        if k is None:
+            unknown.append(pod.name)
+            pods.append(pod)
+            continue
+        pods.append(replace(pod, priority=k.priority, owner=k.owner, annotations=_annotations(k)))
+    if unknown:
+        notes.warnings.append(
+            "pods reported by the exporters but unknown to Kubernetes (deleted?): " + names(unknown)
+        )
+    _check_bound_pods(by_key, {p.name for p in pods}, nodes, notes)
+    _check_nodes(kube.nodes, nodes, notes)
+    order = sorted(pending, key=lambda p: (p.created is None, p.created or "", p.key))
+    pods.extend(_pending_pod(p, notes) for p in order)
+    return pods
+
+
+def _check_bound_pods(
+    by_key: Mapping[str, PodGpu], modelled: set[str], nodes: list[Node], notes: Notes
+) -> None:
+    model_nodes = {n.name for n in nodes}
+    unreported = [
+        f"{p.key} on {p.node}"
+        for p in by_key.values()
+        if p.node in model_nodes
+        and p.key not in modelled
+        and p.key not in notes.stale_pods
+        and p.phase in ("Pending", "Running")
+        and p.request is not None
+    ]
+    if unreported:
+        notes.warnings.append(
+            "pods bound to GPU nodes that no exporter reports a vGPU for (their cards look "
+            f"freer than they are): {names(unreported)}"
+        )
+
+
+def _check_nodes(kube_nodes: tuple[KubeNode, ...], nodes: list[Node], notes: Notes) -> None:
+    model_nodes = {n.name for n in nodes}
+    known = {n.name for n in kube_nodes}
+    silent = [
+        n.name
+        for n in kube_nodes
+        if n.advertises_gpus and n.name not in model_nodes and n.name not in notes.stale_nodes
+    ]
+    if silent:
+        notes.warnings.append(f"GPU nodes without exporter series (not modelled): {names(silent)}")
+    strangers = model_nodes - known
+    if strangers:
+        notes.warnings.append(
+            f"nodes with exporter series that Kubernetes does not know: {names(strangers)}"
+        )
+
+
+def _pending_pod(pod: PodGpu, notes: Notes) -> Pod:
+    problems = "; ".join(pod.problems)
+    request, invalid = pod.request, None
+    if request is None:
+        request, invalid = Request(gpus=1, memory_mib=0), problems or "no GPU request readable"
+    elif problems:
+        notes.warnings.append(f"pod {pod.key}: {problems}")
+    return Pod(
+        pod.key,
+        request,
+        priority=pod.priority,
+        owner=pod.owner,
+        annotations=_annotations(pod),
+        invalid=invalid,
+    )

@@ -1,0 +1,64 @@
+"""Command-line flags for the live sources, shared by every command that reads them."""
+
+from __future__ import annotations
+
+import argparse
+
+from advisor.commands import InputError
+from advisor.core.model import DEFAULT_MAX_VGPUS, POLICIES, Policy
+from advisor.sources.exporters import parse_exporter_list
+from advisor.sources.gather import DEFAULT_STALE_AFTER_S, DEFAULT_TIMEOUT_S, SourceConfig
+
+
+def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    metrics = parser.add_mutually_exclusive_group(required=required)
+    metrics.add_argument(
+        "--prometheus", metavar="URL", help="Prometheus (or any store with its HTTP API)"
+    )
+    metrics.add_argument(
+        "--exporters", metavar="URL[,URL...]", help="scrape these xgpu exporters directly"
+    )
+    parser.add_argument(
+        "--kubernetes",
+        action="store_true",
+        help="read Pending pods, priorities and owners from the Kubernetes API "
+        "(in-cluster, or the kubeconfig)",
+    )
+    parser.add_argument(
+        "--kubeconfig", metavar="FILE", help="kubeconfig file (implies --kubernetes)"
+    )
+    parser.add_argument(
+        "--stale-after",
+        type=float,
+        default=DEFAULT_STALE_AFTER_S,
+        metavar="SECONDS",
+        help=f"series older than this are reported and left out ({DEFAULT_STALE_AFTER_S:g})",
+    )
+    parser.add_argument(
+        "--source-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"per request ({DEFAULT_TIMEOUT_S:g})",
+    )
+    parser.add_argument("--node-policy", choices=POLICIES, default="binpack")
+    parser.add_argument("--card-policy", choices=POLICIES, default="binpack")
+    parser.add_argument("--max-vgpus-per-card", type=int, default=DEFAULT_MAX_VGPUS, metavar="N")
+
+
+def source_config(args: argparse.Namespace) -> SourceConfig:
+    exporters = parse_exporter_list(args.exporters) if args.exporters is not None else ()
+    if args.exporters is not None and not exporters:
+        raise InputError("--exporters: no URL given")
+    if args.max_vgpus_per_card < 1:
+        raise InputError("--max-vgpus-per-card must be at least 1")
+    return SourceConfig(
+        prometheus=args.prometheus,
+        exporters=exporters,
+        kubernetes=args.kubernetes or args.kubeconfig is not None,
+        kubeconfig=args.kubeconfig,
+        stale_after_s=args.stale_after,
+        timeout_s=args.source_timeout,
+        policy=Policy(node=args.node_policy, card=args.card_policy),
+        max_vgpus_per_card=args.max_vgpus_per_card,
+    )

@@ -1,0 +1,79 @@
+"""What the live sources hand to `assemble`: exporter samples and Kubernetes objects.
+
+Metric names are DESIGN.md §6's contract. A `Sample` is one series as a source read it, with
+the `node` label the scrape config adds (or, scraping exporters directly, the node their
+`xgpu_node_info` names) and its age, so that stale data can be flagged instead of used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from advisor.podspec import PodGpu
+
+MIB = 2**20
+
+NODE_INFO = "xgpu_node_info"
+CARD_INFO = "xgpu_card_info"
+CARD_MEMORY = "xgpu_card_memory_total_bytes"
+CARD_HEALTH = "xgpu_device_health"
+CARD_MODE = "gpu_schedule_policy"
+VGPU_MEMORY = "xgpu_memory_total"
+VGPU_CORE = "xgpu_core_percentage_total"
+COLLECTOR_SUCCESS = "xgpu_exporter_collector_success"
+
+CARD_FAMILIES = (CARD_INFO, CARD_MEMORY, CARD_HEALTH, CARD_MODE)
+VGPU_FAMILIES = (VGPU_MEMORY, VGPU_CORE)
+FAMILIES = (NODE_INFO, *CARD_FAMILIES, *VGPU_FAMILIES, COLLECTOR_SUCCESS)
+
+
+def _frozen(labels: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    return MappingProxyType(dict(labels or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One series' latest value. `age_s`: seconds since it was sampled (None: scraped just now).
+    `ended`: the store marked the series stale (its target vanished), whatever its age."""
+
+    metric: str
+    labels: Mapping[str, str] = field(default_factory=_frozen)
+    value: float = 1.0
+    age_s: float | None = None
+    ended: bool = False
+
+    def label(self, name: str) -> str:
+        return self.labels.get(name, "")
+
+
+@dataclass(frozen=True, slots=True)
+class Stale:
+    """Something left out of the model because its newest sample is too old."""
+
+    subject: str  # "node gpu-3", "node gpu-3 card 1", "pod ml/a on node gpu-3"
+    metric: str
+    age_s: float
+    ended: bool = False
+
+    def __str__(self) -> str:
+        how = "series ended" if self.ended else "last sample"
+        return f"{self.subject}: {self.metric} {how} {self.age_s:.0f}s ago"
+
+
+@dataclass(frozen=True, slots=True)
+class KubeNode:
+    name: str
+    unavailable: str | None = None  # why it takes no new pods ("cordoned", "not Ready")
+    advertises_gpus: bool = False  # allocatable names a GPU resource of some dialect
+
+
+@dataclass(frozen=True, slots=True)
+class KubeState:
+    """Non-terminal GPU pods (parsed by advisor.podspec) and the nodes, from one API server."""
+
+    source: str
+    pods: tuple[PodGpu, ...] = ()
+    nodes: tuple[KubeNode, ...] = ()
+    warnings: tuple[str, ...] = ()

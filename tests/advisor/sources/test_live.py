@@ -1,0 +1,253 @@
+"""End to end with real parts: `xgpu-exporter --simulate` for each node of the demo scenario,
+a real Prometheus scraping them (scrape config as deploy/'s: `node` target label,
+honor_labels), the Kubernetes API double holding the demo's pods, the real clients, and
+`xgpu-advisor snapshot` -> load_scenario -> diagnose giving what the demo file gives."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.cli import main
+from advisor.core.diagnose import diagnose
+from advisor.core.model import Cluster, Pod
+from advisor.output import diagnosis_json
+from advisor.scenario import load_scenario
+from tests.advisor.sources.builders import cce_pod
+from tests.advisor.sources.realparts import (
+    DEMO,
+    Exporter,
+    Prometheus,
+    free_port,
+    start_exporter,
+    start_prometheus,
+)
+from tests.kubeapi import objects
+from tests.kubeapi.objects import JsonObject
+from tests.kubeapi.threaded import KubeApiThread
+
+DEMO_CLUSTER = load_scenario(DEMO)
+
+
+def kube_pod(pod: Pod, order: int) -> JsonObject:
+    """The demo pod as the API would show it: CCE dialect, except the odd size (HAMi, which
+    asks per card in MiB; CCE cannot even write 1000 MiB)."""
+    owner = None
+    if pod.owner:
+        kind, _, name = pod.owner.split("/")
+        owner = (kind, name)
+    created = f"2024-05-01T10:{order // 60:02d}:{order % 60:02d}Z"
+    if pod.name == "web/odd-size":
+        namespace, name = pod.name.split("/")
+        per_card = {"nvidia.com/gpu": 2, "nvidia.com/gpumem": 500}
+        obj = objects.pod(
+            name,
+            namespace=namespace,
+            phase="Pending",
+            containers=[objects.container("main", limits=per_card)],
+            owner=owner,
+            uid="uid-odd",
+        )
+        obj["metadata"]["creationTimestamp"] = created
+        return obj
+    placement = pod.placement
+    return cce_pod(
+        pod.name,
+        gpus=pod.request.gpus,
+        memory_mib=pod.request.memory_mib,
+        core=pod.request.core_percent,
+        node=placement.node if placement else None,
+        cards=placement.cards if placement else (),
+        priority=pod.priority or None,
+        owner=owner,
+        created=created,
+    )
+
+
+@dataclass
+class Live:
+    exporters: list[Exporter]
+    prometheus: Prometheus
+    kube: KubeApiThread
+    kubeconfig: Path
+    home: Path
+
+    @property
+    def exporter_urls(self) -> str:
+        return ",".join(e.url for e in self.exporters)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    home = tmp_path_factory.mktemp("live")
+    exporters: list[Exporter] = []
+    started: list[Any] = []
+    try:
+        for node in DEMO_CLUSTER.nodes:
+            exporters.append(start_exporter(DEMO, node.name, home))
+        prometheus = start_prometheus(home, {e.url: e.node for e in exporters})
+        started.append(prometheus)
+        kube = KubeApiThread()
+        kube.__enter__()
+        started.append(kube)
+        for i, pod in enumerate(DEMO_CLUSTER.pods):
+            kube.call(kube.api.add_pod, kube_pod(pod, i))
+        for node in DEMO_CLUSTER.nodes:
+            allocatable = {"volcano.sh/gpu-mem.128Mi": len(node.cards) * 128}
+            kube.call(kube.api.add_node, objects.node(node.name, allocatable=allocatable))
+        kubeconfig = kube.api.write_kubeconfig(home / "kubeconfig")
+        vgpus = sum(len(p.placement.cards) for p in DEMO_CLUSTER.running if p.placement)
+        prometheus.wait_for("count(xgpu_memory_total)", lambda r: _count(r) == vgpus)
+        prometheus.wait_for("count(xgpu_card_memory_total_bytes)", lambda r: _count(r) == 9)
+        yield Live(exporters, prometheus, kube, kubeconfig, home)
+    finally:
+        for part in reversed(started):
+            part.stop() if isinstance(part, Prometheus) else part.__exit__(None, None, None)
+        for exporter in exporters:
+            exporter.stop()
+
+
+def _count(result: list[dict[str, Any]]) -> int:
+    return int(float(result[0]["value"][1])) if result else 0
+
+
+def same_cluster(snapshot: Cluster, expected: Cluster) -> None:
+    def nodes(c: Cluster) -> list[Any]:
+        return sorted(c.nodes, key=lambda n: n.name)
+
+    assert nodes(snapshot) == nodes(expected)
+    assert sorted(snapshot.running, key=lambda p: p.name) == sorted(
+        expected.running, key=lambda p: p.name
+    )
+    assert snapshot.pending == expected.pending  # the queue order too
+    assert (snapshot.policy, snapshot.max_vgpus_per_card) == (
+        expected.policy,
+        expected.max_vgpus_per_card,
+    )
+
+
+def diagnosis(cluster: Cluster) -> dict[str, Any]:
+    return diagnosis_json(diagnose(cluster))
+
+
+@pytest.mark.parametrize("source", ["--prometheus", "--exporters"])
+def test_snapshot_reproduces_the_demo(
+    live: Live, source: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = live.prometheus.url if source == "--prometheus" else live.exporter_urls
+    out = tmp_path / "snapshot.yaml"
+    code = main(
+        ["snapshot", source, url, "--kubeconfig", str(live.kubeconfig), "--output", str(out)]
+    )
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert err.count("\n") == 1, err  # no warnings, no stale series: only the summary
+    assert err.startswith(f"xgpu-advisor: wrote {out} from ")
+    assert "3 nodes, 9 cards, 8 running and 7 Pending pods" in err
+    snapshot = load_scenario(out)
+    same_cluster(snapshot, DEMO_CLUSTER)
+    assert diagnosis(snapshot) == diagnosis(DEMO_CLUSTER)
+    causes = {p["pod"]: p["cause"] for p in diagnosis(snapshot)["pods"]}
+    assert causes["web/infer-2"] == "fragmentation"
+    assert causes["web/odd-size"] == "invalid"
+
+
+def test_snapshot_without_kubernetes_holds_running_pods_only(
+    live: Live, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "snapshot.json"
+    assert main(["snapshot", "--prometheus", live.prometheus.url, "--output", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "xgpu-advisor: warning: no Kubernetes source: Pending pods are unknown" in err
+    snapshot = load_scenario(out)
+    assert snapshot.pending == ()
+    assert len(snapshot.running) == 8
+    assert {p.owner for p in snapshot.running} == {None}  # only Kubernetes knows owners
+
+
+def test_malformed_pending_pod_is_reported_not_written(
+    live: Live, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = cce_pod("web/broken")
+    broken["metadata"]["labels"]["volcano.sh/gpu-num"] = "two"
+    with KubeApiThread() as kube:
+        kube.call(kube.api.add_pod, broken)
+        kubeconfig = kube.api.write_kubeconfig(tmp_path / "kubeconfig")
+        out = tmp_path / "snapshot.yaml"
+        args = ["snapshot", "--exporters", live.exporter_urls, "--kubeconfig", str(kubeconfig)]
+        assert main([*args, "--output", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "xgpu-advisor: warning: pod web/broken not written" in err
+    assert "label volcano.sh/gpu-num" in err
+    # the running pods Kubernetes does not know are named, not dropped
+    assert "unknown to Kubernetes (deleted?): infer/embed-0" in err
+    assert len(load_scenario(out).running) == 8
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    script = Path(sys.executable).parent / "xgpu-advisor"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "advisor.cli"]
+    return subprocess.run([*command, *args], capture_output=True, text=True, check=False)
+
+
+def test_unreachable_prometheus_exits_2_with_one_line(tmp_path: Path) -> None:
+    port = free_port()
+    out = tmp_path / "snapshot.yaml"
+    proc = run_cli("snapshot", "--prometheus", f"http://127.0.0.1:{port}", "--output", str(out))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        f"xgpu-advisor: error: Prometheus http://127.0.0.1:{port}: cannot reach it: "
+    )
+    assert proc.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+def test_kubernetes_api_error_exits_2(
+    live: Live, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "snapshot.yaml"
+    live.kube.call(live.kube.api.fail_next, 1, status_code=500, target="list")
+    args = ["snapshot", "--prometheus", live.prometheus.url, "--kubeconfig", str(live.kubeconfig)]
+    assert main([*args, "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"xgpu-advisor: error: Kubernetes API {live.kube.url}: list ")
+    assert err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_empty_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prometheus = start_prometheus(tmp_path)
+    try:
+        out = tmp_path / "snapshot.yaml"
+        assert main(["snapshot", "--prometheus", prometheus.url, "--output", str(out)]) == 0
+    finally:
+        prometheus.stop()
+    err = capsys.readouterr().err
+    assert "no xgpu exporter series found (no GPU nodes?)" in err
+    empty = load_scenario(out)
+    assert (empty.nodes, empty.pods) == ((), ())
+
+
+def test_a_stopped_exporter_is_stale_not_silently_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exporter = start_exporter(DEMO, "v100-node-1", tmp_path)
+    prometheus = start_prometheus(tmp_path, {exporter.url: exporter.node})
+    try:
+        prometheus.wait_for("xgpu_node_info", lambda r: len(r) == 1)
+        exporter.stop()
+        prometheus.wait_for("xgpu_node_info", lambda r: not r)  # the series ended
+        out = tmp_path / "snapshot.yaml"
+        assert main(["snapshot", "--prometheus", prometheus.url, "--output", str(out)]) == 0
+    finally:
+        prometheus.stop()
+        exporter.stop()
+    err = capsys.readouterr().err
+    assert "xgpu-advisor: stale, left out: node v100-node-1: xgpu_node_info series ended" in err
+    assert load_scenario(out).nodes == ()
