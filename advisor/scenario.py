@@ -175,20 +175,34 @@ def _node(r: _Reader, raw: object, where: str) -> Node:
     return Node(name, tuple(cards))
 
 
-_POD_KEYS = {"name", "node", "cards", "request", "priority", "owner", "annotations"}
+_POD_KEYS = {"name", "node", "cards", "request", "priority", "owner", "annotations", "invalid"}
+
+
+_UNREAD = 0  # memory of a request that could not be read; allowed only with `invalid`
 
 
 def _pod(r: _Reader, raw: object, where: str) -> Pod:
-    m = r.mapping(raw, where, _POD_KEYS, {"name", "request"})
+    m = r.mapping(raw, where, _POD_KEYS, {"name"})
     name = r.string(m["name"], f"{where}.name")
     if "/" not in name:
         raise r.fail(f"{where}.name", f"expected namespace/pod, got {name!r}")
+    # A Pending pod whose request could not be read at all (a snapshot of a live cluster
+    # keeps it so the report still lists it as `invalid`).
+    invalid = r.string(m["invalid"], f"{where}.invalid") if "invalid" in m else None
+    if invalid is not None and "node" in m:
+        raise r.fail(f"{where}.invalid", "only a Pending pod can have an unreadable request")
+    if "request" not in m:
+        if invalid is None:
+            raise r.fail(f"{where}.request", "missing")
+        m = {**m, "request": {"memory_mib": _UNREAD}}
     req = r.mapping(
         m["request"], f"{where}.request", {"gpus", "memory_mib", "core_percent"}, {"memory_mib"}
     )
     request = Request(
         gpus=r.integer(req.get("gpus", 1), f"{where}.request.gpus", 1),
-        memory_mib=r.integer(req["memory_mib"], f"{where}.request.memory_mib", 1),
+        memory_mib=r.integer(
+            req["memory_mib"], f"{where}.request.memory_mib", 1 if invalid is None else _UNREAD
+        ),
         core_percent=r.integer(req.get("core_percent", 0), f"{where}.request.core_percent", 0),
     )
     placement = None
@@ -211,6 +225,7 @@ def _pod(r: _Reader, raw: object, where: str) -> Pod:
         priority=r.integer(m.get("priority", 0), f"{where}.priority", -(2**31)),
         owner=r.string(m["owner"], f"{where}.owner") if "owner" in m else None,
         annotations=dict(annotations),
+        invalid=invalid,
     )
 
 
@@ -284,10 +299,13 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
         pod: dict[str, Any] = {"name": p.name}
         if p.placement is not None:
             pod["node"], pod["cards"] = p.placement.node, list(p.placement.cards)
-        request: dict[str, Any] = {"gpus": p.request.gpus, "memory_mib": p.request.memory_mib}
-        if p.request.core_percent:
-            request["core_percent"] = p.request.core_percent
-        pod["request"] = request
+        if p.invalid is not None:
+            pod["invalid"] = p.invalid
+        if p.invalid is None or p.request.memory_mib > _UNREAD:
+            request: dict[str, Any] = {"gpus": p.request.gpus, "memory_mib": p.request.memory_mib}
+            if p.request.core_percent:
+                request["core_percent"] = p.request.core_percent
+            pod["request"] = request
         if p.priority:
             pod["priority"] = p.priority
         if p.owner:

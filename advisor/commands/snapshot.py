@@ -6,12 +6,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from advisor.commands import InputError
-from advisor.core.model import Cluster
 from advisor.scenario import ScenarioError, save_scenario, scenario_from_data, scenario_to_data
 from advisor.sources import Gathered, gather
 from advisor.sources.options import add_source_arguments, source_config
@@ -40,24 +38,10 @@ def print_notes(gathered: Gathered, stream: TextIO | None = None) -> None:
         print(f"xgpu-advisor: stale, left out: {stale}", file=out)
 
 
-def writable(cluster: Cluster) -> tuple[Cluster, tuple[str, ...]]:
-    """The cluster less the pods a scenario file cannot hold (unreadable requests)."""
-    dropped = tuple(p.name for p in cluster.pods if p.invalid is not None)
-    kept = tuple(p for p in cluster.pods if p.invalid is None)
-    return replace(cluster, pods=kept), dropped
-
-
 def run(args: argparse.Namespace) -> int:
     gathered = asyncio.run(gather(source_config(args)))
     print_notes(gathered)
-    cluster, dropped = writable(gathered.cluster)
-    invalid = {p.name: p.invalid for p in gathered.cluster.pods}
-    for name in dropped:
-        print(
-            f"xgpu-advisor: warning: pod {name} not written (the scenario format cannot hold "
-            f"an unreadable request): {invalid[name]}",
-            file=sys.stderr,
-        )
+    cluster = gathered.cluster
     try:  # the file must load again; a failure here is a bug in assembling, said plainly
         scenario_from_data(scenario_to_data(cluster), str(args.output))
     except ScenarioError as error:

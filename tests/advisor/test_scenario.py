@@ -171,3 +171,20 @@ def test_round_trip(tmp_path: Path, suffix: str) -> None:
     assert [p.annotations for p in load_scenario(out).pods] == [p.annotations for p in cluster.pods]
     assert out.stat().st_mode & 0o044  # readable by others, unlike mkstemp's default
     assert yaml.safe_load(out.read_text())["policy"] == {"node": "binpack", "card": "binpack"}
+
+
+def test_unreadable_pending_request_round_trips_as_invalid(tmp_path: Path) -> None:
+    data = base()
+    data["pods"].append({"name": "a/broken", "invalid": "label volcano.sh/gpu-num 'two'"})
+    cluster = scenario_from_data(data, "s.yaml")
+    broken = cluster.pods[-1]
+    assert broken.invalid == "label volcano.sh/gpu-num 'two'"
+    out = tmp_path / "s.yaml"
+    save_scenario(out, cluster)
+    assert load_scenario(out) == cluster
+    data["pods"][-1] = {"name": "a/broken", "invalid": "x", "node": "n1", "cards": [0]}
+    with pytest.raises(ScenarioError, match="only a Pending pod can have an unreadable request"):
+        scenario_from_data(data, "s.yaml")
+    data["pods"][-1] = {"name": "a/broken"}
+    with pytest.raises(ScenarioError, match=r"pods\[2\]\.request: missing"):
+        scenario_from_data(data, "s.yaml")

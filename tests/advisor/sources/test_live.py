@@ -171,7 +171,7 @@ def test_snapshot_without_kubernetes_holds_running_pods_only(
     assert {p.owner for p in snapshot.running} == {None}  # only Kubernetes knows owners
 
 
-def test_malformed_pending_pod_is_reported_not_written(
+def test_malformed_pending_pod_is_kept_as_invalid(
     live: Live, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     broken = cce_pod("web/broken")
@@ -183,11 +183,17 @@ def test_malformed_pending_pod_is_reported_not_written(
         args = ["snapshot", "--exporters", live.exporter_urls, "--kubeconfig", str(kubeconfig)]
         assert main([*args, "--output", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "xgpu-advisor: warning: pod web/broken not written" in err
-    assert "label volcano.sh/gpu-num" in err
     # the running pods Kubernetes does not know are named, not dropped
     assert "unknown to Kubernetes (deleted?): infer/embed-0" in err
-    assert len(load_scenario(out).running) == 8
+    snapshot = load_scenario(out)
+    assert len(snapshot.running) == 8
+    (pending,) = snapshot.pending
+    assert pending.name == "web/broken"
+    assert pending.invalid is not None
+    assert "label volcano.sh/gpu-num" in pending.invalid
+    (verdict,) = diagnose(snapshot).pods
+    assert verdict.cause == "invalid"
+    assert verdict.message == pending.invalid
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
