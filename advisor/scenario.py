@@ -240,12 +240,13 @@ def _unique(r: _Reader, items: list[tuple[str, object]], what: str) -> None:
 def _check_running(r: _Reader, cluster: Cluster) -> None:
     """Running pods must sit on real cards, split evenly, within each card's room and mode."""
     cards = {(n.name, c.index): c for n in cluster.nodes for c in n.cards}
+    node_names = {n.name for n in cluster.nodes}
     used: dict[tuple[str, int], list[tuple[str, int, int, int]]] = defaultdict(list)
     for i, pod in enumerate(cluster.pods):
         if pod.placement is None:
             continue
         where, req, pl = f"pods[{i}]", pod.request, pod.placement
-        if not any(n.name == pl.node for n in cluster.nodes):
+        if pl.node not in node_names:
             raise r.fail(f"{where}.node", f"unknown node {pl.node!r}")
         if len(pl.cards) != req.gpus or len(set(pl.cards)) != len(pl.cards):
             raise r.fail(

@@ -7,7 +7,6 @@ the reason it was rejected, counted the way the cluster-autoscaler reports them.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -128,8 +127,11 @@ class Cycle:
             s.node_of * len(CARD_REASONS) + codes, minlength=n_nodes * len(CARD_REASONS)
         ).reshape(n_nodes, len(CARD_REASONS))
         primary = self._primary_reasons(per_node, shape)
-        counts = Counter(REASONS[r] for r in primary)
-        reason_counts = tuple(sorted(counts.items(), key=lambda kv: (-kv[1], REASONS.index(kv[0]))))
+        counts = np.bincount(primary, minlength=len(REASONS))
+        ranked = sorted(
+            (i for i in range(len(REASONS)) if counts[i]), key=lambda i: (-counts[i], i)
+        )
+        reason_counts = tuple((REASONS[i], int(counts[i])) for i in ranked)
         free_memory = np.where(s.healthy, s.free_memory, 0)
         free_core = np.where(s.healthy, s.free_core, 0)
         node_free = np.bincount(s.node_of, weights=free_memory, minlength=n_nodes).astype(np.int64)

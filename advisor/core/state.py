@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from advisor.core.model import Cluster, Mode, Placement, PolicyName, Request
 
+NEAR_TIE = 1e-13  # well above the float noise of a card sum, well below real score gaps
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -137,7 +138,9 @@ class CardState:
         if not uniform.all():
             score[~uniform] = self._card_mean_scores(nodes[~uniform], shape, card_policy, eligible)
         best = score.max() if node_policy == "binpack" else score.min()
-        tied = nodes[score == best]
+        # Integer-sum and card-by-card scores of equal nodes differ in the last bits: treat
+        # everything within that noise as tied and rank it the card-by-card way below.
+        tied = nodes[np.abs(score - best) <= NEAR_TIE * max(abs(float(best)), 1.0)]
         if tied.size > 1:
             # Equal in exact arithmetic; a real scheduler sums float fractions card by card,
             # and those sums differ in the last bit, so rank the tied nodes the same way.

@@ -1,0 +1,137 @@
+"""`diagnose` on the synthetic cluster of `benchmarks.synthetic`, and how it scales.
+
+Cases:
+- `diagnose`: build the cluster once (untimed but for a fact), then time
+  `diagnose(cluster)` with the default node detail.
+- `cli`: write the cluster as a JSON scenario and time the whole
+  `xgpu-advisor diagnose --format json` process (its peak RSS is the CLI's own), with the
+  CLI's stages also timed in-process (load, diagnose, JSON) to show where the time goes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from advisor.core.diagnose import diagnose
+from advisor.output import diagnosis_json
+from advisor.scenario import load_scenario, save_scenario
+from benchmarks.measure import Case, Outcome, Params, Timings, run_child
+from benchmarks.synthetic import SyntheticSpec, synthetic_cluster
+
+MODULE = "benchmarks.diagnose_bench"
+FULL_NODES, FULL_PENDING = 5_000, 2_000
+NODE_STEPS = (500, 1_000, 2_000, 5_000)
+PENDING_STEPS = (250, 500, 1_000, 2_000)
+SYNTHETIC = "synthetic 5,000 nodes × 8 cards, 30,000 running, 2,000 Pending"
+TABLES = {
+    "nodes": ("Diagnose time vs nodes (8 cards, 6 running pods per node; 2,000 Pending)", "nodes"),
+    "pending": ("Diagnose time vs Pending pods (5,000 nodes, 30,000 running)", "Pending pods"),
+}
+
+
+def _params(nodes: int, pending: int) -> dict[str, int | str]:
+    return {"nodes": nodes, "pending": pending}
+
+
+def cases(quick: bool) -> list[Case]:
+    repeats = 1 if quick else 5
+    full = _params(FULL_NODES, FULL_PENDING)
+    found = [
+        Case(
+            MODULE,
+            "diagnose",
+            f"diagnose(), {SYNTHETIC}",
+            params=full,
+            repeats=repeats,
+            goal_phase="diagnose",
+            goal_seconds=5.0,
+        ),
+        Case(
+            MODULE,
+            "cli",
+            f"xgpu-advisor diagnose --format json, {SYNTHETIC}",
+            params=full,
+            repeats=1 if quick else 3,
+        ),
+    ]
+    node_steps = (500, 2_000, 5_000) if quick else NODE_STEPS
+    pending_steps = (250, 1_000, 2_000) if quick else PENDING_STEPS
+    found += [
+        Case(MODULE, "diagnose", f"{n:,}", "nodes", _params(n, FULL_PENDING), repeats)
+        for n in node_steps
+    ]
+    found += [
+        Case(MODULE, "diagnose", f"{p:,}", "pending", _params(FULL_NODES, p), repeats)
+        for p in pending_steps
+    ]
+    return found
+
+
+def _spec(params: Params) -> SyntheticSpec:
+    return SyntheticSpec.scaled(int(params["nodes"]), int(params["pending"]))
+
+
+def _summary_text(summary: dict[str, int]) -> str:
+    kinds = ", ".join(f"{n:,} {cause}" for cause, n in summary.items() if cause != "pending" and n)
+    return f"Pending: {kinds}"
+
+
+def _run_diagnose(params: Params, repeats: int) -> Outcome:
+    built = Timings()
+    cluster = built.time("build", lambda: synthetic_cluster(_spec(params)))
+    timings = Timings()
+    for _ in range(repeats):
+        diagnosis = timings.time("diagnose", lambda: diagnose(cluster))
+    summary = diagnosis.summary
+    facts = {
+        "build_cluster_seconds": round(built.wall["build"][0], 3),
+        "cards": sum(len(n.cards) for n in cluster.nodes),
+        "running": len(cluster.running),
+        "summary": summary,
+        "note": _summary_text(summary),
+    }
+    return Outcome(timings, facts)
+
+
+def _cli_command() -> list[str]:
+    script = Path(sys.executable).parent / "xgpu-advisor"
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("xgpu-advisor")
+    return [found] if found else [sys.executable, "-m", "advisor.cli"]
+
+
+def _run_cli(params: Params, repeats: int) -> Outcome:
+    cluster = synthetic_cluster(_spec(params))
+    timings = Timings()
+    peak = 0
+    with tempfile.TemporaryDirectory(prefix="xgpu-bench-") as tmp:
+        scenario = Path(tmp) / "synthetic.json"
+        save_scenario(scenario, cluster)
+        del cluster  # the in-process stages below hold only what the CLI holds
+        report = Path(tmp) / "diagnosis.json"
+        command = [*_cli_command(), "diagnose", "--scenario", str(scenario), "--format", "json"]
+        for _ in range(repeats):
+            child = run_child([*command, "--output", str(report)])
+            timings.add("whole CLI process", child.wall, child.cpu)
+            peak = max(peak, child.peak_rss_kib)
+        summary = json.loads(report.read_text(encoding="utf-8"))["summary"]
+        size_mib = scenario.stat().st_size / 2**20
+        # The CLI's stages, once, in this process: where its time goes.
+        loaded = timings.time("└ load scenario", lambda: load_scenario(scenario))
+        diagnosis = timings.time("└ diagnose", lambda: diagnose(loaded))
+        timings.time("└ JSON", lambda: json.dumps(diagnosis_json(diagnosis), indent=2))
+    note = f"scenario file {size_mib:.1f} MiB JSON; RSS is the CLI process's own"
+    return Outcome(timings, {"summary": summary, "peak_rss_kib": peak, "note": note})
+
+
+def run_case(name: str, params: Params, repeats: int) -> Outcome:
+    if name == "diagnose":
+        return _run_diagnose(params, repeats)
+    if name == "cli":
+        return _run_cli(params, repeats)
+    raise ValueError(f"unknown case {name!r}")

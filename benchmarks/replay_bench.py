@@ -1,0 +1,133 @@
+"""The openb trace replay (DESIGN.md §7): the core against the plain-Python reference.
+
+Cases:
+- `openb`: load the node and pod lists, then replay them (diagnose, figures) — timed apart.
+- `reference`: the same replay by `benchmarks.reference`, once, against the core's, with
+  every placement and cause compared; the core's figures must come out the same.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+from advisor.core.model import Cluster, Policy, PolicyName
+from advisor.replay import load_trace, replay
+from benchmarks.measure import REPO, Case, Outcome, Params, Timings
+from benchmarks.reference import reference_diagnose, reference_figures
+
+MODULE = "benchmarks.replay_bench"
+NODES_CSV = "openb_node_list_gpu_node.csv"
+PODS_CSV = "openb_pod_list_default.csv"
+QUICK_REFERENCE_PODS = 1_000  # --quick replays only this many pods in the reference
+
+
+def openb_dir() -> Path:
+    """Where the trace lives: $XGPU_OPENB_DIR, else ../shared/data/openb next to the repo."""
+    return Path(os.environ.get("XGPU_OPENB_DIR") or REPO.parent / "shared" / "data" / "openb")
+
+
+def cases(quick: bool) -> list[Case]:
+    if not (openb_dir() / NODES_CSV).is_file():
+        print(f"benchmarks: no openb trace in {openb_dir()}; replay skipped", file=sys.stderr)
+        return []
+    repeats = 1 if quick else 5
+    found: list[Case] = []
+    for node in ("binpack", "spread"):
+        found.append(
+            Case(
+                MODULE,
+                "openb",
+                f"openb default replay, node {node}, card binpack",
+                params={"node": node, "card": "binpack"},
+                repeats=repeats,
+                goal_phase="total",
+                goal_seconds=2.0,
+                goal_rss_mib=1024.0,
+            )
+        )
+    for node in ("binpack",) if quick else ("binpack", "spread"):
+        pods = QUICK_REFERENCE_PODS if quick else 0
+        size = f"first {pods:,} pods" if pods else "all pods"
+        found.append(
+            Case(
+                MODULE,
+                "reference",
+                f"plain-Python reference vs core, openb default ({size}), node {node}",
+                params={"node": node, "card": "binpack", "pods": pods},
+                repeats=1 if quick else 3,
+            )
+        )
+    return found
+
+
+def _load(params: Params) -> Cluster:
+    policy = Policy(
+        node=cast(PolicyName, str(params["node"])), card=cast(PolicyName, str(params["card"]))
+    )
+    return load_trace(openb_dir() / NODES_CSV, openb_dir() / PODS_CSV, policy)
+
+
+def _failed_text(failed: dict[str, int]) -> str:
+    return ", ".join(f"{n} {cause}" for cause, n in sorted(failed.items())) or "none"
+
+
+def _run_openb(params: Params, repeats: int) -> Outcome:
+    timings = Timings()
+    figures: dict[str, Any] = {}
+    for _ in range(repeats):
+        cluster = timings.time("load", lambda: _load(params))
+        figures = timings.time("replay", lambda: replay(cluster).figures())  # noqa: B023
+        timings.add(
+            "total",
+            timings.wall["load"][-1] + timings.wall["replay"][-1],
+            timings.cpu["load"][-1] + timings.cpu["replay"][-1],
+        )
+    note = (
+        f"{figures['pods']:,} GPU pods; placed {figures['placed_gpus']:,.2f} of "
+        f"{figures['capacity_gpus']:,} GPUs; Pending: {_failed_text(figures['failed'])}"
+    )
+    return Outcome(timings, {"figures": figures, "note": note})
+
+
+def _run_reference(params: Params, repeats: int) -> Outcome:
+    cluster = _load(params)
+    if int(params["pods"]):
+        cluster = Cluster(cluster.nodes, cluster.pods[: int(params["pods"])], cluster.policy)
+    timings = Timings()
+    verdicts = timings.time("reference", lambda: reference_diagnose(cluster))
+    result = timings.time("core", lambda: replay(cluster))
+    for _ in range(repeats - 1):
+        timings.time("core", lambda: replay(cluster))
+    core = result.figures()
+    expected = reference_figures(cluster, verdicts)
+    same_figures = (
+        core["placed_gpus"] == expected["placed_gpus"] and core["failed"] == expected["failed"]
+    )
+    same_pods = [(d.pod.name, d.cause, d.placement) for d in result.diagnosis.pods] == [
+        (v.pod.name, v.cause, v.placement) for v in verdicts
+    ]
+    speedup = timings.wall["reference"][0] / statistics.median(timings.wall["core"])
+    verdict = "figures and every placement match" if same_figures and same_pods else "MISMATCH"
+    note = f"{verdict}; core {speedup:.0f}× faster (placed {expected['placed_gpus']:,.2f} GPUs)"
+    facts = {
+        "reference_figures": expected,
+        "core_figures": {"placed_gpus": core["placed_gpus"], "failed": core["failed"]},
+        "figures_match": same_figures,
+        "placements_match": same_pods,
+        "speedup": round(speedup, 1),
+        "crosscheck_ok": same_figures and same_pods,
+        "note": note,
+    }
+    return Outcome(timings, facts)
+
+
+def run_case(name: str, params: Params, repeats: int) -> Outcome:
+    if name == "openb":
+        return _run_openb(params, repeats)
+    if name == "reference":
+        return _run_reference(params, repeats)
+    raise ValueError(f"unknown case {name!r}")
