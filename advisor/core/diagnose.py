@@ -128,10 +128,10 @@ class Cycle:
         ).reshape(n_nodes, len(CARD_REASONS))
         primary = self._primary_reasons(per_node, shape)
         counts = np.bincount(primary, minlength=len(REASONS))
-        ranked = sorted(
+        by_count = sorted(
             (i for i in range(len(REASONS)) if counts[i]), key=lambda i: (-counts[i], i)
         )
-        reason_counts = tuple((REASONS[i], int(counts[i])) for i in ranked)
+        reason_counts = tuple((REASONS[i], int(counts[i])) for i in by_count)
         free_memory = np.where(s.healthy, s.free_memory, 0)
         free_core = np.where(s.healthy, s.free_core, 0)
         node_free = np.bincount(s.node_of, weights=free_memory, minlength=n_nodes).astype(np.int64)

@@ -29,4 +29,7 @@ def test_run_child_measures_that_child_alone() -> None:
         ["python3", "-c", "b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096])"]
     )
     assert small.stdout == "hi\n"
-    assert big.peak_rss_kib > small.peak_rss_kib + 150 * 1024
+    # A forked child's peak may start from the (large) pytest parent's, so compare with the
+    # 200 MiB the big child touches rather than with the small one.
+    assert big.peak_rss_kib >= 200 * 1024
+    assert small.peak_rss_kib < big.peak_rss_kib
