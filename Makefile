@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 system-deps:
 	bash scripts/install-system-deps.sh
 
-demo: $(STAMP)
-	$(BIN)/xgpu-advisor diagnose --scenario advisor/examples/demo.yaml --format markdown
+demo: $(STAMP) system-deps
+	$(BIN)/python -m advisor.demo --output-dir out/demo-report
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

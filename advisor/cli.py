@@ -6,12 +6,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from advisor.commands import InputError, diagnose, replay, snapshot, whatif
+from advisor.commands import InputError, diagnose, plan, replay, report, snapshot, whatif
 from advisor.replay import TraceError
 from advisor.scenario import ScenarioError
 
 EXIT_OK, EXIT_INPUT = 0, 2
-COMMANDS = (diagnose, replay, whatif, snapshot)
+COMMANDS = (diagnose, plan, report, snapshot, whatif, replay)
 
 
 def _parser() -> argparse.ArgumentParser:

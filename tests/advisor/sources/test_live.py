@@ -104,7 +104,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         kubeconfig = kube.api.write_kubeconfig(home / "kubeconfig")
         vgpus = sum(len(p.placement.cards) for p in DEMO_CLUSTER.running if p.placement)
         prometheus.wait_for("count(xgpu_memory_total)", lambda r: _count(r) == vgpus)
-        prometheus.wait_for("count(xgpu_card_memory_total_bytes)", lambda r: _count(r) == 9)
+        cards = sum(len(n.cards) for n in DEMO_CLUSTER.nodes)
+        prometheus.wait_for("count(xgpu_card_memory_total_bytes)", lambda r: _count(r) == cards)
         yield Live(exporters, prometheus, kube, kubeconfig, home)
     finally:
         for part in reversed(started):
@@ -149,7 +150,9 @@ def test_snapshot_reproduces_the_demo(
     assert code == 0, err
     assert err.count("\n") == 1, err  # no warnings, no stale series: only the summary
     assert err.startswith(f"xgpu-advisor: wrote {out} from ")
-    assert "3 nodes, 9 cards, 8 running and 7 Pending pods" in err
+    cards = sum(len(n.cards) for n in DEMO_CLUSTER.nodes)
+    running, pending = len(DEMO_CLUSTER.running), len(DEMO_CLUSTER.pending)
+    assert f"3 nodes, {cards} cards, {running} running and {pending} Pending pods" in err
     snapshot = load_scenario(out)
     same_cluster(snapshot, DEMO_CLUSTER)
     assert diagnosis(snapshot) == diagnosis(DEMO_CLUSTER)
@@ -167,7 +170,7 @@ def test_snapshot_without_kubernetes_holds_running_pods_only(
     assert "xgpu-advisor: warning: no Kubernetes source: Pending pods are unknown" in err
     snapshot = load_scenario(out)
     assert snapshot.pending == ()
-    assert len(snapshot.running) == 8
+    assert len(snapshot.running) == len(DEMO_CLUSTER.running)
     assert {p.owner for p in snapshot.running} == {None}  # only Kubernetes knows owners
 
 
@@ -186,7 +189,7 @@ def test_malformed_pending_pod_is_kept_as_invalid(
     # the running pods Kubernetes does not know are named, not dropped
     assert "unknown to Kubernetes (deleted?): infer/embed-0" in err
     snapshot = load_scenario(out)
-    assert len(snapshot.running) == 8
+    assert len(snapshot.running) == len(DEMO_CLUSTER.running)
     (pending,) = snapshot.pending
     assert pending.name == "web/broken"
     assert pending.invalid is not None

@@ -1,0 +1,197 @@
+"""`xgpu-advisor report`: the cron job. Gather, diagnose, plan, advise; write JSON, Markdown
+and HTML to a directory, the advisor's own series to a textfile and/or a Pushgateway.
+
+Exit codes: 0 done, 2 source or input error, 1 when `--fail-on` findings reach the threshold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from advisor.commands import InputError
+from advisor.commands.snapshot import print_notes
+from advisor.core.diagnose import CAUSES
+from advisor.core.model import Cluster
+from advisor.metrics import push, write_textfile
+from advisor.report import Report, ReportInputs, ReportOptions, build_report
+from advisor.scenario import load_scenario, write_atomic
+from advisor.sources import gather
+from advisor.sources.history import usage_history
+from advisor.sources.options import add_source_arguments, source_config
+
+EXIT_FINDINGS = 1
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h|d|w)$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+REPORT_FILES = ("report.json", "report.md", "report.html")
+
+
+def duration(text: str) -> float:
+    """Prometheus-style durations: 90s, 15m, 24h, 7d, 1w; 0 turns a feature off."""
+    if text == "0":
+        return 0.0
+    match = _DURATION.match(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected a duration like 15m, 24h or 7d, got {text!r}")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def causes(text: str) -> frozenset[str]:
+    chosen = frozenset(c.strip() for c in text.split(",") if c.strip())
+    unknown = sorted(chosen - set(CAUSES))
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"unknown cause {', '.join(unknown) or '(none)'}; known: {', '.join(CAUSES)}"
+        )
+    return chosen
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "report", help="gather, diagnose, plan and advise; write reports and metrics (cron)"
+    )
+    parser.add_argument("--scenario", type=Path, help="read the cluster from a scenario file")
+    add_source_arguments(parser, required=False)
+    parser.add_argument(
+        "--pods-from",
+        type=Path,
+        metavar="FILE",
+        help="Pending pods, and owners and priorities of running ones, from this scenario "
+        "file instead of the Kubernetes API (hosts without Kubernetes, demos)",
+    )
+    parser.add_argument("--output-dir", required=True, type=Path, help="where the reports go")
+    parser.add_argument("--textfile", type=Path, help="write the advisor's series here")
+    parser.add_argument("--pushgateway", metavar="URL", help="push the advisor's series here")
+    parser.add_argument(
+        "--history",
+        type=duration,
+        default=duration("24h"),
+        metavar="WINDOW",
+        help="usage history for right-sizing and the usage chart (Prometheus only; 0: off)",
+    )
+    parser.add_argument("--history-step", type=duration, default=duration("5m"), metavar="STEP")
+    parser.add_argument(
+        "--time-budget", type=float, default=60.0, metavar="SECONDS", help="for plan search"
+    )
+    parser.add_argument(
+        "--fail-on",
+        type=causes,
+        metavar="CAUSE[,CAUSE]",
+        help="exit 1 when Pending pods with these causes reach --fail-threshold (alerting)",
+    )
+    parser.add_argument("--fail-threshold", type=int, default=1, metavar="N")
+    parser.set_defaults(func=run)
+
+
+def _with_pods_from(cluster: Cluster, path: Path) -> Cluster:
+    """Pending pods, and what metrics cannot know of running ones (owner, priority,
+    annotations), from a scenario file: the stand-in for the Kubernetes API."""
+    described = {p.name: p for p in load_scenario(path).pods}
+    running = tuple(
+        dataclasses.replace(p, owner=d.owner, priority=d.priority, annotations=d.annotations)
+        if (d := described.get(p.name)) is not None
+        else p
+        for p in cluster.pods
+    )
+    known = {p.name for p in cluster.pods}
+    pending = tuple(p for p in described.values() if p.placement is None and p.name not in known)
+    return dataclasses.replace(cluster, pods=running + pending)
+
+
+def _inputs(args: argparse.Namespace) -> ReportInputs:
+    live = args.prometheus is not None or args.exporters is not None
+    if (args.scenario is not None) == live:
+        raise InputError("give exactly one source: --scenario, --prometheus or --exporters")
+    now = time.time()
+    if args.scenario is not None:
+        cluster = load_scenario(args.scenario)
+        inputs = ReportInputs(cluster, f"scenario {args.scenario}", now)
+    else:
+        gathered = asyncio.run(gather(source_config(args)))
+        if args.pods_from is not None:  # the file stands in for Kubernetes
+            kept = tuple(w for w in gathered.warnings if not w.startswith("no Kubernetes source"))
+            gathered = dataclasses.replace(gathered, warnings=kept)
+        print_notes(gathered)
+        history = None
+        if args.prometheus is not None and args.history > 0:
+            owners = {p.name: p.owner for p in gathered.cluster.pods if p.owner}
+            history = asyncio.run(
+                usage_history(args.prometheus, args.history, args.history_step, owners=owners)
+            )
+        stale = tuple(
+            {
+                "subject": s.subject,
+                "metric": s.metric,
+                "age_seconds": round(s.age_s, 1),
+                "ended": s.ended,
+            }
+            for s in gathered.stale
+        )
+        inputs = ReportInputs(
+            gathered.cluster, gathered.source, now, gathered.warnings, stale, _usable(history)
+        )
+    if args.pods_from is not None:
+        cluster = _with_pods_from(inputs.cluster, args.pods_from)
+        source = f"{inputs.source} + pods from {args.pods_from}"
+        inputs = dataclasses.replace(inputs, cluster=cluster, source=source)
+    return inputs
+
+
+def _usable(history: pd.DataFrame | None) -> pd.DataFrame | None:
+    return history if history is not None and len(history) else None
+
+
+def _render(report: Report) -> dict[str, str]:
+    from advisor.render.report_html import render_report_html
+    from advisor.render.report_markdown import render_report_markdown
+
+    return {
+        "report.json": json.dumps(report.data, indent=2) + "\n",
+        "report.md": render_report_markdown(report.data),
+        "report.html": render_report_html(report.data),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.fail_threshold < 1:
+        raise InputError("--fail-threshold must be at least 1")
+    inputs = _inputs(args)
+    options = ReportOptions(time_budget_s=args.time_budget)
+    report = build_report(inputs, options, time.monotonic)
+    texts = _render(report)  # everything rendered before anything is written
+    try:
+        args.output_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            write_atomic(args.output_dir / name, text)
+        if args.textfile is not None:
+            write_textfile(args.textfile, report.figures)
+    except OSError as err:
+        raise InputError(f"cannot write reports: {err}") from None
+    if args.pushgateway is not None:
+        try:
+            push(args.pushgateway, report.figures)
+        except OSError as err:
+            raise InputError(f"{args.pushgateway}: cannot push: {err}") from None
+    summary = report.data["diagnosis"]["summary"]
+    plan = report.data["plan"]["summary"]
+    print(
+        f"xgpu-advisor: {summary['pending']} Pending GPU pods ("
+        + ", ".join(f"{summary[c]} {c}" for c in CAUSES if summary[c])
+        + f"); {plan['plans']} plans rescue {plan['rescued_pods']} pods; "
+        f"reports in {args.output_dir}/",
+        file=sys.stderr,
+    )
+    if args.fail_on is not None:
+        found = sum(summary[c] for c in args.fail_on)
+        if found >= args.fail_threshold:
+            return EXIT_FINDINGS
+    return 0

@@ -1,0 +1,265 @@
+"""The planner's working state and the §8 simulation of one plan (DESIGN.md §8).
+
+A `Board` holds the cluster as the scheduler core sees it (a `CardState`) plus who sits
+where, so a plan can be judged by simulation: evict its pods, queue them behind the
+Pending pods of equal priority, place the whole queue in order under the policy.
+
+Two simulations give the same answer. `simulate(..., quick=False)` is the literal one:
+every queued pod goes through `CardState.place`. The quick one relies on a fact of the
+board: every Pending pod on it fails (the planner only keeps such boards), and evictions
+only add room on the nodes they touch, so a Pending pod can land only on a touched node,
+and a shape that fails once fails for the rest of the queue (placements only take room).
+It checks those few cards before calling `place`. Plans are committed only after the
+literal simulation agrees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from advisor.core.model import Cluster, Mode, Placement, Pod, Policy, queue_order, request_problem
+from advisor.core.state import BoolArray, CardState, IntArray, Shape
+
+DISRUPT_ANNOTATION = "xgpu.io/do-not-disrupt"
+PROTECTED_NAMESPACES = frozenset({"kube-system"})
+FODDER = 4  # smallest evictable pods remembered per card, for chains
+NO_POD = -1
+BIG = np.iinfo(np.int64).max // 4
+
+
+def may_evict(pod: Pod) -> bool:
+    """Never kube-system pods, never pods that ask not to be disrupted (Karpenter's rule)."""
+    if pod.namespace in PROTECTED_NAMESPACES:
+        return False
+    return pod.annotations.get(DISRUPT_ANNOTATION, "").strip().lower() != "true"
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one simulated plan did: where each pod landed, which evicted pods did not."""
+
+    state: CardState
+    landed: dict[int, list[int]]  # pod id -> card positions
+    rescued: list[int]  # Pending pods that landed, queue order
+    stranded: list[int]  # evicted pods that found no room, queue order
+    touched: set[int] = field(default_factory=set)  # node indices whose cards were freed
+
+
+class Board:
+    """Mutable; private to one planning run. Pod ids index `pods`."""
+
+    def __init__(self, cluster: Cluster, bound: dict[str, Placement]) -> None:
+        self.policy: Policy = cluster.policy
+        self.pods: list[Pod] = list(cluster.pods)
+        self.ids = {pod.name: i for i, pod in enumerate(self.pods)}
+        self.state = CardState(cluster)
+        n_cards = len(self.state.capacity)
+        self.shape: list[Shape | None] = [
+            None if p.invalid or request_problem(p.request) else Shape.of(p.request)
+            for p in self.pods
+        ]
+        self.priority = [p.priority for p in self.pods]
+        self.evictable = [may_evict(p) for p in self.pods]
+        self.where: list[list[int] | None] = [None] * len(self.pods)
+        self.on_card: list[list[int]] = [[] for _ in range(n_cards)]
+        for i, pod in enumerate(self.pods):
+            placement = pod.placement or bound.get(pod.name)
+            if placement is None:
+                continue
+            shape = self.shape[i]
+            assert shape is not None, f"running pod {pod.name} has an invalid request"
+            self._bind(i, self.state.positions(placement))
+            self.state.apply(self.where[i] or [], shape)
+        self.pending: list[int] = []  # Pending pods still waiting, queue order
+        self._shapes: dict[Shape, int] = {}
+        self._shapes_epoch = -1
+        self.fodder_size: IntArray = np.full((n_cards, FODDER), BIG, dtype=np.int64)
+        self.fodder_core: IntArray = np.zeros((n_cards, FODDER), dtype=np.int64)
+        self.fodder_pod: IntArray = np.full((n_cards, FODDER), NO_POD, dtype=np.int64)
+        self._refresh_fodder(range(n_cards))
+        self.epoch = 0  # bumped by every commit
+
+    def set_pending(self, names: Iterable[str]) -> None:
+        """The Pending pods the plans may rescue (they must all fail on this board)."""
+        wanted = {self.ids[name] for name in names}
+        queue = queue_order(tuple(self.pods[i] for i in sorted(wanted)))
+        self.pending = [self.ids[p.name] for p in queue]
+        self._shapes_epoch = -1
+
+    # -- facts ---------------------------------------------------------------------
+
+    def shape_of(self, pod: int) -> Shape:
+        shape = self.shape[pod]
+        assert shape is not None
+        return shape
+
+    def node_of_card(self, position: int) -> int:
+        return int(self.state.node_of[position])
+
+    def placement(self, positions: Sequence[int]) -> Placement:
+        return self.state.placement_of(list(positions))
+
+    def movable_limit(self) -> int:
+        """Single-card pods at or above this memory cannot move while Pending single-card
+        pods of that size wait (see `movable`); used where a bound is enough."""
+        sizes = [s.card_memory_mib for s in self._pending_shapes() if s.gpus == 1]
+        return min(sizes) if sizes else int(BIG)
+
+    def movable(self, pod: int) -> bool:
+        """Whether evicting `pod` can pay. Not while a Pending pod waits whose shape it
+        dominates (same mode, no more cards, memory or core) and whose priority is not
+        lower: that pod is queued first and fits wherever this one would, so this one
+        could land only if every such Pending pod landed before it."""
+        if not self.evictable[pod]:
+            return False
+        s, priority = self.shape_of(pod), self.priority[pod]
+        return not any(
+            p.mode == s.mode
+            and p.gpus <= s.gpus
+            and p.card_memory_mib <= s.card_memory_mib
+            and p.card_core <= s.card_core
+            and top >= priority
+            for p, top in self._pending_shapes().items()
+        )
+
+    def _pending_shapes(self) -> dict[Shape, int]:
+        """The shapes of the Pending pods, with the highest priority of each."""
+        if self._shapes_epoch != self.epoch:
+            shapes: dict[Shape, int] = {}
+            for p in self.pending:
+                shape = self.shape_of(p)
+                shapes[shape] = max(shapes.get(shape, self.priority[p]), self.priority[p])
+            self._shapes = shapes
+            self._shapes_epoch = self.epoch
+        return self._shapes
+
+    # -- simulation (DESIGN.md §8) -------------------------------------------------------
+
+    def queue(self, evict: Sequence[int]) -> list[tuple[int, bool]]:
+        """(pod, evicted?) in scheduling order: priority desc; evicted pods after the Pending
+        pods of equal priority, in the order given."""
+        order = sorted(range(len(evict)), key=lambda j: (-self.priority[evict[j]], j))
+        merged: list[tuple[int, bool]] = []
+        i = 0
+        for j in order:
+            pod = evict[j]
+            while i < len(self.pending) and self.priority[self.pending[i]] >= self.priority[pod]:
+                merged.append((self.pending[i], False))
+                i += 1
+            merged.append((pod, True))
+        merged.extend((p, False) for p in self.pending[i:])
+        return merged
+
+    def simulate(self, evict: Sequence[int], *, quick: bool) -> Outcome:
+        st = self.state.copy()
+        touched: set[int] = set()
+        for pod in evict:
+            positions = self.where[pod]
+            assert positions is not None, f"{self.pods[pod].name} is not running"
+            st.release(positions, self.shape_of(pod))
+            touched.update(self.node_of_card(k) for k in positions)
+        local = _LocalCards(st, touched) if quick else None
+        dead: set[Shape] = set()
+        landed: dict[int, list[int]] = {}
+        rescued: list[int] = []
+        stranded: list[int] = []
+        node_policy, card_policy = self.policy.node, self.policy.card
+        for pod, evicted in self.queue(evict):
+            shape = self.shape_of(pod)
+            if not evicted and local is not None:
+                if shape in dead:
+                    continue
+                if not local.could_fit(shape):
+                    dead.add(shape)
+                    continue
+            positions = st.place(shape, node_policy, card_policy)
+            if positions is None:
+                if evicted:
+                    stranded.append(pod)
+                elif local is not None:
+                    dead.add(shape)
+                continue
+            st.apply(positions, shape)
+            landed[pod] = positions
+            if not evicted:
+                rescued.append(pod)
+        return Outcome(st, landed, rescued, stranded, touched)
+
+    # -- commit ----------------------------------------------------------------------
+
+    def commit(self, evict: Sequence[int], outcome: Outcome) -> set[int]:
+        """Make the simulated plan the new board; returns the card positions it changed."""
+        changed: set[int] = set()
+        for pod in evict:
+            changed.update(self._unbind(pod))
+        for pod, positions in outcome.landed.items():
+            self._bind(pod, positions)
+            changed.update(positions)
+        rescued = set(outcome.rescued)
+        self.pending = [p for p in self.pending if p not in rescued]
+        self.state = outcome.state
+        self._refresh_fodder(sorted(changed))
+        self.epoch += 1
+        return changed
+
+    def _bind(self, pod: int, positions: list[int]) -> None:
+        self.where[pod] = positions
+        for k in positions:
+            self.on_card[k].append(pod)
+
+    def _unbind(self, pod: int) -> list[int]:
+        positions = self.where[pod] or []
+        for k in positions:
+            self.on_card[k].remove(pod)
+        self.where[pod] = None
+        return positions
+
+    def _refresh_fodder(self, positions: Iterable[int]) -> None:
+        """Per card, the smallest evictable single-card pods: what a chain may move away."""
+        for k in positions:
+            small = sorted(
+                (self.shape_of(p).card_memory_mib, p)
+                for p in self.on_card[k]
+                if self.evictable[p] and self.shape_of(p).gpus == 1
+            )[:FODDER]
+            self.fodder_size[k] = BIG
+            self.fodder_core[k] = 0
+            self.fodder_pod[k] = NO_POD
+            for j, (size, pod) in enumerate(small):
+                self.fodder_size[k, j] = size
+                self.fodder_core[k, j] = self.shape_of(pod).card_core
+                self.fodder_pod[k, j] = pod
+
+
+class _LocalCards:
+    """The cards of the touched nodes: the only place a Pending pod can land (see above)."""
+
+    def __init__(self, st: CardState, nodes: set[int]) -> None:
+        self.st = st
+        ordered = sorted(nodes)
+        positions = [k for n in ordered for k in st.node_positions(n)]
+        self.positions: IntArray = np.array(positions, dtype=np.int64)
+        local = {n: i for i, n in enumerate(ordered)}
+        self.local_node: IntArray = np.array(
+            [local[int(st.node_of[k])] for k in positions], dtype=np.int64
+        )
+        self.n_nodes = len(ordered)
+
+    def could_fit(self, shape: Shape) -> bool:
+        if self.n_nodes == 0:
+            return False
+        st, pos = self.st, self.positions
+        mode = st.mode[pos]
+        ok: BoolArray = (
+            st.healthy[pos]
+            & (st.free_memory[pos] >= shape.card_memory_mib)
+            & (st.vgpus[pos] < st.limit)
+            & ((mode == int(Mode.UNUSED)) | (mode == shape.mode))
+        )
+        if shape.mode == int(Mode.MEMORY_CORE):
+            ok &= st.free_core[pos] >= shape.card_core
+        counts = np.bincount(self.local_node[ok], minlength=self.n_nodes)
+        return bool((counts >= shape.gpus).any())

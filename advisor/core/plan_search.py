@@ -1,0 +1,372 @@
+"""Candidate plans: which cards to free for which Pending shape, whom to evict, and chains.
+
+A target is a set of cards on one node and the Pending shape the room is for (one card
+for a single-card pod, N cards for an N-card pod). Its victims are the fewest movable pods
+on those cards that make each card eligible for the shape. The §8 simulation then says
+what really happens; evicted pods that find no room get a chain: a card elsewhere where
+evicting one or two smaller pods makes room for them, tried again, a few levels deep
+(the KAI-scheduler's consolidation, with the simulation as the judge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from advisor.core.model import Mode
+from advisor.core.plan_board import FODDER, NO_POD, Board, Outcome
+from advisor.core.state import BoolArray, IntArray, Shape
+
+MAX_OPTIONAL = 10  # pods per card considered as victims (the largest movable ones)
+PAIRS = tuple(combinations(range(FODDER), 2))
+MAX_CHAIN_OPTIONS = 256  # per board and shape; a simulation rules out only a few of them
+
+TargetKey = tuple[int, tuple[int, ...], int, int, int, int]
+PlanKey = tuple[float, int, int, int, TargetKey]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_plan_evictions_per_gpu: float
+    max_chain_depth: int
+    max_victims_per_card: int
+    max_evictions_per_plan: int
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    node: int
+    cards: tuple[int, ...]  # card positions to free
+    level: Shape  # the Pending shape the room is for
+
+    @property
+    def key(self) -> TargetKey:
+        lv = self.level
+        return (self.node, self.cards, lv.gpus, lv.card_memory_mib, lv.card_core, lv.mode)
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    target: Target
+    evict: tuple[int, ...]  # queue order of the evicted pods
+    landed: dict[int, list[int]]  # what the quick simulation gave (pod -> card positions)
+    rescued: tuple[int, ...]
+    key: PlanKey
+
+
+class Search:
+    """Targets and their evaluation on one board; `reference_mib` is one GPU's memory."""
+
+    def __init__(self, board: Board, limits: Limits, reference_mib: int) -> None:
+        self.board = board
+        self.limits = limits
+        self.reference_mib = reference_mib
+        self.evaluations = 0
+        self._options: dict[
+            tuple[int, Shape, int], list[tuple[int, int, int, tuple[int, ...]]]
+        ] = {}
+
+    def gpus(self, pod: int) -> float:
+        return self.board.pods[pod].request.memory_mib / self.reference_mib
+
+    # -- victims ---------------------------------------------------------------------
+
+    def card_victims(self, k: int, level: Shape) -> tuple[int, ...] | None:
+        """Fewest movable pods to evict from card `k` so that it is eligible for `level`
+        (then lowest priority, then least memory); None when no such set is small enough."""
+        b, st = self.board, self.board.state
+        if not st.healthy[k]:
+            return None
+        forced: list[int] = []
+        optional: list[int] = []
+        for pod in b.on_card[k]:
+            shape = b.shape_of(pod)
+            movable = b.movable(pod)
+            if shape.mode != level.mode:  # a card hosts one mode: all of the other must go
+                if not movable:
+                    return None
+                forced.append(pod)
+            elif movable:
+                optional.append(pod)
+        forced_mem = sum(b.shape_of(p).card_memory_mib for p in forced)
+        forced_core = sum(b.shape_of(p).card_core for p in forced)
+        need_mem = level.card_memory_mib - int(st.free_memory[k]) - forced_mem
+        need_core = (
+            level.card_core - int(st.free_core[k]) - forced_core
+            if level.mode == int(Mode.MEMORY_CORE)
+            else 0
+        )
+        need_slots = int(st.vgpus[k]) - len(forced) - (st.limit - 1)
+        if need_mem <= 0 and need_core <= 0 and need_slots <= 0:
+            return tuple(forced)
+        optional.sort(key=lambda p: (-b.shape_of(p).card_memory_mib, p))
+        optional = optional[:MAX_OPTIONAL]
+        if sum(b.shape_of(p).card_memory_mib for p in optional) < need_mem:
+            return None
+        for count in range(max(1, need_slots), self.limits.max_victims_per_card + 1):
+            best: tuple[tuple[int, int, tuple[int, ...]], tuple[int, ...]] | None = None
+            for combo in combinations(optional, count):
+                mem = sum(b.shape_of(p).card_memory_mib for p in combo)
+                core = sum(b.shape_of(p).card_core for p in combo)
+                if mem < need_mem or core < need_core:
+                    continue
+                rank = (max(b.priority[p] for p in combo), mem, combo)
+                if best is None or rank < best[0]:
+                    best = (rank, combo)
+            if best is not None:
+                return tuple(forced) + best[1]
+        return None
+
+    def victims(self, target: Target) -> tuple[int, ...] | None:
+        chosen: list[int] = []
+        for k in target.cards:
+            found = self.card_victims(k, target.level)
+            if found is None:
+                return None
+            chosen.extend(p for p in found if p not in chosen)
+        return tuple(chosen)
+
+    # -- targets ---------------------------------------------------------------------
+
+    def card_targets(self, positions: Iterable[int], levels: Sequence[Shape]) -> Iterator[Target]:
+        """Single-card targets: per card, each distinct victim set with the largest shape
+        it makes room for."""
+        b = self.board
+        singles = sorted((lv for lv in levels if lv.gpus == 1), key=_level_order)
+        if not singles:
+            return
+        smallest = singles[0].card_memory_mib
+        for k in positions:
+            free = int(b.state.free_memory[k])
+            room = free + sum(b.shape_of(p).card_memory_mib for p in b.on_card[k] if b.movable(p))
+            if room < smallest or not b.state.healthy[k]:
+                continue
+            best: dict[tuple[int, ...], Shape] = {}
+            for level in singles:
+                found = self.card_victims(k, level)
+                if found:
+                    best[found] = level
+            node = b.node_of_card(k)
+            for level in dict.fromkeys(best.values()):
+                yield Target(node, (k,), level)
+
+    def node_targets(self, nodes: Iterable[int], levels: Sequence[Shape]) -> Iterator[Target]:
+        """Multi-card targets: per node, the N cards cheapest to free for an N-card shape."""
+        b, st = self.board, self.board.state
+        multis = sorted((lv for lv in levels if lv.gpus > 1), key=_level_order)
+        for n in nodes:
+            for level in multis:
+                if st.healthy_count[n] < level.gpus:
+                    continue
+                costs = []
+                for k in st.node_positions(n):
+                    found = self.card_victims(k, level)
+                    if found is not None:
+                        mem = sum(b.shape_of(p).card_memory_mib for p in found)
+                        costs.append((len(found), mem, k))
+                if len(costs) < level.gpus:
+                    continue
+                chosen = sorted(costs)[: level.gpus]
+                if all(count == 0 for count, _, _ in chosen):
+                    continue
+                yield Target(n, tuple(sorted(k for _, _, k in chosen)), level)
+
+    def estimate(self, target: Target) -> PlanKey | None:
+        """A hopeful key before any simulation: the victims alone, rescuing one pod of the
+        target's shape."""
+        victims = self.victims(target)
+        if not victims:
+            return None
+        value = target.level.gpus * target.level.card_memory_mib / self.reference_mib
+        count = len(victims)
+        if count > self.limits.max_plan_evictions_per_gpu * value + 1e-9:
+            return None
+        return (count / value, count, 0, 0, target.key)
+
+    # -- evaluation ------------------------------------------------------------------
+
+    def evaluate(self, target: Target) -> Proposal | None:
+        """Simulate the target's evictions, adding chains for evicted pods with no room;
+        a proposal only when every evicted pod lands and someone is rescued."""
+        self.evaluations += 1
+        b, lim = self.board, self.limits
+        found = self.victims(target)
+        if not found:
+            return None
+        evict = self._ordered(found)
+        best_value = target.level.gpus * target.level.card_memory_mib / self.reference_mib
+        for depth in range(lim.max_chain_depth + 1):
+            outcome = b.simulate(evict, quick=True)
+            homeless = outcome.stranded
+            if not outcome.rescued:
+                # An evicted pod of higher priority is queued first and may take its own
+                # room back: give it a home elsewhere, as if it had found none.
+                taken = set(target.cards)
+                homeless = [p for p in evict if taken.intersection(outcome.landed.get(p, ()))]
+                if not homeless:
+                    return None
+            gpus = sum(self.gpus(p) for p in outcome.rescued) or best_value
+            allowed = min(lim.max_evictions_per_plan, lim.max_plan_evictions_per_gpu * gpus + 1e-9)
+            if not homeless:
+                if len(evict) > allowed:
+                    return None
+                key = self._key(target, evict, gpus)
+                return Proposal(target, evict, outcome.landed, tuple(outcome.rescued), key)
+            if depth == lim.max_chain_depth:
+                return None
+            extra = self._chains(outcome, homeless, evict, target)
+            if extra is None or len(evict) + len(extra) > allowed:
+                return None
+            evict = self._ordered([*evict, *extra])
+        return None
+
+    def _ordered(self, pods: Iterable[int]) -> tuple[int, ...]:
+        """Re-queue order: priority, then larger first (as first-fit-decreasing), then id."""
+        b = self.board
+        return tuple(
+            sorted(
+                set(pods),
+                key=lambda p: (
+                    -b.priority[p],
+                    -b.shape_of(p).gpus,
+                    -b.shape_of(p).card_memory_mib,
+                    p,
+                ),
+            )
+        )
+
+    def _key(self, target: Target, evict: Sequence[int], gpus: float) -> PlanKey:
+        b = self.board
+        worst = max(b.priority[p] for p in evict)
+        moved = sum(b.pods[p].request.memory_mib for p in evict)
+        return (round(len(evict) / gpus, 9), len(evict), worst, moved, target.key)
+
+    def _chains(
+        self, outcome: Outcome, homeless: Sequence[int], evict: Sequence[int], target: Target
+    ) -> list[int] | None:
+        """For each homeless evicted pod, one card elsewhere where evicting one or two
+        smaller pods makes room for it."""
+        b, st = self.board, outcome.state
+        excluded = np.zeros(len(st.capacity), dtype=np.bool_)
+        excluded[list(target.cards)] = True
+        for pod in evict:
+            excluded[b.where[pod] or []] = True
+        limit = b.movable_limit()
+        extra: list[int] = []
+        for pod in sorted(homeless, key=lambda p: (-b.shape_of(p).card_memory_mib, p)):
+            shape = b.shape_of(pod)
+            if shape.gpus != 1:
+                return None
+            pick = self._chain_card(outcome, shape, excluded, limit)
+            if pick is None:
+                return None
+            card, pods = pick
+            excluded[card] = True
+            extra.extend(pods)
+        return extra
+
+    def _chain_card(
+        self, outcome: Outcome, shape: Shape, excluded: BoolArray, limit: int
+    ) -> tuple[int, list[int]] | None:
+        """The best chain option of the board that still holds in the simulated state."""
+        st = outcome.state
+        options = self._chain_options(shape, limit)
+        for card, moved, core, pods in options:
+            count = len(pods)
+            if (
+                excluded[card]
+                or st.free_memory[card] + moved < shape.card_memory_mib
+                or st.vgpus[card] - count + 1 > st.limit
+                or int(st.mode[card]) not in (int(Mode.UNUSED), shape.mode)
+            ):
+                continue
+            if shape.mode == int(Mode.MEMORY_CORE) and st.free_core[card] + core < shape.card_core:
+                continue
+            return card, list(pods)
+        return None
+
+    def _chain_options(
+        self, shape: Shape, limit: int
+    ) -> list[tuple[int, int, int, tuple[int, ...]]]:
+        """Cards where evicting one or two smaller movable pods makes room for `shape`, best
+        first: fewer evictions, a room no Pending pod takes first (safe), less memory moved,
+        the tightest fit. Computed once per board and shape; checked per simulation."""
+        b = self.board
+        cache_key = (b.epoch, shape, limit)
+        cached = self._options.get(cache_key)
+        if cached is not None:
+            return cached
+        if len(self._options) > 64:
+            self._options.clear()
+        st, sizes, cores, pods = b.state, b.fodder_size, b.fodder_core, b.fodder_pod
+        size = shape.card_memory_mib
+        deficit = size - st.free_memory
+        core_short = (
+            shape.card_core - st.free_core
+            if shape.mode == int(Mode.MEMORY_CORE)
+            else np.full_like(deficit, -1)
+        )
+        usable = (pods != NO_POD) & (sizes < size) & (sizes < limit)
+        base = (
+            st.healthy & (deficit > 0) & ((st.mode == int(Mode.UNUSED)) | (st.mode == shape.mode))
+        )
+        rows: list[IntArray] = []
+        moved: list[IntArray] = []
+        core_moved: list[IntArray] = []
+        picks: list[tuple[IntArray, IntArray | None]] = []
+        counts: list[IntArray] = []
+        # one eviction: per card the smallest pod that is enough (columns sorted ascending)
+        ok1 = usable & base[:, None] & (sizes >= deficit[:, None]) & (cores >= core_short[:, None])
+        hit = np.flatnonzero(ok1.any(axis=1))
+        if hit.size:
+            column = np.argmax(ok1[hit], axis=1)
+            rows.append(hit)
+            moved.append(sizes[hit, column])
+            core_moved.append(cores[hit, column])
+            picks.append((pods[hit, column], None))
+            counts.append(np.ones(hit.size, dtype=np.int64))
+        single = np.zeros(len(deficit), dtype=np.bool_)
+        single[hit] = True
+        for i, j in PAIRS:
+            total = sizes[:, i] + sizes[:, j]
+            core = cores[:, i] + cores[:, j]
+            ok = usable[:, i] & usable[:, j] & base & ~single & (total >= deficit)
+            ok &= core >= core_short
+            hit = np.flatnonzero(ok)
+            if hit.size:
+                rows.append(hit)
+                moved.append(total[hit])
+                core_moved.append(core[hit])
+                picks.append((pods[hit, i], pods[hit, j]))
+                counts.append(np.full(hit.size, 2, dtype=np.int64))
+        options: list[tuple[int, int, int, tuple[int, ...]]] = []
+        if rows:
+            card = np.concatenate(rows)
+            mem = np.concatenate(moved)
+            count = np.concatenate(counts)
+            room = st.free_memory[card] + mem
+            unsafe = room >= limit
+            order = np.lexsort((card, room - size, mem, unsafe, count))
+            first = np.concatenate([a for a, _ in picks])
+            second = np.concatenate(
+                [b_ if b_ is not None else np.full(a.size, NO_POD) for a, b_ in picks]
+            )
+            core_all = np.concatenate(core_moved)
+            for o in order[:MAX_CHAIN_OPTIONS].tolist():
+                chosen = (
+                    (int(first[o]),) if second[o] == NO_POD else (int(first[o]), int(second[o]))
+                )
+                options.append((int(card[o]), int(mem[o]), int(core_all[o]), chosen))
+        self._options[cache_key] = options
+        return options
+
+
+def _level_order(level: Shape) -> tuple[int, int, int, int]:
+    return (level.card_memory_mib, level.card_core, level.mode, level.gpus)
+
+
+def levels_of(board: Board, pods: Iterable[int]) -> list[Shape]:
+    return sorted({board.shape_of(p) for p in pods}, key=_level_order)

@@ -1,0 +1,231 @@
+"""The end-to-end demo (`make demo`): no GPU, no cluster.
+
+Starts a simulated exporter for every node of a bundled scenario, a real Prometheus scraping
+them when one is installed (the advisor scrapes the exporters directly otherwise), runs
+`xgpu-advisor report`, prints a short summary and where to open the HTML, and stops
+everything it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from advisor.scenario import load_scenario
+
+PACKAGE = Path(__file__).resolve().parent
+DEFAULT_SCENARIO = PACKAGE / "examples" / "demo.yaml"
+RULES = PACKAGE.parent / "deploy" / "rules" / "xgpu.rules.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    exporters: dict[str, str]  # node -> base URL
+    prometheus: str | None  # base URL, None when not installed
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _get(url: str, timeout: float = 2.0) -> bytes:
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        body: bytes = response.read()
+        return body
+
+
+def _wait(
+    what: str, ready: Callable[[], bool], proc: subprocess.Popen[bytes], timeout: float
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with code {proc.returncode}")
+        try:
+            if ready():
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} not ready after {timeout:.0f} s")
+
+
+@contextmanager
+def _process(command: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _exporter(stack: ExitStack, scenario: Path, node: str, work: Path) -> str:
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "exporter",
+        "--simulate",
+        str(scenario),
+        "--node",
+        node,
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--log-level",
+        "warning",
+    ]
+    proc = stack.enter_context(_process(command, work / f"exporter-{node}.log"))
+    url = f"http://127.0.0.1:{port}"
+    _wait(f"exporter for {node}", lambda: bool(_get(f"{url}/readyz")), proc, 30)
+    return url
+
+
+def _query(prometheus: str, promql: str) -> list[dict[str, Any]]:
+    url = f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+    result: list[dict[str, Any]] = json.loads(_get(url))["data"]["result"]
+    return result
+
+
+def _prometheus(stack: ExitStack, binary: str, exporters: dict[str, str], work: Path) -> str:
+    config = {
+        "global": {"scrape_interval": "2s", "evaluation_interval": "2s"},
+        "rule_files": [str(RULES)] if RULES.exists() else [],
+        "scrape_configs": [
+            {
+                "job_name": "xgpu-exporter",
+                # The exporter's namespace/pod/container name the workload (DESIGN.md §6).
+                "honor_labels": True,
+                "static_configs": [
+                    {"targets": [url.removeprefix("http://")], "labels": {"node": node}}
+                    for node, url in exporters.items()
+                ],
+            }
+        ],
+    }
+    path = work / "prometheus.yml"
+    path.write_text(yaml.safe_dump(config))
+    port = free_port()
+    command = [
+        binary,
+        f"--config.file={path}",
+        f"--storage.tsdb.path={work / 'tsdb'}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--log.level=warn",
+    ]
+    proc = stack.enter_context(_process(command, work / "prometheus.log"))
+    url = f"http://127.0.0.1:{port}"
+    want = len(exporters)
+    # Prometheus needs a few seconds to discover and scrape new targets.
+    _wait("Prometheus", lambda: len(_query(url, "xgpu_node_info")) >= want, proc, 60)
+    return url
+
+
+@contextmanager
+def services(scenario: Path, work: Path, use_prometheus: bool = True) -> Iterator[Services]:
+    nodes = [n.name for n in load_scenario(scenario).nodes]
+    with ExitStack() as stack:
+        exporters = {node: _exporter(stack, scenario, node, work) for node in nodes}
+        binary = shutil.which("prometheus") if use_prometheus else None
+        prometheus = _prometheus(stack, binary, exporters, work) if binary else None
+        yield Services(exporters, prometheus)
+
+
+def report_command(svc: Services, scenario: Path, out: Path) -> list[str]:
+    source = (
+        ["--prometheus", svc.prometheus, "--history", "10m", "--history-step", "2s"]
+        if svc.prometheus
+        else ["--exporters", ",".join(svc.exporters.values())]
+    )
+    return [
+        sys.executable,
+        "-m",
+        "advisor.cli",
+        "report",
+        *source,
+        "--pods-from",
+        str(scenario),
+        "--output-dir",
+        str(out),
+        "--textfile",
+        str(out / "xgpu_advisor.prom"),
+        "--time-budget",
+        "20",
+    ]
+
+
+def summary(out: Path) -> str:
+    data = json.loads((out / "report.json").read_text())
+    counts = data["diagnosis"]["summary"]
+    causes = ", ".join(f"{n} {c}" for c, n in counts.items() if c != "pending" and n)
+    plan = data["plan"]["summary"]
+    frag = data["fragmentation"]
+    lines = [
+        f"source: {data['source']}",
+        f"{counts['pending']} Pending GPU pods: {causes}",
+        f"plans: {plan['plans']} rescuing {plan['rescued_pods']} pods "
+        f"with {plan['evictions']} evictions",
+        f"fragmentation: {frag['ratio']:.0%} of {frag['free_mib']} MiB free; "
+        f"stranded {frag['stranded_mib']} MiB",
+        f"open the report: file://{(out / 'report.html').resolve()}",
+    ]
+    return "\n".join(lines)
+
+
+def run_demo(
+    scenario: Path,
+    out: Path,
+    use_prometheus: bool = True,
+    while_up: Callable[[Services], None] | None = None,
+) -> int:
+    """Start, report, stop; `while_up` runs (for tests) while the services are still up."""
+    with (
+        tempfile.TemporaryDirectory(prefix="xgpu-demo-") as tmp,
+        services(scenario, Path(tmp), use_prometheus) as svc,
+    ):
+        where = f"Prometheus {svc.prometheus}" if svc.prometheus else "the exporters directly"
+        print(f"xgpu-demo: {len(svc.exporters)} simulated exporters up; reading {where}")
+        if svc.prometheus:
+            time.sleep(4)  # a little history for the usage chart
+        proc = subprocess.run(report_command(svc, scenario, out), check=False)
+        if while_up is not None:
+            while_up(svc)
+    if proc.returncode != 0:
+        return proc.returncode
+    print(summary(out))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m advisor.demo", description=__doc__)
+    parser.add_argument("--scenario", type=Path, default=DEFAULT_SCENARIO)
+    parser.add_argument("--output-dir", type=Path, default=Path("out/demo-report"))
+    parser.add_argument("--no-prometheus", action="store_true", help="scrape exporters directly")
+    args = parser.parse_args(argv)
+    return run_demo(args.scenario, args.output_dir, use_prometheus=not args.no_prometheus)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""The plan report as §8 JSON, as a kubectl script, and as card views for the pictures."""
+
+from __future__ import annotations
+
+import shlex
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from advisor.core.model import Cluster, Mode, Placement, Pod
+from advisor.core.plan import Plan, PlanReport
+from advisor.output import placement_json
+
+PLAN_SCHEMA = "xgpu-advisor/plan/v1"
+
+
+def _gpus(value: float) -> float:
+    return round(value, 3)
+
+
+def _plan_json(plan: Plan, reference_mib: int, owners: Mapping[str, str | None]) -> dict[str, Any]:
+    return {
+        "rescues": list(plan.rescues),
+        "evict": list(plan.evict),
+        "placements": {name: placement_json(where) for name, where in plan.placements},
+        "evicted_from": {name: placement_json(where) for name, where in plan.evicted_from},
+        "evictions": len(plan.evict),
+        "rescued_gpus": _gpus(plan.rescued_gpus),
+        "rescued_mib": plan.rescued_mib,
+        "moved_mib": plan.moved_mib,
+        "moved_gpus": _gpus(plan.moved_mib / reference_mib),
+        # evicted pods with no known controller: nothing may recreate them
+        "unowned": [name for name in plan.evict if not owners.get(name)],
+    }
+
+
+def plan_json(report: PlanReport, cluster: Cluster | None = None) -> dict[str, Any]:
+    """The §8 JSON; `cluster` (the planned one) lets each plan name its unowned pods."""
+    ref = report.reference_card_mib
+    owners = {p.name: p.owner for p in cluster.pods} if cluster is not None else {}
+    ideal = report.ideal
+    unresolved = []
+    for u in report.unresolved:
+        entry: dict[str, Any] = {"pod": u.pod, "cause": u.cause}
+        if u.cluster_free_sufficient is not None:
+            entry["cluster_free_sufficient"] = u.cluster_free_sufficient
+        unresolved.append(entry)
+    gpus = report.rescued_gpus
+    return {
+        "schema": PLAN_SCHEMA,
+        "policy": {"node": report.policy.node, "card": report.policy.card},
+        "plans": [_plan_json(p, ref, owners) for p in report.plans],
+        "unresolved": unresolved,
+        "scale_up": [],
+        "scale_down": [],
+        "schedulable": {name: placement_json(where) for name, where in report.schedulable},
+        "ideal": {
+            "method": ideal.method,
+            "pending_pods": ideal.pending_pods,
+            "pending_gpus": _gpus(ideal.pending_mib / ref),
+            "pending_mib": ideal.pending_mib,
+            "repack_pods": ideal.repack_pods,
+            "repack_gpus": _gpus(ideal.repack_mib / ref),
+            "repack_mib": ideal.repack_mib,
+            "repack_share": round(ideal.repack_share, 4),
+            "repack_running_unplaced": ideal.repack_running_unplaced,
+            "upper_bound_gpus": _gpus(min(ideal.free_mib, ideal.pending_mib) / ref),
+            "upper_bound_mib": min(ideal.free_mib, ideal.pending_mib),
+            "upper_bound_share": round(ideal.upper_share, 4),
+        },
+        "summary": {
+            "pending": ideal.pending_pods,
+            "pending_gpus": _gpus(report.pending_gpus),
+            "pending_mib": ideal.pending_mib,
+            "plans": len(report.plans),
+            "rescued_pods": report.rescued_pods,
+            "rescued_gpus": _gpus(gpus),
+            "rescued_mib": report.rescued_mib,
+            "rescued_share": round(report.rescued_share, 4),
+            "evictions": report.evictions,
+            "evictions_per_gpu": round(report.evictions / gpus, 3) if gpus else None,
+            "unresolved": len(report.unresolved),
+            "reference_card_mib": ref,
+            "elapsed_seconds": round(report.elapsed_s, 3),
+            "time_budget_seconds": report.budget_s,
+            "budget_exhausted": report.budget_exhausted,
+            "evaluations": report.evaluations,
+        },
+    }
+
+
+def _as_pod_parts(name: str) -> tuple[str, str]:
+    namespace, _, pod = name.partition("/")
+    return (namespace, pod) if pod else ("default", namespace)
+
+
+def kubectl_script(data: Mapping[str, Any]) -> str:
+    """Shell commands that carry the plans out, in order; the advisor never runs them."""
+    plans = list(data.get("plans") or [])
+    summary = data.get("summary") or {}
+    lines = [
+        "#!/bin/sh",
+        f"# xgpu-advisor rebalancing: {len(plans)} plan(s), {summary.get('evictions', 0)} "
+        f"eviction(s), rescuing {summary.get('rescued_pods', 0)} Pending pod(s) "
+        f"({summary.get('rescued_gpus', 0)} GPUs).",
+        "# The advisor never evicts. Each pod deleted here is recreated by its workload",
+        "# controller (Deployment, StatefulSet, Job...) and placed by the scheduler, as the",
+        "# plan simulated; a pod with no controller is NOT recreated. Run one plan at a time,",
+        "# in order, and check that its rescued pods run before starting the next.",
+        "set -e",
+    ]
+    for number, plan in enumerate(plans, 1):
+        rescues = ", ".join(plan.get("rescues") or [])
+        lines += ["", f"# Plan {number}: rescues {rescues}"]
+        placements = plan.get("placements") or {}
+        unowned = set(plan.get("unowned") or [])
+        for name in plan.get("evict") or []:
+            namespace, pod = _as_pod_parts(str(name))
+            to = placements.get(name) or {}
+            cards = ",".join(str(c) for c in to.get("cards", []))
+            warning = "; no controller known: check one recreates it" if name in unowned else ""
+            lines.append(
+                f"kubectl delete pod -n {shlex.quote(namespace)} {shlex.quote(pod)}"
+                f"  # comes back on {to.get('node', '?')} card(s) {cards}{warning}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+# -- card views (the shape advisor.output.cluster_view gives, for a few nodes) ------------
+
+
+def _view(
+    cluster: Cluster, where: Mapping[str, Placement], nodes: Iterable[str], fresh: set[str]
+) -> dict[str, Any]:
+    wanted = set(nodes)
+    on_card: dict[tuple[str, int], list[Pod]] = defaultdict(list)
+    for pod in cluster.pods:
+        placement = where.get(pod.name)
+        if placement is None or placement.node not in wanted:
+            continue
+        for index in placement.cards:
+            on_card[(placement.node, index)].append(pod)
+    views = []
+    for node in cluster.nodes:
+        if node.name not in wanted:
+            continue
+        cards = []
+        for card in node.cards:
+            pods = on_card.get((node.name, card.index), [])
+            mode = Mode.UNUSED
+            if pods:
+                mode = (
+                    Mode.MEMORY_CORE if any(p.request.core_percent for p in pods) else Mode.MEMORY
+                )
+            cards.append(
+                {
+                    "index": card.index,
+                    "memory_mib": card.memory_mib,
+                    "model": card.model,
+                    "healthy": card.healthy,
+                    "mode": int(mode),
+                    "vgpus": len(pods),
+                    "core_allotted_percent": sum(p.request.card_core_percent for p in pods),
+                    "allotments": [
+                        {
+                            "pod": p.name,
+                            "memory_mib": p.request.card_memory_mib,
+                            "core_percent": p.request.card_core_percent,
+                            "pending": p.name in fresh,
+                        }
+                        for p in pods
+                    ],
+                }
+            )
+        views.append({"name": node.name, "cards": cards})
+    return {"nodes": views}
+
+
+def plan_views(
+    cluster: Cluster, report: PlanReport, max_plans: int | None = None
+) -> list[dict[str, Any]]:
+    """Per plan (the first `max_plans`): the nodes it touches before and after it, plans
+    applied in order. In "after", the pods it rescued are marked `pending`."""
+    where: dict[str, Placement] = {p.name: p.placement for p in cluster.pods if p.placement}
+    where.update(report.schedulable)
+    views = []
+    for plan in report.plans[:max_plans]:
+        nodes = {p.node for _, p in plan.placements} | {p.node for _, p in plan.evicted_from}
+        before = _view(cluster, where, nodes, set())
+        where.update(plan.placements)
+        after = _view(cluster, where, nodes, set(plan.rescues))
+        views.append({"before": before, "after": after})
+    return views

@@ -1,0 +1,194 @@
+"""`xgpu-advisor plan --format html`: one self-contained page with before/after card pictures.
+
+The card bars are the diagnosis report's (`advisor.render.html`); in "after", the pods a
+plan rescued are drawn hatched, as the diagnosis draws the pods its cycle places.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from advisor.render._common import NodeView, as_int, as_list, as_map, as_str, node_views
+from advisor.render._style import CSS, MODE_PALETTES, MODE_TAGS
+from advisor.render.html import _card_row, _e, _mib
+from advisor.render.plan_data import kubectl_script
+
+PLAN_CSS = """
+.ba { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 18px; }
+.ba h3 { margin-top: 4px; }
+.ba .node-name { font-weight: 600; margin: 8px 0 2px; }
+.ba .card { grid-template-columns: 64px minmax(0, 1fr) 132px; }
+.ba .card-stats { font-size: 11.5px; }
+.moves { margin: 0 0 10px; padding-left: 18px; }
+pre.cmds { background: #0f172a; color: #e2e8f0; padding: 12px 14px; border-radius: 8px;
+           overflow-x: auto; font-size: 12.5px; line-height: 1.5; }
+.badge.plan { background: #15803d; }
+.badge.evict { background: #b45309; }
+.badge.ideal { background: #334155; }
+"""
+
+
+def _where(placement: Mapping[str, Any]) -> str:
+    cards = ", ".join(str(as_int(c)) for c in as_list(placement.get("cards")))
+    return f"{as_str(placement.get('node'), '?')} [{cards}]"
+
+
+def _header(data: Mapping[str, Any], title: str) -> str:
+    s, ideal = as_map(data.get("summary")), as_map(data.get("ideal"))
+    policy = as_map(data.get("policy"))
+    share = float(s.get("rescued_share") or 0)
+    badges = [
+        f'<span class="badge total"><b>{as_int(s.get("pending"))}</b>Pending</span>',
+        f'<span class="badge plan"><b>{as_int(s.get("plans"))}</b>plans</span>',
+        f'<span class="badge plan"><b>{as_int(s.get("rescued_pods"))}</b>pods rescued</span>',
+        f'<span class="badge plan"><b>{_e(s.get("rescued_gpus"))}</b>GPUs ({share:.1%})</span>',
+        f'<span class="badge evict"><b>{as_int(s.get("evictions"))}</b>evictions</span>',
+        f'<span class="badge ideal"><b>{float(ideal.get("repack_share") or 0):.1%}</b>'
+        "ideal repack</span>",
+    ]
+    per_gpu = s.get("evictions_per_gpu")
+    meta = (
+        f"Policy: node {_e(as_str(policy.get('node'), 'binpack'))}, card "
+        f"{_e(as_str(policy.get('card'), 'binpack'))} · {_e(s.get('pending_gpus'))} GPUs Pending"
+        + (f" · {_e(per_gpu)} evictions per rescued GPU" if per_gpu is not None else "")
+        + f" · ideal: {_e(as_str(ideal.get('method')))} places {_e(ideal.get('repack_gpus'))} "
+        f"GPUs; free memory bounds it at {_e(ideal.get('upper_bound_gpus'))}"
+        + f" · planned in {_e(s.get('elapsed_seconds'))} s"
+        + (" · <strong>time budget ran out</strong>" if s.get("budget_exhausted") else "")
+    )
+    return (
+        f'<header class="panel"><h1>{_e(title)}</h1>'
+        '<p class="headline">Each plan is a set of pods to evict; it was simulated through the '
+        "scheduler and every pod it rescues or evicts lands. Apply them in order.</p>"
+        f'<div class="badges">{"".join(badges)}</div><p class="meta">{meta}</p></header>'
+    )
+
+
+def _legend() -> str:
+    def tag(mode: int, text: str) -> str:
+        colour = MODE_PALETTES[mode][0]
+        badge = f'<span class="tag" style="background:{colour}">{MODE_TAGS[mode]}</span>'
+        return f"<span>{badge}{text}</span>"
+
+    hatch = f"repeating-linear-gradient(135deg,{MODE_PALETTES[0][0]} 0 6px,#fff 6px 9px)"
+    swatches = [
+        tag(0, "memory isolation"),
+        tag(1, "memory+core isolation"),
+        tag(2, "no vGPU: an empty bar"),
+        '<span><i class="sw" style="background:#f8fafc;border:1px solid #cbd5e1"></i>'
+        "free memory</span>",
+        f'<span><i class="sw" style="background:{hatch};box-shadow:inset 0 0 0 2px '
+        f'{MODE_PALETTES[0][0]}"></i>a Pending pod the plan rescues</span>',
+    ]
+    return (
+        '<section class="panel"><h3>Cards: one bar per card, one segment per pod, width by MiB;'
+        f' the nodes each plan touches, before and after it</h3><div class="legend">'
+        f"{''.join(swatches)}</div></section>"
+    )
+
+
+def _nodes(nodes: list[NodeView]) -> str:
+    parts = []
+    for node in nodes:
+        rows = "".join(_card_row(card, show_model=False) for card in node.cards)
+        free = sum(card.free_mib for card in node.cards if card.healthy)
+        parts.append(
+            f'<div class="node-name mono">{_e(node.name)} '
+            f'<span class="stat">· {_mib(free)} free</span></div>{rows}'
+        )
+    return "".join(parts)
+
+
+def _plan(number: int, plan: Mapping[str, Any], pair: Mapping[str, Any] | None) -> str:
+    placements = as_map(plan.get("placements"))
+    origins = as_map(plan.get("evicted_from"))
+    items = [
+        f'<li>rescues <span class="mono">{_e(n)}</span> → {_e(_where(as_map(placements.get(n))))}'
+        "</li>"
+        for n in as_list(plan.get("rescues"))
+    ]
+    items += [
+        f'<li>evicts <span class="mono">{_e(n)}</span> from '
+        f"{_e(_where(as_map(origins.get(n))))}, it comes back on "
+        f"{_e(_where(as_map(placements.get(n))))}</li>"
+        for n in as_list(plan.get("evict"))
+    ]
+    pictures = ""
+    if pair is not None:
+        before = _nodes(node_views(as_map(pair.get("before"))))
+        after = _nodes(node_views(as_map(pair.get("after"))))
+        pictures = (
+            f'<div class="ba"><div><h3>Before</h3>{before}</div>'
+            f"<div><h3>After</h3>{after}</div></div>"
+        )
+    return (
+        f'<section class="panel" id="plan-{number}"><h2>Plan {number}: '
+        f"{as_int(plan.get('evictions'))} eviction(s), {_e(plan.get('rescued_gpus'))} GPUs rescued"
+        f'</h2><ul class="moves">{"".join(items)}</ul>{pictures}</section>'
+    )
+
+
+def _unresolved(data: Mapping[str, Any]) -> str:
+    rows = []
+    for raw in as_list(data.get("unresolved")):
+        entry = as_map(raw)
+        cause = as_str(entry.get("cause"), "?")
+        if cause == "capacity" and "cluster_free_sufficient" in entry:
+            cause += " (consolidate)" if entry.get("cluster_free_sufficient") else " (scale up)"
+        rows.append(
+            f'<tr><td class="pod mono">{_e(as_str(entry.get("pod"), "?"))}</td>'
+            f"<td>{_e(cause)}</td></tr>"
+        )
+    if not rows:
+        return ""
+    return (
+        '<section class="panel"><h3>Still Pending</h3><table><thead><tr><th>Pod</th>'
+        f"<th>Cause</th></tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def render_plan_html(
+    data: Mapping[str, Any],
+    views: Sequence[Mapping[str, Any]],
+    title: str = "xgpu-advisor rebalancing plans",
+) -> str:
+    plans = [as_map(p) for p in as_list(data.get("plans"))]
+    sections = [
+        _plan(i, plan, views[i - 1] if i <= len(views) else None) for i, plan in enumerate(plans, 1)
+    ]
+    if len(views) < len(plans):
+        sections.append(
+            f'<section class="panel"><p class="none">Pictures for the first {len(views)} plans '
+            "only.</p></section>"
+        )
+    commands = ""
+    if plans:
+        commands = (
+            '<section class="panel"><h3>Commands</h3>'
+            f'<pre class="cmds">{_e(kubectl_script(data))}</pre></section>'
+        )
+    empty = (
+        ""
+        if plans
+        else '<section class="panel"><p class="none">No plan found: no eviction set lets a '
+        "Pending pod run.</p></section>"
+    )
+    schema = as_str(data.get("schema"), "xgpu-advisor/plan/v1")
+    body = "".join(
+        [
+            _header(data, title),
+            _legend() if views else "",
+            empty,
+            *sections,
+            _unresolved(data),
+            commands,
+            f"<footer>Generated by xgpu-advisor · {_e(schema)}</footer>",
+        ]
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{CSS}{PLAN_CSS}</style></head>"
+        f"<body><main>{body}</main></body></html>\n"
+    )

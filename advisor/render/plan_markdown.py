@@ -1,0 +1,161 @@
+"""`xgpu-advisor plan --format markdown`: the plans for terminals and tickets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from advisor.render._common import as_int, as_list, as_map, as_str, node_views
+from advisor.render.markdown import escape_cell
+from advisor.render.plan_data import kubectl_script
+
+MAX_LISTED = 6  # pods named per table cell; the JSON has them all
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]], right: set[int]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |"]
+    lines.append("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|")
+    lines.extend("| " + " | ".join(row) + " |" for row in rows)
+    return lines
+
+
+def _where(placement: Mapping[str, Any]) -> str:
+    cards = ",".join(str(as_int(c)) for c in as_list(placement.get("cards")))
+    return f"{as_str(placement.get('node'), '?')}[{cards}]"
+
+
+def _names(names: Sequence[Any]) -> str:
+    shown = [as_str(n, "?") for n in names[:MAX_LISTED]]
+    more = f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
+    return ", ".join(shown) + more
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def headline(data: Mapping[str, Any]) -> list[str]:
+    s, ideal = as_map(data.get("summary")), as_map(data.get("ideal"))
+    plans = as_int(s.get("plans"))
+    if not as_int(s.get("pending")):
+        return ["**No Pending GPU pods: nothing to rebalance.**"]
+    per_gpu = s.get("evictions_per_gpu")
+    cost = f", {per_gpu} per GPU" if per_gpu is not None else ""
+    lines = [
+        f"**{_count(plans, 'plan')} rescue {as_int(s.get('rescued_pods'))} of "
+        f"{as_int(s.get('pending'))} Pending GPU pods: {s.get('rescued_gpus')} of "
+        f"{s.get('pending_gpus')} GPUs ({float(s.get('rescued_share') or 0):.1%}), with "
+        f"{_count(as_int(s.get('evictions')), 'eviction')}{cost}.**",
+        "",
+        f"Ideal: an unrestricted repack ({as_str(ideal.get('method'))}) places "
+        f"{ideal.get('repack_gpus')} GPUs ({float(ideal.get('repack_share') or 0):.1%}) of the "
+        f"Pending demand; free memory bounds it at {ideal.get('upper_bound_gpus')} GPUs "
+        f"({float(ideal.get('upper_bound_share') or 0):.1%}).",
+    ]
+    if s.get("budget_exhausted"):
+        lines += [
+            "",
+            f"The time budget ({s.get('time_budget_seconds')} s) ran out: more may exist.",
+        ]
+    return lines
+
+
+def _plans(data: Mapping[str, Any]) -> list[str]:
+    rows = []
+    for number, raw in enumerate(as_list(data.get("plans")), 1):
+        plan = as_map(raw)
+        placements = as_map(plan.get("placements"))
+        origins = as_map(plan.get("evicted_from"))
+        rescues = [
+            f"{n} → {_where(as_map(placements.get(n)))}" for n in as_list(plan.get("rescues"))
+        ]
+        moves = [
+            f"{n}: {_where(as_map(origins.get(n)))} → {_where(as_map(placements.get(n)))}"
+            for n in as_list(plan.get("evict"))
+        ]
+        rows.append(
+            [
+                str(number),
+                escape_cell(_names(rescues)),
+                escape_cell(_names(moves)),
+                str(as_int(plan.get("evictions"))),
+                str(plan.get("rescued_gpus")),
+            ]
+        )
+    if not rows:
+        return ["## Plans", "", "No plan found: no eviction set lets a Pending pod run.", ""]
+    header = ["#", "Rescues (→ node[cards])", "Evicts (from → to)", "Evictions", "GPUs rescued"]
+    return [
+        "## Plans",
+        "",
+        "Apply in order; each is simulated on the state the ones before it leave.",
+        "",
+        *_table(header, rows, right={0, 3, 4}),
+        "",
+    ]
+
+
+def _unresolved(data: Mapping[str, Any]) -> list[str]:
+    rows = []
+    for raw in as_list(data.get("unresolved")):
+        entry = as_map(raw)
+        cause = as_str(entry.get("cause"), "?")
+        if cause == "capacity" and "cluster_free_sufficient" in entry:
+            cause += " (consolidate)" if entry.get("cluster_free_sufficient") else " (scale up)"
+        rows.append([escape_cell(as_str(entry.get("pod"), "?")), escape_cell(cause)])
+    if not rows:
+        return []
+    return ["## Still Pending", "", *_table(["Pod", "Cause"], rows, right=set()), ""]
+
+
+def _card_text(card: Any) -> str:
+    pods = ", ".join(
+        f"{a.pod} {a.memory_mib}" + (" (rescued)" if a.pending else "") for a in card.allotments
+    )
+    return f"{card.allotted_mib}/{card.memory_mib}" + (f": {pods}" if pods else "")
+
+
+def _pictures(views: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for number, pair in enumerate(views, 1):
+        before = {n.name: n for n in node_views(as_map(pair.get("before")))}
+        after = {n.name: n for n in node_views(as_map(pair.get("after")))}
+        rows = []
+        for name in sorted(before):
+            cards_after = {c.index: c for c in after[name].cards} if name in after else {}
+            for card in before[name].cards:
+                other = cards_after.get(card.index)
+                rows.append(
+                    [
+                        escape_cell(name),
+                        str(card.index),
+                        escape_cell(_card_text(card)),
+                        escape_cell(_card_text(other) if other else "?"),
+                    ]
+                )
+        lines += [
+            f"### Plan {number}",
+            "",
+            *_table(["Node", "Card", "Before (MiB)", "After (MiB)"], rows, {1}),
+            "",
+        ]
+    return ["## Cards before and after each plan", "", *lines] if lines else []
+
+
+def render_plan_markdown(data: Mapping[str, Any], views: Sequence[Mapping[str, Any]]) -> str:
+    policy = as_map(data.get("policy"))
+    lines = [
+        f"# Rebalancing plans (node {as_str(policy.get('node'), 'binpack')}, "
+        f"card {as_str(policy.get('card'), 'binpack')})",
+        "",
+        *headline(data),
+        "",
+        *_plans(data),
+        *_unresolved(data),
+    ]
+    if as_list(data.get("plans")):
+        lines += ["## Commands", "", "```sh", kubectl_script(data).rstrip("\n"), "```", ""]
+    lines += _pictures(views)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,132 @@
+"""One advisor run as data: diagnose, plan, measure fragmentation, advise (DESIGN.md §3–§8).
+
+`build_report` is pure apart from the clock it is handed (the plan search's time budget);
+the `report` command does the I/O around it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from advisor.core.diagnose import diagnose
+from advisor.core.fragmentation import fragmentation, fragmentation_json
+from advisor.core.model import Cluster
+from advisor.core.plan import PlanOptions, plan
+from advisor.core.scaling import (
+    allotted_gpus,
+    capacity_gpus,
+    headroom,
+    scale_down,
+    scale_up,
+)
+from advisor.metrics import RunFigures
+from advisor.output import cluster_view, diagnosis_json
+from advisor.render.plan_data import plan_json
+from advisor.rightsizing import rightsize
+
+REPORT_SCHEMA = "xgpu-advisor/report/v1"
+NODE_DETAIL = 20
+MIB = 2**20
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    time_budget_s: float = 60.0
+    scale_down_threshold: float = 0.3
+    target_utilisation: float = 0.7
+    redundancy: float = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class ReportInputs:
+    cluster: Cluster
+    source: str
+    generated_at: float  # unix seconds
+    warnings: tuple[str, ...] = ()
+    stale: tuple[dict[str, Any], ...] = ()
+    history: pd.DataFrame | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    data: dict[str, Any]  # JSON-ready, schema REPORT_SCHEMA
+    figures: RunFigures  # the advisor's own series for this run
+
+
+def usage_series(history: pd.DataFrame) -> dict[str, list[float]]:
+    """Cluster totals per step: allotted and used vGPU memory in bytes."""
+    frame = history.copy()
+    stamps = frame["timestamp"]
+    if pd.api.types.is_datetime64_any_dtype(stamps):
+        frame["timestamp"] = stamps.astype("int64") / 1e9
+    totals = (
+        frame.groupby("timestamp")[["memory_allotted_bytes", "memory_used_bytes"]]
+        .sum()
+        .sort_index()
+    )
+    return {
+        "timestamps": [float(t) for t in totals.index],
+        "allotted_bytes": [float(v) for v in totals["memory_allotted_bytes"]],
+        "used_bytes": [float(v) for v in totals["memory_used_bytes"]],
+    }
+
+
+def build_report(
+    inputs: ReportInputs, options: ReportOptions, clock: Callable[[], float]
+) -> Report:
+    started = clock()
+    cluster = inputs.cluster
+    diagnosis = diagnose(cluster, node_detail_limit=NODE_DETAIL)
+    plans = plan(cluster, PlanOptions(time_budget_s=options.time_budget_s), clock=clock)
+    rescued = frozenset(name for p in plans.plans for name in p.rescues)
+    frag = fragmentation(cluster)
+    ups = scale_up(cluster, rescued=rescued, diagnosis=diagnosis)
+    downs = scale_down(cluster, threshold=options.scale_down_threshold)
+    usage = usage_series(inputs.history) if inputs.history is not None else None
+    capacity = capacity_gpus(cluster)
+    peak_allotted = allotted_gpus(cluster)
+    room = headroom(
+        capacity,
+        peak_allotted,
+        target_utilisation=options.target_utilisation,
+        redundancy=options.redundancy,
+    )
+    advice = plan_json(plans) | {
+        "scale_up": [u.json() for u in ups],
+        "scale_down": [d.json() for d in downs],
+    }
+    data: dict[str, Any] = {
+        "schema": REPORT_SCHEMA,
+        "generated_at": datetime.fromtimestamp(inputs.generated_at, UTC).isoformat(),
+        "source": inputs.source,
+        "warnings": list(inputs.warnings),
+        "stale": list(inputs.stale),
+        "diagnosis": diagnosis_json(diagnosis),
+        "view": cluster_view(cluster, diagnosis),
+        "plan": advice,
+        "fragmentation": fragmentation_json(frag, node_limit=NODE_DETAIL),
+        "headroom": room.json(),
+        "rightsizing": (rightsize(inputs.history, cluster) if inputs.history is not None else None),
+        "usage": usage,
+    }
+    duration = clock() - started
+    data["run"] = {"duration_seconds": round(duration, 3)}
+    figures = RunFigures(
+        pending_by_cause=diagnosis.summary,
+        stranded_memory_bytes=frag.stranded_mib * MIB,
+        fragmentation_ratio=frag.ratio,
+        plans_by_kind={
+            "rebalance": len(plans.plans),
+            "scale_up": len(ups),
+            "scale_down": len(downs),
+        },
+        rescuable_pods=plans.rescued_pods,
+        finished_at=inputs.generated_at + duration,
+        duration_seconds=duration,
+    )
+    return Report(data, figures)

@@ -1,0 +1,242 @@
+"""`python -m benchmarks.plan_bench [--json OUT] [--only binpack|spread] [--budget S]`:
+rebalancing plans (DESIGN.md §8) on the openb end states, verified independently.
+
+For each node policy (card binpack both): replay openb_pod_list_default onto the node
+list, save the end state as a scenario (what `xgpu-advisor replay --write-scenario`
+writes), run the whole `xgpu-advisor plan --format json` process on it (timed: the figure
+the ≤ 60 s goal is about), then re-simulate every plan it printed with a straightforward
+implementation of the §8 semantics on `diagnose` — evicted pods re-added as Pending at the
+end of their priority class, one scheduling cycle, every rescued and evicted pod must land
+where the plan says, plans applied in order. Only verified plans count in the figures.
+
+Also offers `cases()` / `run_case()` for `benchmarks.run` (see `benchmarks.measure`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from advisor.core.diagnose import diagnose
+from advisor.core.model import Cluster, Placement, Policy, PolicyName
+from advisor.replay import load_trace, replay
+from advisor.scenario import load_scenario, save_scenario
+from benchmarks.measure import REPO, Case, Outcome, Params, Timings, run_child
+
+MODULE = "benchmarks.plan_bench"
+NODES_CSV = "openb_node_list_gpu_node.csv"
+PODS_CSV = "openb_pod_list_default.csv"
+GOAL_SHARE = {"binpack": 0.30, "spread": 0.40}  # of the Pending GPU demand, verified
+GOAL_EVICTIONS_PER_GPU = 3.0
+GOAL_SECONDS = 60.0
+TABLES = {"plan": ("Rebalancing plans on the openb end states (verified)", "end state")}
+
+
+def openb_dir() -> Path:
+    return Path(os.environ.get("XGPU_OPENB_DIR") or REPO.parent / "shared" / "data" / "openb")
+
+
+def end_state(node_policy: str) -> Cluster:
+    policy = Policy(node=cast(PolicyName, node_policy), card="binpack")
+    trace = load_trace(openb_dir() / NODES_CSV, openb_dir() / PODS_CSV, policy)
+    return replay(trace).end_state()
+
+
+def _protected(annotations: Mapping[str, str], name: str) -> bool:
+    disrupt = annotations.get("xgpu.io/do-not-disrupt", "").strip().lower() == "true"
+    return name.startswith("kube-system/") or disrupt
+
+
+def verify(cluster: Cluster, data: Mapping[str, Any]) -> tuple[list[int], list[str]]:
+    """Indices of the plans that hold (in order; checking stops at the first that does
+    not) and what was wrong."""
+    first = diagnose(cluster, node_detail_limit=0)
+    bound = {d.pod.name: d.placement for d in first.pods if d.placement is not None}
+    pods = [
+        dataclasses.replace(p, placement=bound[p.name]) if p.name in bound else p
+        for p in cluster.pods
+    ]
+    good: list[int] = []
+    for number, plan in enumerate(data["plans"]):
+        by_name = {p.name: p for p in pods}
+        evict = list(plan["evict"])
+        wanted = [*plan["rescues"], *evict]
+        problem = None
+        if any(by_name[n].placement is None for n in evict):
+            problem = "evicts a pod that is not running"
+        elif any(_protected(by_name[n].annotations, n) for n in evict):
+            problem = "evicts a protected pod"
+        elif any(by_name[n].placement is not None for n in plan["rescues"]):
+            problem = "rescues a pod that is running"
+        if problem is None:
+            trial = [p for p in pods if p.name not in set(evict)]
+            trial += [dataclasses.replace(by_name[n], placement=None) for n in evict]
+            cycle = diagnose(dataclasses.replace(cluster, pods=tuple(trial)), node_detail_limit=0)
+            landed = {d.pod.name: d.placement for d in cycle.pods if d.placement is not None}
+            claimed = {
+                n: Placement(w["node"], tuple(w["cards"])) for n, w in plan["placements"].items()
+            }
+            if any(landed.get(n) != claimed.get(n) for n in wanted):
+                problem = "a rescued or evicted pod does not land where the plan says"
+            else:
+                pods = [
+                    dataclasses.replace(p, placement=landed.get(p.name, p.placement)) for p in trial
+                ]
+        if problem is not None:
+            return good, [f"plan {number + 1}: {problem}"]
+        good.append(number)
+    return good, []
+
+
+def measure(node_policy: str, budget: float, timings: Timings) -> dict[str, Any]:
+    cluster = timings.time("replay", lambda: end_state(node_policy))
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = Path(tmp) / f"openb-{node_policy}.json"
+        save_scenario(scenario, cluster)
+        cluster = load_scenario(scenario)  # exactly what the command reads
+        command = [
+            sys.executable,
+            "-m",
+            "advisor.cli",
+            "plan",
+            "--scenario",
+            str(scenario),
+            "--format",
+            "json",
+            "--time-budget",
+            str(budget),
+        ]
+        child = run_child(command)
+    timings.add("plan (CLI)", child.wall, child.cpu)
+    data = json.loads(child.stdout)
+    good, problems = timings.time("verify", lambda: verify(cluster, data))
+    requests = {p.name: p.request for p in cluster.pods}
+    reference = data["summary"]["reference_card_mib"]
+    plans = [data["plans"][i] for i in good]
+    rescued = [n for p in plans for n in p["rescues"]]
+    rescued_gpus = sum(requests[n].memory_mib for n in rescued) / reference
+    pending_gpus = data["summary"]["pending_gpus"]
+    evictions = sum(len(p["evict"]) for p in plans)
+    share = rescued_gpus / pending_gpus if pending_gpus else 0.0
+    per_gpu = evictions / rescued_gpus if rescued_gpus else None
+    goal = GOAL_SHARE[node_policy]
+    met = (
+        share >= goal
+        and per_gpu is not None
+        and per_gpu <= GOAL_EVICTIONS_PER_GPU
+        and child.wall <= GOAL_SECONDS
+        and not problems
+    )
+    return {
+        "end_state": f"node {node_policy}, card binpack",
+        "pending_pods": data["summary"]["pending"],
+        "pending_gpus": pending_gpus,
+        "plans": len(data["plans"]),
+        "verified_plans": len(plans),
+        "rescued_pods": len(rescued),
+        "rescued_gpus": round(rescued_gpus, 2),
+        "rescued_share": round(share, 4),
+        "goal_share": goal,
+        "evictions": evictions,
+        "evictions_per_gpu": round(per_gpu, 2) if per_gpu is not None else None,
+        "ideal_repack_share": data["ideal"]["repack_share"],
+        "ideal_upper_share": data["ideal"]["upper_bound_share"],
+        "plan_wall_seconds": round(child.wall, 2),
+        "plan_cpu_seconds": round(child.cpu, 2),
+        "planner_seconds": data["summary"]["elapsed_seconds"],
+        "budget_exhausted": data["summary"]["budget_exhausted"],
+        "peak_rss_mib": round(child.peak_rss_kib / 1024, 1),
+        "peak_rss_kib": child.peak_rss_kib,  # the CLI's, for benchmarks.run
+        "problems": problems,
+        "goals_met": met,
+        "note": (
+            f"{len(rescued)} pods, {rescued_gpus:.2f}/{pending_gpus:.2f} GPUs ({share:.1%}, "
+            f"goal {goal:.0%}); {evictions} evictions ({per_gpu or 0:.2f}/GPU); "
+            f"{len(plans)}/{len(data['plans'])} plans verified"
+        ),
+    }
+
+
+# -- benchmarks.run protocol -----------------------------------------------------------
+
+
+def cases(quick: bool) -> list[Case]:
+    if not (openb_dir() / NODES_CSV).is_file():
+        print(f"benchmarks: no openb trace in {openb_dir()}; plans skipped", file=sys.stderr)
+        return []
+    return [
+        Case(
+            MODULE,
+            "openb",
+            f"plan, openb end state, node {node}, card binpack",
+            table="plan",
+            params={"node": node, "budget": int(GOAL_SECONDS)},
+            repeats=1,
+            goal_phase="plan (CLI)",
+            goal_seconds=GOAL_SECONDS,
+        )
+        for node in ("binpack", "spread")
+    ]
+
+
+def run_case(name: str, params: Params, repeats: int) -> Outcome:
+    if name != "openb":
+        raise ValueError(f"unknown case {name!r}")
+    timings = Timings()
+    facts: dict[str, Any] = {}
+    for _ in range(repeats):
+        facts = measure(str(params["node"]), float(params["budget"]), timings)
+    return Outcome(timings, facts)
+
+
+# -- standalone ------------------------------------------------------------------------
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> str:
+    header = (
+        "| end state | Pending pods / GPUs | rescued (verified) | goal | evictions (per GPU) "
+        "| plans | ideal repack | plan time (CLI) | met |"
+    )
+    lines = [header, "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r['end_state']} | {r['pending_pods']} / {r['pending_gpus']:.2f} "
+            f"| {r['rescued_pods']} pods, {r['rescued_gpus']:.2f} GPUs ({r['rescued_share']:.1%}) "
+            f"| ≥ {r['goal_share']:.0%} | {r['evictions']} ({r['evictions_per_gpu']}) "
+            f"| {r['verified_plans']}/{r['plans']} | {r['ideal_repack_share']:.1%} "
+            f"| {r['plan_wall_seconds']:.1f} s | {'yes' if r['goals_met'] else 'no'} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.plan_bench")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--only", choices=("binpack", "spread"))
+    parser.add_argument("--budget", type=float, default=GOAL_SECONDS, help="plan --time-budget")
+    args = parser.parse_args(argv)
+    if not (openb_dir() / NODES_CSV).is_file():
+        print(f"no openb trace in {openb_dir()} (set XGPU_OPENB_DIR)", file=sys.stderr)
+        return 2
+    rows = []
+    for node in [args.only] if args.only else ["binpack", "spread"]:
+        print(f"plan on the openb end state, node {node} ...", file=sys.stderr, flush=True)
+        rows.append(measure(node, args.budget, Timings()))
+    print(table(rows))
+    for r in rows:
+        for problem in r["problems"]:
+            print(f"VERIFY FAILED ({r['end_state']}): {problem}", file=sys.stderr)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return 1 if any(r["problems"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""Rebalancing plans (DESIGN.md §8) on hand-built clusters, each checked independently."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from advisor.core.model import Placement
+from advisor.core.plan import PlanOptions, apply_plans, plan
+from advisor.core.plan_board import Board
+from tests.advisor.core.test_plan_checker import (
+    GiB,
+    build,
+    check_report,
+    node,
+    pending,
+    running,
+    two_dependent_plans,
+)
+
+
+def test_cce_example_one_eviction_rescues_the_second_replica() -> None:
+    # CCE's fragmentation example: cards with 4, 4 and 8 GiB free; the first replica of
+    # 2 x 4 GiB takes the two 4 GiB cards, the second finds one card. Moving one 12 GiB
+    # pod to the spare node frees a second card.
+    cluster = build(
+        [node("cce-node-1", 16, 16, 16), node("spare", 16)],
+        [
+            running("ml/train-a", "cce-node-1", [0], 12),
+            running("ml/train-b", "cce-node-1", [1], 12),
+            running("ml/notebook-c", "cce-node-1", [2], 8),
+            running("ml/small", "spare", [0], 4),
+            pending("web/infer-1", 2, 8),
+            pending("web/infer-2", 2, 8),
+        ],
+    )
+    report = plan(cluster)
+    check_report(cluster, report)
+    assert dict(report.schedulable) == {"web/infer-1": Placement("cce-node-1", (0, 1))}
+    (only,) = report.plans
+    assert only.rescues == ("web/infer-2",)
+    assert only.evict == ("ml/train-a",)
+    assert dict(only.placements) == {
+        "web/infer-2": Placement("cce-node-1", (0, 2)),
+        "ml/train-a": Placement("spare", (0,)),
+    }
+    assert report.unresolved == ()
+    assert report.rescued_share == 1.0
+    assert report.evictions == 1
+
+
+@pytest.mark.parametrize(
+    "protect",
+    [
+        {"name": "kube-system/probe"},
+        {"annotations": {"xgpu.io/do-not-disrupt": "true"}},
+        {"annotations": {"xgpu.io/do-not-disrupt": " True "}},
+    ],
+)
+def test_protected_pods_are_never_evicted(protect: dict[str, object]) -> None:
+    def cluster_with(other_victim: bool) -> list[dict[str, object]]:
+        pods = [
+            {**running("ml/guarded", "a", [0], 8), **protect},
+            running("ml/filler", "b", [0], 12),
+            pending("ml/big", 1, 16),
+        ]
+        if other_victim:
+            pods.insert(1, running("ml/movable", "a", [1], 8))
+        return pods
+
+    # Only the protected pod stands in the way: no plan.
+    alone = build([node("a", 16, 8), node("b", 16)], cluster_with(False))
+    report = plan(alone)
+    check_report(alone, report)
+    assert report.plans == ()
+    assert [(u.pod, u.cause) for u in report.unresolved] == [("ml/big", "fragmentation")]
+    # With a movable pod beside it, the plan moves that one.
+    both = build([node("a", 16, 16), node("b", 16)], cluster_with(True))
+    report = plan(both)
+    check_report(both, report)
+    assert [p.evict for p in report.plans] == [("ml/movable",)]
+
+
+def test_a_chain_of_evictions_across_three_nodes() -> None:
+    # The big pod needs node a's card empty; its 8 GiB pod fits only on node b once a 4 GiB
+    # pod leaves b for node c's 4 GiB gap.
+    cluster = build(
+        [node("a", 16), node("b", 16), node("c", 16)],
+        [
+            running("t/v", "a", [0], 8),
+            running("t/w", "b", [0], 4),
+            running("t/y", "b", [0], 8),
+            running("t/z", "c", [0], 12),
+            pending("t/big", 1, 16),
+        ],
+    )
+    report = plan(cluster)
+    check_report(cluster, report)
+    (only,) = report.plans
+    assert only.rescues == ("t/big",)
+    assert only.evict == ("t/v", "t/w")  # larger first: the order they re-enter the queue
+    assert dict(only.placements) == {
+        "t/big": Placement("a", (0,)),
+        "t/v": Placement("b", (0,)),
+        "t/w": Placement("c", (0,)),
+    }
+
+
+def test_plans_apply_cumulatively() -> None:
+    cluster = two_dependent_plans()
+    report = plan(cluster)
+    check_report(cluster, report)
+    assert [p.rescues for p in report.plans] == [("t/p1",), ("t/p2",)]
+    after = apply_plans(cluster, report)
+    assert all(p.placement is not None for p in after.pods)
+
+
+def test_no_plan_when_an_evicted_pod_could_not_land() -> None:
+    # Evicting either 10 GiB pod frees a card for the 16 GiB pod, but no card has 10 GiB
+    # free for the evicted one and nothing smaller could make room: nothing is reported.
+    cluster = build(
+        [node("a", 16, 16), node("b", 16)],
+        [
+            running("t/v", "a", [0], 10),
+            running("t/u", "a", [1], 10),
+            running("t/w", "b", [0], 10),
+            pending("t/big", 1, 16),
+        ],
+    )
+    report = plan(cluster)
+    check_report(cluster, report)
+    assert report.plans == ()
+    (left,) = report.unresolved
+    assert (left.pod, left.cause, left.cluster_free_sufficient) == ("t/big", "capacity", True)
+
+
+def test_a_higher_priority_victim_would_come_back_first_so_a_lower_one_is_moved() -> None:
+    # Evicting the priority-100 pod is useless: it re-enters the queue before the Pending
+    # priority-0 pod and takes its card back. The priority-0 neighbour can go instead.
+    cluster = build(
+        [node("a", 16, 16), node("b", 16)],
+        [
+            running("t/important", "a", [0], 8, priority=100),
+            running("t/ordinary", "a", [1], 8),
+            running("t/filler", "b", [0], 8),
+            pending("t/big", 1, 16),
+        ],
+    )
+    report = plan(cluster)
+    check_report(cluster, report)
+    assert [p.evict for p in report.plans] == [("t/ordinary",)]
+
+
+def test_a_higher_priority_victim_gets_a_home_elsewhere_when_it_would_come_back() -> None:
+    # Evicting the priority-50 pod frees card a0, but it is queued before the Pending pod
+    # and would take a0 back; a chain (moving t/y from c0 to b0) gives it c0 instead. That
+    # beats emptying c0 for the big pod (three evictions).
+    cluster = build(
+        [node("a", 16), node("b", 16), node("c", 16)],
+        [
+            running("t/v", "a", [0], 10, priority=50),
+            running("kube-system/w", "b", [0], 10),
+            running("t/y", "c", [0], 4),
+            running("t/z", "c", [0], 3),
+            running("t/x", "c", [0], 3),
+            pending("t/big", 1, 16),
+        ],
+    )
+    report = plan(cluster)
+    check_report(cluster, report)
+    (only,) = report.plans
+    assert only.evict == ("t/v", "t/y")
+    assert dict(only.placements) == {
+        "t/big": Placement("a", (0,)),
+        "t/v": Placement("c", (0,)),
+        "t/y": Placement("b", (0,)),
+    }
+
+
+def test_a_pod_cannot_move_while_a_pending_pod_it_dominates_waits_unless_it_goes_first() -> None:
+    cluster = build(
+        [node("a", 16, 16)],
+        [
+            running("t/same", "a", [0], 10),
+            running("t/urgent", "a", [1], 10, priority=50),
+            running("kube-system/probe", "a", [1], 2),
+            pending("t/wait", 1, 10),
+        ],
+    )
+    board = Board(cluster, {})
+    board.set_pending(["t/wait"])
+    movable = {p.name: board.movable(i) for i, p in enumerate(board.pods) if p.placement}
+    assert movable == {"t/same": False, "t/urgent": True, "kube-system/probe": False}
+
+
+def test_lower_priority_victims_are_preferred() -> None:
+    cluster = build(
+        [node("a", 16, 16), node("b", 16)],
+        [
+            running("t/five", "a", [0], 8, priority=5),
+            running("t/one", "a", [1], 8, priority=1),
+            running("t/filler", "b", [0], 12),
+            pending("t/big", 1, 16, priority=10),
+        ],
+    )
+    report = plan(cluster)
+    check_report(cluster, report)
+    assert [p.evict for p in report.plans] == [("t/one",)]
+
+
+def test_higher_priority_pending_pods_are_rescued_first() -> None:
+    cluster = build(
+        [node("a", 16), node("b", 16)],
+        [
+            running("t/v", "a", [0], 8),
+            running("t/filler", "b", [0], 8),
+            pending("t/low", 1, 16),
+            pending("t/high", 1, 16, priority=50),
+        ],
+    )
+    report = plan(cluster)
+    check_report(cluster, report)
+    assert [p.rescues for p in report.plans] == [("t/high",)]
+    assert [u.pod for u in report.unresolved] == ["t/low"]
+
+
+def test_fewer_evictions_win() -> None:
+    # Card 0 empties with one eviction, card 1 needs two.
+    cluster = build(
+        [node("a", 16, 16)],
+        [
+            running("t/one", "a", [0], 8),
+            running("t/two-a", "a", [1], 4),
+            running("t/two-b", "a", [1], 4),
+            pending("t/big", 1, 16),
+        ],
+    )
+    report = plan(cluster)
+    check_report(cluster, report)
+    assert [p.evict for p in report.plans] == [("t/one",)]
+
+
+def test_a_multi_card_pod_gets_a_node_freed() -> None:
+    cluster = build(
+        [node("a", 16, 16), node("b", 16, 16)],
+        [
+            running("t/x", "a", [0], 8),
+            running("t/y", "a", [1], 8),
+            running("t/b0", "b", [0], 8),
+            pending("t/pair", 2, 32),
+        ],
+    )
+    report = plan(cluster)
+    check_report(cluster, report)
+    (only,) = report.plans
+    assert only.rescues == ("t/pair",)
+    assert only.evict == ("t/b0",)
+    assert dict(only.placements)["t/pair"] == Placement("b", (0, 1))
+
+
+def test_the_eviction_budget_holds_for_all_plans_together() -> None:
+    # Card a0 empties only by moving its three 4 GiB pods into node c's 4 GiB gaps.
+    cluster = build(
+        [node("a", 16), node("c", 16, 16, 16)],
+        [
+            running("t/v1", "a", [0], 4),
+            running("t/v2", "a", [0], 4),
+            running("t/v3", "a", [0], 4),
+            running("t/c0", "c", [0], 12),
+            running("t/c1", "c", [1], 12),
+            running("t/c2", "c", [2], 12),
+            pending("t/big", 1, 16),
+        ],
+    )
+    # Three evictions for one GPU: allowed at 3 per GPU, not at 2.
+    check_report(cluster, plan(cluster))
+    assert plan(cluster).evictions == 3
+    tight = plan(cluster, PlanOptions(max_evictions_per_gpu=2))
+    check_report(cluster, tight, evictions_per_gpu=2)
+    assert tight.plans == ()
+
+
+def test_a_tiny_time_budget_stops_the_search_and_says_so() -> None:
+    ticks = itertools.count()
+
+    def clock() -> float:
+        return float(next(ticks))  # one second per look
+
+    cluster = two_dependent_plans()
+    report = plan(cluster, PlanOptions(time_budget_s=0.5), clock=clock)
+    assert report.budget_exhausted
+    assert report.plans == ()
+    assert report.budget_s == 0.5
+    check_report(cluster, report)
+    untimed = plan(cluster)
+    assert not untimed.budget_exhausted
+    assert untimed.budget_s is None
+
+
+def test_a_work_bound_gives_the_same_plans_every_time() -> None:
+    cluster = two_dependent_plans()
+    first = plan(cluster, PlanOptions(max_evaluations=1))
+    assert first.budget_exhausted
+    assert first == plan(cluster, PlanOptions(max_evaluations=1))
+
+
+def test_ideal_bound_repacks_and_free_memory_caps() -> None:
+    cluster = build(
+        [node("a", 16), node("b", 16)],
+        [
+            running("t/x", "a", [0], 8),
+            running("t/y", "b", [0], 8),
+            pending("t/big", 1, 16),
+            pending("t/huge", 1, 16),
+        ],
+    )
+    ideal = plan(cluster).ideal
+    assert (ideal.pending_pods, ideal.pending_mib) == (2, 32 * GiB)
+    assert (ideal.repack_pods, ideal.repack_mib, ideal.repack_running_unplaced) == (1, 16 * GiB, 0)
+    assert ideal.repack_share == 0.5
+    assert ideal.free_mib == 16 * GiB
+    assert ideal.upper_share == 0.5
+
+
+def test_nothing_pending_means_nothing_to_do() -> None:
+    cluster = build([node("a", 16)], [running("t/x", "a", [0], 8)])
+    report = plan(cluster)
+    assert (report.plans, report.unresolved, report.rescued_share) == ((), (), 0.0)
+    assert report.ideal.pending_pods == 0
+
+
+def test_invalid_and_unsatisfiable_pods_are_reported_not_planned() -> None:
+    cluster = build(
+        [node("a", 16)],
+        [
+            running("t/x", "a", [0], 8),
+            {"name": "t/odd", "request": {"gpus": 2, "memory_mib": 1000}},
+            pending("t/wide", 4, 16),
+        ],
+    )
+    report = plan(cluster)
+    check_report(cluster, report)
+    assert {(u.pod, u.cause) for u in report.unresolved} == {
+        ("t/odd", "invalid"),
+        ("t/wide", "unsatisfiable"),
+    }

@@ -1,0 +1,168 @@
+"""An independent checker of rebalancing plans (DESIGN.md §8), and tests that it bites.
+
+It shares nothing with the planner but `diagnose`: it rebuilds a plain `Cluster` for each
+plan — the evicted pods removed from their cards and appended, in eviction order, at the
+end of the pod list as Pending pods (so the queue puts them after the Pending pods of equal
+priority) — runs one scheduling cycle and checks that every pod the plan rescues and every
+pod it evicts lands where the plan says. Then every pod that landed runs there, and the
+next plan is checked on that cluster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from advisor.core.diagnose import diagnose
+from advisor.core.model import Cluster, Placement, Pod
+from advisor.core.plan import PlanReport, plan
+from advisor.scenario import scenario_from_data
+
+GiB = 1024
+
+
+def _with(pod: Pod, placement: Placement | None) -> Pod:
+    return dataclasses.replace(pod, placement=placement)
+
+
+def _protected(pod: Pod) -> bool:
+    return (
+        pod.name.split("/", 1)[0] == "kube-system"
+        or pod.annotations.get("xgpu.io/do-not-disrupt", "").lower() == "true"
+    )
+
+
+def check_report(cluster: Cluster, report: PlanReport, evictions_per_gpu: float = 3.0) -> None:
+    """Raise AssertionError unless every plan of `report` holds when applied in order."""
+    first = diagnose(cluster, node_detail_limit=0)
+    causes = {d.pod.name: d.cause for d in first.pods}
+    bound = {d.pod.name: d.placement for d in first.pods if d.placement is not None}
+    assert dict(report.schedulable) == bound
+    pods = [_with(p, bound[p.name]) if p.name in bound else p for p in cluster.pods]
+    by_name = {p.name: p for p in pods}
+    evictions = 0
+    rescued_mib = 0
+    rescued_all: set[str] = set()
+    for number, made in enumerate(report.plans, 1):
+        assert made.evict, f"plan {number} evicts nothing"
+        assert made.rescues, f"plan {number} rescues nothing"
+        evicted = set(made.evict)
+        assert len(evicted) == len(made.evict), f"plan {number} evicts a pod twice"
+        for name in made.evict:
+            pod = by_name[name]
+            assert pod.placement is not None, f"plan {number} evicts {name}, which is not running"
+            assert not _protected(pod), f"plan {number} evicts protected {name}"
+            assert dict(made.evicted_from)[name] == pod.placement
+        for name in made.rescues:
+            assert by_name[name].placement is None, f"plan {number}: {name} is not Pending"
+        queue = [p for p in pods if p.name not in evicted]
+        queue += [_with(by_name[name], None) for name in made.evict]
+        trial = Cluster(cluster.nodes, tuple(queue), cluster.policy, cluster.max_vgpus_per_card)
+        landed = {
+            d.pod.name: d.placement
+            for d in diagnose(trial, node_detail_limit=0).pods
+            if d.placement is not None
+        }
+        for name in [*made.rescues, *made.evict]:
+            assert name in landed, f"plan {number}: {name} does not land"
+        newly = {name for name in landed if name not in evicted}
+        assert newly == set(made.rescues), f"plan {number} rescues {sorted(newly)}"
+        assert dict(made.placements) == {name: landed[name] for name in landed}
+        pods = [_with(p, landed.get(p.name, p.placement)) for p in pods]
+        by_name = {p.name: p for p in pods}
+        evictions += len(made.evict)
+        rescued_mib += sum(by_name[name].request.memory_mib for name in made.rescues)
+        rescued_all |= set(made.rescues)
+    if report.plans:
+        gpus = rescued_mib / report.reference_card_mib
+        assert evictions <= evictions_per_gpu * gpus + 1e-9
+    expected = [
+        (name, cause)
+        for name, cause in causes.items()
+        if cause != "schedulable" and name not in rescued_all
+    ]
+    assert [(u.pod, u.cause) for u in report.unresolved] == expected
+
+
+# -- scenarios --------------------------------------------------------------------------
+
+
+def build(nodes: list[Any], pods: list[Any], **top: Any) -> Cluster:
+    return scenario_from_data({"nodes": nodes, "pods": pods, **top}, "test.yaml")
+
+
+def node(name: str, *sizes: int) -> dict[str, Any]:
+    return {
+        "name": name,
+        "cards": [{"index": i, "memory_mib": s * GiB} for i, s in enumerate(sizes)],
+    }
+
+
+def running(name: str, on: str, cards: list[int], gib: int, **extra: Any) -> dict[str, Any]:
+    request = {"gpus": len(cards), "memory_mib": gib * GiB}
+    return {"name": name, "node": on, "cards": cards, "request": request, **extra}
+
+
+def pending(name: str, gpus: int, gib: int, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "request": {"gpus": gpus, "memory_mib": gib * GiB}, **extra}
+
+
+def two_dependent_plans() -> Cluster:
+    """Two 16 GiB pods wait; each needs a card emptied of an 8 GiB pod, and plan 2 only
+    works after plan 1 (before it, the first Pending pod would take the room)."""
+    return build(
+        [node("a", 16), node("b", 16), node("s", 16, 16)],
+        [
+            running("t/v1", "a", [0], 8),
+            running("t/v2", "b", [0], 8),
+            running("t/r1", "s", [0], 8),
+            running("t/r2", "s", [1], 8),
+            pending("t/p1", 1, 16),
+            pending("t/p2", 1, 16),
+        ],
+    )
+
+
+def test_checker_accepts_the_planners_plans() -> None:
+    cluster = two_dependent_plans()
+    report = plan(cluster)
+    assert len(report.plans) == 2
+    check_report(cluster, report)
+
+
+def test_checker_rejects_plans_out_of_order() -> None:
+    cluster = two_dependent_plans()
+    report = plan(cluster)
+    swapped = dataclasses.replace(report, plans=report.plans[::-1])
+    with pytest.raises(AssertionError, match="plan 1"):
+        check_report(cluster, swapped)
+
+
+def test_checker_rejects_a_wrong_placement_and_a_claim_that_does_not_land() -> None:
+    cluster = two_dependent_plans()
+    report = plan(cluster)
+    first = report.plans[0]
+    moved = dict(first.placements)
+    victim = first.evict[0]
+    moved[victim] = Placement("a", (0,))
+    bad = dataclasses.replace(first, placements=tuple(moved.items()))
+    with pytest.raises(AssertionError):
+        check_report(cluster, dataclasses.replace(report, plans=(bad, *report.plans[1:])))
+    greedy = dataclasses.replace(first, rescues=("t/p1", "t/p2"))
+    with pytest.raises(AssertionError, match="does not land"):
+        check_report(cluster, dataclasses.replace(report, plans=(greedy,)))
+
+
+def test_checker_rejects_evicting_a_protected_pod() -> None:
+    cluster = two_dependent_plans()
+    report = plan(cluster)
+    pods = tuple(
+        dataclasses.replace(p, annotations={"xgpu.io/do-not-disrupt": "true"})
+        if p.name == report.plans[0].evict[0]
+        else p
+        for p in cluster.pods
+    )
+    with pytest.raises(AssertionError, match="protected"):
+        check_report(dataclasses.replace(cluster, pods=pods), report)

@@ -1,0 +1,230 @@
+"""`xgpu-advisor plan` end to end: the §8 JSON, Markdown, HTML, kubectl, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.cli import main
+from advisor.core.model import Cluster
+from advisor.scenario import save_scenario
+from tests.advisor.core.test_plan_checker import (
+    build,
+    node,
+    pending,
+    running,
+    two_dependent_plans,
+)
+
+
+def cce_cluster() -> Cluster:
+    return build(
+        [node("cce-node-1", 16, 16, 16), node("spare", 16), node("b", 16)],
+        [
+            running("ml/train-a", "cce-node-1", [0], 12, owner="Job/ml/train-a"),
+            running("ml/train-b", "cce-node-1", [1], 12),
+            running("ml/notebook-c", "cce-node-1", [2], 8),
+            running("ml/small", "spare", [0], 4),
+            running("kube-system/probe", "b", [0], 8),
+            pending("web/infer-1", 2, 8),
+            pending("web/infer-2", 2, 8),
+            pending("web/too-big", 4, 32),
+        ],
+    )
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    path = tmp_path / "cce.yaml"
+    save_scenario(path, cce_cluster())
+    return path
+
+
+def run_plan(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(["plan", *args]) == 0
+    return capsys.readouterr().out
+
+
+def test_json_follows_the_contract(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data: dict[str, Any] = json.loads(
+        run_plan(capsys, "--scenario", str(scenario), "--format", "json")
+    )
+    assert data["schema"] == "xgpu-advisor/plan/v1"
+    assert data["policy"] == {"node": "binpack", "card": "binpack"}
+    assert data["plans"] == [
+        {
+            "rescues": ["web/infer-2"],
+            "evict": ["ml/train-a"],
+            "placements": {
+                "web/infer-2": {"node": "cce-node-1", "cards": [0, 2]},
+                "ml/train-a": {"node": "spare", "cards": [0]},
+            },
+            "evicted_from": {"ml/train-a": {"node": "cce-node-1", "cards": [0]}},
+            "evictions": 1,
+            "rescued_gpus": 0.5,
+            "rescued_mib": 8192,
+            "moved_mib": 12288,
+            "moved_gpus": 0.75,
+            "unowned": [],
+        }
+    ]
+    assert data["unresolved"] == [{"pod": "web/too-big", "cause": "unsatisfiable"}]
+    assert data["scale_up"] == []
+    assert data["scale_down"] == []
+    assert data["schedulable"] == {"web/infer-1": {"node": "cce-node-1", "cards": [0, 1]}}
+    summary = data["summary"]
+    assert summary["pending"] == 2
+    assert summary["rescued_pods"] == 1
+    assert summary["rescued_gpus"] == 0.5
+    assert summary["evictions"] == 1
+    assert summary["evictions_per_gpu"] == 2.0
+    assert summary["time_budget_seconds"] == 60.0
+    assert summary["budget_exhausted"] is False
+    assert summary["reference_card_mib"] == 16384
+    ideal = data["ideal"]
+    assert ideal["pending_pods"] == 2
+    assert ideal["upper_bound_share"] <= 1.0
+    assert 0.0 <= ideal["repack_share"] <= ideal["upper_bound_share"]
+
+
+def test_kubectl_script_evicts_in_plan_order(
+    scenario: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = run_plan(capsys, "--scenario", str(scenario), "--format", "kubectl")
+    assert text.startswith("#!/bin/sh\n")
+    commands = [line for line in text.splitlines() if line.startswith("kubectl")]
+    assert commands == ["kubectl delete pod -n ml train-a  # comes back on spare card(s) 0"]
+    assert "recreated by its workload" in text
+    assert "never evicts" in text
+    done = subprocess.run(["sh", "-n"], input=text, text=True, check=False)
+    assert done.returncode == 0  # valid shell
+
+
+def test_kubectl_warns_about_pods_no_controller_recreates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bare.yaml"
+    save_scenario(path, two_dependent_plans())  # pods without owners
+    data = json.loads(run_plan(capsys, "--scenario", str(path), "--format", "json"))
+    assert [p["unowned"] for p in data["plans"]] == [p["evict"] for p in data["plans"]]
+    text = run_plan(capsys, "--scenario", str(path), "--format", "kubectl")
+    commands = [line for line in text.splitlines() if line.startswith("kubectl")]
+    assert len(commands) == 2
+    assert all("no controller known" in line for line in commands)
+
+
+def test_markdown_names_plans_commands_and_cards(
+    scenario: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = run_plan(capsys, "--scenario", str(scenario))
+    assert text.startswith("# Rebalancing plans (node binpack, card binpack)")
+    assert "**1 plan rescue 1 of 2 Pending GPU pods" in text
+    assert "web/infer-2 → cce-node-1\\[0,2\\]" in text
+    assert "ml/train-a: cce-node-1\\[0\\] → spare\\[0\\]" in text
+    assert "kubectl delete pod -n ml train-a" in text
+    assert "| web/too-big | unsatisfiable |" in text
+    assert "### Plan 1" in text
+    assert "(rescued)" in text  # the after picture marks the rescued pod
+
+
+def test_html_draws_before_and_after(
+    scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "plans.html"
+    assert (
+        main(["plan", "--scenario", str(scenario), "--format", "html", "--output", str(out)]) == 0
+    )
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert page.count("<h3>Before</h3>") == page.count("<h3>After</h3>") == 1
+    assert page.count('class="bar"') == 2 * 4  # cce-node-1 (3 cards) and spare (1), twice
+    assert "kubectl delete pod -n ml train-a" in page
+    assert capsys.readouterr().out == ""
+
+
+def test_no_pictures_when_asked(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = run_plan(capsys, "--scenario", str(scenario), "--format", "html", "--pictures", "0")
+    assert 'class="bar"' not in text
+    assert "Pictures for the first 0 plans only" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--time-budget", "0"], "--time-budget must be positive"),
+        (["--max-evictions-per-gpu", "-1"], "must be positive"),
+    ],
+)
+def test_bad_options_exit_2(
+    scenario: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert main(["plan", "--scenario", str(scenario), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_tiny_time_budget_is_respected_and_reported(
+    scenario: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ("--scenario", str(scenario), "--time-budget", "0.000001")
+    data = json.loads(run_plan(capsys, *args, "--format", "json"))
+    assert data["summary"]["budget_exhausted"] is True
+    assert data["summary"]["time_budget_seconds"] == 0.000001
+    assert data["plans"] == []
+    assert [u["pod"] for u in data["unresolved"]] == ["web/infer-2", "web/too-big"]
+    assert "time budget (1e-06 s) ran out" in run_plan(capsys, *args)
+
+
+def test_missing_scenario_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "--scenario", str(tmp_path / "nope.yaml")]) == 2
+    assert "nope.yaml" in capsys.readouterr().err
+
+
+def test_a_cluster_with_nothing_pending(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "calm.json"
+    save_scenario(path, build([node("a", 16)], [running("t/x", "a", [0], 8)]))
+    data = json.loads(run_plan(capsys, "--scenario", str(path), "--format", "json"))
+    assert (data["plans"], data["unresolved"]) == ([], [])
+    assert data["summary"]["evictions_per_gpu"] is None
+    assert "No Pending GPU pods" in run_plan(capsys, "--scenario", str(path))
+
+
+def test_page_renders_in_chromium(scenario: Path, tmp_path: Path) -> None:
+    binary = shutil.which("chromium")
+    if binary is None:
+        pytest.skip("chromium is not installed")
+    page = tmp_path / "plans.html"
+    assert (
+        main(["plan", "--scenario", str(scenario), "--format", "html", "--output", str(page)]) == 0
+    )
+    command = [
+        binary,
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--dump-dom",
+        page.as_uri(),
+    ]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
+    ) as process:
+        try:
+            out, _ = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise
+    dom = out.decode()
+    assert process.returncode == 0
+    assert dom.count('class="bar"') == 8
+    for name in ("web/infer-2", "ml/train-a", "cce-node-1", "spare", "web/too-big"):
+        assert name in dom
