@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -94,6 +95,15 @@ def _as_pod_parts(name: str) -> tuple[str, str]:
     return (namespace, pod) if pod else ("default", namespace)
 
 
+_K8S_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # DNS-1123 subdomain
+
+
+def comment_safe(value: object) -> str:
+    """Text for a shell comment: a control character (a newline would end the comment and
+    start a command) becomes "?"."""
+    return "".join(c if c.isprintable() else "?" for c in str(value))
+
+
 def kubectl_script(data: Mapping[str, Any]) -> str:
     """Shell commands that carry the plans out, in order; the advisor never runs them."""
     plans = list(data.get("plans") or [])
@@ -110,7 +120,7 @@ def kubectl_script(data: Mapping[str, Any]) -> str:
         "set -e",
     ]
     for number, plan in enumerate(plans, 1):
-        rescues = ", ".join(plan.get("rescues") or [])
+        rescues = ", ".join(comment_safe(r) for r in plan.get("rescues") or [])
         lines += ["", f"# Plan {number}: rescues {rescues}"]
         placements = plan.get("placements") or {}
         unowned = set(plan.get("unowned") or [])
@@ -119,9 +129,12 @@ def kubectl_script(data: Mapping[str, Any]) -> str:
             to = placements.get(name) or {}
             cards = ",".join(str(c) for c in to.get("cards", []))
             warning = "; no controller known: check one recreates it" if name in unowned else ""
+            if not (_K8S_NAME.fullmatch(namespace) and _K8S_NAME.fullmatch(pod)):
+                lines.append(f"# not a Kubernetes pod name, left out: {comment_safe(name)}")
+                continue
             lines.append(
                 f"kubectl delete pod -n {shlex.quote(namespace)} {shlex.quote(pod)}"
-                f"  # comes back on {to.get('node', '?')} card(s) {cards}{warning}"
+                f"  # comes back on {comment_safe(to.get('node', '?'))} card(s) {cards}{warning}"
             )
     return "\n".join(lines) + "\n"
 

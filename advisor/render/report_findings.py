@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.render._common import as_int, as_list, as_map, as_str
+from advisor.render.plan_data import comment_safe
 from advisor.render.report_data import (
     GIB,
     MAX_RIGHTSIZING_ROWS,
@@ -27,10 +28,8 @@ def where_text(placement: Any) -> str:
     return f"{as_str(p.get('node'), '?')}[{cards}]"
 
 
-def _shell_safe(value: Any) -> str:
-    """A name for the kubectl script: control characters (a newline would end the comment
-    line it sits in and start a command) become "?"."""
-    return "".join(c if c.isprintable() else "?" for c in as_str(value, "?"))
+def _safe(value: Any) -> str:
+    return comment_safe(as_str(value, "?"))
 
 
 def kubectl_input(plan: Mapping[str, Any]) -> dict[str, Any]:
@@ -40,15 +39,15 @@ def kubectl_input(plan: Mapping[str, Any]) -> dict[str, Any]:
     for raw in as_list(plan.get("plans")):
         entry = as_map(raw)
         placements = {
-            _shell_safe(name): {
-                "node": _shell_safe(as_map(where).get("node")),
+            _safe(name): {
+                "node": _safe(as_map(where).get("node")),
                 "cards": [as_int(c) for c in as_list(as_map(where).get("cards"))],
             }
             for name, where in as_map(entry.get("placements")).items()
         }
         plans.append(
             {
-                key: [_shell_safe(n) for n in as_list(entry.get(key))]
+                key: [_safe(n) for n in as_list(entry.get(key))]
                 for key in ("rescues", "evict", "unowned")
             }
             | {"placements": placements}

@@ -228,3 +228,24 @@ def test_page_renders_in_chromium(scenario: Path, tmp_path: Path) -> None:
     assert dom.count('class="bar"') == 8
     for name in ("web/infer-2", "ml/train-a", "cce-node-1", "spare", "web/too-big"):
         assert name in dom
+
+
+def test_kubectl_script_keeps_hostile_names_inside_comments() -> None:
+    from advisor.render.plan_data import kubectl_script
+
+    evil = "ns/pod\nrm -rf /"
+    data = {
+        "plans": [
+            {
+                "rescues": [evil],
+                "evict": [evil],
+                "placements": {evil: {"node": "n1\ncurl x | sh", "cards": [0]}},
+            }
+        ],
+        "summary": {},
+    }
+    script = kubectl_script(data)
+    for line in script.splitlines():
+        assert line == "" or line.startswith(("#", "set -e", "kubectl delete pod "))
+    assert "# not a Kubernetes pod name, left out: ns/pod?rm -rf /" in script
+    assert "kubectl delete" not in script

@@ -152,10 +152,8 @@ def test_kubectl_commands_stay_one_line_per_eviction(sample: dict[str, Any]) -> 
     ]
     for script in scripts:
         lines = [line for line in script.splitlines() if line]
-        assert [line for line in lines if line.startswith("kubectl")] == [
-            "kubectl delete pod -n ml 'train-a?rm -rf /'  # comes back on x?reboot card(s) 0"
-            "; no controller known: check one recreates it"
-        ]
+        assert [line for line in lines if line.startswith("kubectl")] == []
+        assert "# not a Kubernetes pod name, left out: ml/train-a?rm -rf /" in lines
         assert all(line.startswith(("#", "kubectl ", "set -e")) for line in lines), lines
 
 
