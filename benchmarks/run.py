@@ -25,7 +25,12 @@ from types import ModuleType
 from benchmarks.measure import REPO, Case, Result, child_env, run_isolated
 from benchmarks.report import Standalone, as_json, machine, markdown
 
-MODULES = ("benchmarks.replay_bench", "benchmarks.diagnose_bench", "benchmarks.exporter_bench")
+MODULES = (
+    "benchmarks.replay_bench",
+    "benchmarks.diagnose_bench",
+    "benchmarks.plan_bench",
+    "benchmarks.exporter_bench",
+)
 STANDALONE_TIMEOUT_S = 900
 
 
