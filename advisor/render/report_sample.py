@@ -1,8 +1,9 @@
 """A realistic report dict (every section filled) for the report renderers' tests and to look
 at the pages without a cluster: `python -m advisor.render.report_sample OUT.html` (or OUT.md).
 
-The cluster is the demo's (advisor/examples/demo.yaml) plus a one-card node that lets a plan
-rescue a fragmented pod; the history is a synthetic, seeded day of 5-minute samples.
+The cluster is advisor/examples/report-sample.yaml (the demo as it was when this was written)
+plus a one-card node that lets a plan rescue a fragmented pod; the history is a synthetic,
+seeded day of 5-minute samples.
 """
 
 from __future__ import annotations
@@ -43,7 +44,11 @@ _USE: dict[str, tuple[float, float, float]] = {
 
 def sample_cluster() -> Cluster:
     """The demo cluster plus `t4-spare` (one T4 holding a small pod)."""
-    text = resources.files("advisor").joinpath("examples/demo.yaml").read_text(encoding="utf-8")
+    text = (
+        resources.files("advisor")
+        .joinpath("examples/report-sample.yaml")
+        .read_text(encoding="utf-8")
+    )
     data = yaml.safe_load(text)
     data["nodes"].append(
         {"name": "t4-spare", "cards": [{"index": 0, "memory_mib": 16384, "model": "Tesla T4"}]}
