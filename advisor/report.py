@@ -76,6 +76,23 @@ def usage_series(history: pd.DataFrame) -> dict[str, list[float]]:
     }
 
 
+def history_peaks(history: pd.DataFrame, cluster: Cluster) -> tuple[float, float | None]:
+    """Observed peaks of allotted and used memory in GPU-equivalents (each vGPU's bytes over
+    its card's size, summed per step), for the headroom advice. Cards the model does not
+    know (gone since) are left out."""
+    sizes = pd.DataFrame(
+        [(n.name, c.index, c.memory_mib * MIB) for n in cluster.nodes for c in n.cards],
+        columns=["node", "gpu_index", "card_bytes"],
+    )
+    frame = history.merge(sizes, on=["node", "gpu_index"], how="inner")
+    if frame.empty:
+        return 0.0, None
+    frame["allotted"] = frame["memory_allotted_bytes"] / frame["card_bytes"]
+    frame["used"] = frame["memory_used_bytes"] / frame["card_bytes"]
+    per_step = frame.groupby("timestamp")[["allotted", "used"]].sum()
+    return float(per_step["allotted"].max()), float(per_step["used"].max())
+
+
 def build_report(
     inputs: ReportInputs, options: ReportOptions, clock: Callable[[], float]
 ) -> Report:
@@ -89,10 +106,14 @@ def build_report(
     downs = scale_down(cluster, threshold=options.scale_down_threshold)
     usage = usage_series(inputs.history) if inputs.history is not None else None
     capacity = capacity_gpus(cluster)
-    peak_allotted = allotted_gpus(cluster)
+    peak_allotted, peak_used = allotted_gpus(cluster), None
+    if inputs.history is not None:
+        history_allotted, peak_used = history_peaks(inputs.history, cluster)
+        peak_allotted = max(peak_allotted, history_allotted)
     room = headroom(
         capacity,
         peak_allotted,
+        peak_used,
         target_utilisation=options.target_utilisation,
         redundancy=options.redundancy,
     )

@@ -167,3 +167,17 @@ def test_each_pending_pod_sees_the_placements_before_it() -> None:
     cluster = build([node("n1", 16)], [pending("x/a", 1, 10), pending("x/b", 1, 10)])
     result = diagnose(cluster)
     assert [d.cause for d in result.pods] == ["schedulable", "capacity"]  # 6 GiB left
+
+
+def test_default_limit_is_20_vgpus_per_card() -> None:
+    pods = [
+        {"name": f"x/r{i}", "node": "n1", "cards": [0], "request": {"gpus": 1, "memory_mib": 128}}
+        for i in range(20)
+    ]
+    cluster = build([node("n1", 16, 16)], [*pods, pending("x/p", 1, 1)])
+    assert cluster.max_vgpus_per_card == 20
+    assert placements(cluster)["x/p"] == Placement("n1", (1,))  # card 0 is full at 20 vGPUs
+    one_more = build([node("n1", 16)], [*pods, pending("x/p", 1, 1)])
+    (verdict,) = diagnose(one_more).pods
+    assert verdict.cause == "fragmentation"
+    assert verdict.node_reasons == (("n1", ("vgpu-limit: card 0 has 20 vGPUs (the limit)",)),)
