@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from advisor.core.diagnose import Diagnosis, PodDiagnosis
@@ -51,32 +52,32 @@ def diagnosis_json(diagnosis: Diagnosis) -> dict[str, Any]:
     }
 
 
-def cluster_view(cluster: Cluster, diagnosis: Diagnosis | None = None) -> dict[str, Any]:
-    """Every card with its allotments after the cycle; pods the cycle placed are `pending`."""
-    placed: list[tuple[Pod, Placement, bool]] = [
-        (p, p.placement, False) for p in cluster.running if p.placement is not None
-    ]
-    if diagnosis is not None:
-        placed += [(d.pod, d.placement, True) for d in diagnosis.pods if d.placement is not None]
-    on_card: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
-    for pod, placement, pending in placed:
+def card_view(
+    cluster: Cluster,
+    where: Mapping[str, Placement],
+    fresh: Collection[str] = (),
+    nodes: Collection[str] | None = None,
+) -> dict[str, Any]:
+    """Cards (of `nodes`, or all) with the pods `where` puts on them; pods in `fresh` are
+    marked `pending` (placed by this cycle or plan, not running yet)."""
+    wanted = None if nodes is None else set(nodes)
+    on_card: dict[tuple[str, int], list[Pod]] = defaultdict(list)
+    for pod in cluster.pods:
+        placement = where.get(pod.name)
+        if placement is None or (wanted is not None and placement.node not in wanted):
+            continue
         for index in placement.cards:
-            on_card[(placement.node, index)].append(
-                {
-                    "pod": pod.name,
-                    "memory_mib": pod.request.card_memory_mib,
-                    "core_percent": pod.request.card_core_percent,
-                    "pending": pending,
-                }
-            )
-    nodes = []
+            on_card[(placement.node, index)].append(pod)
+    views = []
     for node in cluster.nodes:
+        if wanted is not None and node.name not in wanted:
+            continue
         cards = []
         for card in node.cards:
-            allotments = on_card.get((node.name, card.index), [])
+            pods = on_card.get((node.name, card.index), [])
             mode = Mode.UNUSED
-            if allotments:
-                core = any(a["core_percent"] > 0 for a in allotments)
+            if pods:
+                core = any(p.request.core_percent for p in pods)
                 mode = Mode.MEMORY_CORE if core else Mode.MEMORY
             cards.append(
                 {
@@ -85,10 +86,30 @@ def cluster_view(cluster: Cluster, diagnosis: Diagnosis | None = None) -> dict[s
                     "model": card.model,
                     "healthy": card.healthy,
                     "mode": int(mode),
-                    "vgpus": len(allotments),
-                    "core_allotted_percent": sum(a["core_percent"] for a in allotments),
-                    "allotments": allotments,
+                    "vgpus": len(pods),
+                    "core_allotted_percent": sum(p.request.card_core_percent for p in pods),
+                    "allotments": [
+                        {
+                            "pod": p.name,
+                            "memory_mib": p.request.card_memory_mib,
+                            "core_percent": p.request.card_core_percent,
+                            "pending": p.name in fresh,
+                        }
+                        for p in pods
+                    ],
                 }
             )
-        nodes.append({"name": node.name, "cards": cards})
-    return {"nodes": nodes}
+        views.append({"name": node.name, "cards": cards})
+    return {"nodes": views}
+
+
+def cluster_view(cluster: Cluster, diagnosis: Diagnosis | None = None) -> dict[str, Any]:
+    """Every card with its allotments after the cycle; pods the cycle placed are `pending`."""
+    where = {p.name: p.placement for p in cluster.pods if p.placement is not None}
+    fresh = set()
+    if diagnosis is not None:
+        for d in diagnosis.pods:
+            if d.placement is not None:
+                where[d.pod.name] = d.placement
+                fresh.add(d.pod.name)
+    return card_view(cluster, where, fresh)
