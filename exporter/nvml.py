@@ -1,9 +1,8 @@
 """The exporter's only door to NVML (nvidia-ml-py): one immutable `NvmlReading` per `read()`.
 
-Every NVML call runs on one dedicated worker thread and is waited for at most
-`call_timeout_s`. A driver that hangs inside a call costs that one timeout; while the call
-is still stuck, later calls (and so later reads) fail at once with a timeout error instead of
-queueing behind it, and reads return to normal once the call comes back.
+Every NVML call runs on one dedicated worker thread (`exporter.nvml_calls`) and is waited
+for at most `call_timeout_s`: a driver that hangs inside a call costs that one timeout, later
+reads fail at once with a timeout error while it is stuck, and return to normal once it is back.
 
 Failure rules:
 - not supported -> the field is None and nothing is recorded as an error;
@@ -21,16 +20,15 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import queue
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import pynvml
 
-T = TypeVar("T")
+from exporter.nvml_calls import CallThread, CallTimedOut
 
 # Xids that mean the card, not one application, is in trouble: 48 double-bit ECC, 62 internal
 # micro-controller halt, 63/64 ECC page retirement or row remapping event/failure, 74 NVLink,
@@ -92,12 +90,6 @@ class NvmlUnavailable(Exception):
         self.error = error
 
 
-class _CallTimedOut(Exception):
-    def __init__(self, function: str) -> None:
-        super().__init__(function)
-        self.function = function
-
-
 class _Failed(Exception):
     """An NVML call answered an error code."""
 
@@ -112,53 +104,6 @@ class _DriverGone(_Failed):
 
 class _CardGone(Exception):
     pass
-
-
-@dataclass(eq=False)
-class _Job:
-    function: str
-    run: Callable[[], object]
-    done: threading.Event = field(default_factory=threading.Event)
-    result: object = None
-    error: Exception | None = None
-
-
-class _CallThread:
-    """Runs calls one at a time on a daemon thread and waits for each at most `timeout_s`."""
-
-    def __init__(self, timeout_s: float) -> None:
-        self._timeout_s = timeout_s
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._in_flight: str | None = None
-        self._thread = threading.Thread(target=self._serve, name="nvml-calls", daemon=True)
-        self._thread.start()
-
-    def call(self, function: str, run: Callable[[], T]) -> T:
-        with self._lock:
-            if self._in_flight is not None:  # an earlier call is still stuck in the driver
-                raise _CallTimedOut(self._in_flight)
-            self._in_flight = function
-        job = _Job(function, run)
-        self._jobs.put(job)
-        if not job.done.wait(self._timeout_s):
-            raise _CallTimedOut(function)
-        if job.error is not None:
-            raise job.error
-        return cast(T, job.result)
-
-    def stop(self) -> None:
-        self._jobs.put(None)
-
-    def _serve(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            try:
-                job.result = job.run()
-            except Exception as error:
-                job.error = error
-            with self._lock:
-                self._in_flight = None
-            job.done.set()
 
 
 @dataclass
@@ -187,7 +132,7 @@ class NvmlReader:
         critical_xids: frozenset[int] = CRITICAL_XIDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._calls = _CallThread(call_timeout_s)
+        self._calls = CallThread(call_timeout_s)
         self._xid_hold_s = xid_hold_s
         self._critical_xids = critical_xids
         self._clock = clock
@@ -210,7 +155,7 @@ class NvmlReader:
             self._errors = []
             try:
                 return self._read()
-            except _CallTimedOut as stuck:
+            except CallTimedOut as stuck:
                 self._errors.append(NvmlError(stuck.function, "timeout"))
                 return NvmlReading(None, (), (), tuple(self._errors))
             except _DriverGone as gone:
@@ -221,7 +166,7 @@ class NvmlReader:
         with self._read_lock:
             if not self._closed:
                 self._closed = True
-                with contextlib.suppress(_CallTimedOut):
+                with contextlib.suppress(CallTimedOut):
                     self._shutdown_quietly()
                 self._calls.stop()
 

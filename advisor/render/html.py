@@ -40,11 +40,12 @@ _NARROW_SEGMENT = 0.07
 _NARROW_FREE = 0.09
 
 
-def _e(text: object) -> str:
+def escape(text: object) -> str:
+    """`text` as HTML-safe text, quotes included (safe in attribute values too)."""
     return html.escape(str(text), quote=True)
 
 
-def _mib(value: int) -> str:
+def format_mib(value: int) -> str:
     """Thousands grouped by a narrow no-break space: 81 920 MiB."""
     return f"{value:,}".replace(",", "\u202f") + "\u00a0MiB"
 
@@ -52,12 +53,12 @@ def _mib(value: int) -> str:
 def _with_code(text: str) -> str:
     """Escaped text with `backticked` spans set as <code>."""
     parts = text.split("`")
-    return "".join(f"<code>{_e(p)}</code>" if i % 2 else _e(p) for i, p in enumerate(parts))
+    return "".join(f"<code>{escape(p)}</code>" if i % 2 else escape(p) for i, p in enumerate(parts))
 
 
 def _cause_tag(pod: Mapping[str, Any]) -> str:
     colour = CAUSE_COLOURS.get(advice_key(pod), "#334155")
-    return f'<span class="tag" style="background:{colour}">{_e(cause_label(pod))}</span>'
+    return f'<span class="tag" style="background:{colour}">{escape(cause_label(pod))}</span>'
 
 
 def _header(diagnosis: Mapping[str, Any], view_nodes: list[NodeView], title: str) -> str:
@@ -67,30 +68,32 @@ def _header(diagnosis: Mapping[str, Any], view_nodes: list[NodeView], title: str
         zero = " zero" if counts[cause] == 0 else ""
         badges.append(
             f'<span class="badge{zero}" style="background:{CAUSE_COLOURS[cause]}">'
-            f"<b>{counts[cause]}</b>{_e(cause)}</span>"
+            f"<b>{counts[cause]}</b>{escape(cause)}</span>"
         )
     cards = [card for node in view_nodes for card in node.cards]
     total = sum(card.memory_mib for card in cards)
     allotted = sum(min(card.allotted_mib, card.memory_mib) for card in cards)
     share = f" ({allotted * 100 // total} %)" if total else ""
     meta = (
-        f"Policy: {_e(policy_text(diagnosis))} · {len(view_nodes)} nodes · {len(cards)} cards · "
-        f"{_mib(allotted)} of {_mib(total)} allotted after this cycle{share}"
+        f"Policy: {escape(policy_text(diagnosis))} · {len(view_nodes)} nodes · "
+        f"{len(cards)} cards · {format_mib(allotted)} of {format_mib(total)} "
+        f"allotted after this cycle{share}"
     )
     return (
-        f'<header class="panel"><h1>{_e(title)}</h1>'
-        f'<p class="headline">{_e(headline(diagnosis))}</p>'
+        f'<header class="panel"><h1>{escape(title)}</h1>'
+        f'<p class="headline">{escape(headline(diagnosis))}</p>'
         f'<div class="badges">{"".join(badges)}</div><p class="meta">{meta}</p></header>'
     )
 
 
-def _advice(diagnosis: Mapping[str, Any]) -> str:
+def advice_panel(diagnosis: Mapping[str, Any]) -> str:
+    """The "What to do" panel, advice grouped with its pods (empty when no pod is Pending)."""
     items = []
     for advice, pods in grouped_advice(diagnosis):
         colour = CAUSE_COLOURS.get(advice.key, "#334155")
-        who = ", ".join(_e(name) for name in pods)
+        who = ", ".join(escape(name) for name in pods)
         items.append(
-            f'<div style="border-color:{colour}"><strong>{_e(advice.title)}</strong> '
+            f'<div style="border-color:{colour}"><strong>{escape(advice.title)}</strong> '
             f'<span class="who mono">{who}</span><p>{_with_code(advice.text)}</p></div>'
         )
     if not items:
@@ -101,12 +104,14 @@ def _advice(diagnosis: Mapping[str, Any]) -> str:
     )
 
 
-def _legend() -> str:
+def card_legend() -> str:
+    """The key to the card bars: isolation modes, free memory, placed pods, unhealthy cards."""
+
     def mode_tag(mode: int) -> str:
         colour = MODE_PALETTES[mode][0]
         return f'<span class="tag" style="background:{colour}">{MODE_TAGS[mode]}</span>'
 
-    swatches = [f"<span>{mode_tag(mode)}{_e(MODE_NAMES[mode])}</span>" for mode in (0, 1)]
+    swatches = [f"<span>{mode_tag(mode)}{escape(MODE_NAMES[mode])}</span>" for mode in (0, 1)]
     hatch = f"repeating-linear-gradient(135deg,{MODE_PALETTES[0][0]} 0 6px,#fff 6px 9px)"
     swatches += [
         f"<span>{mode_tag(2)}no vGPU yet: an empty bar</span>",
@@ -134,12 +139,13 @@ def _segment(card: CardView, pod: str, mib: int, core: int, pending: bool, scale
     core_text = f" · {core}\u00a0%" if core else ""
     return (
         f'<div class="{classes}" style="width:{share * 100:.3f}%;--c:{pod_colour(pod, card.mode)}"'
-        f' title="{_e(tip)}"><span class="name">{_e(pod)}</span>'
-        f'<span class="mib">{_mib(mib)}{core_text}</span></div>'
+        f' title="{escape(tip)}"><span class="name">{escape(pod)}</span>'
+        f'<span class="mib">{format_mib(mib)}{core_text}</span></div>'
     )
 
 
-def _card_row(card: CardView, show_model: bool) -> str:
+def card_row(card: CardView, show_model: bool) -> str:
+    """One card as a bar, a segment per pod and one for free memory, with its figures."""
     scale = max(card.memory_mib, card.allotted_mib, 1)
     segments = [
         _segment(card, a.pod, a.memory_mib, a.core_percent, a.pending, scale)
@@ -151,25 +157,26 @@ def _card_row(card: CardView, show_model: bool) -> str:
         narrow = " narrow" if free / scale < _NARROW_FREE else ""
         what = "unhealthy" if not card.healthy else "free"
         segments.append(
-            f'<div class="free{narrow}" title="{_e(f"{free} MiB free")}">'
-            f'<span class="mib">{what}</span><span class="mib">{_mib(free)}</span></div>'
+            f'<div class="free{narrow}" title="{escape(f"{free} MiB free")}">'
+            f'<span class="mib">{what}</span><span class="mib">{format_mib(free)}</span></div>'
         )
     mode_colour = MODE_PALETTES.get(card.mode, MODE_PALETTES[2])[0]
     tag = (
-        f'<span class="tag" style="background:{mode_colour}" title="{_e(mode_name(card.mode))}">'
-        f"{_e(MODE_TAGS.get(card.mode, mode_name(card.mode)))}</span>"
+        f'<span class="tag" style="background:{mode_colour}" '
+        f'title="{escape(mode_name(card.mode))}">'
+        f"{escape(MODE_TAGS.get(card.mode, mode_name(card.mode)))}</span>"
     )
-    model = f" · {_e(card.model)}" if show_model and card.model else ""
+    model = f" · {escape(card.model)}" if show_model and card.model else ""
     core = f" · core {card.core_allotted_percent}\u00a0%" if card.mode == 1 else ""
     vgpus = f"{card.vgpus} vGPU" + ("" if card.vgpus == 1 else "s")
     sick = "" if card.healthy else '<span class="sick-text">unhealthy</span> · '
     row_class = "card" + ("" if card.healthy else " unhealthy")
     used = f"{card.allotted_mib:,}".replace(",", "\u202f")
     return (
-        f'<div class="{row_class}" title="{_e(card.model)}"><div class="card-label">'
+        f'<div class="{row_class}" title="{escape(card.model)}"><div class="card-label">'
         f"<strong>GPU {card.index}</strong><br>{tag}</div>"
         f'<div class="bar">{"".join(segments)}</div>'
-        f'<div class="card-stats">{used} / {_mib(card.memory_mib)}'
+        f'<div class="card-stats">{used} / {format_mib(card.memory_mib)}'
         f'<div class="sub">{sick}{vgpus}{core}{model}</div></div></div>'
     )
 
@@ -181,16 +188,17 @@ def _node_pod(pod: Mapping[str, Any], node: str) -> str:
         reasons = [f"placed by this cycle on {format_cards(as_list(placement.get('cards')))}"]
     else:
         reasons = [as_str(r) for r in as_list(as_map(pod.get("nodes")).get(node))]
-    items = "".join(f"<li>{_e(reason)}</li>" for reason in reasons)
+    items = "".join(f"<li>{escape(reason)}</li>" for reason in reasons)
     return (
-        f'<div class="pp"><div class="pod mono">{_e(as_str(pod.get("pod"), "?"))}</div>'
+        f'<div class="pp"><div class="pod mono">{escape(as_str(pod.get("pod"), "?"))}</div>'
         f"{_cause_tag(pod)} "
-        f'<span class="req">{_e(format_request(request)) if request else ""}</span>'
+        f'<span class="req">{escape(format_request(request)) if request else ""}</span>'
         f"<ul>{items}</ul></div>"
     )
 
 
-def _node(diagnosis: Mapping[str, Any], node: NodeView) -> str:
+def node_panel(diagnosis: Mapping[str, Any], node: NodeView) -> str:
+    """One node's panel: a bar per card and the Pending pods that involve the node."""
     total = sum(card.memory_mib for card in node.cards)
     free = sum(card.free_mib for card in node.cards if card.healthy)
     models = Counter(card.model or "unknown model" for card in node.cards)
@@ -198,13 +206,14 @@ def _node(diagnosis: Mapping[str, Any], node: NodeView) -> str:
     sick = sum(1 for card in node.cards if not card.healthy)
     warn = f'<span class="warn">{sick} unhealthy</span>' if sick else ""
     mixed = len(models) > 1
-    rows = "".join(_card_row(card, show_model=mixed) for card in node.cards)
+    rows = "".join(card_row(card, show_model=mixed) for card in node.cards)
     pods = [_node_pod(pod, node.name) for pod in pods_for_node(diagnosis, node.name)]
     pods_html = "".join(pods) or '<p class="none">No Pending pod involves this node.</p>'
     return (
-        f'<section class="panel node" id="node-{_e(node.name)}"><div class="node-head">'
-        f'<h2 class="mono">{_e(node.name)}</h2><span class="stat">{_e(shape)}</span>'
-        f'<span class="stat">{_mib(free)} free on healthy cards of {_mib(total)}</span>{warn}</div>'
+        f'<section class="panel node" id="node-{escape(node.name)}"><div class="node-head">'
+        f'<h2 class="mono">{escape(node.name)}</h2><span class="stat">{escape(shape)}</span>'
+        f'<span class="stat">{format_mib(free)} free on healthy cards of {format_mib(total)}'
+        f"</span>{warn}</div>"
         f'<div class="node-body"><div class="cards">{rows}</div>'
         f'<aside class="node-pods"><h3>Pending pods here</h3>{pods_html}</aside></div></section>'
     )
@@ -217,8 +226,8 @@ def _nodes_detail(pod: Mapping[str, Any]) -> str:
         return ""
     more = f", {omitted} more not listed" if omitted else ""
     items = "".join(
-        f'<li><span class="mono">{_e(name)}</span>: '
-        + "; ".join(_e(as_str(reason)) for reason in as_list(nodes[name]))
+        f'<li><span class="mono">{escape(name)}</span>: '
+        + "; ".join(escape(as_str(reason)) for reason in as_list(nodes[name]))
         + "</li>"
         for name in sorted(nodes)
     )
@@ -228,16 +237,17 @@ def _nodes_detail(pod: Mapping[str, Any]) -> str:
     )
 
 
-def _pods_table(diagnosis: Mapping[str, Any]) -> str:
+def pending_table(diagnosis: Mapping[str, Any]) -> str:
+    """The table of Pending pods: request, cause, and where each fits or why not."""
     rows = []
     for pod in pods_of(diagnosis):
         request = as_map(pod.get("request"))
         rows.append(
-            f'<tr><td class="pod mono">{_e(as_str(pod.get("pod"), "?"))}</td>'
+            f'<tr><td class="pod mono">{escape(as_str(pod.get("pod"), "?"))}</td>'
             f'<td class="num">{as_int(pod.get("priority"))}</td>'
-            f"<td>{_e(format_request(request)) if request else '?'}</td>"
+            f"<td>{escape(format_request(request)) if request else '?'}</td>"
             f"<td>{_cause_tag(pod)}</td>"
-            f"<td>{_e(explanation(pod))}{_nodes_detail(pod)}</td></tr>"
+            f"<td>{escape(explanation(pod))}{_nodes_detail(pod)}</td></tr>"
         )
     if not rows:
         return '<section class="panel"><h3>Pending pods</h3><p class="none">None.</p></section>'
@@ -259,16 +269,16 @@ def render_html(
     body = "".join(
         [
             _header(diagnosis, nodes, title),
-            _advice(diagnosis),
-            _legend() if nodes else "",
-            *(_node(diagnosis, node) for node in nodes),
-            _pods_table(diagnosis),
-            f"<footer>Generated by xgpu-advisor · {_e(schema)}</footer>",
+            advice_panel(diagnosis),
+            card_legend() if nodes else "",
+            *(node_panel(diagnosis, node) for node in nodes),
+            pending_table(diagnosis),
+            f"<footer>Generated by xgpu-advisor · {escape(schema)}</footer>",
         ]
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{CSS}</style></head>"
+        f"<title>{escape(title)}</title><style>{CSS}</style></head>"
         f"<body><main>{body}</main></body></html>\n"
     )

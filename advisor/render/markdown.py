@@ -40,7 +40,8 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], right: set[int]
     return lines
 
 
-def _pods_section(diagnosis: Mapping[str, Any]) -> list[str]:
+def pending_section(diagnosis: Mapping[str, Any]) -> list[str]:
+    """The "Pending pods" section as a table (no lines when no pod is Pending)."""
     rows = []
     for pod in pods_of(diagnosis):
         request = as_map(pod.get("request"))
@@ -58,7 +59,8 @@ def _pods_section(diagnosis: Mapping[str, Any]) -> list[str]:
     return ["## Pending pods", "", *_table(header, rows, right={1}), ""]
 
 
-def _advice_section(diagnosis: Mapping[str, Any]) -> list[str]:
+def advice_section(diagnosis: Mapping[str, Any]) -> list[str]:
+    """The "What to do" section, advice grouped with its pods (no lines when none)."""
     lines = []
     for advice, pods in grouped_advice(diagnosis):
         names = ", ".join(escape_cell(name) for name in pods)
@@ -66,7 +68,8 @@ def _advice_section(diagnosis: Mapping[str, Any]) -> list[str]:
     return ["## What to do", "", *lines, ""] if lines else []
 
 
-def _cards_section(view: Mapping[str, Any]) -> list[str]:
+def cards_section(view: Mapping[str, Any]) -> list[str]:
+    """The "Cards after this cycle" section, a row per card (no lines when no card)."""
     rows = []
     pending_seen = False
     for node in node_views(view):
@@ -94,9 +97,9 @@ def render_markdown(diagnosis: Mapping[str, Any], view: Mapping[str, Any]) -> st
     lines = [
         f"**{headline(diagnosis)}** (policy: {escape_cell(policy_text(diagnosis))})",
         "",
-        *_pods_section(diagnosis),
-        *_advice_section(diagnosis),
-        *_cards_section(view),
+        *pending_section(diagnosis),
+        *advice_section(diagnosis),
+        *cards_section(view),
     ]
     while lines and not lines[-1]:
         lines.pop()

@@ -11,7 +11,7 @@ from typing import Any
 
 from advisor.render._common import NodeView, as_int, as_list, as_map, as_str, node_views
 from advisor.render._style import CSS, MODE_PALETTES, MODE_TAGS
-from advisor.render.html import _card_row, _e, _mib
+from advisor.render.html import card_row, escape, format_mib
 from advisor.render.plan_data import kubectl_script
 
 PLAN_CSS = """
@@ -42,23 +42,25 @@ def _header(data: Mapping[str, Any], title: str) -> str:
         f'<span class="badge total"><b>{as_int(s.get("pending"))}</b>Pending</span>',
         f'<span class="badge plan"><b>{as_int(s.get("plans"))}</b>plans</span>',
         f'<span class="badge plan"><b>{as_int(s.get("rescued_pods"))}</b>pods rescued</span>',
-        f'<span class="badge plan"><b>{_e(s.get("rescued_gpus"))}</b>GPUs ({share:.1%})</span>',
+        f'<span class="badge plan"><b>{escape(s.get("rescued_gpus"))}</b>GPUs ({share:.1%})</span>',
         f'<span class="badge evict"><b>{as_int(s.get("evictions"))}</b>evictions</span>',
         f'<span class="badge ideal"><b>{float(ideal.get("repack_share") or 0):.1%}</b>'
         "ideal repack</span>",
     ]
     per_gpu = s.get("evictions_per_gpu")
     meta = (
-        f"Policy: node {_e(as_str(policy.get('node'), 'binpack'))}, card "
-        f"{_e(as_str(policy.get('card'), 'binpack'))} · {_e(s.get('pending_gpus'))} GPUs Pending"
-        + (f" · {_e(per_gpu)} evictions per rescued GPU" if per_gpu is not None else "")
-        + f" · ideal: {_e(as_str(ideal.get('method')))} places {_e(ideal.get('repack_gpus'))} "
-        f"GPUs; free memory bounds it at {_e(ideal.get('upper_bound_gpus'))}"
-        + f" · planned in {_e(s.get('elapsed_seconds'))} s"
+        f"Policy: node {escape(as_str(policy.get('node'), 'binpack'))}, card "
+        f"{escape(as_str(policy.get('card'), 'binpack'))} · "
+        f"{escape(s.get('pending_gpus'))} GPUs Pending"
+        + (f" · {escape(per_gpu)} evictions per rescued GPU" if per_gpu is not None else "")
+        + f" · ideal: {escape(as_str(ideal.get('method')))} places "
+        f"{escape(ideal.get('repack_gpus'))} "
+        f"GPUs; free memory bounds it at {escape(ideal.get('upper_bound_gpus'))}"
+        + f" · planned in {escape(s.get('elapsed_seconds'))} s"
         + (" · <strong>time budget ran out</strong>" if s.get("budget_exhausted") else "")
     )
     return (
-        f'<header class="panel"><h1>{_e(title)}</h1>'
+        f'<header class="panel"><h1>{escape(title)}</h1>'
         '<p class="headline">Each plan is a set of pods to evict; it was simulated through the '
         "scheduler and every pod it rescues or evicts lands. Apply them in order.</p>"
         f'<div class="badges">{"".join(badges)}</div><p class="meta">{meta}</p></header>'
@@ -91,27 +93,28 @@ def _legend() -> str:
 def _nodes(nodes: list[NodeView]) -> str:
     parts = []
     for node in nodes:
-        rows = "".join(_card_row(card, show_model=False) for card in node.cards)
+        rows = "".join(card_row(card, show_model=False) for card in node.cards)
         free = sum(card.free_mib for card in node.cards if card.healthy)
         parts.append(
-            f'<div class="node-name mono">{_e(node.name)} '
-            f'<span class="stat">· {_mib(free)} free</span></div>{rows}'
+            f'<div class="node-name mono">{escape(node.name)} '
+            f'<span class="stat">· {format_mib(free)} free</span></div>{rows}'
         )
     return "".join(parts)
 
 
-def _plan(number: int, plan: Mapping[str, Any], pair: Mapping[str, Any] | None) -> str:
+def plan_panel(number: int, plan: Mapping[str, Any], pair: Mapping[str, Any] | None) -> str:
+    """One plan: what it rescues and evicts, with before/after card pictures when given."""
     placements = as_map(plan.get("placements"))
     origins = as_map(plan.get("evicted_from"))
     items = [
-        f'<li>rescues <span class="mono">{_e(n)}</span> → {_e(_where(as_map(placements.get(n))))}'
-        "</li>"
+        f'<li>rescues <span class="mono">{escape(n)}</span> → '
+        f"{escape(_where(as_map(placements.get(n))))}</li>"
         for n in as_list(plan.get("rescues"))
     ]
     items += [
-        f'<li>evicts <span class="mono">{_e(n)}</span> from '
-        f"{_e(_where(as_map(origins.get(n))))}, it comes back on "
-        f"{_e(_where(as_map(placements.get(n))))}</li>"
+        f'<li>evicts <span class="mono">{escape(n)}</span> from '
+        f"{escape(_where(as_map(origins.get(n))))}, it comes back on "
+        f"{escape(_where(as_map(placements.get(n))))}</li>"
         for n in as_list(plan.get("evict"))
     ]
     pictures = ""
@@ -124,12 +127,14 @@ def _plan(number: int, plan: Mapping[str, Any], pair: Mapping[str, Any] | None) 
         )
     return (
         f'<section class="panel" id="plan-{number}"><h2>Plan {number}: '
-        f"{as_int(plan.get('evictions'))} eviction(s), {_e(plan.get('rescued_gpus'))} GPUs rescued"
+        f"{as_int(plan.get('evictions'))} eviction(s), "
+        f"{escape(plan.get('rescued_gpus'))} GPUs rescued"
         f'</h2><ul class="moves">{"".join(items)}</ul>{pictures}</section>'
     )
 
 
-def _unresolved(data: Mapping[str, Any]) -> str:
+def unresolved_panel(data: Mapping[str, Any]) -> str:
+    """The pods no plan rescues, with their causes (empty when there are none)."""
     rows = []
     for raw in as_list(data.get("unresolved")):
         entry = as_map(raw)
@@ -137,8 +142,8 @@ def _unresolved(data: Mapping[str, Any]) -> str:
         if cause == "capacity" and "cluster_free_sufficient" in entry:
             cause += " (consolidate)" if entry.get("cluster_free_sufficient") else " (scale up)"
         rows.append(
-            f'<tr><td class="pod mono">{_e(as_str(entry.get("pod"), "?"))}</td>'
-            f"<td>{_e(cause)}</td></tr>"
+            f'<tr><td class="pod mono">{escape(as_str(entry.get("pod"), "?"))}</td>'
+            f"<td>{escape(cause)}</td></tr>"
         )
     if not rows:
         return ""
@@ -155,7 +160,8 @@ def render_plan_html(
 ) -> str:
     plans = [as_map(p) for p in as_list(data.get("plans"))]
     sections = [
-        _plan(i, plan, views[i - 1] if i <= len(views) else None) for i, plan in enumerate(plans, 1)
+        plan_panel(i, plan, views[i - 1] if i <= len(views) else None)
+        for i, plan in enumerate(plans, 1)
     ]
     if len(views) < len(plans):
         sections.append(
@@ -166,7 +172,7 @@ def render_plan_html(
     if plans:
         commands = (
             '<section class="panel"><h3>Commands</h3>'
-            f'<pre class="cmds">{_e(kubectl_script(data))}</pre></section>'
+            f'<pre class="cmds">{escape(kubectl_script(data))}</pre></section>'
         )
     empty = (
         ""
@@ -181,14 +187,14 @@ def render_plan_html(
             _legend() if views else "",
             empty,
             *sections,
-            _unresolved(data),
+            unresolved_panel(data),
             commands,
-            f"<footer>Generated by xgpu-advisor · {_e(schema)}</footer>",
+            f"<footer>Generated by xgpu-advisor · {escape(schema)}</footer>",
         ]
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{CSS}{PLAN_CSS}</style></head>"
+        f"<title>{escape(title)}</title><style>{CSS}{PLAN_CSS}</style></head>"
         f"<body><main>{body}</main></body></html>\n"
     )

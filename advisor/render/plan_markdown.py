@@ -60,7 +60,8 @@ def headline(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _plans(data: Mapping[str, Any]) -> list[str]:
+def plans_section(data: Mapping[str, Any]) -> list[str]:
+    """The "Plans" section: what each plan rescues and evicts, in the order to apply them."""
     rows = []
     for number, raw in enumerate(as_list(data.get("plans")), 1):
         plan = as_map(raw)
@@ -95,7 +96,8 @@ def _plans(data: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _unresolved(data: Mapping[str, Any]) -> list[str]:
+def unresolved_section(data: Mapping[str, Any]) -> list[str]:
+    """The "Still Pending" section: pods no plan rescues (no lines when none)."""
     rows = []
     for raw in as_list(data.get("unresolved")):
         entry = as_map(raw)
@@ -115,7 +117,8 @@ def _card_text(card: Any) -> str:
     return f"{card.allotted_mib}/{card.memory_mib}" + (f": {pods}" if pods else "")
 
 
-def _pictures(views: Sequence[Mapping[str, Any]]) -> list[str]:
+def pictures_section(views: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each plan's cards before and after it, as a table per plan (no lines when none)."""
     lines: list[str] = []
     for number, pair in enumerate(views, 1):
         before = {n.name: n for n in node_views(as_map(pair.get("before")))}
@@ -150,12 +153,12 @@ def render_plan_markdown(data: Mapping[str, Any], views: Sequence[Mapping[str, A
         "",
         *headline(data),
         "",
-        *_plans(data),
-        *_unresolved(data),
+        *plans_section(data),
+        *unresolved_section(data),
     ]
     if as_list(data.get("plans")):
         lines += ["## Commands", "", "```sh", kubectl_script(data).rstrip("\n"), "```", ""]
-    lines += _pictures(views)
+    lines += pictures_section(views)
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines) + "\n"

@@ -1,7 +1,7 @@
 """`xgpu-advisor report` as Markdown: the HTML page's sections as text tables, for tickets.
 
 Pending pods, cards and plans come from the diagnosis and plan reports' own sections
-(through `report_fragments`); everything from the report passes through `escape_cell`.
+(`markdown`, `plan_markdown`); everything from the report passes through `escape_cell`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from advisor.render._common import CAUSES, as_list, as_map, as_str, headline
+from advisor.render.markdown import advice_section, cards_section, escape_cell, pending_section
 from advisor.render.plan_data import kubectl_script
+from advisor.render.plan_markdown import pictures_section, plans_section, unresolved_section
 from advisor.render.report_data import (
     REPORT_SCHEMA,
     drawn_nodes,
@@ -38,15 +40,6 @@ from advisor.render.report_findings import (
     sizing_rows,
     sizing_window,
     usage_of,
-)
-from advisor.render.report_fragments import (
-    advice_markdown,
-    cards_markdown,
-    escape_cell,
-    pending_markdown,
-    plan_pictures_markdown,
-    plans_markdown,
-    unresolved_markdown,
 )
 from advisor.render.report_plan_views import plan_view_pairs
 
@@ -123,8 +116,8 @@ def _pending(report: Mapping[str, Any]) -> list[str]:
         "",
         *_table(["Cause", "Pods", ""], rows, right={1}),
         "",
-        *pending_markdown(diagnosis),
-        *advice_markdown(diagnosis),
+        *pending_section(diagnosis),
+        *advice_section(diagnosis),
     ]
 
 
@@ -132,7 +125,7 @@ def _cards(report: Mapping[str, Any]) -> list[str]:
     nodes, omitted = drawn_nodes(report)
     if not nodes:
         return ["## Cards after this cycle", "", *_note("No nodes in this report.")]
-    lines = cards_markdown(view_of(nodes))
+    lines = cards_section(view_of(nodes))
     if omitted:
         lines += _note(
             f"{plural(omitted, 'more node')} not listed; the JSON report has every node."
@@ -144,7 +137,7 @@ def _plans(report: Mapping[str, Any]) -> list[str]:
     plan = as_map(report.get("plan"))
     if not plan:
         return ["## Plans", "", *_note("No plan data in this report.")]
-    lines = [*plans_markdown(plan), *unresolved_markdown(plan)]
+    lines = [*plans_section(plan), *unresolved_section(plan)]
     if as_list(plan.get("plans")):
         lines += [
             "## Commands",
@@ -154,7 +147,7 @@ def _plans(report: Mapping[str, Any]) -> list[str]:
             "```",
             "",
         ]
-    return lines + plan_pictures_markdown(plan_view_pairs(report, MAX_PLAN_PICTURES))
+    return lines + pictures_section(plan_view_pairs(report, MAX_PLAN_PICTURES))
 
 
 def _scaling(report: Mapping[str, Any]) -> list[str]:
