@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from advisor.core.model import Cluster, Mode, Placement, Pod
+from advisor.core.model import Cluster, Placement
 from advisor.core.plan import Plan, PlanReport
-from advisor.output import placement_json
+from advisor.output import card_view, placement_json
 
 PLAN_SCHEMA = "xgpu-advisor/plan/v1"
 
@@ -139,56 +138,6 @@ def kubectl_script(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# -- card views (the shape advisor.output.cluster_view gives, for a few nodes) ------------
-
-
-def _view(
-    cluster: Cluster, where: Mapping[str, Placement], nodes: Iterable[str], fresh: set[str]
-) -> dict[str, Any]:
-    wanted = set(nodes)
-    on_card: dict[tuple[str, int], list[Pod]] = defaultdict(list)
-    for pod in cluster.pods:
-        placement = where.get(pod.name)
-        if placement is None or placement.node not in wanted:
-            continue
-        for index in placement.cards:
-            on_card[(placement.node, index)].append(pod)
-    views = []
-    for node in cluster.nodes:
-        if node.name not in wanted:
-            continue
-        cards = []
-        for card in node.cards:
-            pods = on_card.get((node.name, card.index), [])
-            mode = Mode.UNUSED
-            if pods:
-                mode = (
-                    Mode.MEMORY_CORE if any(p.request.core_percent for p in pods) else Mode.MEMORY
-                )
-            cards.append(
-                {
-                    "index": card.index,
-                    "memory_mib": card.memory_mib,
-                    "model": card.model,
-                    "healthy": card.healthy,
-                    "mode": int(mode),
-                    "vgpus": len(pods),
-                    "core_allotted_percent": sum(p.request.card_core_percent for p in pods),
-                    "allotments": [
-                        {
-                            "pod": p.name,
-                            "memory_mib": p.request.card_memory_mib,
-                            "core_percent": p.request.card_core_percent,
-                            "pending": p.name in fresh,
-                        }
-                        for p in pods
-                    ],
-                }
-            )
-        views.append({"name": node.name, "cards": cards})
-    return {"nodes": views}
-
-
 def plan_views(
     cluster: Cluster, report: PlanReport, max_plans: int | None = None
 ) -> list[dict[str, Any]]:
@@ -199,8 +148,8 @@ def plan_views(
     views = []
     for plan in report.plans[:max_plans]:
         nodes = {p.node for _, p in plan.placements} | {p.node for _, p in plan.evicted_from}
-        before = _view(cluster, where, nodes, set())
+        before = card_view(cluster, where, nodes=nodes)
         where.update(plan.placements)
-        after = _view(cluster, where, nodes, set(plan.rescues))
+        after = card_view(cluster, where, set(plan.rescues), nodes)
         views.append({"before": before, "after": after})
     return views
