@@ -25,7 +25,7 @@ from typing import Protocol, TypeVar, cast
 from exporter.allotments import PodSource, PodsView
 from exporter.attribution import Owner, PidResolver
 from exporter.metrics import render
-from exporter.nvml import NvmlError, NvmlReading, NvmlUnavailable
+from exporter.readings import NvmlError, NvmlReading, NvmlUnavailable
 from exporter.snapshot import CardKey, CollectorRun, Snapshot, build_snapshot, card_key_of
 
 T = TypeVar("T")

@@ -18,7 +18,7 @@ from prometheus_client.exposition import generate_latest as generate_text
 from prometheus_client.openmetrics.exposition import ALLOWUTF8
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
-from exporter.nvml import CardReading
+from exporter.readings import CardReading
 from exporter.snapshot import CardKey, CardRow, Snapshot, VgpuRow
 
 VGPU_LABELS = ["namespace", "pod", "container", "gpu_index", "gpu_uuid"]

@@ -29,6 +29,23 @@ from typing import Any
 import pynvml
 
 from exporter.nvml_calls import CallThread, CallTimedOut
+from exporter.readings import (
+    CardReading,
+    NvmlError,
+    NvmlReading,
+    NvmlUnavailable,
+    ProcessReading,
+)
+
+__all__ = [
+    "CRITICAL_XIDS",
+    "CardReading",
+    "NvmlError",
+    "NvmlReader",
+    "NvmlReading",
+    "NvmlUnavailable",
+    "ProcessReading",
+]
 
 # Xids that mean the card, not one application, is in trouble: 48 double-bit ECC, 62 internal
 # micro-controller halt, 63/64 ECC page retirement or row remapping event/failure, 74 NVLink,
@@ -46,48 +63,6 @@ _CODE_NAMES: dict[int, str] = {
     for name, value in vars(pynvml).items()
     if name.startswith("NVML_ERROR_") and isinstance(value, int)
 }
-
-
-@dataclass(frozen=True, slots=True)
-class CardReading:
-    index: int
-    uuid: str  # "" when never read successfully
-    name: str
-    memory_total_bytes: int | None
-    memory_used_bytes: int | None  # NVML v2 "used": excludes memory reserved by the driver
-    utilization_ratio: float | None  # share of time a kernel ran, 0..1
-    healthy: bool
-    health_problems: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessReading:
-    pid: int
-    gpu_index: int
-    memory_used_bytes: int | None
-    sm_utilization_ratio: float | None  # 0..1; 0.0 when NVML has no sample since last read
-
-
-@dataclass(frozen=True, slots=True)
-class NvmlError:
-    function: str
-    code: str
-
-
-@dataclass(frozen=True, slots=True)
-class NvmlReading:
-    driver_version: str | None
-    cards: tuple[CardReading, ...]
-    processes: tuple[ProcessReading, ...]
-    errors: tuple[NvmlError, ...]
-
-
-class NvmlUnavailable(Exception):
-    """NVML cannot be used at all right now (library missing, driver not loaded, ...)."""
-
-    def __init__(self, message: str = "", error: NvmlError | None = None) -> None:
-        super().__init__(message or (f"{error.function}: {error.code}" if error else ""))
-        self.error = error
 
 
 class _Failed(Exception):

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from advisor.core.model import Card, Node
 from exporter.allotments import Allotment
 from exporter.attribution import Owner
-from exporter.nvml import CardReading, NvmlReading, ProcessReading
+from exporter.readings import CardReading, NvmlReading, ProcessReading
 
 MIB = 1024 * 1024
 FIRST_PID = 100_000

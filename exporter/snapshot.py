@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from exporter.allotments import Allotment, PodsView
 from exporter.attribution import Owner
-from exporter.nvml import CardReading, NvmlReading, ProcessReading
+from exporter.readings import CardReading, NvmlReading, ProcessReading
 
 MODE_MEMORY = 0
 MODE_MEMORY_CORE = 1
