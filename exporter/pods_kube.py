@@ -322,14 +322,15 @@ class KubePodSource:
             await client.close()
 
     async def _client_from_config(self) -> Any:
-        """In-cluster service account when running in a pod, else a kubeconfig file."""
+        """A kubeconfig file when one is named, else the in-cluster service account when
+        running in a pod, else ~/.kube/config (as client-go's BuildConfigFromFlags)."""
         from kubernetes_asyncio import config
         from kubernetes_asyncio.client import ApiClient, Configuration
 
         configuration = Configuration()
         in_cluster = self._in_cluster
-        if in_cluster is None:
-            in_cluster = bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        if in_cluster is None:  # an explicit --kubeconfig wins, even inside a pod
+            in_cluster = not self._kubeconfig and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
         if in_cluster:
             config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
         else:
