@@ -7,12 +7,15 @@ that well. Two packers run and the better counts: best-fit-decreasing (single-ca
 the eligible card with the least free memory) and first-fit-decreasing through the core's
 own placement (binpack nodes and cards). Multi-card pods always go through the core's
 placement, which keeps them on one node. From above: Pending demand cannot exceed the
-free memory of healthy cards.
+free memory of healthy cards; and, much tighter where pod sizes pack badly, a card-weight
+function checked to be dual feasible (`packing_bound`) caps what any rearrangement places.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -108,3 +111,99 @@ def _repack(
 
 def healthy_free_mib(state: CardState) -> int:
     return int(np.where(state.healthy, state.free_memory, 0).sum())
+
+
+# -- a packing bound from card weights (a dual-feasible function) ----------------------
+
+WeightSteps = tuple[tuple[Fraction, Fraction], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PackingBound:
+    """No rearrangement at all (any plans, any repack) places more Pending memory."""
+
+    pending_mib: int
+    bound_mib: float
+    slack: Fraction  # cards minus the running pods' weight: the weight left for rescues
+
+    @property
+    def share(self) -> float:
+        return min(1.0, self.bound_mib / self.pending_mib) if self.pending_mib else 1.0
+
+
+def packing_bound(cluster: Cluster, steps: WeightSteps) -> PackingBound | None:
+    """The bound a card-weight function proves, or None where it proves nothing.
+
+    `steps` give each pod share of a card a weight: (least share, weight), ascending; a
+    share weighs the weight of the last step at or below it. If no content that fits one
+    card weighs more than 1 (checked here, exactly, for every share in `cluster`: the
+    function is then "dual feasible"), the cluster's pods weigh at most one per healthy
+    card after any rearrangement, so the Pending pods that can join the running ones
+    weigh at most the cards' count minus the running pods' weight. The best Pending
+    memory of that weight (fractional knapsack) bounds every plan: plans keep every
+    running pod running. Needs one healthy card size (None otherwise); modes and the
+    vGPU limit only forbid more contents, so the bound ignores them.
+    """
+    sizes = {c.memory_mib for n in cluster.nodes for c in n.cards if c.healthy}
+    if len(sizes) != 1:
+        return None
+    capacity = sizes.pop()
+    healthy = {(n.name, c.index) for n in cluster.nodes for c in n.cards if c.healthy}
+    running: list[Shape] = []
+    pending: list[Shape] = []
+    for pod in cluster.pods:
+        if pod.invalid or request_problem(pod.request):
+            continue
+        shape = Shape.of(pod.request)
+        if pod.placement is None:
+            pending.append(shape)
+        elif all((pod.placement.node, k) in healthy for k in pod.placement.cards):
+            running.append(shape)  # pods on unhealthy cards weigh nothing: a looser bound
+    shares = {s.card_memory_mib for s in [*running, *pending] if s.card_memory_mib <= capacity}
+    if _heaviest_card(capacity, shares, steps) > 1:
+        raise ValueError("the card weights are not dual feasible for these pods")
+
+    def weight(shape: Shape) -> Fraction:
+        return shape.gpus * _weight(Fraction(shape.card_memory_mib, capacity), steps)
+
+    slack = len(healthy) - sum((weight(s) for s in running), Fraction(0))
+    items = sorted(
+        ((s.gpus * s.card_memory_mib, weight(s)) for s in pending if s.card_memory_mib <= capacity),
+        key=lambda item: Fraction(item[0]) / item[1] if item[1] else Fraction(10**30),
+        reverse=True,
+    )
+    bound = Fraction(0)
+    left = max(slack, Fraction(0))
+    for mib, cost in items:
+        if cost <= left:
+            bound += mib
+            left -= cost
+        else:
+            bound += mib * left / cost
+            break
+    total = sum(s.gpus * s.card_memory_mib for s in pending)
+    return PackingBound(total, float(bound), slack)
+
+
+def _weight(share: Fraction, steps: WeightSteps) -> Fraction:
+    value = Fraction(0)
+    for least, weight in steps:
+        if share >= least:
+            value = weight
+    return value
+
+
+def _heaviest_card(capacity: int, shares: set[int], steps: WeightSteps) -> Fraction:
+    """The heaviest multiset of `shares` that fits one card (unbounded knapsack, exact)."""
+    if not shares:
+        return Fraction(0)
+    unit = math.gcd(capacity, *shares)
+    weights = {s // unit: _weight(Fraction(s, capacity), steps) for s in shares}
+    scale = math.lcm(*(w.denominator for w in weights.values()))
+    value = {s: int(w * scale) for s, w in weights.items()}
+    best = [0] * (capacity // unit + 1)
+    for room in range(1, len(best)):
+        best[room] = max(
+            [best[room - 1], *(best[room - s] + v for s, v in value.items() if s <= room)]
+        )
+    return Fraction(best[-1], scale)
