@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from advisor.scenario import load_scenario
+from advisor.scenario import ScenarioError, load_scenario
 
 PACKAGE = Path(__file__).resolve().parent
 DEFAULT_SCENARIO = PACKAGE / "examples" / "demo.yaml"
@@ -51,20 +51,37 @@ def _get(url: str, timeout: float = 2.0) -> bytes:
         return body
 
 
+class DemoError(RuntimeError):
+    """A service would not start; the message ends with its log's last line."""
+
+
+def _last_line(log: Path) -> str:
+    """The log lives in a temporary directory that is gone by the time anyone looks."""
+    try:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return f": {lines[-1].strip()}" if lines else ""
+
+
 def _wait(
-    what: str, ready: Callable[[], bool], proc: subprocess.Popen[bytes], timeout: float
+    what: str,
+    ready: Callable[[], bool],
+    proc: subprocess.Popen[bytes],
+    timeout: float,
+    log: Path,
 ) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with code {proc.returncode}")
+            raise DemoError(f"{what} exited with code {proc.returncode}{_last_line(log)}")
         try:
             if ready():
                 return
         except OSError:
             pass
         time.sleep(0.1)
-    raise RuntimeError(f"{what} not ready after {timeout:.0f} s")
+    raise DemoError(f"{what} not ready after {timeout:.0f} s{_last_line(log)}")
 
 
 @contextmanager
@@ -97,9 +114,10 @@ def _exporter(stack: ExitStack, scenario: Path, node: str, work: Path) -> str:
         "--log-level",
         "warning",
     ]
-    proc = stack.enter_context(_process(command, work / f"exporter-{node}.log"))
+    log = work / f"exporter-{node}.log"
+    proc = stack.enter_context(_process(command, log))
     url = f"http://127.0.0.1:{port}"
-    _wait(f"exporter for {node}", lambda: bool(_get(f"{url}/readyz")), proc, 30)
+    _wait(f"exporter for {node}", lambda: bool(_get(f"{url}/readyz")), proc, 30, log)
     return url
 
 
@@ -135,11 +153,12 @@ def _prometheus(stack: ExitStack, binary: str, exporters: dict[str, str], work: 
         f"--web.listen-address=127.0.0.1:{port}",
         "--log.level=warn",
     ]
-    proc = stack.enter_context(_process(command, work / "prometheus.log"))
+    log = work / "prometheus.log"
+    proc = stack.enter_context(_process(command, log))
     url = f"http://127.0.0.1:{port}"
     want = len(exporters)
     # Prometheus needs a few seconds to discover and scrape new targets.
-    _wait("Prometheus", lambda: len(_query(url, "xgpu_node_info")) >= want, proc, 60)
+    _wait("Prometheus", lambda: len(_query(url, "xgpu_node_info")) >= want, proc, 60, log)
     return url
 
 
@@ -224,7 +243,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output-dir", type=Path, default=Path("out/demo-report"))
     parser.add_argument("--no-prometheus", action="store_true", help="scrape exporters directly")
     args = parser.parse_args(argv)
-    return run_demo(args.scenario, args.output_dir, use_prometheus=not args.no_prometheus)
+    try:
+        return run_demo(args.scenario, args.output_dir, use_prometheus=not args.no_prometheus)
+    except ScenarioError as err:
+        print(f"xgpu-demo: error: {err}", file=sys.stderr)
+        return 2
+    except DemoError as err:  # everything started is stopped by now
+        print(f"xgpu-demo: error: {err}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

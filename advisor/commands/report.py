@@ -13,6 +13,7 @@ import json
 import re
 import sys
 import time
+import urllib.error
 from pathlib import Path
 from typing import Any
 
@@ -113,37 +114,43 @@ def _inputs(args: argparse.Namespace) -> ReportInputs:
         raise InputError("give exactly one source: --scenario, --prometheus or --exporters")
     now = time.time()
     if args.scenario is not None:
-        cluster = load_scenario(args.scenario)
-        inputs = ReportInputs(cluster, f"scenario {args.scenario}", now)
-    else:
-        gathered = asyncio.run(gather(source_config(args)))
-        if args.pods_from is not None:  # the file stands in for Kubernetes
-            kept = tuple(w for w in gathered.warnings if not w.startswith("no Kubernetes source"))
-            gathered = dataclasses.replace(gathered, warnings=kept)
-        print_notes(gathered)
-        history = None
-        if args.prometheus is not None and args.history > 0:
-            owners = {p.name: p.owner for p in gathered.cluster.pods if p.owner}
-            history = asyncio.run(
-                usage_history(args.prometheus, args.history, args.history_step, owners=owners)
-            )
-        stale = tuple(
-            {
-                "subject": s.subject,
-                "metric": s.metric,
-                "age_seconds": round(s.age_s, 1),
-                "ended": s.ended,
-            }
-            for s in gathered.stale
+        return _add_pods_from(
+            ReportInputs(load_scenario(args.scenario), f"scenario {args.scenario}", now), args
         )
-        inputs = ReportInputs(
-            gathered.cluster, gathered.source, now, gathered.warnings, stale, _usable(history)
+    gathered = asyncio.run(gather(source_config(args)))
+    if args.pods_from is not None:  # the file stands in for Kubernetes
+        kept = tuple(w for w in gathered.warnings if not w.startswith("no Kubernetes source"))
+        gathered = dataclasses.replace(gathered, warnings=kept)
+    print_notes(gathered)
+    stale = tuple(
+        {
+            "subject": s.subject,
+            "metric": s.metric,
+            "age_seconds": round(s.age_s, 1),
+            "ended": s.ended,
+        }
+        for s in gathered.stale
+    )
+    inputs = _add_pods_from(
+        ReportInputs(gathered.cluster, gathered.source, now, gathered.warnings, stale), args
+    )
+    if args.prometheus is not None and args.history > 0:
+        # Owners from the final cluster: with --pods-from only the file knows them, and
+        # right-sizing groups (and shrinks) running pods by owner.
+        owners = {p.name: p.owner for p in inputs.cluster.pods if p.owner}
+        history = asyncio.run(
+            usage_history(args.prometheus, args.history, args.history_step, owners=owners)
         )
-    if args.pods_from is not None:
-        cluster = _with_pods_from(inputs.cluster, args.pods_from)
-        source = f"{inputs.source} + pods from {args.pods_from}"
-        inputs = dataclasses.replace(inputs, cluster=cluster, source=source)
+        inputs = dataclasses.replace(inputs, history=_usable(history))
     return inputs
+
+
+def _add_pods_from(inputs: ReportInputs, args: argparse.Namespace) -> ReportInputs:
+    if args.pods_from is None:
+        return inputs
+    cluster = _with_pods_from(inputs.cluster, args.pods_from)
+    source = f"{inputs.source} + pods from {args.pods_from}"
+    return dataclasses.replace(inputs, cluster=cluster, source=source)
 
 
 def _usable(history: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -161,9 +168,31 @@ def _render(report: Report) -> dict[str, str]:
     }
 
 
+def _reason(err: Exception) -> str:
+    """urllib's errors without their wrapping ("<urlopen error [Errno 111] ...>")."""
+    if isinstance(err, urllib.error.HTTPError):
+        return f"HTTP {err.code} {err.reason}"
+    if isinstance(err, urllib.error.URLError):
+        reason = err.reason
+        if isinstance(reason, OSError):
+            return reason.strerror or str(reason)
+        return str(reason)
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    return str(err)
+
+
+def _writable_later(directory: Path, output_dir: Path) -> bool:
+    """A directory now, or the output directory, which the run creates."""
+    return directory.is_dir() or directory.resolve() == output_dir.resolve()
+
+
 def run(args: argparse.Namespace) -> int:
     if args.fail_threshold < 1:
         raise InputError("--fail-threshold must be at least 1")
+    if args.textfile is not None and not _writable_later(args.textfile.parent, args.output_dir):
+        # Found before any report is replaced: a run writes all of its outputs or none.
+        raise InputError(f"--textfile {args.textfile}: {args.textfile.parent} is not a directory")
     inputs = _inputs(args)
     options = ReportOptions(time_budget_s=args.time_budget)
     report = build_report(inputs, options, time.monotonic)
@@ -179,8 +208,8 @@ def run(args: argparse.Namespace) -> int:
     if args.pushgateway is not None:
         try:
             push(args.pushgateway, report.figures)
-        except OSError as err:
-            raise InputError(f"{args.pushgateway}: cannot push: {err}") from None
+        except (OSError, ValueError) as err:  # ValueError: a malformed URL
+            raise InputError(f"{args.pushgateway}: cannot push: {_reason(err)}") from None
     summary = report.data["diagnosis"]["summary"]
     plan = report.data["plan"]["summary"]
     print(

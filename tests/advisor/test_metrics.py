@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
-import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.metrics import RunFigures, push, write_textfile
+
+pytest_plugins = ["tests.advisor.pushgateway"]  # the `pushgateway` fixture
 
 RUN = RunFigures(
     pending_by_cause={"fragmentation": 3, "capacity": 1},
@@ -58,37 +57,6 @@ def test_textfile_is_lint_clean(tmp_path: Path) -> None:
         ["promtool", "check", "metrics"], input=path.read_text(), capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def pushgateway(tmp_path: Path) -> Iterator[str]:
-    binary = shutil.which("prometheus-pushgateway")
-    if binary is None:
-        pytest.skip("prometheus-pushgateway not installed")
-    port = free_port()
-    proc = subprocess.Popen(
-        [binary, f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{url}/-/ready", timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_push_replaces_the_group(pushgateway: str) -> None:

@@ -16,9 +16,10 @@ import pytest
 
 from advisor.cli import main
 from advisor.core.diagnose import diagnose
-from advisor.core.model import Cluster, Pod
+from advisor.core.model import Cluster
 from advisor.output import diagnosis_json
 from advisor.scenario import load_scenario
+from tests.advisor.realservices import kube_pod
 from tests.advisor.sources.builders import cce_pod
 from tests.advisor.sources.realparts import (
     DEMO,
@@ -29,45 +30,9 @@ from tests.advisor.sources.realparts import (
     start_prometheus,
 )
 from tests.kubeapi import objects
-from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.threaded import KubeApiThread
 
 DEMO_CLUSTER = load_scenario(DEMO)
-
-
-def kube_pod(pod: Pod, order: int) -> JsonObject:
-    """The demo pod as the API would show it: CCE dialect, except the odd size (HAMi, which
-    asks per card in MiB; CCE cannot even write 1000 MiB)."""
-    owner = None
-    if pod.owner:
-        kind, _, name = pod.owner.split("/")
-        owner = (kind, name)
-    created = f"2024-05-01T10:{order // 60:02d}:{order % 60:02d}Z"
-    if pod.name == "web/odd-size":
-        namespace, name = pod.name.split("/")
-        per_card = {"nvidia.com/gpu": 2, "nvidia.com/gpumem": 500}
-        obj = objects.pod(
-            name,
-            namespace=namespace,
-            phase="Pending",
-            containers=[objects.container("main", limits=per_card)],
-            owner=owner,
-            uid="uid-odd",
-        )
-        obj["metadata"]["creationTimestamp"] = created
-        return obj
-    placement = pod.placement
-    return cce_pod(
-        pod.name,
-        gpus=pod.request.gpus,
-        memory_mib=pod.request.memory_mib,
-        core=pod.request.core_percent,
-        node=placement.node if placement else None,
-        cards=placement.cards if placement else (),
-        priority=pod.priority or None,
-        owner=owner,
-        created=created,
-    )
 
 
 @dataclass

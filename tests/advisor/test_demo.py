@@ -1,0 +1,198 @@
+"""The README's demo (`make demo` runs `python -m advisor.demo`), end to end: simulated exporters
+for every node of the bundled scenario, a real Prometheus scraping them with the deploy's
+recording rules, `xgpu-advisor report`, the printed summary, the report in headless Chromium,
+and nothing left running afterwards. Without Prometheus it scrapes the exporters directly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from advisor.demo import DEFAULT_SCENARIO, Services, main, run_demo
+from advisor.scenario import load_scenario
+from tests.advisor.chromium import chromium_path, decode_png, dump_dom, pixel_counts, screenshot
+from tests.advisor.realservices import child_pids, listening
+from tests.advisor.sources.realparts import Prometheus, http_get
+
+DEMO_CLUSTER = load_scenario(DEFAULT_SCENARIO)
+NODES = {n.name for n in DEMO_CLUSTER.nodes}
+VGPUS_PER_NODE = Counter(
+    p.placement.node for p in DEMO_CLUSTER.running if p.placement for _ in p.placement.cards
+)
+SUMMARY = (
+    "7 Pending GPU pods: 3 schedulable, 1 fragmentation, 1 capacity, 1 unsatisfiable, 1 invalid"
+)
+REPORT_FILES = {"report.json", "report.md", "report.html", "xgpu_advisor.prom"}
+NOT_OURS = cast("subprocess.Popen[bytes]", None)  # for realparts' query helpers only
+
+
+def value(sample: dict[str, Any]) -> float:
+    return float(sample["value"][1])
+
+
+def check_prometheus(svc: Services, seen: list[str]) -> None:
+    """What the running Prometheus holds while the demo is up."""
+    assert svc.prometheus is not None
+    seen.extend([svc.prometheus, *svc.exporters.values()])
+    prometheus = Prometheus(NOT_OURS, svc.prometheus)  # the demo starts and stops it
+    info = prometheus.query("xgpu_node_info")
+    assert {s["metric"]["node"] for s in info} == NODES
+    assert all(value(s) == 1 for s in info)
+    # vGPU series name the workload (honor_labels) and carry the target's node label
+    vgpus = prometheus.query("xgpu_memory_total")
+    running = {(p.placement.node, p.name) for p in DEMO_CLUSTER.running if p.placement}
+    got = {(s["metric"]["node"], f"{s['metric']['namespace']}/{s['metric']['pod']}") for s in vgpus}
+    assert got == running
+    assert all(s["metric"]["container"] for s in vgpus)
+    assert not any(k.startswith("exported_") for s in vgpus for k in s["metric"])
+    assert len(vgpus) == sum(VGPUS_PER_NODE.values())
+    # the deploy's recording rules are loaded and evaluated without error
+    status, rules = _rules(svc.prometheus)
+    assert status == 200
+    evaluated = [r for g in rules["data"]["groups"] for r in g["rules"]]
+    assert evaluated
+    assert {r["health"] for r in evaluated} == {"ok"}, [r for r in evaluated if r["health"] != "ok"]
+    counts = prometheus.wait_for("node:xgpu_vgpus:count", lambda r: len(r) == len(NODES))
+    assert {s["metric"]["node"]: value(s) for s in counts} == VGPUS_PER_NODE
+    (allotted,) = prometheus.wait_for("cluster:xgpu_memory_allotted_bytes:sum", bool)
+    assert value(allotted) == sum(p.request.memory_mib for p in DEMO_CLUSTER.running) * 2**20
+
+
+def _rules(url: str) -> tuple[int, dict[str, Any]]:
+    deadline = time.monotonic() + 20
+    while True:  # rules read "unknown" until their group's first evaluation
+        status, body = http_get(f"{url}/api/v1/rules")
+        answer: dict[str, Any] = json.loads(body)
+        rules = [r for g in answer["data"]["groups"] for r in g["rules"]]
+        if all(r["health"] != "unknown" for r in rules) or time.monotonic() > deadline:
+            return status, answer
+        time.sleep(0.2)
+
+
+def run(out: Path, demo: Callable[[], int]) -> None:
+    before = child_pids()
+    assert demo() == 0
+    assert child_pids() - before == set(), "the demo left processes running"
+    assert {p.name for p in out.iterdir()} == REPORT_FILES
+
+
+@pytest.mark.slow
+def test_demo_with_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    seen: list[str] = []
+    run(out, lambda: run_demo(DEFAULT_SCENARIO, out, while_up=lambda s: check_prometheus(s, seen)))
+    assert len(seen) == 1 + len(NODES)
+    assert not [url for url in seen if listening(url)], "a port is still open"
+    printed, err = capfd.readouterr()
+    lines = printed.splitlines()
+    prometheus = seen[0]
+    assert lines[0] == f"xgpu-demo: 3 simulated exporters up; reading Prometheus {prometheus}"
+    assert lines[1] == f"source: prometheus {prometheus} + pods from {DEFAULT_SCENARIO}"
+    assert lines[2] == SUMMARY
+    assert lines[3] == "plans: 1 rescuing 1 pods with 1 evictions"
+    assert lines[-1] == f"open the report: file://{out.resolve() / 'report.html'}"
+    assert "xgpu-advisor: 7 Pending GPU pods" in err  # the report command's own line
+    data = json.loads((out / "report.json").read_text())
+    (rescue,) = data["plan"]["plans"]
+    assert (rescue["rescues"], rescue["evict"]) == (["web/infer-2"], ["ml/train-a"])
+    assert data["stale"] == []
+    assert len(data["usage"]["timestamps"]) >= 2  # a few seconds of history
+    # Right-sizing groups by owner, which only the scenario file (--pods-from) knows here,
+    # and shrinks the running pods of those owners.
+    sizing = data["rightsizing"]
+    assert {w["workload"] for w in sizing["workloads"]} == {p.owner for p in DEMO_CLUSTER.running}
+    assert sizing["pending_fit"]["running_shrunk"] > 0
+    page = (out / "report.html").read_text()
+    assert 'class="chart usage-chart"' in page
+    markdown = (out / "report.md").read_text()
+    assert all(p.name in markdown for p in DEMO_CLUSTER.pending)
+    check_page_in_chromium(out / "report.html", tmp_path)
+
+
+def check_page_in_chromium(page: Path, tmp_path: Path) -> None:
+    chromium = chromium_path()
+    width, height = 1200, 900
+    shot = screenshot(chromium, page, tmp_path / "report.png", width, height)
+    got_width, got_height, rows = decode_png(shot)
+    assert (got_width, got_height) == (width, height)
+    counts = pixel_counts(rows)
+    _, most = counts.most_common(1)[0]
+    assert most < 0.8 * width * height, "the page is mostly one colour"
+    assert len(counts) > 200, "too few colours for text, badges and charts"
+    dom = dump_dom(chromium, page, tmp_path / "dom-profile")
+    for pod in DEMO_CLUSTER.pending:
+        assert pod.name in dom, pod.name
+
+
+@pytest.mark.slow
+def test_demo_without_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    seen: list[str] = []
+
+    def check(svc: Services) -> None:
+        assert svc.prometheus is None
+        assert set(svc.exporters) == NODES
+        seen.extend(svc.exporters.values())
+        assert all(listening(url) for url in seen)
+
+    run(out, lambda: run_demo(DEFAULT_SCENARIO, out, use_prometheus=False, while_up=check))
+    assert not [url for url in seen if listening(url)], "a port is still open"
+    lines = capfd.readouterr().out.splitlines()
+    assert lines[0] == "xgpu-demo: 3 simulated exporters up; reading the exporters directly"
+    assert lines[1].startswith("source: exporters http://127.0.0.1:")
+    assert lines[2] == SUMMARY
+    data = json.loads((out / "report.json").read_text())
+    assert (data["usage"], data["rightsizing"]) == (None, None)
+    assert data["plan"]["plans"][0]["rescues"] == ["web/infer-2"]
+
+
+@pytest.mark.slow
+def test_demo_falls_back_to_the_exporters_without_a_prometheus_binary(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing called `prometheus` there
+    out = tmp_path / "out"
+    run(out, lambda: main(["--output-dir", str(out)]))
+    lines = capfd.readouterr().out.splitlines()
+    assert lines[0] == "xgpu-demo: 3 simulated exporters up; reading the exporters directly"
+    assert lines[2] == SUMMARY
+
+
+def test_a_service_that_will_not_start_is_one_line_and_nothing_is_left(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exporters' logs live in a temporary directory gone by the time anyone looks:
+    the error carries the log's last line."""
+    fake = tmp_path / "python"
+    fake.write_text(
+        "#!/bin/sh\necho 'Traceback (most recent call last):' >&2\n"
+        "echo 'OSError: [Errno 98] Address already in use' >&2\nexit 3\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(fake))  # how the demo starts its exporters
+    out = tmp_path / "out"
+    before = child_pids()
+    assert main(["--output-dir", str(out)]) == 1
+    assert child_pids() - before == set()
+    assert capfd.readouterr().err == (
+        "xgpu-demo: error: exporter for cce-node-1 exited with code 3: "
+        "OSError: [Errno 98] Address already in use\n"
+    )
+    assert not out.exists()
+
+
+def test_a_bad_scenario_is_one_line(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("nodes: 3\n")
+    assert main(["--scenario", str(bad), "--output-dir", str(tmp_path / "out")]) == 2
+    err = capfd.readouterr().err
+    assert err.startswith(f"xgpu-demo: error: {bad}: nodes")
+    assert err.count("\n") == 1
