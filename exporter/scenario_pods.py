@@ -30,6 +30,17 @@ def pod_uid(pod: Pod) -> str:
     return pod.annotations.get("xgpu.io/pod-uid") or str(uuid.uuid5(_UID_NAMESPACE, pod.name))
 
 
+def container_name(pod: Pod) -> str:
+    """The `xgpu.io/container` annotation, else the workload's name (replicas of one
+    workload share their container names, as in Kubernetes), else the pod's."""
+    named = pod.annotations.get("xgpu.io/container")
+    if named:
+        return named
+    if pod.owner:
+        return pod.owner.rsplit("/", 1)[-1]
+    return pod.name.rpartition("/")[2]
+
+
 def allotments_from_cluster(cluster: Cluster, node: str) -> tuple[Allotment, ...]:
     found: list[Allotment] = []
     for pod in cluster.running:
@@ -41,7 +52,7 @@ def allotments_from_cluster(cluster: Cluster, node: str) -> tuple[Allotment, ...
                 Allotment(
                     namespace=namespace,
                     pod=name,
-                    container=pod.annotations.get("xgpu.io/container") or name,
+                    container=container_name(pod),
                     card=str(card),
                     memory_bytes=pod.request.card_memory_mib * MIB,
                     core_percent=pod.request.card_core_percent or None,

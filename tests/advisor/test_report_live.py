@@ -182,7 +182,7 @@ def test_rightsizing_reads_the_backfilled_history(
     assert memory["used_p95"] == pytest.approx(12288 * USE, abs=1)  # the history's level
     assert memory["used_peak"] >= 12288 * SPIKE - 1  # at least the spike
     assert memory["recommended"] >= memory["used_peak"]
-    llm = workloads["StatefulSet/infer/llm", "llm-0"]
+    llm = workloads["StatefulSet/infer/llm", "llm"]  # containers are named by workload
     assert (llm["vgpus"], llm["mode"]) == (2, "memory+core")
     assert llm["memory_mib"]["used_p95"] == pytest.approx(28672 * USE, abs=1)
     fit = sizing["pending_fit"]

@@ -44,7 +44,8 @@ def exporter_command() -> list[str]:
 
 def scrape_jobs(exporters: dict[str, str], gateway: str) -> list[Json]:
     """The deploy's static exporter job on our targets, plus the Pushgateway."""
-    (job,) = yaml.safe_load(STATIC_JOB.read_text())["scrape_configs"]
+    jobs = yaml.safe_load(STATIC_JOB.read_text())["scrape_configs"]
+    (job,) = [j for j in jobs if j["job_name"] == "xgpu-exporter"]
     assert job["honor_labels"] is True
     job["static_configs"] = [
         {"targets": [address], "labels": {"node": node}} for node, address in exporters.items()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import re
 import subprocess
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ def find(documents: list[Document], kind: str, name: str) -> Document:
 
 
 def pod_template(workload: Document) -> Document:
-    """The pod template of a DaemonSet or a CronJob."""
+    """The pod template of a DaemonSet, a Deployment or a CronJob."""
     spec = workload["spec"]
     template: Document = (
         spec["jobTemplate"]["spec"]["template"] if "jobTemplate" in spec else spec["template"]
@@ -239,9 +240,41 @@ def quantity(value: str) -> float:
     return float(match.group(1)) * scale
 
 
-@pytest.mark.parametrize(
-    ("kind", "name"), [("DaemonSet", "xgpu-exporter"), ("CronJob", "xgpu-advisor")]
-)
+WORKLOADS = [
+    ("DaemonSet", "xgpu-exporter"),
+    ("CronJob", "xgpu-advisor"),
+    ("Deployment", "xgpu-pushgateway"),
+]
+
+
+def test_every_workload_is_checked_here(objects: list[Document]) -> None:
+    kinds = {"DaemonSet", "Deployment", "StatefulSet", "CronJob", "Job", "Pod", "ReplicaSet"}
+    found = {(d["kind"], d["metadata"]["name"]) for d in objects if d["kind"] in kinds}
+    assert found == set(WORKLOADS)
+
+
+@pytest.mark.parametrize(("kind", "name"), WORKLOADS)
+def test_every_container_is_locked_down(objects: list[Document], kind: str, name: str) -> None:
+    pod = pod_template(find(objects, kind, name))["spec"]
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert not pod.get("hostNetwork")
+    assert not pod.get("hostIPC")
+    # hostPID is the exporter's alone (process attribution).
+    assert bool(pod.get("hostPID")) == (name == "xgpu-exporter")
+    assert all("hostPath" not in volume for volume in pod.get("volumes", []))
+    for container in pod["containers"]:
+        context = container["securityContext"]
+        assert context["privileged"] is False
+        assert context["allowPrivilegeEscalation"] is False
+        assert context["readOnlyRootFilesystem"] is True
+        assert context["capabilities"] == {"drop": ["ALL"]}
+        assert "add" not in context["capabilities"]
+        # A pinned image: a tag that names a version, never latest or none.
+        image = container["image"]
+        assert re.fullmatch(r"[\w./-]+:v?\d+\.\d+\.\d+", image), image
+
+
+@pytest.mark.parametrize(("kind", "name"), WORKLOADS)
 def test_resources_are_bounded(objects: list[Document], kind: str, name: str) -> None:
     pod = pod_template(find(objects, kind, name))["spec"]
     for container in pod["containers"]:
@@ -282,6 +315,10 @@ def test_advisor_writes_reports_to_its_volume(
     assert any(a.startswith("--prometheus=http") for a in args)
     assert "--output-dir=/reports" in args
     assert "--textfile=/reports/xgpu_advisor.prom" in args
+    # Pending pods are known only to the API server: without this the model has none.
+    assert "--kubernetes" in args
+    # Findings must not fail the Job (it would be retried); alerts carry them instead.
+    assert not any(a.startswith("--fail-on") for a in args)
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
     assert mounts["reports"] == "/reports"
     volumes = {v["name"]: v for v in pod["volumes"]}
@@ -303,6 +340,116 @@ def test_advisor_is_locked_down_and_non_root(advisor_cronjob: Document) -> None:
     assert context["allowPrivilegeEscalation"] is False
     assert context["readOnlyRootFilesystem"] is True
     assert context["capabilities"] == {"drop": ["ALL"]}
+
+
+def flag_value(args: list[str], flag: str) -> str:
+    (value,) = [a.split("=", 1)[1] for a in args if a.startswith(f"{flag}=")]
+    return value
+
+
+def test_advisor_pushes_to_the_deployed_pushgateway(
+    objects: list[Document], advisor_cronjob: Document
+) -> None:
+    (container,) = pod_template(advisor_cronjob)["spec"]["containers"]
+    url = urllib.parse.urlsplit(flag_value(container["args"], "--pushgateway"))
+    assert url.scheme == "http"
+    assert url.path in ("", "/")
+    # <service>.<namespace>.svc:<port> names the Service in the base, on its port.
+    assert url.hostname is not None
+    name, namespace, svc = url.hostname.split(".")
+    assert svc == "svc"
+    service = find(objects, "Service", name)
+    assert service["metadata"]["namespace"] == namespace
+    (port,) = service["spec"]["ports"]
+    assert url.port == port["port"] == 9091
+
+
+def test_advisor_finishes_its_work_before_its_deadline(advisor_cronjob: Document) -> None:
+    (container,) = pod_template(advisor_cronjob)["spec"]["containers"]
+    budget = float(flag_value(container["args"], "--time-budget"))
+    deadline = advisor_cronjob["spec"]["jobTemplate"]["spec"]["activeDeadlineSeconds"]
+    # The plan search is the long part; sources and rendering need time besides.
+    assert 0 < budget <= deadline / 2
+
+
+# --- Pushgateway -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pushgateway(objects: list[Document]) -> Document:
+    return find(objects, "Deployment", "xgpu-pushgateway")
+
+
+def test_pushgateway_image_is_pinned_upstream(pushgateway: Document) -> None:
+    (container,) = pod_template(pushgateway)["spec"]["containers"]
+    assert re.fullmatch(r"prom/pushgateway:v\d+\.\d+\.\d+", container["image"])
+
+
+def test_pushgateway_runs_as_non_root_without_api_access(
+    objects: list[Document], pushgateway: Document
+) -> None:
+    pod = pod_template(pushgateway)["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] != 0
+    # No Kubernetes API use: no token, no service account of its own, no role.
+    assert pod["automountServiceAccountToken"] is False
+    assert pod.get("serviceAccountName", "default") == "default"
+    subjects = [s for d in objects if d["kind"].endswith("RoleBinding") for s in d["subjects"]]
+    assert all("pushgateway" not in s["name"] for s in subjects)
+
+
+def test_pushgateway_keeps_no_state_and_is_probed(pushgateway: Document) -> None:
+    assert pushgateway["spec"]["replicas"] == 1  # two would split the pushes between them
+    pod = pod_template(pushgateway)["spec"]
+    (container,) = pod["containers"]
+    assert "--persistence.file=" in container["args"]  # nothing written: read-only root
+    assert not container.get("volumeMounts")
+    assert container["ports"] == [{"name": "http", "containerPort": 9091, "protocol": "TCP"}]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/-/healthy", "port": "http"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/-/ready", "port": "http"}
+
+
+def test_pushgateway_service_selects_its_pods(
+    objects: list[Document], pushgateway: Document
+) -> None:
+    service = find(objects, "Service", "xgpu-pushgateway")
+    pod_labels = pod_template(pushgateway)["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    assert pushgateway["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
+    (port,) = service["spec"]["ports"]
+    assert port["targetPort"] == "http"
+    assert service["spec"].get("clusterIP") != "None"
+
+
+def test_pushgateway_service_monitor_honors_the_pushed_labels(objects: list[Document]) -> None:
+    monitor = find(objects, "ServiceMonitor", "xgpu-pushgateway")
+    service = find(objects, "Service", "xgpu-pushgateway")
+    assert (
+        monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    )
+    assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["xgpu-insight"]}
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert endpoint["port"] == service["spec"]["ports"][0]["name"]
+    assert endpoint["honorLabels"] is True
+    (drop,) = endpoint["relabelings"]
+    assert drop["action"] == "labeldrop"
+    for label in ("pod", "namespace", "container", "service", "endpoint"):
+        assert re.fullmatch(drop["regex"], label), label
+    for label in ("job", "instance", "cause", "kind"):
+        assert not re.fullmatch(drop["regex"], label), label
+
+
+def test_exporter_service_monitor_does_not_select_the_pushgateway(
+    objects: list[Document],
+) -> None:
+    """Each monitor picks exactly its own Service: no series scraped twice."""
+    services = [d for d in objects if d["kind"] == "Service"]
+    for monitor in (d for d in objects if d["kind"] == "ServiceMonitor"):
+        wanted = monitor["spec"]["selector"]["matchLabels"].items()
+        picked = [
+            s["metadata"]["name"] for s in services if wanted <= s["metadata"]["labels"].items()
+        ]
+        assert picked == [monitor["metadata"]["name"]]
 
 
 # --- Service, monitors, dashboards -----------------------------------------------------

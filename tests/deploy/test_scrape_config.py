@@ -3,20 +3,15 @@
 Debian's Prometheus has no kubernetes_sd and there is no Prometheus Operator here, so
 the Kubernetes side is replaced by static targets carrying the labels it would supply:
 the `__meta_kubernetes_*` labels for the plain config, and the target labels the
-Operator sets before a monitor's own relabelings (namespace, pod, container, service,
-endpoint, job). Everything after that - relabeling, honor_labels, the recording rules -
-is the real thing, scraping a loopback exporter.
+Operator sets before a monitor's own relabelings (tests/deploy/live.py). Everything after
+that - relabeling, honor_labels, the recording rules - is the real thing, scraping a
+loopback exporter. The Pushgateway jobs are checked live in test_pushgateway.py.
 """
 
 from __future__ import annotations
 
-import json
-import socket
 import subprocess
 import threading
-import time
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -24,6 +19,8 @@ from typing import Any
 
 import pytest
 import yaml
+
+from tests.deploy.live import Prometheus, operator_job, running_prometheus
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -62,13 +59,6 @@ EXPORTER_POD_META = {
     "__meta_kubernetes_pod_container_port_name": "metrics",
     "__meta_kubernetes_pod_phase": "Running",
 }
-OPERATOR_TARGET_LABELS = {
-    "namespace": "xgpu-insight",
-    "pod": "xgpu-exporter-x2k9f",
-    "container": "exporter",
-    "service": "xgpu-exporter",
-    "endpoint": "metrics",
-}
 # One node per path, so that each path's series and recorded sums stay apart.
 NODES = {
     "static": "local",
@@ -77,22 +67,15 @@ NODES = {
     "podmonitor": "gpu-node-3",
 }
 DROPPED_NODES = ("gpu-node-8", "gpu-node-9")
-RELABEL_KEYS = {
-    "sourceLabels": "source_labels",
-    "targetLabel": "target_label",
-    "separator": "separator",
-    "regex": "regex",
-    "replacement": "replacement",
-    "action": "action",
-}
 
 
 def run(*command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
 
 
-def load_job(path: Path) -> dict[str, Any]:
-    (job,) = yaml.safe_load(path.read_text())["scrape_configs"]
+def load_job(path: Path, name: str = "xgpu-exporter") -> dict[str, Any]:
+    jobs = yaml.safe_load(path.read_text())["scrape_configs"]
+    (job,) = [job for job in jobs if job["job_name"] == name]
     assert isinstance(job, dict)
     return job
 
@@ -120,34 +103,9 @@ def plain_job_on_static_targets(address: str) -> dict[str, Any]:
     return job
 
 
-def monitor_job(kind: str, job_label: str, node: str, address: str) -> dict[str, Any]:
-    """The scrape job the Operator would generate for our monitor's endpoint."""
-    path, endpoints = {
-        "ServiceMonitor": ("exporter-servicemonitor.yaml", "endpoints"),
-        "PodMonitor": ("exporter-podmonitor.yaml", "podMetricsEndpoints"),
-    }[kind]
-    (endpoint,) = yaml.safe_load((DEPLOY / "base" / path).read_text())["spec"][endpoints]
-    target_labels = dict(OPERATOR_TARGET_LABELS)
-    if kind == "PodMonitor":
-        del target_labels["service"]
-    labels = {**target_labels, "job": job_label, "__meta_kubernetes_pod_node_name": node}
-    return {
-        "job_name": f"emulated-{kind.lower()}",
-        "honor_labels": endpoint["honorLabels"],
-        "metrics_path": endpoint["path"],
-        "static_configs": [{"targets": [address], "labels": labels}],
-        "relabel_configs": [
-            {RELABEL_KEYS[key]: value for key, value in relabeling.items()}
-            for relabeling in endpoint["relabelings"]
-        ],
-    }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+def monitor_job(monitor_file: str, job_label: str, node: str, address: str) -> dict[str, Any]:
+    """The Operator's job for an exporter monitor, its target on `node`."""
+    return operator_job(monitor_file, address, job_label, {"__meta_kubernetes_pod_node_name": node})
 
 
 class ExporterHandler(BaseHTTPRequestHandler):
@@ -183,38 +141,36 @@ def test_plain_config_passes_promtool(promtool: str, tmp_path: Path) -> None:
     result = run(promtool, "check", "config", str(PLAIN))
     if result.returncode != 0 and NO_KUBERNETES_SD in result.stderr + result.stdout:
         # Debian's build: check everything but the SD block, swapped for static targets.
+        jobs = yaml.safe_load(PLAIN.read_text())["scrape_configs"]
+        swapped_job = plain_job_on_static_targets("127.0.0.1:9400")
+        jobs = [swapped_job if j["job_name"] == "xgpu-exporter" else j for j in jobs]
         swapped = tmp_path / "plain.yaml"
-        job = plain_job_on_static_targets("127.0.0.1:9400")
-        swapped.write_text(yaml.safe_dump({"scrape_configs": [job]}))
+        swapped.write_text(yaml.safe_dump({"scrape_configs": jobs}))
         result = run(promtool, "check", "config", str(swapped))
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_scrape_jobs_honor_exporter_labels() -> None:
-    for job in (load_job(PLAIN), load_job(STATIC)):
+    for path in (PLAIN, STATIC):
+        names = [job["job_name"] for job in yaml.safe_load(path.read_text())["scrape_configs"]]
+        assert names == ["xgpu-exporter", "xgpu-pushgateway"], path
+        job = load_job(path)
         assert job["job_name"] == "xgpu-exporter"  # XGPUExporterDown matches on it
         assert job["honor_labels"] is True
 
 
-class Prometheus:
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def query(self, promql: str) -> list[dict[str, Any]]:
-        query = urllib.parse.urlencode({"query": promql})
-        with urllib.request.urlopen(f"{self.url}/api/v1/query?{query}", timeout=5) as response:
-            payload = json.load(response)
-        assert payload["status"] == "success", payload
-        result: list[dict[str, Any]] = payload["data"]["result"]
-        return result
-
-    def wait_for(self, promql: str, count: int, timeout: float = 45.0) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while True:
-            result = self.query(promql)
-            if len(result) >= count or time.monotonic() > deadline:
-                return result
-            time.sleep(0.25)
+def test_pushgateway_jobs_honor_the_pushed_labels() -> None:
+    """Without honor_labels the advisor's job="xgpu-advisor" would become exported_job."""
+    for path in (PLAIN, STATIC):
+        job = load_job(path, "xgpu-pushgateway")
+        assert job["honor_labels"] is True, path
+        assert "relabel_configs" not in job, path
+        assert not any("xgpu-exporter" in str(v) for v in job.values()), path
+    (target,) = load_job(PLAIN, "xgpu-pushgateway")["static_configs"][0]["targets"]
+    # The Service in deploy/base, by its cluster DNS name.
+    service = yaml.safe_load((DEPLOY / "base" / "pushgateway-service.yaml").read_text())
+    name, namespace = service["metadata"]["name"], service["metadata"]["namespace"]
+    assert target == f"{name}.{namespace}.svc:{service['spec']['ports'][0]['port']}"
 
 
 @pytest.fixture(scope="module")
@@ -224,7 +180,7 @@ def prometheus(
     """A real Prometheus running our rules and all four scrape paths against the exporter."""
     directory = tmp_path_factory.mktemp("prometheus")
     static = yaml.safe_load(STATIC.read_text())
-    (static_job,) = static["scrape_configs"]
+    static_job = load_job(STATIC)
     static_job["static_configs"][0]["targets"] = [exporter_address]
     assert static_job["static_configs"][0]["labels"] == {"node": NODES["static"]}
     plain_job = plain_job_on_static_targets(exporter_address)
@@ -237,45 +193,21 @@ def prometheus(
             static_job,
             {**plain_job, "scrape_interval": "1s", "scrape_timeout": "1s"},
             monitor_job(
-                "ServiceMonitor", "xgpu-exporter", NODES["servicemonitor"], exporter_address
+                "exporter-servicemonitor.yaml",
+                "xgpu-exporter",
+                NODES["servicemonitor"],
+                exporter_address,
             ),
             monitor_job(
-                "PodMonitor", "xgpu-insight/xgpu-exporter", NODES["podmonitor"], exporter_address
+                "exporter-podmonitor.yaml",
+                "xgpu-insight/xgpu-exporter",
+                NODES["podmonitor"],
+                exporter_address,
             ),
         ],
     }
-    config_file = directory / "prometheus.yml"
-    config_file.write_text(yaml.safe_dump(config))
-    port = free_port()
-    log = (directory / "prometheus.log").open("w")
-    process = subprocess.Popen(
-        [
-            "prometheus",
-            f"--config.file={config_file}",
-            f"--storage.tsdb.path={directory / 'data'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, (directory / "prometheus.log").read_text()
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "Prometheus did not become ready"
-            time.sleep(0.1)
-        yield Prometheus(url)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
+    with running_prometheus(directory, config) as server:
+        yield server
 
 
 @pytest.mark.slow
