@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck unit system-deps bench clean
+.PHONY: demo test lint typecheck unit system-deps demo-deps bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -13,9 +13,12 @@ $(STAMP): pyproject.toml
 	touch $@
 
 system-deps:
-	bash scripts/install-system-deps.sh
+	bash scripts/install-system-deps.sh test
 
-demo: $(STAMP) system-deps
+demo-deps:
+	bash scripts/install-system-deps.sh demo
+
+demo: $(STAMP) demo-deps
 	$(BIN)/python -m advisor.demo --output-dir out/demo-report
 
 lint: $(STAMP)

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Debian packages the tests use: gcc (fake libnvidia-ml), prometheus + promtool, chromium,
-# prometheus-pushgateway (advisor metrics pushed for real).
-# Installs only what is missing, so a warm machine pays nothing.
+# Debian packages, installed only when missing so a warm machine pays nothing.
+#   demo: prometheus (the demo scrapes the exporters directly without it)
+#   test: also gcc (fake libnvidia-ml), promtool, chromium (pages), prometheus-pushgateway
 set -euo pipefail
+mode=${1:-test}
 need=()
-command -v gcc >/dev/null || need+=(gcc libc6-dev)
 command -v prometheus >/dev/null || need+=(prometheus)
-command -v promtool >/dev/null || need+=(prometheus)
-command -v chromium >/dev/null || need+=(chromium)
-command -v prometheus-pushgateway >/dev/null || need+=(prometheus-pushgateway)
+if [ "$mode" = test ]; then
+  command -v gcc >/dev/null || need+=(gcc libc6-dev)
+  command -v promtool >/dev/null || need+=(prometheus)
+  command -v chromium >/dev/null || need+=(chromium)
+  command -v prometheus-pushgateway >/dev/null || need+=(prometheus-pushgateway)
+fi
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "missing Debian packages: ${need[*]} (run as root or install them)" >&2
+  [ "$mode" = demo ] && exit 0  # the demo still runs, without Prometheus
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive

@@ -187,6 +187,10 @@ def _writable_later(directory: Path, output_dir: Path) -> bool:
     return directory.is_dir() or directory.resolve() == output_dir.resolve()
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def run(args: argparse.Namespace) -> int:
     if args.fail_threshold < 1:
         raise InputError("--fail-threshold must be at least 1")
@@ -215,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"xgpu-advisor: {summary['pending']} Pending GPU pods ("
         + ", ".join(f"{summary[c]} {c}" for c in CAUSES if summary[c])
-        + f"); {plan['plans']} plans rescue {plan['rescued_pods']} pods; "
+        + f"); {_count(plan['plans'], 'plan')} rescuing {_count(plan['rescued_pods'], 'pod')}; "
         f"reports in {args.output_dir}/",
         file=sys.stderr,
     )

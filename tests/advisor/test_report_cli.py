@@ -177,7 +177,7 @@ def test_summary_line_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert captured.out == ""
     assert captured.err == (
         "xgpu-advisor: 7 Pending GPU pods (3 schedulable, 1 fragmentation, 1 capacity, "
-        f"1 unsatisfiable, 1 invalid); 1 plans rescue 1 pods; reports in {out}/\n"
+        f"1 unsatisfiable, 1 invalid); 1 plan rescuing 1 pod; reports in {out}/\n"
     )
 
 
