@@ -16,6 +16,12 @@ whose simulation is of the current state is committed once the literal §8 simul
 agrees. Evictions per rescued GPU are capped for all plans together (and, more loosely,
 per plan), so cheap rescues pay for dearer ones.
 
+Which plan is "best" first is a choice: fewest evictions per rescued GPU, or most GPUs
+rescued. On a packed cluster the large holes that evicted pods need are what runs out,
+and either order can spend them better, so while the work done stays within
+`portfolio_evaluations` the greedy runs again from scratch under the next objective and
+the run that rescues the most wins (then fewer evictions, then the earlier run).
+
 Pure: frozen values in and out; the only outside input is the optional `clock` the caller
 passes for the time budget. Without one (or when the budget is not reached) the result is
 deterministic.
@@ -33,11 +39,21 @@ from advisor.core.diagnose import Cause, diagnose
 from advisor.core.model import Cluster, Placement, Pod, Policy
 from advisor.core.plan_board import Board
 from advisor.core.plan_ideal import IdealBound, healthy_free_mib, ideal_bound
-from advisor.core.plan_search import Limits, PlanKey, Proposal, Search, Target, TargetKey, levels_of
+from advisor.core.plan_search import (
+    Limits,
+    Objective,
+    PlanKey,
+    Proposal,
+    Search,
+    Target,
+    TargetKey,
+    levels_of,
+)
 
 Clock = Callable[[], float]
 DEFAULT_TIME_BUDGET_S = 60.0
 PATIENCE = 16  # simulations after a commit before the best fresh plan is taken anyway
+OBJECTIVES: tuple[Objective, ...] = ("ratio", "value")  # the greedy's runs, in order
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +65,8 @@ class PlanOptions:
     max_victims_per_card: int = 4
     max_evictions_per_plan: int = 32
     max_evaluations: int | None = None  # a deterministic bound on the work, for tests
+    # a further greedy run (next objective) starts only while the runs so far did less
+    portfolio_evaluations: int = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,15 +134,10 @@ def plan(
     start = clock() if clock else 0.0
     diagnosis = diagnose(cluster, node_detail_limit=0)
     bound = {d.pod.name: d.placement for d in diagnosis.pods if d.placement is not None}
-    board = Board(cluster, bound)
     waiting = [d for d in diagnosis.pods if d.cause in ("fragmentation", "capacity")]
-    board.set_pending(d.pod.name for d in waiting)
     targetable = {
-        board.ids[d.pod.name]
-        for d in waiting
-        if d.cause == "fragmentation" or d.cluster_free_sufficient
+        d.pod.name for d in waiting if d.cause == "fragmentation" or d.cluster_free_sufficient
     }
-    ideal = ideal_bound(_with_bound(cluster, bound), healthy_free_mib(board.state))
     reference = reference_card_mib(cluster)
     limits = Limits(
         options.max_plan_evictions_per_gpu,
@@ -135,10 +148,30 @@ def plan(
     deadline = None
     if clock is not None and options.time_budget_s is not None:
         deadline = start + options.time_budget_s
-    greedy = _Greedy(
-        board, Search(board, limits, reference), targetable, options.max_evictions_per_gpu
-    )
-    plans, exhausted = greedy.run(clock, deadline, options.max_evaluations)
+    ideal: IdealBound | None = None
+    best: tuple[tuple[int, int], list[Plan]] | None = None
+    evaluations = 0
+    exhausted = False
+    for objective in OBJECTIVES:
+        if best is not None and (exhausted or evaluations >= options.portfolio_evaluations):
+            break
+        board = Board(cluster, bound)
+        board.set_pending(d.pod.name for d in waiting)
+        if ideal is None:
+            ideal = ideal_bound(_with_bound(cluster, bound), healthy_free_mib(board.state))
+        search = Search(board, limits, reference, objective)
+        greedy = _Greedy(
+            board, search, {board.ids[n] for n in targetable}, options.max_evictions_per_gpu
+        )
+        left = None if options.max_evaluations is None else options.max_evaluations - evaluations
+        plans, exhausted = greedy.run(clock, deadline, left)
+        evaluations += search.evaluations
+        rank = (-sum(p.rescued_mib for p in plans), sum(len(p.evict) for p in plans))
+        if best is None or rank < best[0]:
+            best = (rank, plans)
+    assert best is not None
+    assert ideal is not None
+    plans = best[1]
     rescued = {name for p in plans for name in p.rescues}
     unresolved = tuple(
         Unresolved(d.pod.name, d.cause, d.cluster_free_sufficient)
@@ -155,7 +188,7 @@ def plan(
         elapsed_s=(clock() - start) if clock else 0.0,
         budget_s=options.time_budget_s if clock else None,
         budget_exhausted=exhausted,
-        evaluations=greedy.search.evaluations,
+        evaluations=evaluations,
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Literal
 
 import numpy as np
 
@@ -26,6 +27,14 @@ MAX_CHAIN_OPTIONS = 256  # per board and shape; a simulation rules out only a fe
 
 TargetKey = tuple[int, tuple[int, ...], int, int, int, int]
 PlanKey = tuple[float, int, int, int, TargetKey]
+# What a simulated plan is ranked by first: evictions per rescued GPU ("ratio": cheap
+# rescues pay for dear ones), or the GPUs it rescues ("value": a key below zero, so ahead
+# of every estimate whenever a plan rescues more GPUs than VALUE_EVICTION_WEIGHT per
+# eviction: the greedy commits the most valuable plan it has simulated, which spends the
+# few large holes of a packed cluster on big pods). Estimates are evictions per GPU in
+# both: they only order which targets are simulated first.
+Objective = Literal["ratio", "value"]
+VALUE_EVICTION_WEIGHT = 0.01  # "value": among equal rescues, fewer evictions first
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +69,13 @@ class Proposal:
 class Search:
     """Targets and their evaluation on one board; `reference_mib` is one GPU's memory."""
 
-    def __init__(self, board: Board, limits: Limits, reference_mib: int) -> None:
+    def __init__(
+        self, board: Board, limits: Limits, reference_mib: int, objective: Objective = "ratio"
+    ) -> None:
         self.board = board
         self.limits = limits
         self.reference_mib = reference_mib
+        self.objective: Objective = objective
         self.evaluations = 0
         self._options: dict[
             tuple[int, Shape, int], list[tuple[int, int, int, tuple[int, ...]]]
@@ -242,7 +254,12 @@ class Search:
         b = self.board
         worst = max(b.priority[p] for p in evict)
         moved = sum(b.pods[p].request.memory_mib for p in evict)
-        return (round(len(evict) / gpus, 9), len(evict), worst, moved, target.key)
+        return (self._first(len(evict), gpus), len(evict), worst, moved, target.key)
+
+    def _first(self, evictions: int, gpus: float) -> float:
+        if self.objective == "value":
+            return round(VALUE_EVICTION_WEIGHT * evictions - gpus, 9)
+        return round(evictions / gpus, 9)
 
     def _chains(
         self, outcome: Outcome, homeless: Sequence[int], evict: Sequence[int], target: Target
