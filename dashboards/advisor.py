@@ -11,11 +11,16 @@ from dashboards.board import dashboard as build_dashboard
 from dashboards.board import datasource_variable
 from dashboards.common import Json
 from dashboards.panels import Layout, Query, stat, steps, timeseries
+from dashboards.shared_panels import (
+    PENDING_BY_CAUSE,
+    fragmentation,
+    pending_by_cause,
+    stranded_memory,
+)
 
 SINCE_LAST_RUN = "time() - max(xgpu_advisor_last_success_timestamp_seconds)"
 # XGPUAdvisorNotRunning fires after 30 minutes without a successful run.
 SINCE_LAST_RUN_STEPS = steps("green", (900, "orange"), (1800, "red"))
-PENDING_BY_CAUSE = "max by (cause) (xgpu_advisor_pending_pods)"
 
 
 def dashboard() -> Json:
@@ -67,15 +72,9 @@ def dashboard() -> Json:
 
     layout.row("Findings over time")
     layout.add(
-        timeseries(
-            "Pending GPU pods by cause",
+        pending_by_cause(
             "Pending GPU pods by the advisor's diagnosis (schedulable: fits now, the "
-            "scheduler has not placed it yet).",
-            [Query(PENDING_BY_CAUSE, "{{cause}}")],
-            "none",
-            decimals=0,
-            stacked=True,
-            bars=True,
+            "scheduler has not placed it yet)."
         ),
         12,
         8,
@@ -112,30 +111,8 @@ def dashboard() -> Json:
         12,
         8,
     )
-    layout.add(
-        timeseries(
-            "Fragmentation",
-            "FGD fragmentation: share of the free memory no Pending pod size can use (0-100 %).",
-            [Query("max(xgpu_advisor_fragmentation_ratio)", "fragmented share of free memory")],
-            "percentunit",
-            min_value=0,
-            max_value=1,
-            thresholds=steps("green", (0.3, "orange"), (0.5, "red")),
-        ),
-        6,
-        8,
-    )
-    layout.add(
-        timeseries(
-            "Stranded memory",
-            "Free memory on healthy cards that no Pending pod can use.",
-            [Query("max(xgpu_advisor_stranded_memory_bytes)", "stranded")],
-            "bytes",
-            min_value=0,
-        ),
-        6,
-        8,
-    )
+    layout.add(fragmentation(), 6, 8)
+    layout.add(stranded_memory(), 6, 8)
 
     layout.row("Runs")
     layout.add(

@@ -6,31 +6,28 @@ from dashboards.board import dashboard as build_dashboard
 from dashboards.board import variables
 from dashboards.common import CARD, VGPU, Json, link_to_node, link_to_workload
 from dashboards.panels import Layout, Query, stat, steps, table, timeseries
+from dashboards.shared_panels import (
+    IN_USE_STEPS,
+    bytes_by_namespace,
+    card_count,
+    fragmentation,
+    pending_by_cause,
+    stranded_memory,
+    unhealthy_cards,
+    vgpu_count,
+)
 
 # Memory allotted to vGPUs but not used by their processes: reserved, so no other pod
 # can be placed on it. Clamped because NVML and the allotment are read at different times.
 UNUSED = f"clamp_min(xgpu_memory_total{{{VGPU}}} - xgpu_memory_used{{{VGPU}}}, 0)"
-# Share of the allotted memory the vGPUs use: low is waste, so red is at the bottom.
-IN_USE_STEPS = steps("red", (0.3, "orange"), (0.6, "green"))
-PENDING = "max by (cause) (xgpu_advisor_pending_pods)"
 
 
 def dashboard() -> Json:
     layout = Layout()
     layout.row("Overview")
     overview = [
-        stat(
-            "GPU cards",
-            "Physical cards reporting (any health, any mode).",
-            Query(f"count(xgpu_card_memory_total_bytes{{{CARD}}})"),
-            "none",
-        ),
-        stat(
-            "vGPUs",
-            "vGPUs allotted on these cards.",
-            Query(f"sum(xgpu_card_vgpus{{{CARD}}})"),
-            "none",
-        ),
+        card_count("Physical cards reporting (any health, any mode)."),
+        vgpu_count("vGPUs allotted on these cards."),
         stat(
             "Memory allotted",
             "Card memory allotted to vGPUs / physical card memory (0-100 %).",
@@ -57,14 +54,7 @@ def dashboard() -> Json:
             "bytes",
             thresholds=steps("green", (1 << 30, "orange")),
         ),
-        stat(
-            "Unhealthy cards",
-            "Cards NVML reports unhealthy (xgpu_device_health = 1).",
-            Query(f"count(xgpu_device_health{{{CARD}}} == 1) or vector(0)"),
-            "none",
-            thresholds=steps("green", (1, "red")),
-            color_mode="background",
-        ),
+        unhealthy_cards(),
     ]
     for panel in overview:
         layout.add(panel, 4, 4)
@@ -143,44 +133,12 @@ def dashboard() -> Json:
     )
 
     layout.row("Scheduling (from the advisor's last runs)")
-    layout.add(
-        timeseries(
-            "Pending GPU pods by cause",
-            "Pending GPU pods by the advisor's diagnosis: fragmentation means the free "
-            "memory exists but is split across cards.",
-            [Query(PENDING, "{{cause}}")],
-            "none",
-            decimals=0,
-            stacked=True,
-            bars=True,
-        ),
-        8,
-        8,
+    pending = pending_by_cause(
+        "Pending GPU pods by the advisor's diagnosis: fragmentation means the free "
+        "memory exists but is split across cards."
     )
-    layout.add(
-        timeseries(
-            "Fragmentation",
-            "FGD fragmentation: share of the free memory no Pending pod size can use (0-100 %).",
-            [Query("max(xgpu_advisor_fragmentation_ratio)", "fragmented share of free memory")],
-            "percentunit",
-            min_value=0,
-            max_value=1,
-            thresholds=steps("green", (0.3, "orange"), (0.5, "red")),
-        ),
-        8,
-        8,
-    )
-    layout.add(
-        timeseries(
-            "Stranded memory",
-            "Free memory on healthy cards that no Pending pod can use.",
-            [Query("max(xgpu_advisor_stranded_memory_bytes)", "stranded")],
-            "bytes",
-            min_value=0,
-        ),
-        8,
-        8,
-    )
+    for panel in (pending, fragmentation(), stranded_memory()):
+        layout.add(panel, 8, 8)
 
     layout.row("Waste: allotted but unused")
     layout.add(
@@ -205,13 +163,10 @@ def dashboard() -> Json:
         9,
     )
     layout.add(
-        timeseries(
+        bytes_by_namespace(
             "Allotted but unused memory by namespace",
             "Memory reserved by vGPUs and not used by their processes, per namespace.",
-            [Query(f"sum by (namespace) ({UNUSED})", "{{namespace}}")],
-            "bytes",
-            min_value=0,
-            stacked=True,
+            UNUSED,
         ),
         12,
         9,

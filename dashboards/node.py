@@ -19,6 +19,7 @@ from dashboards.panels import (
     table,
     timeseries,
 )
+from dashboards.shared_panels import IN_USE_STEPS, card_count, unhealthy_cards, vgpu_count
 
 FREE = f"xgpu_card_memory_total_bytes{{{CARD}}} - xgpu_card_memory_allotted_bytes{{{CARD}}}"
 
@@ -26,21 +27,9 @@ FREE = f"xgpu_card_memory_total_bytes{{{CARD}}} - xgpu_card_memory_allotted_byte
 def _overview(layout: Layout) -> None:
     layout.row("Nodes")
     panels = [
-        stat(
-            "GPU cards",
-            "Cards on the selected nodes.",
-            Query(f"count(xgpu_card_memory_total_bytes{{{CARD}}})"),
-            "none",
-        ),
-        stat("vGPUs", "vGPUs on these cards.", Query(f"sum(xgpu_card_vgpus{{{CARD}}})"), "none"),
-        stat(
-            "Unhealthy cards",
-            "Cards NVML reports unhealthy (xgpu_device_health = 1).",
-            Query(f"count(xgpu_device_health{{{CARD}}} == 1) or vector(0)"),
-            "none",
-            thresholds=steps("green", (1, "red")),
-            color_mode="background",
-        ),
+        card_count("Cards on the selected nodes."),
+        vgpu_count("vGPUs on these cards."),
+        unhealthy_cards(),
         stat(
             "Unused cards",
             "Cards with no vGPU (gpu_schedule_policy = 2): free for any request.",
@@ -127,7 +116,7 @@ def _memory(layout: Layout) -> None:
             "percentunit",
             min_value=0,
             max_value=1,
-            thresholds=steps("red", (0.3, "orange"), (0.6, "green")),
+            thresholds=IN_USE_STEPS,
         ),
         12,
         8,

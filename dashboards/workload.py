@@ -6,6 +6,7 @@ from dashboards.board import dashboard as build_dashboard
 from dashboards.board import variables
 from dashboards.common import POD, VGPU, VGPU_LEGEND, Json, link_to_node
 from dashboards.panels import Layout, Query, stat, steps, timeseries
+from dashboards.shared_panels import IN_USE_STEPS, bytes_by_namespace
 
 # Allotted series are drawn dashed so each vGPU's limit reads as a ceiling over its use.
 DASHED_ALLOTTED = {
@@ -44,7 +45,7 @@ def dashboard() -> Json:
             "Used / allotted memory of the selected vGPUs. Low means waste.",
             Query(f"sum(xgpu_memory_used{{{POD}}}) / (sum(xgpu_memory_total{{{POD}}}) > 0)"),
             "percentunit",
-            thresholds=steps("red", (0.3, "orange"), (0.6, "green")),
+            thresholds=IN_USE_STEPS,
         ),
     ]
     for panel in overview:
@@ -121,25 +122,19 @@ def dashboard() -> Json:
 
     layout.row("By namespace")
     layout.add(
-        timeseries(
+        bytes_by_namespace(
             "Memory allotted by namespace",
             "Card memory allotted to each namespace's vGPUs.",
-            [Query(f"sum by (namespace) (xgpu_memory_total{{{VGPU}}})", "{{namespace}}")],
-            "bytes",
-            min_value=0,
-            stacked=True,
+            f"xgpu_memory_total{{{VGPU}}}",
         ),
         12,
         8,
     )
     layout.add(
-        timeseries(
+        bytes_by_namespace(
             "Memory used by namespace",
             "Card memory each namespace's vGPUs use.",
-            [Query(f"sum by (namespace) (xgpu_memory_used{{{VGPU}}})", "{{namespace}}")],
-            "bytes",
-            min_value=0,
-            stacked=True,
+            f"xgpu_memory_used{{{VGPU}}}",
         ),
         12,
         8,

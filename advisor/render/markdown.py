@@ -32,7 +32,9 @@ def escape_cell(text: str) -> str:
     return text.translate(_MARKDOWN_SPECIALS)
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]], right: set[int]) -> list[str]:
+def markdown_table(
+    header: Sequence[str], rows: Iterable[Sequence[str]], right: set[int]
+) -> list[str]:
     """A GFM table; cells must already be escaped (escape_cell)."""
     lines = ["| " + " | ".join(header) + " |"]
     lines.append("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|")
@@ -56,7 +58,7 @@ def pending_section(diagnosis: Mapping[str, Any]) -> list[str]:
     if not rows:
         return []
     header = ["Pod", "Priority", "Request (per card)", "Cause", "Where it fits / why not"]
-    return ["## Pending pods", "", *_table(header, rows, right={1}), ""]
+    return ["## Pending pods", "", *markdown_table(header, rows, right={1}), ""]
 
 
 def advice_section(diagnosis: Mapping[str, Any]) -> list[str]:
@@ -86,7 +88,7 @@ def cards_section(view: Mapping[str, Any]) -> list[str]:
     if not rows:
         return []
     header = ["Node", "Card", "Model", "Mode", "Allotted / total MiB", "Core", "vGPUs", "Healthy"]
-    lines = ["## Cards after this cycle", "", *_table(header, rows, right={1, 4, 5, 6}), ""]
+    lines = ["## Cards after this cycle", "", *markdown_table(header, rows, right={1, 4, 5, 6}), ""]
     if pending_seen:
         lines += ['"pending" is memory that this cycle\'s schedulable pods would take.', ""]
     return lines

@@ -10,6 +10,7 @@ from typing import Any
 from advisor.core.model import Cluster, Placement
 from advisor.core.plan import Plan, PlanReport
 from advisor.output import card_view, placement_json
+from advisor.render._common import as_list, as_map, as_str
 
 PLAN_SCHEMA = "xgpu-advisor/plan/v1"
 
@@ -101,6 +102,19 @@ def comment_safe(value: object) -> str:
     """Text for a shell comment: a control character (a newline would end the comment and
     start a command) becomes "?"."""
     return "".join(c if c.isprintable() else "?" for c in str(value))
+
+
+def unresolved_causes(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(pod, cause) of each pod no plan rescues; a capacity cause says whether the cluster's
+    free memory would do once consolidated, or it needs new nodes."""
+    rows = []
+    for raw in as_list(data.get("unresolved")):
+        entry = as_map(raw)
+        cause = as_str(entry.get("cause"), "?")
+        if cause == "capacity" and "cluster_free_sufficient" in entry:
+            cause += " (consolidate)" if entry.get("cluster_free_sufficient") else " (scale up)"
+        rows.append((as_str(entry.get("pod"), "?"), cause))
+    return rows
 
 
 def kubectl_script(data: Mapping[str, Any]) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from advisor.render._common import NodeView, as_int, as_list, as_map, as_str, node_views
 from advisor.render._style import CSS, MODE_PALETTES, MODE_TAGS
 from advisor.render.html import card_row, escape, format_mib
-from advisor.render.plan_data import kubectl_script
+from advisor.render.plan_data import kubectl_script, unresolved_causes
 
 PLAN_CSS = """
 .ba { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 18px; }
@@ -135,16 +135,10 @@ def plan_panel(number: int, plan: Mapping[str, Any], pair: Mapping[str, Any] | N
 
 def unresolved_panel(data: Mapping[str, Any]) -> str:
     """The pods no plan rescues, with their causes (empty when there are none)."""
-    rows = []
-    for raw in as_list(data.get("unresolved")):
-        entry = as_map(raw)
-        cause = as_str(entry.get("cause"), "?")
-        if cause == "capacity" and "cluster_free_sufficient" in entry:
-            cause += " (consolidate)" if entry.get("cluster_free_sufficient") else " (scale up)"
-        rows.append(
-            f'<tr><td class="pod mono">{escape(as_str(entry.get("pod"), "?"))}</td>'
-            f"<td>{escape(cause)}</td></tr>"
-        )
+    rows = [
+        f'<tr><td class="pod mono">{escape(pod)}</td><td>{escape(cause)}</td></tr>'
+        for pod, cause in unresolved_causes(data)
+    ]
     if not rows:
         return ""
     return (

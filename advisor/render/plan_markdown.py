@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from advisor.render._common import as_int, as_list, as_map, as_str, node_views
-from advisor.render.markdown import escape_cell
-from advisor.render.plan_data import kubectl_script
+from advisor.render.markdown import escape_cell, markdown_table
+from advisor.render.plan_data import kubectl_script, unresolved_causes
 
 MAX_LISTED = 6  # pods named per table cell; the JSON has them all
-
-
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]], right: set[int]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |"]
-    lines.append("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|")
-    lines.extend("| " + " | ".join(row) + " |" for row in rows)
-    return lines
 
 
 def _where(placement: Mapping[str, Any]) -> str:
@@ -91,23 +84,17 @@ def plans_section(data: Mapping[str, Any]) -> list[str]:
         "",
         "Apply in order; each is simulated on the state the ones before it leave.",
         "",
-        *_table(header, rows, right={0, 3, 4}),
+        *markdown_table(header, rows, right={0, 3, 4}),
         "",
     ]
 
 
 def unresolved_section(data: Mapping[str, Any]) -> list[str]:
     """The "Still Pending" section: pods no plan rescues (no lines when none)."""
-    rows = []
-    for raw in as_list(data.get("unresolved")):
-        entry = as_map(raw)
-        cause = as_str(entry.get("cause"), "?")
-        if cause == "capacity" and "cluster_free_sufficient" in entry:
-            cause += " (consolidate)" if entry.get("cluster_free_sufficient") else " (scale up)"
-        rows.append([escape_cell(as_str(entry.get("pod"), "?")), escape_cell(cause)])
+    rows = [[escape_cell(pod), escape_cell(cause)] for pod, cause in unresolved_causes(data)]
     if not rows:
         return []
-    return ["## Still Pending", "", *_table(["Pod", "Cause"], rows, right=set()), ""]
+    return ["## Still Pending", "", *markdown_table(["Pod", "Cause"], rows, right=set()), ""]
 
 
 def _card_text(card: Any) -> str:
@@ -139,7 +126,7 @@ def pictures_section(views: Sequence[Mapping[str, Any]]) -> list[str]:
         lines += [
             f"### Plan {number}",
             "",
-            *_table(["Node", "Card", "Before (MiB)", "After (MiB)"], rows, {1}),
+            *markdown_table(["Node", "Card", "Before (MiB)", "After (MiB)"], rows, {1}),
             "",
         ]
     return ["## Cards before and after each plan", "", *lines] if lines else []

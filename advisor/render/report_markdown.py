@@ -6,11 +6,17 @@ Pending pods, cards and plans come from the diagnosis and plan reports' own sect
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from advisor.render._common import CAUSES, as_list, as_map, as_str, headline
-from advisor.render.markdown import advice_section, cards_section, escape_cell, pending_section
+from advisor.render.markdown import (
+    advice_section,
+    cards_section,
+    escape_cell,
+    markdown_table,
+    pending_section,
+)
 from advisor.render.plan_data import kubectl_script
 from advisor.render.plan_markdown import pictures_section, plans_section, unresolved_section
 from advisor.render.report_data import (
@@ -48,14 +54,6 @@ USAGE_ROWS = 12
 BAR_WIDTH = 24  # characters for the largest cause
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]], right: set[int]) -> list[str]:
-    """A GFM table; cells must already be escaped."""
-    lines = ["| " + " | ".join(header) + " |"]
-    lines.append("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|")
-    lines.extend("| " + " | ".join(row) + " |" for row in rows)
-    return lines
-
-
 def _note(text: str) -> list[str]:
     return [f"_{escape_cell(text)}_", ""]
 
@@ -82,7 +80,7 @@ def _header(report: Mapping[str, Any], title: str) -> list[str]:
             f"**Stale series LEFT OUT of the model ({len(stale)}).** Their newest samples were "
             "too old, so the findings below do not count these nodes, cards or pods.",
             "",
-            *_table(["Left out", "Series", "Newest sample"], rows, right=set()),
+            *markdown_table(["Left out", "Series", "Newest sample"], rows, right=set()),
             "",
         ]
     return lines
@@ -114,7 +112,7 @@ def _pending(report: Mapping[str, Any]) -> list[str]:
         "",
         f"**{escape_cell(headline(diagnosis))}**",
         "",
-        *_table(["Cause", "Pods", ""], rows, right={1}),
+        *markdown_table(["Cause", "Pods", ""], rows, right={1}),
         "",
         *pending_section(diagnosis),
         *advice_section(diagnosis),
@@ -161,7 +159,7 @@ def _scaling(report: Mapping[str, Any]) -> list[str]:
             [r.nodes, escape_cell(r.shape), escape_cell(", ".join(r.pods)), escape_cell(r.note)]
             for r in ups
         ]
-        lines += [*_table(["Nodes", "Node shape", "For", "Note"], rows, right={0}), ""]
+        lines += [*markdown_table(["Nodes", "Node shape", "For", "Note"], rows, right={0}), ""]
     else:
         lines += _note("None: no unresolved pod needs new nodes.")
     lines += ["### Scale down", ""]
@@ -171,7 +169,7 @@ def _scaling(report: Mapping[str, Any]) -> list[str]:
             [escape_cell(r.node), r.utilisation, escape_cell(", ".join(r.moves))] for r in downs
         ]
         header = ["Node", "Utilisation", "Its pods would move to"]
-        lines += [*_table(header, rows, right={1}), ""]
+        lines += [*markdown_table(header, rows, right={1}), ""]
     else:
         lines += _note("None: no node below the threshold can be emptied.")
     return lines
@@ -186,14 +184,14 @@ def _fragmentation(report: Mapping[str, Any]) -> list[str]:
     lines += ["", "### Typical request shapes", ""]
     shapes = shape_rows(frag)
     if shapes:
-        lines += [*_table(["Request per card", "Share", "Pods"], shapes, right={1, 2}), ""]
+        lines += [*markdown_table(["Request per card", "Share", "Pods"], shapes, right={1, 2}), ""]
     else:
         lines += _note("No request shapes observed.")
     lines += ["### Most fragmented nodes", ""]
     nodes = [[escape_cell(name), *cells] for name, cells, _ in fragmented_node_rows(frag)]
     if nodes:
         header = ["Node", "Free MiB", "Fragment MiB", "Stranded MiB", "Ratio"]
-        lines += [*_table(header, nodes, right={1, 2, 3, 4}), ""]
+        lines += [*markdown_table(header, nodes, right={1, 2, 3, 4}), ""]
     else:
         lines += _note("No node listed.")
     omitted = frag.get("nodes_omitted")
@@ -224,7 +222,7 @@ def _usage(report: Mapping[str, Any]) -> list[str]:
         *lines,
         escape_cell(usage.summary()),
         "",
-        *_table(header, _usage_rows(usage), right={1, 2, 3}),
+        *markdown_table(header, _usage_rows(usage), right={1, 2, 3}),
         "",
     ]
 
@@ -257,7 +255,13 @@ def _rightsizing(report: Mapping[str, Any]) -> list[str]:
         ]
         for r in rows
     ]
-    lines += ["", "Memory in MiB per vGPU:", "", *_table(header, cells, right={4, 5, 6, 7, 8}), ""]
+    lines += [
+        "",
+        "Memory in MiB per vGPU:",
+        "",
+        *markdown_table(header, cells, right={4, 5, 6, 7, 8}),
+        "",
+    ]
     if omitted:
         lines += _note(f"{omitted} more workloads not listed.")
     return lines

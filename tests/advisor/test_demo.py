@@ -6,13 +6,12 @@ and nothing left running afterwards. Without Prometheus it scrapes the exporters
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -20,7 +19,7 @@ from advisor.demo import DEFAULT_SCENARIO, Services, main, run_demo
 from advisor.scenario import load_scenario
 from tests.advisor.chromium import chromium_path, decode_png, dump_dom, pixel_counts, screenshot
 from tests.advisor.realservices import child_pids, listening
-from tests.advisor.sources.realparts import Prometheus, http_get
+from tests.realparts import Prometheus, http_get
 
 DEMO_CLUSTER = load_scenario(DEFAULT_SCENARIO)
 NODES = {n.name for n in DEMO_CLUSTER.nodes}
@@ -31,7 +30,6 @@ SUMMARY = (
     "7 Pending GPU pods: 3 schedulable, 1 fragmentation, 1 capacity, 1 unsatisfiable, 1 invalid"
 )
 REPORT_FILES = {"report.json", "report.md", "report.html", "xgpu_advisor.prom"}
-NOT_OURS = cast("subprocess.Popen[bytes]", None)  # for realparts' query helpers only
 
 
 def value(sample: dict[str, Any]) -> float:
@@ -42,7 +40,7 @@ def check_prometheus(svc: Services, seen: list[str]) -> None:
     """What the running Prometheus holds while the demo is up."""
     assert svc.prometheus is not None
     seen.extend([svc.prometheus, *svc.exporters.values()])
-    prometheus = Prometheus(NOT_OURS, svc.prometheus)  # the demo starts and stops it
+    prometheus = Prometheus(svc.prometheus)  # the demo starts and stops it
     info = prometheus.query("xgpu_node_info")
     assert {s["metric"]["node"] for s in info} == NODES
     assert all(value(s) == 1 for s in info)
@@ -69,7 +67,7 @@ def check_prometheus(svc: Services, seen: list[str]) -> None:
 def _rules(url: str) -> tuple[int, dict[str, Any]]:
     deadline = time.monotonic() + 20
     while True:  # rules read "unknown" until their group's first evaluation
-        status, body = http_get(f"{url}/api/v1/rules")
+        status, _, body = http_get(f"{url}/api/v1/rules")
         answer: dict[str, Any] = json.loads(body)
         rules = [r for g in answer["data"]["groups"] for r in g["rules"]]
         if all(r["health"] != "unknown" for r in rules) or time.monotonic() > deadline:

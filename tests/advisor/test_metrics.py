@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 import urllib.request
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.metrics import RunFigures, push, write_textfile
+from tests.realparts import promtool_check_metrics
 
 pytest_plugins = ["tests.advisor.pushgateway"]  # the `pushgateway` fixture
 
@@ -53,10 +53,8 @@ def test_textfile_has_every_series(tmp_path: Path) -> None:
 def test_textfile_is_lint_clean(tmp_path: Path) -> None:
     path = tmp_path / "xgpu_advisor.prom"
     write_textfile(path, RUN)
-    proc = subprocess.run(
-        ["promtool", "check", "metrics"], input=path.read_text(), capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    status, findings = promtool_check_metrics(path.read_text())
+    assert status == 0, findings
 
 
 def test_push_replaces_the_group(pushgateway: str) -> None:

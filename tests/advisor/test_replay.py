@@ -18,6 +18,17 @@ NODES = "openb_node_list_gpu_node.csv"
 PODS = "openb_pod_list_default.csv"
 
 
+def replay_cli(openb_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`xgpu-advisor replay` of the openb trace, JSON on stdout."""
+    trace = ["--nodes", str(openb_dir / NODES), "--pods", str(openb_dir / PODS)]
+    return subprocess.run(
+        [sys.executable, "-m", "advisor.cli", "replay", *trace, "--format", "json", *extra],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 @pytest.fixture(scope="module", params=["binpack", "spread"])
 def figures(request: pytest.FixtureRequest, openb_dir: Path) -> dict[str, object]:
     cluster = load_trace(openb_dir / NODES, openb_dir / PODS, Policy(request.param, "binpack"))
@@ -56,25 +67,7 @@ def test_placed_plus_failed_is_demand(openb_dir: Path) -> None:
 
 def test_cli_json_and_end_state_scenario(openb_dir: Path, tmp_path: Path) -> None:
     scenario = tmp_path / "end.yaml"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "advisor.cli",
-            "replay",
-            "--nodes",
-            str(openb_dir / NODES),
-            "--pods",
-            str(openb_dir / PODS),
-            "--format",
-            "json",
-            "--write-scenario",
-            str(scenario),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = replay_cli(openb_dir, "--write-scenario", str(scenario))
     assert proc.returncode == 0, proc.stderr
     figures = json.loads(proc.stdout)
     end = load_scenario(scenario)
@@ -117,23 +110,7 @@ def test_small_trace_and_bad_rows(tmp_path: Path) -> None:
 
 
 def test_cli_reports_fragmentation_of_the_end_state(openb_dir: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "advisor.cli",
-            "replay",
-            "--nodes",
-            str(openb_dir / NODES),
-            "--pods",
-            str(openb_dir / PODS),
-            "--format",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = replay_cli(openb_dir)
     figures = json.loads(proc.stdout)
     frag = figures["fragmentation"]
     assert frag["free_gpus"] == pytest.approx(figures["capacity_gpus"] - figures["placed_gpus"])

@@ -22,7 +22,7 @@ from advisor.cli import main
 from advisor.core.diagnose import CAUSES
 from advisor.report import REPORT_SCHEMA
 from advisor.scenario import load_scenario
-from tests.advisor.sources.realparts import DEMO, free_port
+from tests.realparts import DEMO, free_port, promtool_check_metrics
 
 pytest_plugins = ["tests.advisor.pushgateway"]  # the `pushgateway` fixture
 
@@ -141,10 +141,8 @@ def test_markdown_and_html_name_every_pending_pod(written: Path) -> None:
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
 def test_textfile_is_lint_clean(written: Path) -> None:
     text = (written / "xgpu_advisor.prom").read_text()
-    proc = subprocess.run(
-        ["promtool", "check", "metrics"], input=text, capture_output=True, text=True, check=False
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    status, findings = promtool_check_metrics(text)
+    assert status == 0, findings
 
 
 def test_textfile_agrees_with_the_json(written: Path, data: dict[str, Any]) -> None:

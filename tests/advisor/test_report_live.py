@@ -26,12 +26,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from advisor.cli import main
 from advisor.scenario import load_scenario
 from tests.advisor.realservices import kubernetes_holding
-from tests.advisor.sources.realparts import (
+from tests.realparts import (
     DEMO,
     Exporter,
     Prometheus,
     http_get,
-    start_exporter,
+    scrape_config,
+    simulated_exporter,
     start_prometheus,
     write_backfill,
 )
@@ -50,7 +51,7 @@ HISTORY_METRICS = (
     "xgpu_core_percentage_total",
     "xgpu_core_percentage_used",
 )
-JOB = "xgpu-exporter"  # realparts' scrape job
+JOB = "xgpu-exporter"  # scrape_config's job
 SeriesKey = tuple[tuple[str, str], ...]
 
 
@@ -59,7 +60,7 @@ def history_lines(exporters: list[Exporter], end: float) -> list[str]:
     allotted: dict[SeriesKey, dict[str, float]] = {}  # series -> metric -> value
     labels_of: dict[SeriesKey, dict[str, str]] = {}
     for exporter in exporters:
-        status, body = http_get(f"{exporter.url}/metrics")
+        status, _, body = http_get(f"{exporter.url}/metrics")
         assert status == 200
         target = {"node": exporter.node, "job": JOB, "instance": exporter.url.split("//")[1]}
         for family in text_string_to_metric_families(body.decode()):
@@ -112,12 +113,12 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     with ExitStack() as stack:
         exporters = []
         for node in DEMO_CLUSTER.nodes:
-            exporter = start_exporter(DEMO, node.name, home)
+            exporter = simulated_exporter(DEMO, node.name, home)
             stack.callback(exporter.stop)
             exporters.append(exporter)
         end = time.time() - GAP_S
         write_backfill(history_lines(exporters, end), home / "data")
-        prometheus = start_prometheus(home, {e.url: e.node for e in exporters})
+        prometheus = start_prometheus(home, scrape_config({e.url: e.node for e in exporters}))
         stack.callback(prometheus.stop)
         _, kubeconfig = stack.enter_context(kubernetes_holding(DEMO_CLUSTER, home))
         vgpus = sum(len(p.placement.cards) for p in DEMO_CLUSTER.running if p.placement)

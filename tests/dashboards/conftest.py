@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -16,9 +14,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the dashboards_* hel
 
 from dashboards_grafana import Json
 from dashboards_history import STEP, write_history
-from dashboards_prometheus import Prometheus, Window, running_prometheus
+from dashboards_prometheus import Window
 
 from dashboards.build import render
+from tests.realparts import Prometheus, backfill, running_prometheus
 
 
 @pytest.fixture(scope="session")
@@ -34,18 +33,9 @@ def built() -> dict[str, Json]:
 @pytest.fixture(scope="session")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prometheus, Window]]:
     """A real Prometheus holding two hours of backfilled history (dashboards_history.py)."""
-    promtool = shutil.which("promtool")
-    assert promtool, "promtool not found: install Debian's package prometheus (make system-deps)"
     home = tmp_path_factory.mktemp("history")
     end = time.time() // STEP * STEP
     start = write_history(home / "history.om", end)
-    created = subprocess.run(
-        [promtool, "tsdb", "create-blocks-from", "openmetrics", "history.om", "data"],
-        cwd=home,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert created.returncode == 0, created.stdout + created.stderr
+    backfill(home / "history.om", home / "data")
     with running_prometheus(home, {"global": {"scrape_interval": "15s"}}) as prometheus:
         yield prometheus, Window(start, end, STEP)

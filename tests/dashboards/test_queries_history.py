@@ -10,7 +10,9 @@ from __future__ import annotations
 import pytest
 from dashboards_grafana import Json, legend_labels, panels, render_legend
 from dashboards_history import NODES
-from dashboards_prometheus import Answer, Prometheus, Window, choose, run_all
+from dashboards_prometheus import Answer, Window, choose, run_all
+
+from tests.realparts import Prometheus
 
 pytestmark = pytest.mark.slow  # starts a real Prometheus
 

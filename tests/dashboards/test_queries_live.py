@@ -9,9 +9,8 @@ publish.
 
 from __future__ import annotations
 
-import shutil
-import sys
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -19,27 +18,20 @@ from pathlib import Path
 import pytest
 import yaml
 from dashboards_grafana import Json
-from dashboards_prometheus import (
-    Prometheus,
-    Window,
-    choose,
-    free_port,
-    run_all,
-    running_prometheus,
-    running_service,
-)
+from dashboards_prometheus import Window, choose, run_all
 
 from advisor.metrics import RunFigures, push
+from tests.realparts import (
+    Prometheus,
+    running_prometheus,
+    running_pushgateway,
+    simulated_exporter,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO = REPO / "advisor" / "examples" / "demo.yaml"
 STATIC_JOB = REPO / "deploy" / "prometheus" / "scrape-config.static.yaml"
 NODES = ("a100-node-1", "cce-node-1")
-
-
-def exporter_command() -> list[str]:
-    script = Path(sys.executable).parent / "xgpu-exporter"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "exporter"]
 
 
 def scrape_jobs(exporters: dict[str, str], gateway: str) -> list[Json]:
@@ -61,23 +53,14 @@ def scrape_jobs(exporters: dict[str, str], gateway: str) -> list[Json]:
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
     home = tmp_path_factory.mktemp("live")
-    gateway_binary = shutil.which("prometheus-pushgateway")
-    assert gateway_binary, "prometheus-pushgateway not found (make system-deps installs it)"
     with ExitStack() as stack:
         exporters = {}
         for node in NODES:
-            address = f"127.0.0.1:{free_port()}"
-            command = [
-                *exporter_command(),
-                *("--simulate", str(SCENARIO), "--node", node, "--listen", address),
-            ]
-            log = home / f"exporter-{node}.log"
-            stack.enter_context(running_service(command, f"http://{address}/readyz", log))
-            exporters[node] = address
-        gateway = f"127.0.0.1:{free_port()}"
-        command = [gateway_binary, f"--web.listen-address={gateway}", "--persistence.file="]
-        log = home / "pushgateway.log"
-        stack.enter_context(running_service(command, f"http://{gateway}/-/ready", log))
+            exporter = simulated_exporter(SCENARIO, node, home)
+            stack.callback(exporter.stop)
+            exporters[node] = urllib.parse.urlsplit(exporter.url).netloc
+        gateway_url = stack.enter_context(running_pushgateway(home))
+        gateway = urllib.parse.urlsplit(gateway_url).netloc
         figures = RunFigures(
             pending_by_cause={"fragmentation": 2, "capacity": 1},
             stranded_memory_bytes=8 << 30,
@@ -104,10 +87,7 @@ def wait_for_scrapes(prometheus: Prometheus, timeout: float = 30.0) -> None:
         "count(count_over_time(xgpu_node_info[1m]) >= 2)"
         f" == {len(NODES)} and on () count(xgpu_advisor_last_success_timestamp_seconds) > 0"
     )
-    deadline = time.monotonic() + timeout
-    while not prometheus.query(ready, time.time()):
-        assert time.monotonic() < deadline, "the exporters and Pushgateway were not scraped"
-        time.sleep(0.25)
+    prometheus.wait_for(ready, timeout=timeout)
 
 
 @pytest.mark.slow

@@ -13,10 +13,6 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -31,7 +27,7 @@ from advisor.cli import main as advisor_main
 from advisor.metrics import RunFigures, registry_for
 from dashboards.cli import main as dashboards_main
 from exporter.cli import parse_args as exporter_parse_args
-from tests.deploy.live import free_port
+from tests.realparts import simulated_exporter
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -62,37 +58,15 @@ def families(text: str) -> Exposed:
     return exposed
 
 
-def exporter_command() -> list[str]:
-    script = Path(sys.executable).parent / "xgpu-exporter"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "exporter"]
-
-
 @pytest.fixture(scope="module")
 def exporter_exposition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """/metrics of a real exporter in --simulate mode."""
-    address = f"127.0.0.1:{free_port()}"
-    log = tmp_path_factory.mktemp("exporter") / "exporter.log"
-    command = [
-        *exporter_command(),
-        *("--simulate", str(SCENARIO), "--node", SIMULATED_NODE, "--listen", address),
-    ]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                assert process.poll() is None, log.read_text()
-                try:
-                    with urllib.request.urlopen(f"http://{address}/readyz", timeout=1):
-                        break
-                except OSError:
-                    assert time.monotonic() < deadline, log.read_text()
-                    time.sleep(0.1)
-            with urllib.request.urlopen(f"http://{address}/metrics", timeout=5) as response:
-                yield response.read().decode()
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    home = tmp_path_factory.mktemp("exporter")
+    exporter = simulated_exporter(SCENARIO, SIMULATED_NODE, home)
+    try:
+        yield exporter.metrics()
+    finally:
+        exporter.stop()
 
 
 def advisor_exposition() -> str:

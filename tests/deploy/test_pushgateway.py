@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +21,8 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.deploy.live import (
-    Prometheus,
-    operator_job,
-    running_prometheus,
-    running_pushgateway,
-)
+from tests.deploy.live import operator_job
+from tests.realparts import Prometheus, at_least, running_prometheus, running_pushgateway
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -61,7 +58,8 @@ def deployed(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Deployed]:
     directory = tmp_path_factory.mktemp(f"pushgateway-{request.param}")
-    with running_pushgateway(directory) as gateway:
+    with running_pushgateway(directory) as url:
+        gateway = urllib.parse.urlsplit(url).netloc
         config = {
             "global": {
                 "scrape_interval": "1s",
@@ -132,7 +130,7 @@ def test_advisor_run_reaches_prometheus_and_clears_the_not_running_alert(
 ) -> None:
     prometheus = deployed.prometheus
     # Before any run the series is absent and the alert is on its way (pending, for 10m).
-    (before,) = prometheus.wait_for(NOT_RUNNING, 1)
+    (before,) = prometheus.wait_for(NOT_RUNNING, at_least(1))
     assert before["metric"]["alertstate"] == "pending"
 
     out = tmp_path / "reports"
@@ -151,8 +149,8 @@ def test_advisor_run_reaches_prometheus_and_clears_the_not_running_alert(
         "xgpu_advisor.prom",
     }
 
-    assert prometheus.wait_until_empty(NOT_RUNNING) == []
-    pushed = prometheus.wait_for('{__name__=~"xgpu_advisor_.+"}', 13)
+    assert prometheus.wait_for(NOT_RUNNING, lambda r: not r) == []
+    pushed = prometheus.wait_for('{__name__=~"xgpu_advisor_.+"}', at_least(13))
     for series in pushed:
         labels = series["metric"]
         # honor_labels kept the pushed job; the Pushgateway's instance="" left none, and
@@ -164,7 +162,7 @@ def test_advisor_run_reaches_prometheus_and_clears_the_not_running_alert(
     assert prometheus_values(prometheus) == pytest.approx(written)
 
     # The demo has one Pending pod for fragmentation: its alert is pending (for: 30m).
-    (fragmentation,) = prometheus.wait_for(FRAGMENTATION, 1)
+    (fragmentation,) = prometheus.wait_for(FRAGMENTATION, at_least(1))
     assert fragmentation["metric"] == {
         "__name__": "ALERTS",
         "alertname": "XGPUPodsPendingFragmentation",
@@ -177,7 +175,7 @@ def test_advisor_run_reaches_prometheus_and_clears_the_not_running_alert(
 
 @pytest.mark.slow
 def test_pushgateway_target_is_up_under_its_own_job(deployed: Deployed) -> None:
-    (up,) = deployed.prometheus.wait_for('up{job="xgpu-pushgateway"}', 1)
+    (up,) = deployed.prometheus.wait_for('up{job="xgpu-pushgateway"}', at_least(1))
     assert up["value"][1] == "1"
     # Its own series keep the scrape job; pod-specific labels are dropped or never added.
     assert not {"pod", "namespace", "service", "container"} & set(up["metric"])

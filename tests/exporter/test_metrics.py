@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -18,6 +17,7 @@ from exporter.attribution import Owner
 from exporter.metrics import SnapshotCollector, render
 from exporter.nvml import CardReading, NvmlReading, ProcessReading
 from exporter.snapshot import CollectorRun, Snapshot, build_snapshot
+from tests.realparts import promtool_check_metrics
 
 GIB = 1024**3
 VGPU = {"namespace", "pod", "container", "gpu_index", "gpu_uuid"}
@@ -132,16 +132,7 @@ def test_openmetrics_carries_the_same_samples() -> None:
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
 def test_promtool_finds_only_the_two_cce_total_gauges() -> None:
-    result = subprocess.run(
-        ["promtool", "check", "metrics"],
-        input=render(snapshot(), openmetrics=False),
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
-    findings = sorted(
-        line for line in (result.stdout + result.stderr).decode().splitlines() if line
-    )
+    _, findings = promtool_check_metrics(render(snapshot(), openmetrics=False).decode())
     assert findings == [
         'xgpu_core_percentage_total non-counter metrics should not have "_total" suffix',
         'xgpu_memory_total non-counter metrics should not have "_total" suffix',

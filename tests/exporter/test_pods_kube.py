@@ -2,42 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes_asyncio.client import ApiClient
 
 from exporter.allotments import Allotment
 from exporter.pods_kube import KubePodSource
+from tests.exporter.kube_source import NODE, StartSource
 from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject, container_id
 from tests.kubeapi.server import KubeApiDouble
 from tests.kubeapi.wait import eventually
 
-pytest_plugins = ["tests.kubeapi.fixtures"]
+pytest_plugins = ["tests.kubeapi.fixtures", "tests.exporter.kube_source"]
 
-NODE = "gpu-node-1"
 MIB = 2**20
-StartSource = Callable[..., Awaitable[KubePodSource]]
-
-
-@pytest.fixture
-async def start_source(kube_api: KubeApiDouble) -> AsyncIterator[StartSource]:
-    started: list[KubePodSource] = []
-
-    async def start(**options: Any) -> KubePodSource:
-        options = {"backoff_initial_s": 0.01, "backoff_max_s": 0.05, **options}
-        options.setdefault("api_client_factory", lambda: ApiClient(kube_api.configuration()))
-        source = KubePodSource(NODE, **options)
-        started.append(source)
-        await source.start()
-        return source
-
-    yield start
-    for source in started:
-        await source.close()
 
 
 def hami_pod(name: str, allocated: str, *, node: str = NODE, **options: Any) -> JsonObject:

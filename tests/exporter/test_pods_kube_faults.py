@@ -4,7 +4,6 @@ slow answers, bad credentials and malformed pods. The exporter must keep serving
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -13,17 +12,16 @@ from hypothesis import strategies as st
 from kubernetes_asyncio.client import ApiClient, Configuration
 
 from exporter.pods_kube import ApiError, KubePodSource, WatchExpired
+from tests.exporter.kube_source import NODE, StartSource, source_for
 from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.server import KubeApiDouble
 from tests.kubeapi.wait import eventually
 
-pytest_plugins = ["tests.kubeapi.fixtures"]
+pytest_plugins = ["tests.kubeapi.fixtures", "tests.exporter.kube_source"]
 
-NODE = "gpu-node-1"
 ALLOCATION = "hami.io/vgpu-devices-allocated"
 HAMI_LIMITS = {"nvidia.com/gpu": 1, "nvidia.com/gpumem": 1024, "nvidia.com/gpucores": 10}
-StartSource = Callable[..., Awaitable[KubePodSource]]
 
 
 def gpu_pod(name: str, card: str = "GPU-aaa", *, node: str = NODE) -> JsonObject:
@@ -33,27 +31,6 @@ def gpu_pod(name: str, card: str = "GPU-aaa", *, node: str = NODE) -> JsonObject
         annotations={ALLOCATION: f"{card},NVIDIA,1024,10:;"},
         containers=[objects.container("main", limits=HAMI_LIMITS)],
     )
-
-
-def source_for(api: KubeApiDouble, **options: Any) -> KubePodSource:
-    options = {"backoff_initial_s": 0.01, "backoff_max_s": 0.05, **options}
-    options.setdefault("api_client_factory", lambda: ApiClient(api.configuration()))
-    return KubePodSource(NODE, **options)
-
-
-@pytest.fixture
-async def start_source(kube_api: KubeApiDouble) -> AsyncIterator[StartSource]:
-    started: list[KubePodSource] = []
-
-    async def start(**options: Any) -> KubePodSource:
-        source = source_for(kube_api, **options)
-        started.append(source)
-        await source.start()
-        return source
-
-    yield start
-    for source in started:
-        await source.close()
 
 
 def pods(source: KubePodSource) -> dict[str, str]:

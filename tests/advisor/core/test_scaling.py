@@ -24,12 +24,7 @@ from advisor.core.scaling import (
     with_new_nodes,
 )
 from advisor.scenario import scenario_from_data, scenario_to_data
-
-GiB = 1024
-
-
-def build(nodes: list[Any], pods: list[Any], **top: Any) -> Cluster:
-    return scenario_from_data({"nodes": nodes, "pods": pods, **top}, "test.yaml")
+from tests.advisor.core.scenario_dicts import GiB, build
 
 
 def node(name: str, *sizes: int, model: str = "") -> dict[str, Any]:

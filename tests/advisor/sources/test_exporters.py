@@ -15,7 +15,7 @@ from advisor.core.model import Placement, Pod, Request
 from advisor.sources import SourceConfig, gather
 from advisor.sources.exporters import metrics_url, parse_exporter_list, read_exporters
 from advisor.sources.http import client_session
-from tests.advisor.sources.realparts import free_port
+from tests.realparts import free_port
 
 GIB = 2**30
 

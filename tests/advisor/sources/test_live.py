@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,18 +20,18 @@ from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster
 from advisor.output import diagnosis_json
 from advisor.scenario import load_scenario
-from tests.advisor.realservices import kube_pod
+from tests.advisor.realservices import kubernetes_holding
 from tests.advisor.sources.builders import cce_pod
-from tests.advisor.sources.realparts import (
+from tests.kubeapi.threaded import KubeApiThread
+from tests.realparts import (
     DEMO,
     Exporter,
     Prometheus,
     free_port,
-    start_exporter,
+    scrape_config,
+    simulated_exporter,
     start_prometheus,
 )
-from tests.kubeapi import objects
-from tests.kubeapi.threaded import KubeApiThread
 
 DEMO_CLUSTER = load_scenario(DEMO)
 
@@ -51,32 +52,20 @@ class Live:
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     home = tmp_path_factory.mktemp("live")
-    exporters: list[Exporter] = []
-    started: list[Any] = []
-    try:
+    with ExitStack() as stack:
+        exporters: list[Exporter] = []
         for node in DEMO_CLUSTER.nodes:
-            exporters.append(start_exporter(DEMO, node.name, home))
-        prometheus = start_prometheus(home, {e.url: e.node for e in exporters})
-        started.append(prometheus)
-        kube = KubeApiThread()
-        kube.__enter__()
-        started.append(kube)
-        for i, pod in enumerate(DEMO_CLUSTER.pods):
-            kube.call(kube.api.add_pod, kube_pod(pod, i))
-        for node in DEMO_CLUSTER.nodes:
-            allocatable = {"volcano.sh/gpu-mem.128Mi": len(node.cards) * 128}
-            kube.call(kube.api.add_node, objects.node(node.name, allocatable=allocatable))
-        kubeconfig = kube.api.write_kubeconfig(home / "kubeconfig")
+            exporter = simulated_exporter(DEMO, node.name, home)
+            stack.callback(exporter.stop)
+            exporters.append(exporter)
+        prometheus = start_prometheus(home, scrape_config({e.url: e.node for e in exporters}))
+        stack.callback(prometheus.stop)
+        kube, kubeconfig = stack.enter_context(kubernetes_holding(DEMO_CLUSTER, home))
         vgpus = sum(len(p.placement.cards) for p in DEMO_CLUSTER.running if p.placement)
         prometheus.wait_for("count(xgpu_memory_total)", lambda r: _count(r) == vgpus)
         cards = sum(len(n.cards) for n in DEMO_CLUSTER.nodes)
         prometheus.wait_for("count(xgpu_card_memory_total_bytes)", lambda r: _count(r) == cards)
         yield Live(exporters, prometheus, kube, kubeconfig, home)
-    finally:
-        for part in reversed(started):
-            part.stop() if isinstance(part, Prometheus) else part.__exit__(None, None, None)
-        for exporter in exporters:
-            exporter.stop()
 
 
 def _count(result: list[dict[str, Any]]) -> int:
@@ -211,8 +200,8 @@ def test_empty_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 def test_a_stopped_exporter_is_stale_not_silently_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    exporter = start_exporter(DEMO, "v100-node-1", tmp_path)
-    prometheus = start_prometheus(tmp_path, {exporter.url: exporter.node})
+    exporter = simulated_exporter(DEMO, "v100-node-1", tmp_path)
+    prometheus = start_prometheus(tmp_path, scrape_config({exporter.url: exporter.node}))
     try:
         prometheus.wait_for("xgpu_node_info", lambda r: len(r) == 1)
         exporter.stop()

@@ -28,7 +28,7 @@ from advisor.sources.assemble import assemble
 from advisor.sources.history import chunks, usage_history
 from advisor.sources.http import client_session
 from advisor.sources.prometheus import PrometheusApi, read_prometheus
-from tests.advisor.sources.realparts import free_port, start_prometheus, write_backfill
+from tests.realparts import free_port, start_prometheus, write_backfill
 
 MIB = 2**20
 STEP = 15

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from exporter_realparts import DATA, Exporter, Prometheus, Sample
 from fakenvml.state import FakeCard, FakeHang, FakeNvml, FakeProcess, FakeSample, FakeState
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.realparts import Exporter, Prometheus, Sample
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 GIB, MIB = 1024**3, 1024**2
 UUID = {
     i: f"GPU-{str(i) * 8}-{str(i) * 4}-{str(i) * 4}-{str(i) * 4}-{str(i) * 12}" for i in range(4)

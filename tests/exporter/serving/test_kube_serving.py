@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from exporter_realparts import Exporter
 from fakenvml.state import FakeNvml
 from kube_world import (
     BASELINE,
@@ -41,6 +40,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.kubeapi.server import KubeApiDouble
 from tests.kubeapi.store import object_key
 from tests.kubeapi.threaded import KubeApiThread
+from tests.realparts import Exporter
 
 VGPU_LABELS = ("namespace", "pod", "container", "gpu_index", "gpu_uuid")
 Series = dict[Labels, float]

@@ -11,9 +11,18 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from exporter_realparts import DATA, Exporter, Prometheus, Sample, exporter_command, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.realparts import (
+    Exporter,
+    Prometheus,
+    Sample,
+    exporter_command,
+    free_port,
+    promtool_check_metrics,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 GIB = 1024**3
 UUID = {
     i: f"GPU-{str(i) * 8}-{str(i) * 4}-{str(i) * 4}-{str(i) * 4}-{str(i) * 12}" for i in range(4)
@@ -109,16 +118,7 @@ def test_content_negotiation(exporter: Exporter) -> None:
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
 def test_promtool_reports_only_the_cce_total_gauges(exporter: Exporter) -> None:
-    result = subprocess.run(
-        ["promtool", "check", "metrics"],
-        input=exporter.metrics().encode(),
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
-    findings = sorted(
-        line for line in (result.stdout + result.stderr).decode().splitlines() if line
-    )
+    _, findings = promtool_check_metrics(exporter.metrics())
     assert findings == [
         'xgpu_core_percentage_total non-counter metrics should not have "_total" suffix',
         'xgpu_memory_total non-counter metrics should not have "_total" suffix',
