@@ -216,10 +216,11 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{args.pushgateway}: cannot push: {_reason(err)}") from None
     summary = report.data["diagnosis"]["summary"]
     plan = report.data["plan"]["summary"]
+    causes = ", ".join(f"{summary[c]} {c}" for c in CAUSES if summary[c])
     print(
-        f"xgpu-advisor: {summary['pending']} Pending GPU pods ("
-        + ", ".join(f"{summary[c]} {c}" for c in CAUSES if summary[c])
-        + f"); {_count(plan['plans'], 'plan')} rescuing {_count(plan['rescued_pods'], 'pod')}; "
+        f"xgpu-advisor: {_count(summary['pending'], 'Pending GPU pod')}"
+        + (f" ({causes})" if causes else "")
+        + f"; {_count(plan['plans'], 'plan')} rescuing {_count(plan['rescued_pods'], 'pod')}; "
         f"reports in {args.output_dir}/",
         file=sys.stderr,
     )

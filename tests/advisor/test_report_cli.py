@@ -179,6 +179,25 @@ def test_summary_line_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[st
     )
 
 
+def test_empty_cluster_reports_nothing_pending(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "empty.yaml"
+    scenario.write_text("nodes: []\n")
+    out = tmp_path / "out"
+    args = ["report", "--scenario", str(scenario), "--output-dir", str(out)]
+    assert main([*args, "--textfile", str(out / "x.prom"), "--fail-on", "capacity"]) == 0
+    assert capsys.readouterr().err == (
+        f"xgpu-advisor: 0 Pending GPU pods; 0 plans rescuing 0 pods; reports in {out}/\n"
+    )
+    data = json.loads((out / "report.json").read_text())
+    assert data["diagnosis"]["summary"]["pending"] == 0
+    assert data["plan"]["plans"] == []
+    assert data["plan"]["scale_up"] == []
+    assert data["fragmentation"]["free_mib"] == 0
+    assert "No Pending GPU pods" in (out / "report.md").read_text()
+
+
 @pytest.mark.parametrize(
     ("extra", "code"),
     [
