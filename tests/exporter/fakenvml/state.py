@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 # NVML return codes worth injecting
@@ -139,6 +139,13 @@ class FakeNvml:
     def write(self, state: FakeState) -> None:
         write_state(self.state_path, state)
 
+    def with_own_state(self, directory: Path, state: FakeState) -> FakeNvml:
+        """The same library over a state file of its own in `directory`, holding `state`
+        (a module's exporter must not share the in-process NVML tests' state file)."""
+        mine = replace(self, state_path=directory / "state")
+        mine.write(state)
+        return mine
+
     def remove(self) -> None:
         """No state file: the library answers DRIVER_NOT_LOADED to everything."""
         self.state_path.unlink(missing_ok=True)
@@ -152,3 +159,11 @@ class FakeNvml:
         )
         env[STATE_ENV] = str(self.state_path)
         return env
+
+
+def write_procfs(root: Path, cgroups: Mapping[int, str]) -> Path:
+    """A fake /proc: `root/<pid>/cgroup` for every pid, for the exporter's --path.procfs."""
+    for pid, text in cgroups.items():
+        (root / str(pid)).mkdir()
+        (root / str(pid) / "cgroup").write_text(text)
+    return root

@@ -14,7 +14,15 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from fakenvml.state import FakeCard, FakeHang, FakeNvml, FakeProcess, FakeSample, FakeState
+from fakenvml.state import (
+    FakeCard,
+    FakeHang,
+    FakeNvml,
+    FakeProcess,
+    FakeSample,
+    FakeState,
+    write_procfs,
+)
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.realparts import Exporter, Prometheus, Sample
@@ -59,22 +67,13 @@ def healthy_state() -> FakeState:
 
 
 @pytest.fixture(scope="module")
-def fake(
-    fake_nvml_session: FakeNvml, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[FakeNvml]:
-    # Our own state file: the session fixture's belongs to the in-process NVML tests.
-    mine = replace(fake_nvml_session, state_path=tmp_path_factory.mktemp("state") / "state")
-    mine.write(healthy_state())
-    return mine
+def fake(fake_nvml_session: FakeNvml, tmp_path_factory: pytest.TempPathFactory) -> FakeNvml:
+    return fake_nvml_session.with_own_state(tmp_path_factory.mktemp("state"), healthy_state())
 
 
 @pytest.fixture(scope="module")
 def procfs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("proc")
-    for pid, text in CGROUPS.items():
-        (root / str(pid)).mkdir()
-        (root / str(pid) / "cgroup").write_text(text)
-    return root
+    return write_procfs(tmp_path_factory.mktemp("proc"), CGROUPS)
 
 
 @pytest.fixture(scope="module")

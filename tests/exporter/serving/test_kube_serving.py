@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fakenvml.state import FakeNvml
+from fakenvml.state import FakeNvml, write_procfs
 from kube_world import (
     BASELINE,
     CCE_TRAIN,
@@ -118,18 +117,12 @@ def kube() -> Iterator[KubeApiThread]:
 
 @pytest.fixture(scope="module")
 def fake(fake_nvml_session: FakeNvml, tmp_path_factory: pytest.TempPathFactory) -> FakeNvml:
-    mine = replace(fake_nvml_session, state_path=tmp_path_factory.mktemp("state") / "state")
-    mine.write(nvml_state())
-    return mine
+    return fake_nvml_session.with_own_state(tmp_path_factory.mktemp("state"), nvml_state())
 
 
 @pytest.fixture(scope="module")
 def procfs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("proc")
-    for pid, text in CGROUPS.items():
-        (root / str(pid)).mkdir()
-        (root / str(pid) / "cgroup").write_text(text)
-    return root
+    return write_procfs(tmp_path_factory.mktemp("proc"), CGROUPS)
 
 
 @pytest.fixture(scope="module")
