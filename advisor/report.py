@@ -99,7 +99,8 @@ def build_report(
     started = clock()
     cluster = inputs.cluster
     diagnosis = diagnose(cluster, node_detail_limit=NODE_DETAIL)
-    plans = plan(cluster, PlanOptions(time_budget_s=options.time_budget_s), clock=clock)
+    budget = PlanOptions(time_budget_s=options.time_budget_s)
+    plans = plan(cluster, budget, clock=clock, diagnosis=diagnosis)
     rescued = frozenset(name for p in plans.plans for name in p.rescues)
     frag = fragmentation(cluster)
     ups = scale_up(cluster, rescued=rescued, diagnosis=diagnosis)

@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from advisor.core.diagnose import Cause, diagnose
+from advisor.core.diagnose import Cause, Diagnosis, diagnose
 from advisor.core.model import Cluster, Placement, Pod, Policy
 from advisor.core.plan_board import Board
 from advisor.core.plan_ideal import IdealBound, healthy_free_mib, ideal_bound
@@ -127,12 +127,17 @@ class PlanReport:
 
 
 def plan(
-    cluster: Cluster, options: PlanOptions | None = None, clock: Clock | None = None
+    cluster: Cluster,
+    options: PlanOptions | None = None,
+    clock: Clock | None = None,
+    diagnosis: Diagnosis | None = None,
 ) -> PlanReport:
-    """Plans that let Pending pods run, each verified by the §8 simulation."""
+    """Plans that let Pending pods run, each verified by the §8 simulation. `diagnosis`:
+    this cluster's, when the caller already has it (only causes and placements are read)."""
     options = options or PlanOptions()
     start = clock() if clock else 0.0
-    diagnosis = diagnose(cluster, node_detail_limit=0)
+    if diagnosis is None:
+        diagnosis = diagnose(cluster, node_detail_limit=0)
     bound = {d.pod.name: d.placement for d in diagnosis.pods if d.placement is not None}
     waiting = [d for d in diagnosis.pods if d.cause in ("fragmentation", "capacity")]
     targetable = {
