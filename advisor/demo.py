@@ -195,6 +195,10 @@ def report_command(svc: Services, scenario: Path, out: Path) -> list[str]:
     ]
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def summary(out: Path) -> str:
     data = json.loads((out / "report.json").read_text())
     counts = data["diagnosis"]["summary"]
@@ -204,8 +208,8 @@ def summary(out: Path) -> str:
     lines = [
         f"source: {data['source']}",
         f"{counts['pending']} Pending GPU pods: {causes}",
-        f"plans: {plan['plans']} rescuing {plan['rescued_pods']} pods "
-        f"with {plan['evictions']} evictions",
+        f"{_count(plan['plans'], 'plan')} rescuing {_count(plan['rescued_pods'], 'pod')} "
+        f"with {_count(plan['evictions'], 'eviction')}",
         f"fragmentation: {frag['ratio']:.0%} of {frag['free_mib']} MiB free; "
         f"stranded {frag['stranded_mib']} MiB",
         f"open the report: file://{(out / 'report.html').resolve()}",

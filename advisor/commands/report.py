@@ -117,7 +117,12 @@ def _inputs(args: argparse.Namespace) -> ReportInputs:
         return _add_pods_from(
             ReportInputs(load_scenario(args.scenario), f"scenario {args.scenario}", now), args
         )
-    gathered = asyncio.run(gather(source_config(args)))
+    return asyncio.run(_live_inputs(args, now))
+
+
+async def _live_inputs(args: argparse.Namespace, now: float) -> ReportInputs:
+    """State, then history, in one event loop (one connection pool, one loop to set up)."""
+    gathered = await gather(source_config(args))
     if args.pods_from is not None:  # the file stands in for Kubernetes
         kept = tuple(w for w in gathered.warnings if not w.startswith("no Kubernetes source"))
         gathered = dataclasses.replace(gathered, warnings=kept)
@@ -138,8 +143,8 @@ def _inputs(args: argparse.Namespace) -> ReportInputs:
         # Owners from the final cluster: with --pods-from only the file knows them, and
         # right-sizing groups (and shrinks) running pods by owner.
         owners = {p.name: p.owner for p in inputs.cluster.pods if p.owner}
-        history = asyncio.run(
-            usage_history(args.prometheus, args.history, args.history_step, owners=owners)
+        history = await usage_history(
+            args.prometheus, args.history, args.history_step, owners=owners
         )
         inputs = dataclasses.replace(inputs, history=_usable(history))
     return inputs

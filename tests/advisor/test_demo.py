@@ -95,7 +95,7 @@ def test_demo_with_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str])
     assert lines[0] == f"xgpu-demo: 3 simulated exporters up; reading Prometheus {prometheus}"
     assert lines[1] == f"source: prometheus {prometheus} + pods from {DEFAULT_SCENARIO}"
     assert lines[2] == SUMMARY
-    assert lines[3] == "plans: 1 rescuing 1 pods with 1 evictions"
+    assert lines[3] == "1 plan rescuing 1 pod with 1 eviction"
     assert lines[-1] == f"open the report: file://{out.resolve() / 'report.html'}"
     assert "xgpu-advisor: 7 Pending GPU pods" in err  # the report command's own line
     data = json.loads((out / "report.json").read_text())
