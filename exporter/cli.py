@@ -2,7 +2,9 @@
 
 Sources: card readings from NVML (or `--simulate`), pod allotments from the Kubernetes API
 (or `--scenario`), process owners from procfs. Exit codes: 0 after SIGTERM/SIGINT,
-2 on bad flags or a bad scenario file.
+2 on bad flags or a bad scenario file (one line on stderr saying which and why).
+Durations are seconds ("2", "0.5") or carry a unit as Prometheus writes them ("500ms",
+"30s", "5m", "1h").
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import math
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from aiohttp import web
 
@@ -38,8 +43,31 @@ class ConfigError(Exception):
     """A flag combination or input that makes no sense; exit code 2."""
 
 
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h)?")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def duration(text: str) -> float:
+    """Seconds from "2", "0.5", "500ms", "30s", "5m" or "1h"; never negative, NaN or infinite."""
+    match = _DURATION.fullmatch(text.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"expected seconds or a duration like 500ms, 30s or 5m, got {text!r}"
+        )
+    seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if not math.isfinite(seconds):
+        raise argparse.ArgumentTypeError(f"duration {text!r} is too large")
+    return seconds
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line, as for the flag checks after parsing (not the whole usage text)."""
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="xgpu-exporter",
         description="Per-node Prometheus exporter for virtualised GPUs (CCE xGPU, Volcano, HAMi).",
     )
@@ -82,6 +110,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="kubeconfig file for the Kubernetes API (env KUBECONFIG; default: in-cluster)",
     )
     p.add_argument(
+        "--kubernetes.backoff-initial",
+        dest="backoff_initial",
+        type=duration,
+        default=0.5,
+        metavar="DURATION",
+        help="wait before the first retry after a failed pod list or watch; doubles per "
+        "failure in a row, with jitter (0.5s)",
+    )
+    p.add_argument(
+        "--kubernetes.backoff-max",
+        dest="backoff_max",
+        type=duration,
+        default=30.0,
+        metavar="DURATION",
+        help="longest wait between retries of the Kubernetes API (30s)",
+    )
+    p.add_argument(
         "--scenario", type=Path, help="pod allotments from a scenario file (no Kubernetes)"
     )
     p.add_argument(
@@ -94,23 +139,34 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--nvml.call-timeout",
         dest="call_timeout",
-        type=float,
+        type=duration,
         default=2.0,
-        help="seconds one NVML call may take (2)",
+        metavar="DURATION",
+        help="how long one NVML call may take (2s)",
+    )
+    p.add_argument(
+        "--nvml.xid-hold",
+        dest="xid_hold",
+        type=duration,
+        default=600.0,  # longer than the XGPUCardUnhealthy alert's `for: 5m`: one Xid fires it
+        metavar="DURATION",
+        help="how long a critical Xid event keeps its card unhealthy (10m)",
     )
     p.add_argument(
         "--collection.freshness",
         dest="freshness",
-        type=float,
+        type=duration,
         default=1.0,
-        help="seconds a collection is reused by later scrapes (1)",
+        metavar="DURATION",
+        help="how long a collection is reused by later scrapes; 0: every scrape collects (1s)",
     )
     p.add_argument(
         "--collection.timeout",
         dest="timeout",
-        type=float,
+        type=duration,
         default=3.0,
-        help="seconds a collection may take; slower sources are reported failed (3)",
+        metavar="DURATION",
+        help="how long a collection may take; slower sources are reported failed (3s)",
     )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.add_argument("--version", action="version", version=f"%(prog)s {exporter_version()}")
@@ -139,8 +195,7 @@ def build(args: argparse.Namespace) -> Wiring:
         raise ConfigError("--collector.kubernetes and a scenario file are exclusive")
     if not args.node:
         raise ConfigError("--node (or NODE_NAME) is required")
-    if args.freshness < 0 or args.timeout <= 0 or args.call_timeout <= 0:
-        raise ConfigError("durations must be positive (freshness may be 0)")
+    _check_durations(args)
 
     reader: Reader | None = None
     resolver: PidResolver | None = None
@@ -158,9 +213,9 @@ def build(args: argparse.Namespace) -> Wiring:
         if args.scenario:
             pods, _ = _scenario_source(args.scenario, args.node)
         elif args.kubernetes is not False:
-            pods = _kube_source(args.node, args.kubeconfig)
+            pods = _kube_source(args)
         if args.nvml:
-            reader = _nvml_reader(args.call_timeout)
+            reader = _nvml_reader(args.call_timeout, args.xid_hold)
         if args.attribution:
             resolver = ProcCgroupResolver(args.procfs)
     engine = Engine(
@@ -175,6 +230,25 @@ def build(args: argparse.Namespace) -> Wiring:
     return Wiring(engine=engine, pods=pods)
 
 
+def _check_durations(args: argparse.Namespace) -> None:
+    """Durations the parser accepted (finite, not negative) that still cannot work."""
+    must_be_positive = {
+        "--collection.timeout": args.timeout,
+        "--nvml.call-timeout": args.call_timeout,
+        "--nvml.xid-hold": args.xid_hold,
+        "--kubernetes.backoff-initial": args.backoff_initial,
+        "--kubernetes.backoff-max": args.backoff_max,
+    }
+    for flag, seconds in must_be_positive.items():
+        if seconds <= 0:
+            raise ConfigError(f"{flag} must be more than 0")
+    if args.backoff_max < args.backoff_initial:
+        raise ConfigError(
+            f"--kubernetes.backoff-max ({args.backoff_max:g}s) is below "
+            f"--kubernetes.backoff-initial ({args.backoff_initial:g}s)"
+        )
+
+
 def _scenario_source(path: Path, node: str) -> tuple[ScenarioPodSource, Cluster]:
     source = ScenarioPodSource(path, node)
     try:
@@ -186,16 +260,21 @@ def _scenario_source(path: Path, node: str) -> tuple[ScenarioPodSource, Cluster]
     return source, cluster
 
 
-def _nvml_reader(call_timeout_s: float) -> Reader:
+def _nvml_reader(call_timeout_s: float, xid_hold_s: float) -> Reader:
     from exporter.nvml import NvmlReader  # loads nothing until the first read
 
-    return NvmlReader(call_timeout_s=call_timeout_s)
+    return NvmlReader(call_timeout_s=call_timeout_s, xid_hold_s=xid_hold_s)
 
 
-def _kube_source(node: str, kubeconfig: str | None) -> PodSource:
+def _kube_source(args: argparse.Namespace) -> PodSource:
     from exporter.pods_kube import KubePodSource
 
-    source: PodSource = KubePodSource(node, kubeconfig=kubeconfig)
+    source: PodSource = KubePodSource(
+        args.node,
+        kubeconfig=args.kubeconfig,
+        backoff_initial_s=args.backoff_initial,
+        backoff_max_s=args.backoff_max,
+    )
     return source
 
 

@@ -100,6 +100,7 @@ class Engine:
         self._worker = DaemonWorker("card-reader")
         self._reading: asyncio.Future[NvmlReading] | None = None
         self._known_cards: tuple[CardKey, ...] = ()
+        self._health: dict[CardKey, tuple[str, ...]] = {}  # problems of each card last read
         self._errors: Counter[tuple[str, str]] = Counter()
 
     @property
@@ -217,6 +218,7 @@ class Engine:
                 error = ", ".join(f"{e.function}: {e.code}" for e in hard[:5])
             if reading.cards or not hard:
                 self._known_cards = tuple(card_key_of(c) for c in reading.cards)
+                self._log_health_changes(reading)
             else:
                 reading = None  # a reading cut short (a stuck call) knows nothing about cards
         runs.append(
@@ -227,6 +229,19 @@ class Engine:
                 "card reading failed", extra={"collector": self.reader_name, "error": error}
             )
         return reading
+
+    def _log_health_changes(self, reading: NvmlReading) -> None:
+        """Why a card turned unhealthy, and when it recovers: the metric only says 0 or 1."""
+        health = {card_key_of(c): c.health_problems for c in reading.cards}
+        for key, problems in health.items():
+            if problems == self._health.get(key, ()):
+                continue
+            card = {"gpu_index": key.gpu_index, "gpu_uuid": key.gpu_uuid}
+            if problems:
+                log.warning("card unhealthy", extra={**card, "problems": "; ".join(problems)})
+            else:
+                log.info("card healthy again", extra=card)
+        self._health = health
 
     def _view_pods(self, runs: list[CollectorRun]) -> PodsView | None:
         if self.pods is None:

@@ -12,6 +12,8 @@ Failure rules:
 - GPU lost / reset required on a card -> that card is unhealthy and not read further; an
   unknown error in a card call -> that card is unhealthy; other cards are still read;
 - a timed-out call ends the reading: it carries no cards and no processes, only the errors;
+- a call that drivers before R510 lack (`nvmlDeviceGetMemoryInfo_v2`,
+  `nvmlDeviceGetComputeRunningProcesses_v3`) is replaced by its older version for good;
 - driver-level failures (library missing, driver not loaded, uninitialised, RM version
   mismatch) raise `NvmlUnavailable`; NVML is re-initialised on the next read.
 """
@@ -103,7 +105,7 @@ class NvmlReader:
         self,
         call_timeout_s: float = 2.0,
         *,
-        xid_hold_s: float = 300.0,
+        xid_hold_s: float = 600.0,
         critical_xids: frozenset[int] = CRITICAL_XIDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -121,6 +123,7 @@ class NvmlReader:
         self._xid_until: dict[str, dict[int, float]] = {}  # uuid -> xid -> held until
         self._last_sample_us: dict[str, int] = {}  # uuid -> newest process sample seen
         self._memory_v2 = True
+        self._processes_v3 = True
         self._errors: list[NvmlError] = []  # failures of the reading in progress
 
     def read(self) -> NvmlReading:
@@ -217,12 +220,25 @@ class NvmlReader:
         return None
 
     def _read_processes(self, card: _CardDraft, handle: Any) -> list[ProcessReading]:
-        running = self._on_card(
-            card,
-            "nvmlDeviceGetComputeRunningProcesses_v3",
-            pynvml.nvmlDeviceGetComputeRunningProcesses_v3,
-            handle,
-        )
+        running: Any = None
+        if self._processes_v3:
+            try:
+                running = self._nvml(
+                    "nvmlDeviceGetComputeRunningProcesses_v3",
+                    pynvml.nvmlDeviceGetComputeRunningProcesses_v3, handle,
+                )  # fmt: skip
+            except _Failed as failure:
+                if failure.error.code != "function_not_found":
+                    self._card_failure(card, failure)
+                    return []
+                self._processes_v3 = False  # a driver older than R510: v2 from now on
+        if not self._processes_v3:
+            running = self._on_card(
+                card,
+                "nvmlDeviceGetComputeRunningProcesses_v2",
+                pynvml.nvmlDeviceGetComputeRunningProcesses_v2,
+                handle,
+            )
         memory: dict[int, int | None] = {}
         for process in running or ():
             pid, used = int(process.pid), process.usedGpuMemory  # None: not available
@@ -282,6 +298,8 @@ class NvmlReader:
                 data = self._nvml(
                     "nvmlEventSetWait_v2", pynvml.nvmlEventSetWait_v2, self._event_set, 0
                 )
+            except _DriverGone:
+                raise
             except _Failed as failure:
                 if failure.error.code != "timeout":  # "timeout": no event waiting
                     self._errors.append(failure.error)
@@ -364,6 +382,8 @@ class NvmlReader:
             return None
 
     def _card_failure(self, card: _CardDraft, failure: _Failed) -> None:
+        if isinstance(failure, _DriverGone):
+            raise failure  # not this card's problem: the reading ends, NVML starts over
         code = failure.error.code
         if code == "not_supported":
             return

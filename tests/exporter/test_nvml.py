@@ -112,6 +112,32 @@ def test_memory_v2_leaves_out_reserved_and_v1_is_the_fallback(
     assert reading.errors == ()
 
 
+def test_processes_come_from_v2_on_a_driver_without_v3(
+    fake_nvml: FakeNvml, make_reader: MakeReader
+) -> None:
+    state = two_cards()
+    # drivers before R510 have no nvmlDeviceGetComputeRunningProcesses_v3
+    state.faults = [FakeFault("nvmlDeviceGetComputeRunningProcesses_v3", FUNCTION_NOT_FOUND)]
+    fake_nvml.write(state)
+    reader = make_reader()
+
+    for _ in range(2):  # the fallback sticks: no error on later reads either
+        reading = reader.read()
+        assert reading.errors == ()
+        assert [(p.pid, p.gpu_index, p.memory_used_bytes) for p in reading.processes] == [
+            (1234, 0, 3 * GIB),
+            (1235, 0, None),
+            (4321, 1, GIB),
+        ]
+    # other failures of _v3 are no reason to switch: they are reported as before
+    state.faults = [FakeFault("nvmlDeviceGetComputeRunningProcesses_v3", UNKNOWN, card=1)]
+    fake_nvml.write(state)
+    fresh = make_reader().read()
+    assert fresh.errors == (NvmlError("nvmlDeviceGetComputeRunningProcesses_v3", "unknown"),)
+    assert [p.pid for p in fresh.processes] == [1234, 1235]
+    assert not card(1, fresh).healthy
+
+
 def test_lost_gpu_is_unhealthy_and_the_other_card_is_still_read(
     fake_nvml: FakeNvml, make_reader: MakeReader
 ) -> None:
@@ -258,6 +284,28 @@ def test_driver_level_failure_mid_session_reinitialises_on_the_next_read(
     fake_nvml.write(state)
     reading = reader.read()
     assert (len(reading.cards), reading.errors) == (2, ())
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        "nvmlDeviceGetMemoryInfo_v2",
+        "nvmlDeviceGetComputeRunningProcesses_v3",
+        "nvmlDeviceGetProcessUtilization",
+        "nvmlDeviceRegisterEvents",
+        "nvmlEventSetWait_v2",
+    ],
+)
+def test_the_driver_going_away_in_any_call_ends_the_reading(
+    fake_nvml: FakeNvml, make_reader: MakeReader, function: str
+) -> None:
+    # calls with a fallback or an expected failure must not take it for a card's problem
+    state = two_cards()
+    state.faults = [FakeFault(function, DRIVER_NOT_LOADED)]
+    fake_nvml.write(state)
+    with pytest.raises(NvmlUnavailable) as gone:
+        make_reader().read()
+    assert gone.value.error == NvmlError(function, "driver_not_loaded")
 
 
 def test_a_hung_call_times_out_and_later_reads_do_not_wait_for_it(

@@ -415,11 +415,12 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
-                                                     nvmlProcessInfo_t *infos) {
+/* _v2 (drivers before R510) and _v3 share the struct layout; only the symbol differs. */
+static nvmlReturn_t running_processes(const char *fn, nvmlDevice_t device, unsigned int *infoCount,
+                                      nvmlProcessInfo_t *infos) {
     struct state *s;
     int card;
-    nvmlReturn_t ret = begin_device("nvmlDeviceGetComputeRunningProcesses_v3", device, &s, &card);
+    nvmlReturn_t ret = begin_device(fn, device, &s, &card);
     if (ret != NVML_SUCCESS) return ret;
     unsigned int n = 0;
     for (int i = 0; i < s->n_procs; i++) n += s->procs[i].card == card;
@@ -442,6 +443,16 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
     }
     free(s);
     return ret;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_t *infos) {
+    return running_processes("nvmlDeviceGetComputeRunningProcesses_v3", device, infoCount, infos);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_t *infos) {
+    return running_processes("nvmlDeviceGetComputeRunningProcesses_v2", device, infoCount, infos);
 }
 
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
