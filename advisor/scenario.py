@@ -10,7 +10,7 @@ import json
 import os
 import tempfile
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from advisor.core.model import (
     Card,
     Cluster,
     Node,
+    OtherPod,
     Placement,
     Pod,
     Policy,
@@ -130,6 +131,7 @@ def scenario_from_data(data: object, source: str) -> Cluster:
         _pod(r, raw, f"pods[{i}]") for i, raw in enumerate(r.sequence(top.get("pods", []), "pods"))
     )
     _unique(r, [(f"pods[{i}].name", p.name) for i, p in enumerate(pods)], "pod name")
+    _check_other_pods(r, nodes, {p.name for p in pods})
     cluster = Cluster(nodes, pods, policy, limit)
     _check_running(r, cluster)
     return cluster
@@ -149,7 +151,7 @@ def _policy(r: _Reader, raw: object) -> Policy:
 
 
 def _node(r: _Reader, raw: object, where: str) -> Node:
-    m = r.mapping(raw, where, {"name", "cards"}, {"name", "cards"})
+    m = r.mapping(raw, where, {"name", "cards", "other_pods"}, {"name", "cards"})
     name = r.string(m["name"], f"{where}.name")
     cards = []
     for i, c in enumerate(r.sequence(m["cards"], f"{where}.cards")):
@@ -172,7 +174,44 @@ def _node(r: _Reader, raw: object, where: str) -> Node:
     if not cards:
         raise r.fail(f"{where}.cards", "a node needs at least one card")
     _unique(r, [(f"{where}.cards[{i}].index", c.index) for i, c in enumerate(cards)], "card index")
-    return Node(name, tuple(cards))
+    other_pods = None
+    if "other_pods" in m:
+        at = f"{where}.other_pods"
+        other_pods = tuple(
+            _other_pod(r, o, f"{at}[{i}]") for i, o in enumerate(r.sequence(m["other_pods"], at))
+        )
+    return Node(name, tuple(cards), other_pods)
+
+
+def _other_pod(r: _Reader, raw: object, where: str) -> OtherPod:
+    """A non-GPU pod on the node (or one whose vGPUs are not modelled); `blocks` says why
+    the cluster-autoscaler would not evict it, null when nothing does."""
+    m = r.mapping(raw, where, {"name", "blocks"}, {"name"})
+    name = _pod_name(r, m["name"], f"{where}.name")
+    blocks = m.get("blocks")
+    if blocks is not None and (not isinstance(blocks, str) or not blocks):
+        raise r.fail(f"{where}.blocks", f"expected a reason or null, got {_kind(blocks)}")
+    return OtherPod(name, blocks)
+
+
+def _pod_name(r: _Reader, value: object, where: str) -> str:
+    name = r.string(value, where)
+    if "/" not in name:
+        raise r.fail(where, f"expected namespace/pod, got {name!r}")
+    return name
+
+
+def _check_other_pods(r: _Reader, nodes: tuple[Node, ...], gpu_pods: set[str]) -> None:
+    """An other pod runs on one node only and is not also one of the GPU pods."""
+    items = [
+        (f"nodes[{i}].other_pods[{j}].name", p.name)
+        for i, n in enumerate(nodes)
+        for j, p in enumerate(n.other_pods or ())
+    ]
+    _unique(r, items, "other pod name")
+    for where, name in items:
+        if name in gpu_pods:
+            raise r.fail(where, f"{name!r} is also listed under pods")
 
 
 _POD_KEYS = {"name", "node", "cards", "request", "priority", "owner", "annotations", "invalid"}
@@ -183,9 +222,7 @@ _UNREAD = 0  # memory of a request that could not be read; allowed only with `in
 
 def _pod(r: _Reader, raw: object, where: str) -> Pod:
     m = r.mapping(raw, where, _POD_KEYS, {"name"})
-    name = r.string(m["name"], f"{where}.name")
-    if "/" not in name:
-        raise r.fail(f"{where}.name", f"expected namespace/pod, got {name!r}")
+    name = _pod_name(r, m["name"], f"{where}.name")
     # A Pending pod whose request could not be read at all (a snapshot of a live cluster
     # keeps it so the report still lists it as `invalid`).
     invalid = r.string(m["invalid"], f"{where}.invalid") if "invalid" in m else None
@@ -229,7 +266,7 @@ def _pod(r: _Reader, raw: object, where: str) -> Pod:
     )
 
 
-def _unique(r: _Reader, items: list[tuple[str, object]], what: str) -> None:
+def _unique(r: _Reader, items: Sequence[tuple[str, object]], what: str) -> None:
     seen: set[object] = set()
     for where, value in items:
         if value in seen:
@@ -294,7 +331,10 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
             if c.uuid:
                 card["uuid"] = c.uuid
             cards.append(card)
-        nodes.append({"name": n.name, "cards": cards})
+        node: dict[str, Any] = {"name": n.name, "cards": cards}
+        if n.other_pods is not None:
+            node["other_pods"] = [{"name": o.name, "blocks": o.blocks} for o in n.other_pods]
+        nodes.append(node)
     pods = []
     for p in cluster.pods:
         pod: dict[str, Any] = {"name": p.name}

@@ -35,9 +35,24 @@ class Card:
 
 
 @dataclass(frozen=True, slots=True)
+class OtherPod:
+    """A pod on a node that the GPU model does not hold (no GPU, or vGPUs not modelled) and
+    that removing the node would move: not DaemonSet-owned, not a mirror pod, not finished.
+
+    `blocks`: why the cluster-autoscaler would not evict it, so keeps the node; None if not.
+    """
+
+    name: str  # namespace/pod
+    blocks: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Node:
     name: str
     cards: tuple[Card, ...]
+    # The node's other pods; None when not known (no Kubernetes source, or a scenario
+    # without the key), which scale-down advice then says nothing about.
+    other_pods: tuple[OtherPod, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,31 +5,55 @@ bin-packed with the scheduler core onto hypothetical empty nodes of each existin
 the shape needing the fewest nodes wins, and the answer is then checked by scheduling the
 whole queue on the cluster plus those nodes (nodes are added until every pod lands).
 
-Scale-down works like its removal simulation: a node below the utilisation threshold goes
-when all its pods re-fit elsewhere, re-queued after the Pending pods of equal priority, and
-no Pending pod that would be scheduled now stops being scheduled. Nodes go greedily, least
-utilised first, each removal seen by the next.
+Scale-down works like its removal simulation; it lives in `advisor.core.scaledown` and is
+re-exported here.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from advisor.core.diagnose import Diagnosis, build_state, diagnose
 from advisor.core.model import Card, Cluster, Node, Placement, Pod, queue_order
+from advisor.core.scaledown import (
+    DO_NOT_DISRUPT,
+    PROTECTED_NAMESPACES,
+    SAFE_TO_EVICT,
+    ScaleDown,
+    movable,
+    node_utilisation,
+    scale_down,
+)
 from advisor.core.state import CardState, Shape
-from advisor.core.whatif import place_queue
+
+__all__ = [
+    "DO_NOT_DISRUPT",
+    "PROTECTED_NAMESPACES",
+    "SAFE_TO_EVICT",
+    "Headroom",
+    "NodeShape",
+    "ScaleDown",
+    "ScaleUp",
+    "allotted_gpus",
+    "capacity_gpus",
+    "estimate_nodes",
+    "gpus_needed",
+    "headroom",
+    "movable",
+    "node_shapes",
+    "node_utilisation",
+    "scale_down",
+    "scale_up",
+    "with_new_nodes",
+]
 
 UNRESOLVED = ("fragmentation", "capacity", "unsatisfiable")
-DO_NOT_DISRUPT = "xgpu.io/do-not-disrupt"
-PROTECTED_NAMESPACES = frozenset({"kube-system"})
 NEW_NODE_PREFIX = "scale-up"
 
 
@@ -226,96 +250,6 @@ def _verify(
                     high = middle
             counts[k] = high
     return tuple(replace(e, nodes=n, verified=verified) for e, n in zip(plan, counts, strict=True))
-
-
-# -- scale-down ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ScaleDown:
-    node: str
-    utilisation: float  # allotted / card memory when it was chosen
-    moves: Mapping[str, Placement]
-
-    def json(self) -> dict[str, Any]:
-        return {
-            "node": self.node,
-            "utilisation": round(self.utilisation, 4),
-            "moves": {
-                pod: {"node": p.node, "cards": list(p.cards)} for pod, p in self.moves.items()
-            },
-        }
-
-
-def movable(pod: Pod) -> bool:
-    return (
-        pod.namespace not in PROTECTED_NAMESPACES
-        and pod.annotations.get(DO_NOT_DISRUPT, "").lower() != "true"
-    )
-
-
-def node_utilisation(cluster: Cluster) -> dict[str, float]:
-    """Allotted memory over card memory, per node (all cards; an empty node is 0)."""
-    state = build_state(cluster)
-    n = len(state.node_names)
-    allotted = np.bincount(state.node_of, weights=state.capacity - state.free_memory, minlength=n)
-    total = np.bincount(state.node_of, weights=state.capacity, minlength=n)
-    return {
-        name: float(allotted[i] / total[i]) if total[i] else 0.0
-        for i, name in enumerate(state.node_names)
-    }
-
-
-def scale_down(cluster: Cluster, threshold: float = 0.3) -> tuple[ScaleDown, ...]:
-    """Nodes that can go, in the order to remove them, each with where its pods would move.
-
-    Candidates: utilisation below `threshold`, no pod in kube-system or annotated
-    do-not-disrupt (only GPU pods are known here; other pods are the caller's business).
-    """
-    queue = queue_order(cluster.pending)
-    base = build_state(cluster)
-    before = place_queue(base.copy(), queue, cluster.policy)
-    must_land = {pod.name for pod, where in zip(queue, before, strict=True) if where is not None}
-    utilisation = node_utilisation(cluster)
-    candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
-    running = {p.name: p for p in cluster.running}
-    steps: list[ScaleDown] = []
-    for _, name in candidates:
-        on_node = [p for p in running.values() if p.placement and p.placement.node == name]
-        now = _utilisation_of(base, name)
-        if now >= threshold or not all(movable(p) for p in on_node):
-            continue
-        trial = base.copy()
-        for pod in on_node:
-            assert pod.placement is not None
-            trial.release(trial.positions(pod.placement), Shape.of(pod.request))
-        for k in trial.node_positions(trial.node_index[name]):
-            trial.healthy[k] = False  # the node is gone: nothing can land on it
-        moved = tuple(
-            Pod(p.name, p.request, None, p.priority, p.owner, p.annotations) for p in on_node
-        )
-        order = queue_order(tuple(cluster.pending) + moved)
-        after = place_queue(trial.copy(), order, cluster.policy)
-        landed = {pod.name: where for pod, where in zip(order, after, strict=True) if where}
-        if not all(p.name in landed for p in moved) or not must_land <= landed.keys():
-            continue
-        for pod in moved:  # commit: the moved pods run where they landed
-            placement = landed[pod.name]
-            trial.apply(trial.positions(placement), Shape.of(pod.request))
-            running[pod.name] = Pod(
-                pod.name, pod.request, placement, pod.priority, pod.owner, pod.annotations
-            )
-        base = trial
-        moves = MappingProxyType({p.name: landed[p.name] for p in moved})
-        steps.append(ScaleDown(name, now, moves))
-    return tuple(steps)
-
-
-def _utilisation_of(state: CardState, node: str) -> float:
-    positions = state.node_positions(state.node_index[node])
-    total = sum(int(state.capacity[k]) for k in positions)
-    allotted = sum(int(state.capacity[k] - state.free_memory[k]) for k in positions)
-    return allotted / total if total else 0.0
 
 
 # -- headroom --------------------------------------------------------------------------------

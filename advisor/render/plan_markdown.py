@@ -8,6 +8,7 @@ from typing import Any
 from advisor.render._common import as_int, as_list, as_map, as_str, node_views
 from advisor.render.markdown import escape_cell, markdown_table
 from advisor.render.plan_data import kubectl_script, unresolved_causes
+from advisor.render.report_findings import also_moves_cell, scale_down_header, scale_down_rows
 
 MAX_LISTED = 6  # pods named per table cell; the JSON has them all
 
@@ -97,6 +98,37 @@ def unresolved_section(data: Mapping[str, Any]) -> list[str]:
     return ["## Still Pending", "", *markdown_table(["Pod", "Cause"], rows, right=set()), ""]
 
 
+def scale_down_table(data: Mapping[str, Any]) -> list[str]:
+    """The scale-down entries as a table (no lines when none): where each node's GPU pods
+    would move and, when known, its other pods that would move too."""
+    downs = scale_down_rows(data)
+    if not downs:
+        return []
+    header = scale_down_header(downs)
+    rows = []
+    for r in downs:
+        cells = [escape_cell(r.node), r.utilisation, escape_cell(", ".join(r.moves) or "none")]
+        if len(header) > len(cells):
+            cells.append(escape_cell(", ".join(also_moves_cell(r))))
+        rows.append(cells)
+    return [*markdown_table(header, rows, right={1}), ""]
+
+
+def scale_down_section(data: Mapping[str, Any]) -> list[str]:
+    """The "Nodes that could go" section of the plan (no lines when none)."""
+    table = scale_down_table(data)
+    if not table:
+        return []
+    return [
+        "## Nodes that could go",
+        "",
+        "Removing these nodes, in order, re-places their GPU pods as shown; other pods are "
+        "listed, not simulated.",
+        "",
+        *table,
+    ]
+
+
 def _card_text(card: Any) -> str:
     pods = ", ".join(
         f"{a.pod} {a.memory_mib}" + (" (rescued)" if a.pending else "") for a in card.allotments
@@ -142,6 +174,7 @@ def render_plan_markdown(data: Mapping[str, Any], views: Sequence[Mapping[str, A
         "",
         *plans_section(data),
         *unresolved_section(data),
+        *scale_down_section(data),
     ]
     if as_list(data.get("plans")):
         lines += ["## Commands", "", "```sh", kubectl_script(data).rstrip("\n"), "```", ""]

@@ -96,6 +96,11 @@ class ScaleDownRow:
     node: str
     utilisation: str
     moves: list[str]
+    also_moves: list[str] | None = None  # the node's other pods; None: not known
+
+
+SCALE_DOWN_HEADER = ["Node", "Utilisation", "Its pods would move to"]
+ALSO_MOVES_HEADER = "Other pods, also moved (not simulated)"
 
 
 def scale_down_rows(plan: Mapping[str, Any]) -> list[ScaleDownRow]:
@@ -103,14 +108,30 @@ def scale_down_rows(plan: Mapping[str, Any]) -> list[ScaleDownRow]:
     for raw in as_list(plan.get("scale_down")):
         entry = as_map(raw)
         moves = as_map(entry.get("moves"))
+        also = entry.get("also_moves")
         rows.append(
             ScaleDownRow(
                 as_str(entry.get("node"), "?"),
                 fmt_pct(entry.get("utilisation")),
                 [f"{name} → {where_text(moves[name])}" for name in moves],
+                None if also is None else [as_str(n, "?") for n in as_list(also)],
             )
         )
     return rows
+
+
+def scale_down_header(rows: Sequence[ScaleDownRow]) -> list[str]:
+    """The table's columns: the other pods' column only when some row knows them (a source
+    without Kubernetes, or a scenario without `other_pods`, does not)."""
+    known = any(r.also_moves is not None for r in rows)
+    return SCALE_DOWN_HEADER + ([ALSO_MOVES_HEADER] if known else [])
+
+
+def also_moves_cell(row: ScaleDownRow) -> list[str]:
+    """The other pods' cell as names, or one word: "none", or "not known"."""
+    if row.also_moves is None:
+        return ["not known"]
+    return row.also_moves or ["none"]
 
 
 # -- fragmentation -----------------------------------------------------------------------------

@@ -14,9 +14,11 @@ from advisor.render.html import escape
 from advisor.render.report_data import as_float
 from advisor.render.report_findings import (
     NO_HISTORY,
+    also_moves_cell,
     cluster_fragmentation,
     fragmented_node_rows,
     pending_fit_text,
+    scale_down_header,
     scale_down_rows,
     scale_up_rows,
     shape_rows,
@@ -35,7 +37,7 @@ def scaling_section(report: Mapping[str, Any]) -> str:
     plan = as_map(report.get("plan"))
     if not plan:
         return heading + note_panel("No plan data in this report.")
-    ups, downs = scale_up_rows(plan), scale_down_rows(plan)
+    ups = scale_up_rows(plan)
     up = (
         html_table(
             ["Nodes", "Node shape", "For", "Note"],
@@ -45,14 +47,8 @@ def scaling_section(report: Mapping[str, Any]) -> str:
         if ups
         else '<p class="none">None: no unresolved pod needs new nodes.</p>'
     )
-    down_rows = [
-        [f'<span class="mono">{escape(r.node)}</span>', escape(r.utilisation), _names(r.moves)]
-        for r in downs
-    ]
-    down = (
-        html_table(["Node", "Utilisation", "Its pods would move to"], down_rows, numeric={1})
-        if downs
-        else '<p class="none">None: no node below the threshold can be emptied.</p>'
+    down = scale_down_html(plan) or (
+        '<p class="none">None: no node below the threshold can be emptied.</p>'
     )
     return (
         heading
@@ -62,6 +58,23 @@ def scaling_section(report: Mapping[str, Any]) -> str:
         + down
         + "</section></div>"
     )
+
+
+def scale_down_html(plan: Mapping[str, Any]) -> str:
+    """The scale-down entries as a table ("" when none): where each node's GPU pods would
+    move and, when known, its other pods that would move too (not simulated)."""
+    downs = scale_down_rows(plan)
+    if not downs:
+        return ""
+    header = scale_down_header(downs)
+    rows = []
+    for r in downs:
+        cells = [f'<span class="mono">{escape(r.node)}</span>', escape(r.utilisation)]
+        cells.append(_names(r.moves))
+        if len(header) > len(cells):
+            cells.append(_names(also_moves_cell(r)))
+        rows.append(cells)
+    return html_table(header, rows, numeric={1})
 
 
 def _names(names: list[str]) -> str:

@@ -18,7 +18,12 @@ from advisor.render.markdown import (
     pending_section,
 )
 from advisor.render.plan_data import kubectl_script
-from advisor.render.plan_markdown import pictures_section, plans_section, unresolved_section
+from advisor.render.plan_markdown import (
+    pictures_section,
+    plans_section,
+    scale_down_table,
+    unresolved_section,
+)
 from advisor.render.report_data import (
     REPORT_SCHEMA,
     drawn_nodes,
@@ -40,7 +45,6 @@ from advisor.render.report_findings import (
     fragmented_node_rows,
     kubectl_input,
     pending_fit_text,
-    scale_down_rows,
     scale_up_rows,
     shape_rows,
     sizing_rows,
@@ -163,15 +167,7 @@ def _scaling(report: Mapping[str, Any]) -> list[str]:
     else:
         lines += _note("None: no unresolved pod needs new nodes.")
     lines += ["### Scale down", ""]
-    downs = scale_down_rows(plan)
-    if downs:
-        rows = [
-            [escape_cell(r.node), r.utilisation, escape_cell(", ".join(r.moves))] for r in downs
-        ]
-        header = ["Node", "Utilisation", "Its pods would move to"]
-        lines += [*markdown_table(header, rows, right={1}), ""]
-    else:
-        lines += _note("None: no node below the threshold can be emptied.")
+    lines += scale_down_table(plan) or _note("None: no node below the threshold can be emptied.")
     return lines
 
 

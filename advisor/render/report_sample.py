@@ -43,7 +43,7 @@ _USE: dict[str, tuple[float, float, float]] = {
 
 
 def sample_cluster() -> Cluster:
-    """The demo cluster plus `t4-spare` (one T4 holding a small pod)."""
+    """The demo cluster plus `t4-spare` (one T4 holding a small pod, and a CPU pod)."""
     text = (
         resources.files("advisor")
         .joinpath("examples/report-sample.yaml")
@@ -51,7 +51,11 @@ def sample_cluster() -> Cluster:
     )
     data = yaml.safe_load(text)
     data["nodes"].append(
-        {"name": "t4-spare", "cards": [{"index": 0, "memory_mib": 16384, "model": "Tesla T4"}]}
+        {
+            "name": "t4-spare",
+            "cards": [{"index": 0, "memory_mib": 16384, "model": "Tesla T4"}],
+            "other_pods": [{"name": "ml/dashboard"}],  # a CPU pod that would move with it
+        }
     )
     for pod in data["pods"]:
         if pod["name"] == "ml/train-b":

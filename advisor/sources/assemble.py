@@ -5,8 +5,9 @@ priority, owner and annotations of every pod, from Kubernetes. A running pod is 
 grouped: N = its distinct cards, memory and core = the sums. Stale series are reported and
 left out together with what depends on them (a stale node takes its cards and pods along);
 whatever the model cannot express is left out with a warning that says what that does to
-the picture. Apart from pods with `invalid` set (the scenario format has no field for them)
-the cluster always loads as a scenario file (§4).
+the picture. With Kubernetes, each node also carries its other pods (`Node.other_pods`: what a
+drain would move besides the modelled GPU pods). The cluster always loads as a scenario file
+(§4).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from advisor.core.model import (
     Policy,
     Request,
 )
-from advisor.sources.kubemerge import merge_kubernetes
+from advisor.sources.kubemerge import merge_kubernetes, with_other_pods
 from advisor.sources.notes import Notes, names
 from advisor.sources.values import (
     CARD_FAMILIES,
@@ -84,7 +85,10 @@ def assemble(
     running = _running_pods(vgpus, nodes, notes)
     nodes, running, limit = _fit_cards(nodes, running, max_vgpus_per_card, notes)
     _compare_modes(cards, running, notes)
-    pods = running if kube is None else merge_kubernetes(running, nodes, kube, notes)
+    pods = running
+    if kube is not None:
+        pods = merge_kubernetes(running, nodes, kube, notes)
+        nodes = with_other_pods(nodes, pods, kube)
     cluster = Cluster(tuple(nodes), tuple(pods), policy, limit)
     return Assembled(cluster, tuple(notes.warnings), tuple(notes.stale))
 

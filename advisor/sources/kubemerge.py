@@ -1,5 +1,5 @@
 """Kubernetes' view merged into the metric-derived pods: Pending pods, priorities, owners,
-annotations, and the checks that show where the two sources disagree."""
+annotations, each node's other pods, and the checks that show where the two sources disagree."""
 
 from __future__ import annotations
 
@@ -106,3 +106,17 @@ def _pending_pod(pod: PodGpu, notes: Notes) -> Pod:
         annotations=_annotations(pod),
         invalid=invalid,
     )
+
+
+def with_other_pods(nodes: list[Node], pods: list[Pod], kube: KubeState) -> list[Node]:
+    """Each node Kubernetes knows, with the pods a drain would move that the model does not
+    hold as GPU pods (no GPU, or vGPUs the exporters do not report): scale-down must count
+    them too. A node Kubernetes does not know keeps `other_pods` None (not known)."""
+    modelled = {p.name for p in pods}
+    on_node = {n.name: n.pods for n in kube.nodes}
+    return [
+        replace(node, other_pods=tuple(p for p in on_node[node.name] if p.name not in modelled))
+        if node.name in on_node
+        else node
+        for node in nodes
+    ]

@@ -4,19 +4,27 @@ One paged list of the pods that are not finished and one of the nodes. The clien
 `_preload_content=False`, so advisor.podspec reads the API's JSON exactly as sent (the one pod
 parser, shared with the exporter): every dialect, with priority, owner, annotations and
 creation time. A pod the parser cannot read becomes an `invalid` pod later, never an error.
+
+The same list gives each node the pods a drain would move (GPU or not), read with podspec's
+field readers and judged by the cluster-autoscaler's drain rules (`eviction_blocker`), so
+scale-down advice can tell which nodes other workloads pin.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
 from advisor.commands import InputError
-from advisor.podspec import PodGpu, parse_pod
+from advisor.core.model import OtherPod
+from advisor.core.scaledown import DO_NOT_DISRUPT, PROTECTED_NAMESPACES, SAFE_TO_EVICT
+from advisor.podspec import PodGpu, fields, parse_pod
 from advisor.podspec.dialects import DIALECTS
 from advisor.podspec.quantity import quantity_int
 from advisor.sources.http import describe, run_all
@@ -25,6 +33,9 @@ from advisor.sources.values import KubeNode, KubeState
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 PAGE_SIZE = 500
 GPU_RESOURCES = frozenset(key for d in DIALECTS for key in (d.count, d.memory) if key is not None)
+FINISHED = frozenset({"Succeeded", "Failed"})
+MIRROR = "kubernetes.io/config.mirror"  # a static pod's mirror: the kubelet owns it
+SAFE_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 
 
 async def read_kubernetes(
@@ -53,15 +64,18 @@ async def read_kubernetes(
         )
     warnings: list[str] = []
     pods: list[PodGpu] = []
+    on_node: dict[str, list[OtherPod]] = defaultdict(list)
     for item in pod_items:
         try:
-            pod = parse_pod(item)
-        except Exception as error:  # it promises not to raise; one odd pod must not stop a run
+            pod, drained = parse_pod(item), drained_pod(item)
+        except Exception as error:  # both promise not to raise; one odd pod must not stop a run
             warnings.append(f"Kubernetes: a pod the parser failed on was skipped: {error!r}")
             continue
         if pod is not None:
             pods.append(pod)
-    nodes = [node for item in node_items if (node := _node(item)) is not None]
+        if drained is not None:
+            on_node[drained[0]].append(drained[1])
+    nodes = [node for item in node_items if (node := _node(item, on_node)) is not None]
     return KubeState(f"kubernetes {host}", tuple(pods), tuple(nodes), tuple(warnings))
 
 
@@ -122,7 +136,7 @@ def _json(raw: bytes) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def _node(obj: Any) -> KubeNode | None:
+def _node(obj: Any, on_node: Mapping[str, list[OtherPod]]) -> KubeNode | None:
     if not isinstance(obj, dict):
         return None
     metadata, spec, status = (_object(obj.get(k)) for k in ("metadata", "spec", "status"))
@@ -138,7 +152,8 @@ def _node(obj: Any) -> KubeNode | None:
     advertises = isinstance(allocatable, dict) and any(
         _positive(allocatable[key]) for key in GPU_RESOURCES if key in allocatable
     )
-    return KubeNode(name, unavailable, advertises)
+    drained = tuple(sorted(on_node.get(name, ()), key=lambda p: p.name))
+    return KubeNode(name, unavailable, advertises, drained)
 
 
 def _object(value: object) -> dict[str, Any]:
@@ -159,3 +174,68 @@ def _positive(value: object) -> bool:
         return quantity_int(value) > 0
     except ValueError:
         return False
+
+
+def drained_pod(obj: object) -> tuple[str, OtherPod] | None:
+    """(node, pod) when draining the pod's node would move it: bound, not finished, not being
+    deleted already, not owned by a DaemonSet, not a mirror pod. Unreadable fields count as
+    absent (parse_pod reports them for GPU pods; nothing here depends on them otherwise)."""
+    if not isinstance(obj, dict):
+        return None
+    ignored: list[str] = []
+    metadata = fields.obj(obj.get("metadata"), "metadata", ignored)
+    spec = fields.obj(obj.get("spec"), "spec", ignored)
+    status = fields.obj(obj.get("status"), "status", ignored)
+    namespace = fields.text(metadata.get("namespace"), "metadata.namespace", ignored)
+    name = fields.text(metadata.get("name"), "metadata.name", ignored)
+    node = fields.text(spec.get("nodeName"), "spec.nodeName", ignored)
+    phase = fields.text(status.get("phase"), "status.phase", ignored)
+    if not (namespace and name and node) or phase in FINISHED or metadata.get("deletionTimestamp"):
+        return None
+    annotations = fields.string_map(metadata.get("annotations"), "metadata.annotations", ignored)
+    owner = fields.owner(metadata.get("ownerReferences"), namespace, ignored)
+    if MIRROR in annotations or (owner or "").startswith("DaemonSet/"):
+        return None
+    volumes = _local_volumes(fields.array(spec.get("volumes"), "spec.volumes", ignored))
+    blocks = eviction_blocker(namespace, owner, annotations, volumes)
+    return node, OtherPod(f"{namespace}/{name}", blocks)
+
+
+def eviction_blocker(
+    namespace: str, owner: str | None, annotations: Mapping[str, str], local_volumes: Sequence[str]
+) -> str | None:
+    """Why the cluster-autoscaler would not evict this pod to remove its node, or None.
+
+    Its drain rules in its order (not replicated, kube-system, safe-to-evict "false", local
+    storage), all lifted by safe-to-evict "true", after xgpu.io/do-not-disrupt "true", which
+    nothing lifts. PodDisruptionBudgets are not read: a kube-system pod blocks even with one.
+    """
+    if annotations.get(DO_NOT_DISRUPT, "").lower() == "true":
+        return f"{DO_NOT_DISRUPT}: true"
+    safe = annotations.get(SAFE_TO_EVICT, "").lower()
+    if safe == "true":
+        return None
+    if owner is None:
+        return "not replicated: no controller owns it, nothing would recreate it"
+    if namespace in PROTECTED_NAMESPACES:
+        return f"{namespace} pod"
+    if safe == "false":
+        return f"{SAFE_TO_EVICT}: false"
+    allowed = {v.strip() for v in annotations.get(SAFE_LOCAL_VOLUMES, "").split(",")}
+    local = [v for v in local_volumes if v not in allowed]
+    if local:
+        return f"local storage: volume {', '.join(local)}"
+    return None
+
+
+def _local_volumes(volumes: list[Any]) -> list[str]:
+    """Names of the volumes whose data dies with the node: emptyDir not in memory, hostPath."""
+    local = []
+    for volume in volumes:
+        if not isinstance(volume, dict):
+            continue
+        empty = volume.get("emptyDir")
+        on_disk = isinstance(empty, dict) and empty.get("medium") != "Memory"
+        if on_disk or isinstance(volume.get("hostPath"), dict):
+            local.append(str(volume.get("name") or "?"))
+    return local

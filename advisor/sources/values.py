@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from advisor.core.model import OtherPod
 from advisor.podspec import PodGpu
 
 MIB = 2**20
@@ -67,6 +68,9 @@ class KubeNode:
     name: str
     unavailable: str | None = None  # why it takes no new pods ("cordoned", "not Ready")
     advertises_gpus: bool = False  # allocatable names a GPU resource of some dialect
+    # The pods a drain would move (GPU or not; no DaemonSet, mirror, finished or terminating
+    # pod), by name, with what would block evicting each. Sorted by name.
+    pods: tuple[OtherPod, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

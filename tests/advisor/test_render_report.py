@@ -120,6 +120,8 @@ def test_html_scaling_fragmentation_usage_rightsizing(page: str) -> None:
     assert "8 × 32,768 MiB cards, any model (a new node shape)" in scaling
     assert "ml/small → v100-node-1[0]" in scaling
     assert "25.0%" in scaling
+    assert "<th>Other pods, also moved (not simulated)</th>" in scaling
+    assert '<span class="mono">ml/dashboard</span>' in scaling
     frag = page[page.index('id="fragmentation"') : page.index('id="usage"')]
     assert "54,955 MiB (2.022 GPUs), 73.5% of free" in frag
     assert "2 × 28,672 MiB + 60 % core" in frag
@@ -159,6 +161,7 @@ def test_markdown_has_the_same_sections_as_tables(text: str) -> None:
     assert "| schedulable | 3 | " + "█" * 24 + " |" in text
     assert "| 1 | 8 × 32,768 MiB cards, any model (a new node shape) | ml/pretrain-0 |" in text
     assert "| a100-node-1 | 39,936 | 32,154 | 0 | 80.5% |" in text
+    assert "| t4-spare | 25.0% | ml/small → v100-node-1\\[0\\] | ml/dashboard |" in text
     assert "| 2025-11-30 08:30 UTC | 175.0 |" in text
     assert "| Deployment/infer/embed | main | 1 pod, 1 vGPU | memory | 24,576 |" in text
 

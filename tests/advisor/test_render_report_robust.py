@@ -205,7 +205,7 @@ def test_junk_inside_sections_renders(sample: dict[str, Any]) -> None:
         "plans": [None, 5, {"rescues": "x", "evict": [None], "placements": {"a": 3}}],
         "summary": {"pending": "many", "rescued_share": "lots"},
         "scale_up": [{"shape": None, "for": "x"}],
-        "scale_down": [{"moves": [1, 2]}],
+        "scale_down": [{"moves": [1, 2], "also_moves": 7}, {"also_moves": [None, "<b>"]}],
     }
     report["usage"] = {"timestamps": [3, "x", 1, None], "allotted_bytes": [1, 2, 2**30, 4]}
     report["rightsizing"] = {"workloads": [None, {"memory_mib": "x", "overcommit": 5}]}
@@ -218,6 +218,8 @@ def test_junk_inside_sections_renders(sample: dict[str, Any]) -> None:
     assert "series ended ? ago" in text
     assert NO_HISTORY in text  # the usage series were too broken to pair up
     assert "Plan 3: 0 eviction(s)" in page
+    assert "&lt;b&gt;" in page
+    assert "<b>" not in page.split('id="scaling"')[1].split('id="fragmentation"')[0]
 
 
 def test_many_nodes_draw_the_named_ones_first(sample: dict[str, Any]) -> None:

@@ -188,3 +188,71 @@ def test_unreadable_pending_request_round_trips_as_invalid(tmp_path: Path) -> No
     data["pods"][-1] = {"name": "a/broken"}
     with pytest.raises(ScenarioError, match=r"pods\[2\]\.request: missing"):
         scenario_from_data(data, "s.yaml")
+
+
+def with_other_pods(*others: Any) -> dict[str, Any]:
+    data = base()
+    data["nodes"][0]["other_pods"] = list(others)
+    data["nodes"].append({"name": "n2", "cards": [{"index": 0, "memory_mib": 16384}]})
+    return data
+
+
+BAD_OTHER_PODS = [
+    ({"name": "a/x", "owner": "y"}, "nodes[0].other_pods[0].owner: unknown key"),
+    ({"blocks": "kube-system pod"}, "nodes[0].other_pods[0].name: missing"),
+    ({"name": "x"}, "nodes[0].other_pods[0].name: expected namespace/pod, got 'x'"),
+    (
+        {"name": "a/x", "blocks": 3},
+        "other_pods[0].blocks: expected a reason or null, got an integer",
+    ),
+    (
+        {"name": "a/x", "blocks": ""},
+        "other_pods[0].blocks: expected a reason or null, got the string ''",
+    ),
+    ({"name": "a/run"}, "nodes[0].other_pods[0].name: 'a/run' is also listed under pods"),
+    ("a/x", "nodes[0].other_pods[0]: expected a mapping, got the string 'a/x'"),
+]
+
+
+@pytest.mark.parametrize(("entry", "message"), BAD_OTHER_PODS, ids=[b[1] for b in BAD_OTHER_PODS])
+def test_bad_other_pods_are_rejected_with_location(entry: Any, message: str) -> None:
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_data(with_other_pods(entry), "s.yaml")
+    assert str(err.value).startswith("s.yaml: nodes[0].")
+    assert message in str(err.value)
+
+
+def test_other_pods_must_be_a_list_and_unique() -> None:
+    data = base()
+    data["nodes"][0]["other_pods"] = {"a/x": None}
+    with pytest.raises(ScenarioError, match=r"nodes\[0\]\.other_pods: expected a list"):
+        scenario_from_data(data, "s.yaml")
+    data = with_other_pods({"name": "a/x"})
+    data["nodes"][1]["other_pods"] = [{"name": "a/y"}, {"name": "a/x"}]
+    with pytest.raises(
+        ScenarioError, match=r"nodes\[1\]\.other_pods\[1\]\.name: duplicate other pod name 'a/x'"
+    ):
+        scenario_from_data(data, "s.yaml")
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_other_pods_round_trip(tmp_path: Path, suffix: str) -> None:
+    """Known (a list, maybe empty) and not known (no key) stay apart through a file."""
+    data = with_other_pods({"name": "a/web"}, {"name": "kube-system/dns", "blocks": "kube-system"})
+    data["nodes"][1]["other_pods"] = []
+    cluster = scenario_from_data(data, "s.yaml")
+    n1 = cluster.nodes[0]
+    assert n1.other_pods is not None
+    assert [(p.name, p.blocks) for p in n1.other_pods] == [
+        ("a/web", None),
+        ("kube-system/dns", "kube-system"),
+    ]
+    assert cluster.nodes[1].other_pods == ()
+    out = tmp_path / f"s{suffix}"
+    save_scenario(out, cluster)
+    assert load_scenario(out) == cluster
+    written = yaml.safe_load(out.read_text())["nodes"]
+    assert written[0]["other_pods"][0] == {"name": "a/web", "blocks": None}
+    save_scenario(out, scenario_from_data(base(), "s.yaml"))
+    assert "other_pods" not in yaml.safe_load(out.read_text())["nodes"][0]
+    assert load_scenario(out).nodes[0].other_pods is None

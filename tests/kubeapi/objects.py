@@ -47,6 +47,7 @@ def pod(
     uid: str | None = None,
     owner: tuple[str, str] | None = None,
     runtime: str = "containerd",
+    volumes: Sequence[JsonObject] | None = None,
 ) -> JsonObject:
     """A pod; running pods (phase Running with a node) get container statuses with ids."""
     spec_containers = list(containers) if containers else [container()]
@@ -71,6 +72,8 @@ def pod(
         ]
     if init_containers:
         obj["spec"]["initContainers"] = list(init_containers)
+    if volumes:
+        obj["spec"]["volumes"] = list(volumes)
     if priority is not None:
         obj["spec"]["priority"] = priority
     if node is not None:

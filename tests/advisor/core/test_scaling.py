@@ -207,6 +207,60 @@ def test_removals_are_cumulative() -> None:
     assert [(s.node, dict(s.moves)) for s in steps] == [("n1", {"a/1": Placement("n3", (0,))})]
 
 
+def test_safe_to_evict_false_keeps_a_gpu_pods_node() -> None:
+    pinned = {"annotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}}
+    cluster = build(
+        [node("n1", 16, 16), node("n2", 16, 16)],
+        [running("a/x", "n1", [0], 4, **pinned), running("a/y", "n2", [0], 12)],
+    )
+    assert scale_down(cluster) == ()
+
+
+def idle_pair(n1_others: list[dict[str, Any]] | None) -> Cluster:
+    """n1 (4 GiB used) would go, its pod moving to n2; n2 stays (12 GiB is above 0.3)."""
+    n1 = node("n1", 16, 16)
+    if n1_others is not None:
+        n1["other_pods"] = n1_others
+    return build(
+        [n1, node("n2", 16, 16)], [running("a/x", "n1", [0], 4), running("a/y", "n2", [0], 12)]
+    )
+
+
+def test_an_other_pod_that_blocks_eviction_keeps_the_node() -> None:
+    blocked = idle_pair([{"name": "web/api"}, {"name": "kube-system/dns", "blocks": "kube-system"}])
+    assert scale_down(blocked) == ()
+    # The same node with nothing blocking goes, naming the pods that move with it.
+    [step] = scale_down(idle_pair([{"name": "web/api"}, {"name": "web/db"}]))
+    assert step.also_moves == ("web/api", "web/db")
+    assert step.json() == {
+        "node": "n1",
+        "utilisation": 0.125,
+        "moves": {"a/x": {"node": "n2", "cards": [0]}},
+        "also_moves": ["web/api", "web/db"],
+    }
+
+
+def test_also_moves_says_none_known_or_not_known() -> None:
+    [known_none] = scale_down(idle_pair([]))
+    assert known_none.json()["also_moves"] == []
+    [unknown] = scale_down(idle_pair(None))  # a scenario without the key: the §8 entry as is
+    assert unknown.also_moves is None
+    assert "also_moves" not in unknown.json()
+
+
+def test_a_blocked_node_is_skipped_and_the_next_one_considered() -> None:
+    """n1 is the least used but pinned; n2 goes instead, its pod moving to n3."""
+    n1 = node("n1", 16)
+    n1["other_pods"] = [{"name": "web/bare", "blocks": "not replicated"}]
+    cluster = build(
+        [n1, node("n2", 16), node("n3", 16)],
+        [running("a/1", "n1", [0], 2), running("a/2", "n2", [0], 4), running("a/3", "n3", [0], 8)],
+    )
+    assert [(s.node, dict(s.moves)) for s in scale_down(cluster, threshold=0.4)] == [
+        ("n2", {"a/2": Placement("n3", (0,))})
+    ]
+
+
 # -- headroom --------------------------------------------------------------------------------
 
 

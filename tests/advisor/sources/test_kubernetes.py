@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from advisor.commands import InputError
-from advisor.core.model import Request
+from advisor.core.model import OtherPod, Request
+from advisor.core.scaling import scale_down
+from advisor.scenario import scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble
-from advisor.sources.kubernetes import read_kubernetes
+from advisor.sources.kubernetes import eviction_blocker, read_kubernetes
 from advisor.sources.values import KubeNode
-from tests.advisor.sources.builders import cce_pod
+from tests.advisor.sources.builders import card, cce_pod, node_info, vgpu
 from tests.kubeapi import objects
+from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.server import KubeApiDouble
 
 pytest_plugins = ["tests.kubeapi.fixtures"]
@@ -76,8 +80,9 @@ async def test_gpu_pods_of_every_dialect_and_nodes(kube_api: KubeApiDouble, tmp_
     assert pods["web/hami"].request == Request(gpus=1, memory_mib=3000)
     assert pods["web/broken"].request is None
     assert (pods["ml/running"].node, pods["ml/running"].phase) == ("n1", "Running")
+    bare = "not replicated: no controller owns it, nothing would recreate it"
     assert state.nodes == (
-        KubeNode("n1", None, True),
+        KubeNode("n1", None, True, (OtherPod("ml/running", bare),)),
         KubeNode("n2", "cordoned", False),
         KubeNode("n3", "not Ready", False),
     )
@@ -132,3 +137,127 @@ async def test_missing_kubeconfig(tmp_path: Path) -> None:
     path = tmp_path / "nope"
     with pytest.raises(InputError, match=rf"^Kubernetes: kubeconfig {path}: "):
         await read_kubernetes(str(path))
+
+
+def replicated(name: str, namespace: str = "web", node: str = "n1", **extra: Any) -> JsonObject:
+    return objects.pod(name, namespace=namespace, node=node, owner=("ReplicaSet", name), **extra)
+
+
+def populate_drain(api: KubeApiDouble) -> None:
+    """n1 runs one GPU pod and every kind of other pod a drain meets; n2 one plain pod."""
+    api.add_pod(cce_pod("ml/gpu", node="n1", cards=(0,), owner=("Job", "gpu")))
+    api.add_pod(replicated("api"))
+    api.add_pod(replicated("cache", volumes=[{"name": "scratch", "emptyDir": {}}]))
+    api.add_pod(replicated("tmpfs", volumes=[{"name": "ram", "emptyDir": {"medium": "Memory"}}]))
+    api.add_pod(
+        replicated(
+            "logs",
+            volumes=[{"name": "host", "hostPath": {"path": "/var/log"}}],
+            annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes": "host"},
+        )
+    )
+    api.add_pod(
+        replicated(
+            "pinned", annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+        )
+    )
+    api.add_pod(replicated("keep", annotations={"xgpu.io/do-not-disrupt": "true"}))
+    api.add_pod(
+        objects.pod(
+            "bare-safe",
+            namespace="web",
+            node="n1",
+            annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"},
+        )
+    )
+    api.add_pod(replicated("coredns", namespace="kube-system"))
+    api.add_pod(
+        objects.pod("proxy", namespace="kube-system", node="n1", owner=("DaemonSet", "proxy"))
+    )
+    api.add_pod(
+        objects.pod(
+            "etcd-n1",
+            namespace="kube-system",
+            node="n1",
+            owner=("Node", "n1"),
+            annotations={"kubernetes.io/config.mirror": "abc"},
+        )
+    )
+    api.add_pod(replicated("done", phase="Succeeded"))
+    leaving = replicated("leaving")
+    leaving["metadata"]["deletionTimestamp"] = "2024-05-01T10:00:00Z"
+    api.add_pod(leaving)
+    api.add_pod(objects.pod("waiting", namespace="web", phase="Pending"))  # bound nowhere
+    api.add_pod(replicated("elsewhere", node="n2"))
+    for name in ("n1", "n2"):
+        api.add_node(objects.node(name, allocatable={"volcano.sh/gpu-mem.128Mi": 256}))
+
+
+async def test_each_node_lists_the_pods_a_drain_would_move(
+    kube_api: KubeApiDouble, tmp_path: Path
+) -> None:
+    populate_drain(kube_api)
+    state = await read_kubernetes(str(kube_api.write_kubeconfig(tmp_path / "kubeconfig")))
+    on_node = {n.name: {p.name: p.blocks for p in n.pods} for n in state.nodes}
+    # No DaemonSet, mirror, finished or terminating pod; GPU pods too (the model sorts them).
+    assert on_node == {
+        "n1": {
+            "kube-system/coredns": "kube-system pod",
+            "ml/gpu": None,
+            "web/api": None,
+            "web/bare-safe": None,
+            "web/cache": "local storage: volume scratch",
+            "web/keep": "xgpu.io/do-not-disrupt: true",
+            "web/logs": None,
+            "web/pinned": "cluster-autoscaler.kubernetes.io/safe-to-evict: false",
+            "web/tmpfs": None,
+        },
+        "n2": {"web/elsewhere": None},
+    }
+    assert [p.name for p in state.nodes[0].pods] == sorted(on_node["n1"])
+
+
+async def test_blocked_nodes_stay_and_the_rest_list_their_other_pods(
+    kube_api: KubeApiDouble, tmp_path: Path
+) -> None:
+    """From the API through assemble, a scenario round trip and scale-down: n1's GPU pod
+    is modelled (not an other pod) and could move to n3, but n1's other pods keep it; n2 can
+    go, moving web/elsewhere. n3 is unknown to Kubernetes: its other pods are not known."""
+    populate_drain(kube_api)
+    state = await read_kubernetes(str(kube_api.write_kubeconfig(tmp_path / "kubeconfig")))
+    samples = [node_info("n1"), *card("n1", 0), *card("n1", 1), node_info("n2"), *card("n2", 0)]
+    samples += [node_info("n3"), *card("n3", 0), *vgpu("n3", "ml/big", 0, 12288)]
+    samples += vgpu("n1", "ml/gpu", 0, 4096)
+    cluster = assemble(samples, state).cluster
+    nodes = {n.name: n for n in cluster.nodes}
+    assert nodes["n1"].other_pods is not None
+    assert "ml/gpu" not in {p.name for p in nodes["n1"].other_pods}
+    assert len(nodes["n1"].other_pods) == 8
+    assert nodes["n2"].other_pods == (OtherPod("web/elsewhere"),)
+    assert nodes["n3"].other_pods is None
+    again = scenario_from_data(scenario_to_data(cluster), "snapshot.yaml")
+    assert again == cluster
+    [step] = scale_down(again, threshold=0.5)  # n1 at 0.125, n2 at 0, n3 at 0.75
+    assert step.json() == {
+        "node": "n2",
+        "utilisation": 0.0,
+        "moves": {},
+        "also_moves": ["web/elsewhere"],
+    }
+
+
+def test_eviction_blocker_follows_the_autoscalers_order() -> None:
+    owner = "ReplicaSet/web/a"
+    safe = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"}
+    assert eviction_blocker("web", owner, {}, ()) is None
+    # safe-to-evict "true" lifts the autoscaler's rules, not xgpu.io/do-not-disrupt
+    assert eviction_blocker("kube-system", None, safe, ["scratch"]) is None
+    keep = {**safe, "xgpu.io/do-not-disrupt": "True"}
+    assert eviction_blocker("web", owner, keep, ()) == "xgpu.io/do-not-disrupt: true"
+    bare = eviction_blocker("kube-system", None, {}, ())
+    assert bare is not None
+    assert bare.startswith("not replicated")
+    assert eviction_blocker("kube-system", owner, {}, ["v"]) == "kube-system pod"
+    some = {"cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes": "a, b"}
+    assert eviction_blocker("web", owner, some, ["a", "b"]) is None
+    assert eviction_blocker("web", owner, some, ["a", "c"]) == "local storage: volume c"
