@@ -112,6 +112,9 @@ def scale_down(cluster: Cluster, threshold: float = 0.3) -> tuple[ScaleDown, ...
         for pod in moved:  # commit: the moved pods run where they landed
             placement = landed[pod.name]
             trial.apply(trial.positions(placement), Shape.of(pod.request))
+            # Recreated pods are the newest: a later drain queues them after the older pods
+            # of equal priority, as creation order does.
+            del running[pod.name]
             running[pod.name] = Pod(
                 pod.name, pod.request, placement, pod.priority, pod.owner, pod.annotations
             )
