@@ -12,6 +12,9 @@ Failure rules:
 - GPU lost / reset required on a card -> that card is unhealthy and not read further; an
   unknown error in a card call -> that card is unhealthy; other cards are still read;
 - a timed-out call ends the reading: it carries no cards and no processes, only the errors;
+- INSUFFICIENT_SIZE from nvmlDeviceGetProcessUtilization (a sample came between pynvml's
+  sizing call and its read) is asked once more before it counts;
+- critical Xids hold a card unhealthy (`exporter.nvml_events`, whose NVML calls run here);
 - a call that drivers before R510 lack (`nvmlDeviceGetMemoryInfo_v2`,
   `nvmlDeviceGetComputeRunningProcesses_v3`) is replaced by its older version for good;
 - driver-level failures (library missing, driver not loaded, uninitialised, RM version
@@ -21,7 +24,6 @@ Failure rules:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +33,7 @@ from typing import Any
 import pynvml
 
 from exporter.nvml_calls import CallThread, CallTimedOut
+from exporter.nvml_events import CRITICAL_XIDS, EventCalls, XidWatch
 from exporter.readings import (
     CardReading,
     NvmlError,
@@ -49,13 +52,6 @@ __all__ = [
     "ProcessReading",
 ]
 
-# Xids that mean the card, not one application, is in trouble: 48 double-bit ECC, 62 internal
-# micro-controller halt, 63/64 ECC page retirement or row remapping event/failure, 74 NVLink,
-# 79 fallen off the bus, 92 high single-bit ECC rate, 94/95 contained/uncontained ECC error,
-# 119/120 GSP timeout/error. A card reporting one is unhealthy for `xid_hold_s`.
-CRITICAL_XIDS = frozenset({48, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120})
-_XID_EVENT: int = pynvml.nvmlEventTypeXidCriticalError
-_MAX_EVENTS_PER_READ = 256
 _DRIVER_LEVEL = frozenset(
     {"library_not_found", "driver_not_loaded", "uninitialized", "lib_rm_version_mismatch"}
 )
@@ -94,10 +90,6 @@ class _CardDraft:
     problems: list[str] = field(default_factory=list)
 
 
-def _address(pointer: Any) -> int | None:
-    return ctypes.cast(pointer, ctypes.c_void_p).value
-
-
 class NvmlReader:
     """Reads cards, processes and health from NVML. `read()` calls are serialised."""
 
@@ -110,17 +102,15 @@ class NvmlReader:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._calls = CallThread(call_timeout_s)
-        self._xid_hold_s = xid_hold_s
-        self._critical_xids = critical_xids
         self._clock = clock
+        self._xids = XidWatch(
+            self._event_calls(), hold_s=xid_hold_s, critical_xids=critical_xids, clock=clock
+        )
         self._read_lock = threading.Lock()
         self._closed = False
         self._initialized = False
         self._shutdown_due = False  # a successful init not yet matched by a shutdown
-        self._event_set: Any = None
-        self._xid_watched: dict[int, int] = {}  # handle address -> card index
         self._known: dict[int, tuple[str, str]] = {}  # index -> (uuid, name) last read
-        self._xid_until: dict[str, dict[int, float]] = {}  # uuid -> xid -> held until
         self._last_sample_us: dict[str, int] = {}  # uuid -> newest process sample seen
         self._memory_v2 = True
         self._processes_v3 = True
@@ -161,7 +151,7 @@ class NvmlReader:
             with contextlib.suppress(_CardGone):
                 processes.extend(self._read_card(draft))
             drafts.append(draft)
-        self._poll_xid_events()
+        self._errors.extend(self._xids.poll({uuid for uuid, _ in self._known.values() if uuid}))
         now = self._clock()
         cards = tuple(self._finish(draft, now) for draft in drafts)
         driver_version = None if driver is None else str(driver)
@@ -196,7 +186,9 @@ class NvmlReader:
         if rows is not None and rows[3]:  # (corrected, uncorrected, pending, failure)
             card.problems.append("row remapping failed")
         processes = self._read_processes(card, handle)
-        self._watch_xids(card, handle)
+        failure = self._xids.watch(handle, card.uuid)
+        if failure is not None:  # registered again on the next read
+            self._card_failure(card, _Failed(failure.function, failure.code))
         return processes
 
     def _read_memory(self, card: _CardDraft, handle: Any) -> None:
@@ -252,11 +244,16 @@ class NvmlReader:
     def _sm_by_pid(self, card: _CardDraft, handle: Any) -> dict[int, float] | None:
         """Latest SM share per pid from samples newer than the last read; None if unsupported."""
         since = self._last_sample_us.get(card.uuid, 0)
+        call = ("nvmlDeviceGetProcessUtilization", pynvml.nvmlDeviceGetProcessUtilization)
         try:
-            samples = self._nvml(
-                "nvmlDeviceGetProcessUtilization",
-                pynvml.nvmlDeviceGetProcessUtilization, handle, since,
-            )  # fmt: skip
+            try:
+                samples = self._nvml(*call, handle, since)
+            except _Failed as raced:
+                # pynvml sizes the buffer with a first call: samples that arrive before the
+                # second answer INSUFFICIENT_SIZE, and asking again gets them all
+                if raced.error.code != "insufficient_size":
+                    raise
+                samples = self._nvml(*call, handle, since)
         except _Failed as failure:
             if failure.error.code == "not_found":  # no sample since the last read: idle
                 return {}
@@ -270,54 +267,8 @@ class NvmlReader:
         self._last_sample_us[card.uuid] = max([since, *(s for s, _ in latest.values())])
         return {pid: _ratio(sm) for pid, (_, sm) in latest.items()}
 
-    # --- Xid events ---
-
-    def _watch_xids(self, card: _CardDraft, handle: Any) -> None:
-        address = _address(handle)
-        if self._event_set is None or address is None or address in self._xid_watched:
-            return
-        try:
-            supported = self._nvml(
-                "nvmlDeviceGetSupportedEventTypes", pynvml.nvmlDeviceGetSupportedEventTypes, handle
-            )
-            if int(supported) & _XID_EVENT:
-                self._nvml(
-                    "nvmlDeviceRegisterEvents",
-                    pynvml.nvmlDeviceRegisterEvents, handle, _XID_EVENT, self._event_set,
-                )  # fmt: skip
-        except _Failed as failure:
-            if failure.error.code != "not_supported":
-                return self._card_failure(card, failure)  # and try again on the next read
-        self._xid_watched[address] = card.index
-        return None
-
-    def _poll_xid_events(self) -> None:
-        now = self._clock()
-        for _ in range(_MAX_EVENTS_PER_READ if self._event_set is not None else 0):
-            try:
-                data = self._nvml(
-                    "nvmlEventSetWait_v2", pynvml.nvmlEventSetWait_v2, self._event_set, 0
-                )
-            except _DriverGone:
-                raise
-            except _Failed as failure:
-                if failure.error.code != "timeout":  # "timeout": no event waiting
-                    self._errors.append(failure.error)
-                return
-            xid, index = int(data.eventData), self._xid_watched.get(_address(data.device) or 0)
-            if (
-                int(data.eventType) & _XID_EVENT
-                and xid in self._critical_xids
-                and index is not None
-            ):
-                uuid = self._known.get(index, ("", ""))[0]
-                self._xid_until.setdefault(uuid, {})[xid] = now + self._xid_hold_s
-
     def _finish(self, card: _CardDraft, now: float) -> CardReading:
-        held = self._xid_until.get(card.uuid, {})
-        for xid in [xid for xid, until in held.items() if until <= now]:
-            del held[xid]
-        problems = (*card.problems, *(f"xid {xid}" for xid in sorted(held)))
+        problems = (*card.problems, *self._xids.problems(card.uuid, now))
         return CardReading(
             card.index, card.uuid, card.name, card.memory_total_bytes, card.memory_used_bytes,
             card.utilization_ratio, healthy=not problems, health_problems=problems,
@@ -334,15 +285,14 @@ class NvmlReader:
         except _Failed as failure:
             raise NvmlUnavailable(error=failure.error) from None
         self._initialized = self._shutdown_due = True
-        self._xid_watched.clear()
-        self._event_set = self._optional("nvmlEventSetCreate", pynvml.nvmlEventSetCreate)
+        refused = self._xids.open()
+        if refused is not None and refused.code != "not_supported":
+            self._errors.append(refused)
 
     def _shutdown_quietly(self) -> None:
         """Ends the previous session, best effort: a driver that went away refuses these too."""
-        event_set, self._event_set = self._event_set, None
-        if event_set is not None:
-            with contextlib.suppress(_Failed):
-                self._nvml("nvmlEventSetFree", pynvml.nvmlEventSetFree, event_set)
+        with contextlib.suppress(_Failed):
+            self._xids.close()
         if self._shutdown_due:
             with contextlib.suppress(_Failed):
                 self._nvml("nvmlShutdown", pynvml.nvmlShutdown)
@@ -357,6 +307,29 @@ class NvmlReader:
             if code in _DRIVER_LEVEL:
                 raise _DriverGone(function, code) from None
             raise _Failed(function, code) from None
+
+    def _answer(self, function: str, call: Callable[..., Any], *args: Any) -> Any:
+        """`_nvml` for `nvml_events`: a failure comes back as its NvmlError, not raised."""
+        try:
+            return self._nvml(function, call, *args)
+        except _DriverGone:
+            raise
+        except _Failed as failure:
+            return failure.error
+
+    def _event_calls(self) -> EventCalls:
+        def calling(function: str, call: Callable[..., Any]) -> Callable[..., Any]:
+            return lambda *args: self._answer(function, call, *args)
+
+        return EventCalls(
+            pynvml.nvmlEventTypeXidCriticalError,
+            calling("nvmlEventSetCreate", pynvml.nvmlEventSetCreate),
+            calling("nvmlEventSetFree", pynvml.nvmlEventSetFree),
+            calling("nvmlDeviceGetSupportedEventTypes", pynvml.nvmlDeviceGetSupportedEventTypes),
+            calling("nvmlDeviceRegisterEvents", pynvml.nvmlDeviceRegisterEvents),
+            calling("nvmlEventSetWait_v2", pynvml.nvmlEventSetWait_v2),
+            calling("nvmlDeviceGetUUID", pynvml.nvmlDeviceGetUUID),
+        )
 
     def _optional(self, function: str, call: Callable[..., Any], *args: Any) -> Any:
         """A call whose failure is only recorded (None when it fails or is not supported)."""

@@ -19,6 +19,7 @@ from fakenvml.state import (
     FakeNvml,
     FakeProcess,
     FakeSample,
+    FakeSampleRace,
     FakeState,
 )
 
@@ -336,28 +337,6 @@ def test_a_hung_call_times_out_and_later_reads_do_not_wait_for_it(
     assert (len(reading.cards), reading.errors) == (2, ())
 
 
-def test_critical_xid_holds_the_card_unhealthy(
-    fake_nvml: FakeNvml, make_reader: MakeReader
-) -> None:
-    now = [1000.0]
-    reader = make_reader(xid_hold_s=300.0, clock=lambda: now[0])
-    state = two_cards()
-    fake_nvml.write(state)
-    assert all(c.healthy for c in reader.read().cards)
-
-    state.xids = [(1, 13), (0, 79)]  # 13 is an application's fault, not the card's
-    fake_nvml.write(state)
-    reading = reader.read()
-    assert card(0, reading).health_problems == ("xid 79",)
-    assert card(1, reading).healthy
-    assert reading.errors == ()
-
-    now[0] += 299  # the event was delivered once; the hold keeps the card unhealthy
-    assert not card(0, reader.read()).healthy
-    now[0] += 2
-    assert card(0, reader.read()).healthy
-
-
 def test_ecc_and_row_remapping_failures_make_a_card_unhealthy(
     fake_nvml: FakeNvml, make_reader: MakeReader
 ) -> None:
@@ -396,6 +375,39 @@ def test_process_sm_share_comes_from_samples_newer_than_the_last_read(
     fake_nvml.write(state)
     shares = {p.pid: p.sm_utilization_ratio for p in reader.read().processes}
     assert shares == {10: 0.0, 11: 0.6}  # pid 10 has no sample since the last read
+
+
+@pytest.mark.parametrize(
+    ("races", "errors", "shares"),
+    [  # pid 1235 has no sample: idle (0.0) when the samples were read, else unknown
+        (1, (), {1234: 0.2, 1235: 0.0, 4321: 1.0}),
+        (
+            2,
+            (NvmlError("nvmlDeviceGetProcessUtilization", "insufficient_size"),),
+            {1234: None, 1235: None, 4321: 1.0},
+        ),
+    ],
+    ids=["once-retried", "twice-reported"],
+)
+def test_samples_arriving_between_pynvmls_two_calls_get_one_retry(
+    fake_nvml: FakeNvml,
+    make_reader: MakeReader,
+    races: int,
+    errors: tuple[NvmlError, ...],
+    shares: dict[int, float | None],
+) -> None:
+    state = two_cards()
+    state.sample_races = [FakeSampleRace(card=0, times=races)]  # a sample after the sizing
+    fake_nvml.write(state)
+    reader = make_reader()
+
+    reading = reader.read()
+    assert reading.errors == errors
+    assert {p.pid: p.sm_utilization_ratio for p in reading.processes} == shares
+    assert all(c.healthy for c in reading.cards)  # a race is no fault of the card
+
+    later = reader.read()  # the race is over: that line struck `races` times
+    assert (later.errors, later.processes[0].sm_utilization_ratio) == ((), 0.2)
 
 
 def test_a_closed_reader_refuses_to_read(fake_nvml: FakeNvml) -> None:

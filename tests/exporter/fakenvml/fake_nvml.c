@@ -33,6 +33,7 @@ typedef int nvmlReturn_t;
 #define MEMORY_V2_VERSION 0x02000028u /* sizeof(nvmlMemory_v2_t) | 2 << 24 */
 #define VALUE_NOT_AVAILABLE_ULL (~0ULL)
 #define NO_CARD (-1)
+#define OTHER_DEVICE_UUID "GPU-not-a-listed-card"
 
 #define MAX_CARDS 16
 #define MAX_ROWS 256
@@ -73,17 +74,20 @@ struct card {
 };
 struct proc { int card; unsigned int pid; unsigned long long mem; };
 struct procutil { int card; unsigned int pid, sm, mem; unsigned long long ts; };
-struct xid { int card; unsigned long long xid; };
+enum handle_kind { HANDLE_SAME, HANDLE_ALIAS, HANDLE_INVALID, HANDLE_OTHER };
+struct xid { int card; unsigned long long xid; enum handle_kind handle; };
+struct race { int card; unsigned int times; char tag[TEXT_LEN]; };
 struct fault { char fn[FN_LEN]; int code; int card; };   /* error / unsupported */
 struct hang { char fn[FN_LEN]; unsigned int ms; int card; };
 
 struct state {
     char driver[80];
-    int n_cards, n_procs, n_procutils, n_xids, n_faults, n_hangs;
+    int n_cards, n_procs, n_procutils, n_xids, n_faults, n_hangs, n_races;
     struct card cards[MAX_CARDS];
     struct proc procs[MAX_ROWS];
     struct procutil procutils[MAX_ROWS];
     struct xid xids[MAX_ROWS];
+    struct race races[MAX_ROWS];
     struct fault faults[MAX_ROWS];
     struct hang hangs[MAX_ROWS];
 };
@@ -93,9 +97,17 @@ struct fake_event_set {
     int delivered; /* xid lines already handed out by this set */
 };
 
-static struct fake_device devices[MAX_CARDS];
+static struct fake_device devices[MAX_CARDS]; /* the handles nvmlDeviceGetHandleByIndex gives */
+static struct fake_device aliases[MAX_CARDS]; /* the same cards behind other pointers */
+static struct fake_device invalid_device;     /* a pointer NVML does not know: INVALID_ARGUMENT */
+static struct fake_device other_device;       /* a device that is none of the cards */
 static int init_count;
 static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* How often each `procutil_race` tag has struck in this process (tags never repeat). */
+static struct { char tag[TEXT_LEN]; unsigned int struck; } race_counts[MAX_ROWS];
+static int n_race_counts;
+static pthread_mutex_t race_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned long long now_us(void) {
     struct timeval tv;
@@ -177,8 +189,20 @@ static void parse_line(struct state *s, char *line) {
         u->mem = (unsigned int)ull_field(tokens, n, "mem", 0);
         u->ts = ull_field(tokens, n, "ts", 0); /* 0: "now", i.e. always a fresh sample */
     } else if (strcmp(kind, "xid") == 0 && n >= 3 && s->n_xids < MAX_ROWS) {
-        s->xids[s->n_xids].card = atoi(tokens[1]);
-        s->xids[s->n_xids++].xid = strtoull(tokens[2], NULL, 10);
+        struct xid *x = &s->xids[s->n_xids++];
+        const char *handle = field(tokens, n, "handle");
+        x->card = atoi(tokens[1]);
+        x->xid = strtoull(tokens[2], NULL, 10);
+        x->handle = handle == NULL                 ? HANDLE_SAME
+                    : strcmp(handle, "alias") == 0   ? HANDLE_ALIAS
+                    : strcmp(handle, "invalid") == 0 ? HANDLE_INVALID
+                    : strcmp(handle, "other") == 0   ? HANDLE_OTHER
+                                                     : HANDLE_SAME;
+    } else if (strcmp(kind, "procutil_race") == 0 && n >= 2 && s->n_races < MAX_ROWS) {
+        struct race *r = &s->races[s->n_races++];
+        r->card = atoi(tokens[1]);
+        r->times = (unsigned int)ull_field(tokens, n, "times", 1);
+        copy_text(r->tag, field(tokens, n, "tag"), 0);
     } else if (strcmp(kind, "error") == 0 && n >= 3 && s->n_faults < MAX_ROWS) {
         struct fault *f = &s->faults[s->n_faults++];
         snprintf(f->fn, FN_LEN, "%s", tokens[1]);
@@ -249,8 +273,11 @@ static nvmlReturn_t begin(const char *fn, int card, int needs_init, struct state
 }
 
 static int device_index(nvmlDevice_t device) {
-    if (device == NULL || device < devices || device >= devices + MAX_CARDS) return -2;
-    return (int)(device - devices);
+    if (device != NULL && device >= devices && device < devices + MAX_CARDS)
+        return (int)(device - devices);
+    if (device != NULL && device >= aliases && device < aliases + MAX_CARDS)
+        return (int)(device - aliases);
+    return -2;
 }
 
 /* Prologue for calls on a device handle; *card is its index (valid on NVML_SUCCESS). */
@@ -355,6 +382,12 @@ nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index) {
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length) {
     struct state *s;
     int card;
+    if (device == &other_device) {
+        nvmlReturn_t ret = begin("nvmlDeviceGetUUID", NO_CARD, 1, &s);
+        if (ret != NVML_SUCCESS) return ret;
+        free(s);
+        return copy_out(OTHER_DEVICE_UUID, uuid, length);
+    }
     nvmlReturn_t ret = begin_device("nvmlDeviceGetUUID", device, &s, &card);
     if (ret != NVML_SUCCESS) return ret;
     ret = copy_out(s->cards[card].uuid, uuid, length);
@@ -455,6 +488,31 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsign
     return running_processes("nvmlDeviceGetComputeRunningProcesses_v2", device, infoCount, infos);
 }
 
+/*
+ * Whether a `procutil_race` line for this card strikes now: each of its tags strikes `times`
+ * times in this process, and then never again.
+ */
+static int race_strikes(const struct state *s, int card) {
+    int strikes = 0;
+    pthread_mutex_lock(&race_lock);
+    for (int i = 0; i < s->n_races && !strikes; i++) {
+        const struct race *r = &s->races[i];
+        if (r->card != card) continue;
+        int k = 0;
+        while (k < n_race_counts && strcmp(race_counts[k].tag, r->tag) != 0) k++;
+        if (k == n_race_counts) {
+            if (n_race_counts == MAX_ROWS) break; /* table full: no more races */
+            snprintf(race_counts[n_race_counts++].tag, TEXT_LEN, "%s", r->tag);
+        }
+        if (race_counts[k].struck < r->times) {
+            race_counts[k].struck++;
+            strikes = 1;
+        }
+    }
+    pthread_mutex_unlock(&race_lock);
+    return strikes;
+}
+
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                              nvmlProcessUtilizationSample_t *utilization,
                                              unsigned int *processSamplesCount,
@@ -473,6 +531,10 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
         ret = NVML_ERROR_NOT_FOUND; /* what the driver answers when no sample is newer */
     } else if (utilization == NULL || *processSamplesCount < n) {
         *processSamplesCount = n;
+        ret = NVML_ERROR_INSUFFICIENT_SIZE;
+    } else if (race_strikes(s, card)) {
+        /* a sample arrived since the caller sized its buffer: one more than it has room for */
+        *processSamplesCount = n + 1;
         ret = NVML_ERROR_INSUFFICIENT_SIZE;
     } else {
         unsigned int k = 0;
@@ -569,8 +631,13 @@ static int next_xid(struct state *s, nvmlEventSet_t set, nvmlEventData_t *data) 
         const struct xid *x = &s->xids[set->delivered++];
         if (x->card < 0 || x->card >= MAX_CARDS) continue;
         if (!(set->registered[x->card] & EVENT_TYPE_XID_CRITICAL)) continue;
-        devices[x->card].index = x->card;
-        data->device = &devices[x->card];
+        devices[x->card].index = aliases[x->card].index = x->card;
+        switch (x->handle) {
+        case HANDLE_ALIAS: data->device = &aliases[x->card]; break;
+        case HANDLE_INVALID: data->device = &invalid_device; break;
+        case HANDLE_OTHER: data->device = &other_device; break;
+        default: data->device = &devices[x->card]; break;
+        }
         data->eventType = EVENT_TYPE_XID_CRITICAL;
         data->eventData = x->xid;
         data->gpuInstanceId = 0xFFFFFFFFu;

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 # NVML return codes worth injecting
 UNINITIALIZED = 1
@@ -18,6 +20,8 @@ GPU_IS_LOST = 15
 UNKNOWN = 999
 
 STATE_ENV = "FAKE_NVML_STATE"
+OTHER_DEVICE_UUID = "GPU-not-a-listed-card"  # the UUID of an Xid event's handle="other"
+_race_tags = itertools.count(1)
 
 
 @dataclass
@@ -67,6 +71,34 @@ class FakeSample:
 
 
 @dataclass
+class FakeXid:
+    """An Xid on `card`, its event naming the device by `handle`: "same" (the handle the card
+    was registered with), "alias" (another pointer to the same card, same UUID), "invalid"
+    (a pointer NVML refuses: INVALID_ARGUMENT) or "other" (a device that is none of the cards,
+    UUID `OTHER_DEVICE_UUID`)."""
+
+    card: int
+    xid: int
+    handle: Literal["same", "alias", "invalid", "other"] = "same"
+
+    def line(self) -> str:
+        return f"xid {self.card} {self.xid}" + (
+            "" if self.handle == "same" else f" handle={self.handle}"
+        )
+
+
+@dataclass
+class FakeSampleRace:
+    """The next `times` nvmlDeviceGetProcessUtilization reads on `card` (pynvml's second
+    call, the one with a buffer) find a sample more than the sizing call counted and answer
+    INSUFFICIENT_SIZE. Counted per object: writing the same object again does not re-arm it."""
+
+    card: int
+    times: int = 1
+    tag: str = field(default_factory=lambda: f"race-{os.getpid()}-{next(_race_tags)}")
+
+
+@dataclass
 class FakeFault:
     """Function `function` ("*" = every function) answers `code`, on one card or all."""
 
@@ -90,7 +122,8 @@ class FakeState:
     cards: list[FakeCard] = field(default_factory=list)
     processes: list[FakeProcess] = field(default_factory=list)
     samples: list[FakeSample] = field(default_factory=list)
-    xids: list[tuple[int, int]] = field(default_factory=list)  # (card, xid), in order
+    xids: list[tuple[int, int] | FakeXid] = field(default_factory=list)  # (card, xid), in order
+    sample_races: list[FakeSampleRace] = field(default_factory=list)
     faults: list[FakeFault] = field(default_factory=list)
     hangs: list[FakeHang] = field(default_factory=list)
     unsupported: list[tuple[int, str]] = field(default_factory=list)  # (card, function)
@@ -106,7 +139,8 @@ class FakeState:
             f"procutil {s.card} pid={s.pid} sm={s.sm} mem={s.mem}" + (f" ts={s.ts}" if s.ts else "")
             for s in self.samples
         ]
-        lines += [f"xid {card} {xid}" for card, xid in self.xids]
+        lines += [x.line() if isinstance(x, FakeXid) else f"xid {x[0]} {x[1]}" for x in self.xids]
+        lines += [f"procutil_race {r.card} times={r.times} tag={r.tag}" for r in self.sample_races]
         lines += [f"error {f.function} {f.code}{_card_option(f.card)}" for f in self.faults]
         lines += [f"hang {h.function} {h.ms}{_card_option(h.card)}" for h in self.hangs]
         lines += [f"unsupported {card} {function}" for card, function in self.unsupported]
