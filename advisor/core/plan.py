@@ -16,11 +16,12 @@ whose simulation is of the current state is committed once the literal §8 simul
 agrees. Evictions per rescued GPU are capped for all plans together (and, more loosely,
 per plan), so cheap rescues pay for dearer ones.
 
-Which plan is "best" first is a choice: fewest evictions per rescued GPU, or most GPUs
-rescued. On a packed cluster the large holes that evicted pods need are what runs out,
-and either order can spend them better, so while the work done stays within
-`portfolio_evaluations` the greedy runs again from scratch under the next objective and
-the run that rescues the most wins (then fewer evictions, then the earlier run).
+Which plan is "best" first is a choice: fewest evictions per rescued GPU, most GPUs
+rescued, or fewest evictions and large holes used up per rescued GPU. On a packed cluster
+the large holes that evicted pods need are what runs out, and any of these orders (and how
+long the greedy waits for a better plan) can spend them better, so while the work done
+stays within `portfolio_evaluations` the greedy runs again from scratch under the next of
+`RUNS` and the run that rescues the most wins (then fewer evictions, then the earlier run).
 
 Pure: frozen values in and out; the only outside input is the optional `clock` the caller
 passes for the time budget. Without one (or when the budget is not reached) the result is
@@ -52,8 +53,9 @@ from advisor.core.plan_search import (
 
 Clock = Callable[[], float]
 DEFAULT_TIME_BUDGET_S = 60.0
-PATIENCE = 16  # simulations after a commit before the best fresh plan is taken anyway
-OBJECTIVES: tuple[Objective, ...] = ("ratio", "value")  # the greedy's runs, in order
+# The greedy's runs, in order: the objective, and its patience (simulations after a
+# commit before the best fresh plan is taken anyway).
+RUNS: tuple[tuple[Objective, int], ...] = (("ratio", 16), ("value", 16), ("holes", 128))
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +159,7 @@ def plan(
     best: tuple[tuple[int, int], list[Plan]] | None = None
     evaluations = 0
     exhausted = False
-    for objective in OBJECTIVES:
+    for objective, patience in RUNS:
         if best is not None and (exhausted or evaluations >= options.portfolio_evaluations):
             break
         board = Board(cluster, bound)
@@ -166,7 +168,11 @@ def plan(
             ideal = ideal_bound(_with_bound(cluster, bound), healthy_free_mib(board.state))
         search = Search(board, limits, reference, objective)
         greedy = _Greedy(
-            board, search, {board.ids[n] for n in targetable}, options.max_evictions_per_gpu
+            board,
+            search,
+            {board.ids[n] for n in targetable},
+            options.max_evictions_per_gpu,
+            patience,
         )
         left = None if options.max_evaluations is None else options.max_evaluations - evaluations
         plans, exhausted = greedy.run(clock, deadline, left)
@@ -244,12 +250,18 @@ class _Greedy:
     plan; a plan is committed only when its simulation is of the current board."""
 
     def __init__(
-        self, board: Board, search: Search, targetable: set[int], evictions_per_gpu: float
+        self,
+        board: Board,
+        search: Search,
+        targetable: set[int],
+        evictions_per_gpu: float,
+        patience: int,
     ) -> None:
         self.board = board
         self.search = search
         self.targetable = targetable
         self.evictions_per_gpu = evictions_per_gpu
+        self.patience = patience
         self.evictions = 0
         self.rescued_gpus = 0.0
         self.heap: list[_Entry] = []
@@ -288,10 +300,10 @@ class _Greedy:
                     if best is None or fresh.key < best[0].key:
                         best = (fresh, fresh_seq)
                 misses += 1
-                if misses < PATIENCE or best is None:
+                if misses < self.patience or best is None:
                     continue
                 # A change that touches every target (the queue's next pod is smaller, say)
-                # would have them all re-simulated before one is committed: after PATIENCE
+                # would have them all re-simulated before one is committed: after `patience`
                 # simulations, take the best plan simulated on this board.
                 proposal, seq = best
                 target = proposal.target

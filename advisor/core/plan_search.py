@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 
 from advisor.core.model import Mode
-from advisor.core.plan_board import FODDER, NO_POD, Board, Outcome
+from advisor.core.plan_board import BIG, FODDER, NO_POD, Board, Outcome
 from advisor.core.state import BoolArray, IntArray, Shape
 
 MAX_OPTIONAL = 10  # pods per card considered as victims (the largest movable ones)
@@ -31,9 +31,11 @@ PlanKey = tuple[float, int, int, int, TargetKey]
 # rescues pay for dear ones), or the GPUs it rescues ("value": a key below zero, so ahead
 # of every estimate whenever a plan rescues more GPUs than VALUE_EVICTION_WEIGHT per
 # eviction: the greedy commits the most valuable plan it has simulated, which spends the
-# few large holes of a packed cluster on big pods). Estimates are evictions per GPU in
-# both: they only order which targets are simulated first.
-Objective = Literal["ratio", "value"]
+# few large holes of a packed cluster on big pods), or evictions plus large holes used up
+# per rescued GPU ("holes": a large hole is room for a movable pod of the median size; it
+# is what the next evicted pods need). Estimates are evictions per GPU in all three: they
+# only order which targets are simulated first.
+Objective = Literal["ratio", "value", "holes"]
 VALUE_EVICTION_WEIGHT = 0.01  # "value": among equal rescues, fewer evictions first
 
 
@@ -77,6 +79,7 @@ class Search:
         self.reference_mib = reference_mib
         self.objective: Objective = objective
         self.evaluations = 0
+        self.hole_mib = _median_movable_mib(board) if objective == "holes" else 0
         self._options: dict[
             tuple[int, Shape, int], list[tuple[int, int, int, tuple[int, ...]]]
         ] = {}
@@ -225,7 +228,7 @@ class Search:
             if not homeless:
                 if len(evict) > allowed:
                     return None
-                key = self._key(target, evict, gpus)
+                key = self._key(target, evict, gpus, outcome)
                 return Proposal(target, evict, outcome.landed, tuple(outcome.rescued), key)
             if depth == lim.max_chain_depth:
                 return None
@@ -250,16 +253,27 @@ class Search:
             )
         )
 
-    def _key(self, target: Target, evict: Sequence[int], gpus: float) -> PlanKey:
+    def _key(self, target: Target, evict: Sequence[int], gpus: float, outcome: Outcome) -> PlanKey:
         b = self.board
         worst = max(b.priority[p] for p in evict)
         moved = sum(b.pods[p].request.memory_mib for p in evict)
-        return (self._first(len(evict), gpus), len(evict), worst, moved, target.key)
-
-    def _first(self, evictions: int, gpus: float) -> float:
+        count = len(evict)
         if self.objective == "value":
-            return round(VALUE_EVICTION_WEIGHT * evictions - gpus, 9)
-        return round(evictions / gpus, 9)
+            first = VALUE_EVICTION_WEIGHT * count - gpus
+        elif self.objective == "holes":
+            first = (count + self._holes_used(evict, outcome)) / gpus
+        else:
+            first = count / gpus
+        return (round(first, 9), count, worst, moved, target.key)
+
+    def _holes_used(self, evict: Sequence[int], outcome: Outcome) -> int:
+        """Large holes the plan fills, less those it opens, on the cards it changes."""
+        b = self.board
+        cards = {k for positions in outcome.landed.values() for k in positions}
+        cards.update(k for p in evict for k in b.where[p] or [])
+        changed = sorted(cards)
+        before = int(np.count_nonzero(b.state.free_memory[changed] >= self.hole_mib))
+        return before - int(np.count_nonzero(outcome.state.free_memory[changed] >= self.hole_mib))
 
     def _chains(
         self, outcome: Outcome, homeless: Sequence[int], evict: Sequence[int], target: Target
@@ -383,6 +397,21 @@ class Search:
 
 def _level_order(level: Shape) -> tuple[int, int, int, int]:
     return (level.card_memory_mib, level.card_core, level.mode, level.gpus)
+
+
+def _median_movable_mib(board: Board) -> int:
+    """The median memory of the running single-card pods a plan may evict now."""
+    limit = board.movable_limit()
+    sizes = sorted(
+        shape.card_memory_mib
+        for pod, shape in enumerate(board.shape)
+        if shape is not None
+        and shape.gpus == 1
+        and board.where[pod] is not None
+        and board.evictable[pod]
+        and shape.card_memory_mib < limit
+    )
+    return sizes[len(sizes) // 2] if sizes else int(BIG)
 
 
 def levels_of(board: Board, pods: Iterable[int]) -> list[Shape]:

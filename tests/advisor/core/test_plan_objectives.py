@@ -1,4 +1,5 @@
-"""The greedy's second run (most GPUs first) and how `plan` picks between its runs."""
+"""The greedy's further runs (most GPUs first; fewest large holes used up) and how `plan`
+picks between its runs."""
 
 from __future__ import annotations
 
@@ -6,7 +7,14 @@ from typing import Any
 
 from advisor.core.model import Cluster
 from advisor.core.plan import PlanOptions, plan
-from tests.advisor.core.test_plan_checker import GiB, build, check_report, node
+from tests.advisor.core.test_plan_checker import (
+    GiB,
+    build,
+    check_report,
+    node,
+    pending,
+    running,
+)
 
 # (name, node, cards, gpus, GiB, core %, priority, do-not-disrupt)
 PodRow = tuple[str, str | None, list[int] | None, int, int, int, int, bool]
@@ -107,3 +115,49 @@ def test_a_tie_keeps_the_first_run() -> None:
     check_report(cluster, both)
     assert both.plans == first.plans
     assert both.evaluations > first.evaluations
+
+
+def cheap_plans_fill_the_large_hole() -> Cluster:
+    """Found by searching random fragmented clusters: the cheapest plan for the 6 GiB pod
+    (one small eviction) puts the evicted pod in the room the 12 GiB pod's plan needs for
+    its own evicted pods; the third run ("holes": evictions plus large holes used up per
+    GPU) rescues the 6 GiB pod by moving a 5 GiB pod elsewhere and then the 12 GiB one."""
+    placed = [
+        ("ml/p0", "n0", 0, 4),
+        ("ml/p2", "n0", 0, 8),
+        ("ml/p3", "n1", 0, 6),
+        ("ml/p6", "n0", 1, 6),
+        ("ml/p8", "n1", 1, 8),
+        ("ml/p11", "n1", 1, 8),
+        ("ml/p12", "n0", 2, 4),
+        ("ml/p13", "n0", 2, 5),
+        ("ml/p14", "n0", 3, 5),
+        ("ml/p15", "n1", 2, 6),
+        ("ml/p17", "n1", 2, 4),
+        ("ml/p29", "n0", 2, 2),
+        ("ml/p38", "n1", 2, 2),
+    ]
+    waiting = [("ml/p100", 6), ("ml/p101", 12), ("ml/p102", 10), ("ml/p103", 8)]
+    waiting += [("ml/p104", 6), ("ml/p105", 16)]
+    return build(
+        [node("n0", 16, 16, 16, 16), node("n1", 16, 16, 16)],
+        [
+            *(running(name, on, [card], gib) for name, on, card, gib in placed),
+            *(pending(name, 1, gib) for name, gib in waiting),
+        ],
+        policy={"node": "spread", "card": "binpack"},
+        max_vgpus_per_card=4,
+    )
+
+
+def test_the_holes_run_keeps_the_large_hole_for_the_bigger_pod() -> None:
+    cluster = cheap_plans_fill_the_large_hole()
+    two_runs = plan(cluster, PlanOptions(portfolio_evaluations=20))  # ratio, then value
+    check_report(cluster, two_runs)
+    assert [p.rescues for p in two_runs.plans] == [("ml/p104",)]
+    report = plan(cluster)
+    check_report(cluster, report)
+    assert [p.rescues for p in report.plans] == [("ml/p104",), ("ml/p101",)]
+    assert [p.evict for p in report.plans] == [("ml/p14",), ("ml/p2", "ml/p17")]
+    assert report.rescued_mib == 18 * GiB
+    assert report == plan(cluster)  # deterministic
