@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from advisor.render._common import plural
 from advisor.scenario import ScenarioError, load_scenario
 
 PACKAGE = Path(__file__).resolve().parent
@@ -195,10 +196,6 @@ def report_command(svc: Services, scenario: Path, out: Path) -> list[str]:
     ]
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def summary(out: Path) -> str:
     data = json.loads((out / "report.json").read_text())
     counts = data["diagnosis"]["summary"]
@@ -208,8 +205,8 @@ def summary(out: Path) -> str:
     lines = [
         f"source: {data['source']}",
         f"{counts['pending']} Pending GPU pods: {causes}",
-        f"{_count(plan['plans'], 'plan')} rescuing {_count(plan['rescued_pods'], 'pod')} "
-        f"with {_count(plan['evictions'], 'eviction')}",
+        f"{plural(plan['plans'], 'plan')} rescuing {plural(plan['rescued_pods'], 'pod')} "
+        f"with {plural(plan['evictions'], 'eviction')}",
         f"fragmentation: {frag['ratio']:.0%} of {frag['free_mib']} MiB free; "
         f"stranded {frag['stranded_mib']} MiB",
         f"open the report: file://{(out / 'report.html').resolve()}",

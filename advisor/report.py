@@ -21,8 +21,7 @@ from advisor.core.scaling import (
     allotted_gpus,
     capacity_gpus,
     headroom,
-    scale_down,
-    scale_up,
+    scaling_advice,
 )
 from advisor.metrics import RunFigures
 from advisor.output import cluster_view, diagnosis_json
@@ -101,10 +100,8 @@ def build_report(
     diagnosis = diagnose(cluster, node_detail_limit=NODE_DETAIL)
     budget = PlanOptions(time_budget_s=options.time_budget_s)
     plans = plan(cluster, budget, clock=clock, diagnosis=diagnosis)
-    rescued = frozenset(name for p in plans.plans for name in p.rescues)
     frag = fragmentation(cluster)
-    ups = scale_up(cluster, rescued=rescued, diagnosis=diagnosis)
-    downs = scale_down(cluster, threshold=options.scale_down_threshold)
+    ups, downs = scaling_advice(cluster, plans, diagnosis, options.scale_down_threshold)
     usage = usage_series(inputs.history) if inputs.history is not None else None
     capacity = capacity_gpus(cluster)
     peak_allotted, peak_used = allotted_gpus(cluster), None
@@ -118,10 +115,7 @@ def build_report(
         target_utilisation=options.target_utilisation,
         redundancy=options.redundancy,
     )
-    advice = plan_json(plans) | {
-        "scale_up": [u.json() for u in ups],
-        "scale_down": [d.json() for d in downs],
-    }
+    advice = plan_json(plans, cluster, ups, downs)
     data: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "generated_at": datetime.fromtimestamp(inputs.generated_at, UTC).isoformat(),

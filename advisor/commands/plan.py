@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from advisor.commands import InputError, add_output, emit
+from advisor.core.diagnose import diagnose
 from advisor.core.plan import DEFAULT_TIME_BUDGET_S, PlanOptions, plan
+from advisor.core.scaling import scaling_advice
 from advisor.render.plan_data import kubectl_script, plan_json, plan_views
 from advisor.scenario import load_scenario
 
@@ -69,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
         max_evictions_per_gpu=args.max_evictions_per_gpu,
         max_plan_evictions_per_gpu=args.max_plan_evictions_per_gpu,
     )
-    report = plan(cluster, options, clock=time.monotonic)
-    data = plan_json(report, cluster)
+    diagnosis = diagnose(cluster, node_detail_limit=0)
+    report = plan(cluster, options, clock=time.monotonic, diagnosis=diagnosis)
+    data = plan_json(report, cluster, *scaling_advice(cluster, report, diagnosis))
     if args.format == "json":
         text = json.dumps(data, indent=2)
     elif args.format == "kubectl":

@@ -24,6 +24,7 @@ from advisor.commands.snapshot import print_notes
 from advisor.core.diagnose import CAUSES
 from advisor.core.model import Cluster
 from advisor.metrics import push, write_textfile
+from advisor.render._common import plural
 from advisor.report import Report, ReportInputs, ReportOptions, build_report
 from advisor.scenario import load_scenario, write_atomic
 from advisor.sources import gather
@@ -192,10 +193,6 @@ def _writable_later(directory: Path, output_dir: Path) -> bool:
     return directory.is_dir() or directory.resolve() == output_dir.resolve()
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def run(args: argparse.Namespace) -> int:
     if args.fail_threshold < 1:
         raise InputError("--fail-threshold must be at least 1")
@@ -223,9 +220,9 @@ def run(args: argparse.Namespace) -> int:
     plan = report.data["plan"]["summary"]
     causes = ", ".join(f"{summary[c]} {c}" for c in CAUSES if summary[c])
     print(
-        f"xgpu-advisor: {_count(summary['pending'], 'Pending GPU pod')}"
+        f"xgpu-advisor: {plural(summary['pending'], 'Pending GPU pod')}"
         + (f" ({causes})" if causes else "")
-        + f"; {_count(plan['plans'], 'plan')} rescuing {_count(plan['rescued_pods'], 'pod')}; "
+        + f"; {plural(plan['plans'], 'plan')} rescuing {plural(plan['rescued_pods'], 'pod')}; "
         f"reports in {args.output_dir}/",
         file=sys.stderr,
     )

@@ -21,6 +21,7 @@ import numpy as np
 
 from advisor.core.diagnose import Diagnosis, build_state, diagnose
 from advisor.core.model import Card, Cluster, Node, Placement, Pod, queue_order
+from advisor.core.plan import PlanReport, apply_plans
 from advisor.core.scaledown import (
     DO_NOT_DISRUPT,
     PROTECTED_NAMESPACES,
@@ -50,6 +51,7 @@ __all__ = [
     "node_utilisation",
     "scale_down",
     "scale_up",
+    "scaling_advice",
     "with_new_nodes",
 ]
 
@@ -336,3 +338,14 @@ def allotted_gpus(cluster: Cluster) -> float:
 
 def capacity_gpus(cluster: Cluster, healthy_only: bool = True) -> int:
     return sum(1 for n in cluster.nodes for c in n.cards if c.healthy or not healthy_only)
+
+
+def scaling_advice(
+    cluster: Cluster, plans: PlanReport, diagnosis: Diagnosis, scale_down_threshold: float = 0.3
+) -> tuple[tuple[ScaleUp, ...], tuple[ScaleDown, ...]]:
+    """Scale-up for what the plans leave Pending; scale-down judged on the cluster after the
+    plans, so that no node a plan moves pods onto is also proposed for removal."""
+    rescued = frozenset(name for p in plans.plans for name in p.rescues)
+    ups = scale_up(cluster, rescued=rescued, diagnosis=diagnosis)
+    downs = scale_down(apply_plans(cluster, plans), threshold=scale_down_threshold)
+    return ups, downs

@@ -17,6 +17,11 @@ CAUSES: tuple[str, ...] = ("schedulable", "fragmentation", "capacity", "unsatisf
 MODE_NAMES: Mapping[int, str] = {0: "memory isolation", 1: "memory+core isolation", 2: "unused"}
 
 
+def plural(count: int, noun: str) -> str:
+    """ "1 plan", "2 plans": English for a count (nouns with a plain -s plural)."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def as_int(value: Any, default: int = 0) -> int:
     """An int from JSON (bools are not counts; floats are truncated)."""
     if isinstance(value, bool):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from advisor.core.model import Cluster, Placement
 from advisor.core.plan import Plan, PlanReport
+from advisor.core.scaling import ScaleDown, ScaleUp
 from advisor.output import card_view, placement_json
 from advisor.render._common import as_list, as_map, as_str
 
@@ -35,7 +36,12 @@ def _plan_json(plan: Plan, reference_mib: int, owners: Mapping[str, str | None])
     }
 
 
-def plan_json(report: PlanReport, cluster: Cluster | None = None) -> dict[str, Any]:
+def plan_json(
+    report: PlanReport,
+    cluster: Cluster | None = None,
+    scale_up: Sequence[ScaleUp] = (),
+    scale_down: Sequence[ScaleDown] = (),
+) -> dict[str, Any]:
     """The §8 JSON; `cluster` (the planned one) lets each plan name its unowned pods."""
     ref = report.reference_card_mib
     owners = {p.name: p.owner for p in cluster.pods} if cluster is not None else {}
@@ -52,8 +58,8 @@ def plan_json(report: PlanReport, cluster: Cluster | None = None) -> dict[str, A
         "policy": {"node": report.policy.node, "card": report.policy.card},
         "plans": [_plan_json(p, ref, owners) for p in report.plans],
         "unresolved": unresolved,
-        "scale_up": [],
-        "scale_down": [],
+        "scale_up": [u.json() for u in scale_up],
+        "scale_down": [d.json() for d in scale_down],
         "schedulable": {name: placement_json(where) for name, where in report.schedulable},
         "ideal": {
             "method": ideal.method,

@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from advisor.render._common import as_int, as_list, as_map, as_str, node_views
+from advisor.render._common import as_int, as_list, as_map, as_str, node_views, plural
 from advisor.render.markdown import escape_cell, markdown_table
 from advisor.render.plan_data import kubectl_script, unresolved_causes
-from advisor.render.report_findings import also_moves_cell, scale_down_header, scale_down_rows
+from advisor.render.report_findings import (
+    also_moves_cell,
+    scale_down_header,
+    scale_down_rows,
+    scale_up_rows,
+)
 
 MAX_LISTED = 6  # pods named per table cell; the JSON has them all
 
@@ -24,10 +29,6 @@ def _names(names: Sequence[Any]) -> str:
     return ", ".join(shown) + more
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
 def headline(data: Mapping[str, Any]) -> list[str]:
     s, ideal = as_map(data.get("summary")), as_map(data.get("ideal"))
     plans = as_int(s.get("plans"))
@@ -36,10 +37,11 @@ def headline(data: Mapping[str, Any]) -> list[str]:
     per_gpu = s.get("evictions_per_gpu")
     cost = f", {per_gpu} per GPU" if per_gpu is not None else ""
     lines = [
-        f"**{_count(plans, 'plan')} rescue {as_int(s.get('rescued_pods'))} of "
+        f"**{plural(plans, 'plan')} {'rescues' if plans == 1 else 'rescue'} "
+        f"{as_int(s.get('rescued_pods'))} of "
         f"{as_int(s.get('pending'))} Pending GPU pods: {s.get('rescued_gpus')} of "
         f"{s.get('pending_gpus')} GPUs ({float(s.get('rescued_share') or 0):.1%}), with "
-        f"{_count(as_int(s.get('evictions')), 'eviction')}{cost}.**",
+        f"{plural(as_int(s.get('evictions')), 'eviction')}{cost}.**",
         "",
         f"Ideal: an unrestricted repack ({as_str(ideal.get('method'))}) places "
         f"{ideal.get('repack_gpus')} GPUs ({float(ideal.get('repack_share') or 0):.1%}) of the "
@@ -96,6 +98,33 @@ def unresolved_section(data: Mapping[str, Any]) -> list[str]:
     if not rows:
         return []
     return ["## Still Pending", "", *markdown_table(["Pod", "Cause"], rows, right=set()), ""]
+
+
+def scale_up_table(data: Mapping[str, Any]) -> list[str]:
+    """The scale-up entries as a table (no lines when none): node shapes to add and the
+    Pending pods they are for."""
+    rows = [
+        [r.nodes, escape_cell(r.shape), escape_cell(", ".join(r.pods)), escape_cell(r.note)]
+        for r in scale_up_rows(data)
+    ]
+    if not rows:
+        return []
+    return [*markdown_table(["Nodes", "Node shape", "For", "Note"], rows, right={0}), ""]
+
+
+def scale_up_section(data: Mapping[str, Any]) -> list[str]:
+    """The "Nodes to add" section of the plan (no lines when none)."""
+    table = scale_up_table(data)
+    if not table:
+        return []
+    return [
+        "## Nodes to add",
+        "",
+        "For the pods no plan rescues: nodes of these shapes would host them, checked by "
+        "scheduling the whole queue on the cluster plus the new nodes.",
+        "",
+        *table,
+    ]
 
 
 def scale_down_table(data: Mapping[str, Any]) -> list[str]:
@@ -174,6 +203,7 @@ def render_plan_markdown(data: Mapping[str, Any], views: Sequence[Mapping[str, A
         "",
         *plans_section(data),
         *unresolved_section(data),
+        *scale_up_section(data),
         *scale_down_section(data),
     ]
     if as_list(data.get("plans")):

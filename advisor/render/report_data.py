@@ -20,6 +20,7 @@ from advisor.render._common import (
     as_map,
     as_str,
     node_views,
+    plural,
     pods_of,
     policy_text,
     summary_counts,
@@ -96,10 +97,6 @@ def fmt_age(value: Any) -> str:
     if minutes < 120:
         return f"{minutes} min"
     return f"{minutes // 60} h {minutes % 60} min"
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 # -- header ----------------------------------------------------------------------------------
@@ -215,9 +212,10 @@ def headroom_tile(room: Mapping[str, Any]) -> Tile:
         )
     if spare is None:
         return Tile("Headroom", "?", detail)
+    gpus = "GPU" if abs(spare) == 1 else "GPUs"
     if spare < 0:
-        return Tile("Headroom", f"{fmt_num(-spare)} GPUs short", detail, "bad")
-    return Tile("Headroom", f"{fmt_num(spare)} GPUs spare", detail, "good")
+        return Tile("Headroom", f"{fmt_num(-spare)} {gpus} short", detail, "bad")
+    return Tile("Headroom", f"{fmt_num(spare)} {gpus} spare", detail, "good")
 
 
 def summary_tiles(report: Mapping[str, Any]) -> list[Tile]:

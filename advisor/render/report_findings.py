@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.render._common import as_int, as_list, as_map, as_str
+from advisor.render._common import as_int, as_list, as_map, as_str, plural
 from advisor.render.plan_data import comment_safe
 from advisor.render.report_data import (
     GIB,
@@ -18,7 +18,6 @@ from advisor.render.report_data import (
     fmt_num,
     fmt_pct,
     fmt_time,
-    plural,
 )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.render._common import CAUSES, as_list, as_map, as_str, headline
+from advisor.render._common import CAUSES, as_list, as_map, as_str, headline, plural
 from advisor.render._style import CAUSE_COLOURS, CSS
 from advisor.render.html import advice_panel, card_legend, escape, node_panel, pending_table
 from advisor.render.plan_data import kubectl_script
@@ -24,7 +24,6 @@ from advisor.render.report_data import (
     drawn_nodes,
     fmt_generated,
     pending_counts,
-    plural,
     policy_of,
     run_text,
     stale_rows,

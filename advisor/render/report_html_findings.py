@@ -37,16 +37,7 @@ def scaling_section(report: Mapping[str, Any]) -> str:
     plan = as_map(report.get("plan"))
     if not plan:
         return heading + note_panel("No plan data in this report.")
-    ups = scale_up_rows(plan)
-    up = (
-        html_table(
-            ["Nodes", "Node shape", "For", "Note"],
-            [[escape(r.nodes), escape(r.shape), _names(r.pods), escape(r.note)] for r in ups],
-            numeric={0},
-        )
-        if ups
-        else '<p class="none">None: no unresolved pod needs new nodes.</p>'
-    )
+    up = scale_up_html(plan) or '<p class="none">None: no unresolved pod needs new nodes.</p>'
     down = scale_down_html(plan) or (
         '<p class="none">None: no node below the threshold can be emptied.</p>'
     )
@@ -57,6 +48,18 @@ def scaling_section(report: Mapping[str, Any]) -> str:
         + '</section><section class="panel"><h3>Scale down</h3>'
         + down
         + "</section></div>"
+    )
+
+
+def scale_up_html(plan: Mapping[str, Any]) -> str:
+    """The scale-up entries as a table ("" when none)."""
+    ups = scale_up_rows(plan)
+    if not ups:
+        return ""
+    return html_table(
+        ["Nodes", "Node shape", "For", "Note"],
+        [[escape(r.nodes), escape(r.shape), _names(r.pods), escape(r.note)] for r in ups],
+        numeric={0},
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.render._common import CAUSES, as_list, as_map, as_str, headline
+from advisor.render._common import CAUSES, as_list, as_map, as_str, headline, plural
 from advisor.render.markdown import (
     advice_section,
     cards_section,
@@ -22,6 +22,7 @@ from advisor.render.plan_markdown import (
     pictures_section,
     plans_section,
     scale_down_table,
+    scale_up_table,
     unresolved_section,
 )
 from advisor.render.report_data import (
@@ -30,7 +31,6 @@ from advisor.render.report_data import (
     fmt_generated,
     fmt_time,
     pending_counts,
-    plural,
     policy_of,
     run_text,
     stale_rows,
@@ -45,7 +45,6 @@ from advisor.render.report_findings import (
     fragmented_node_rows,
     kubectl_input,
     pending_fit_text,
-    scale_up_rows,
     shape_rows,
     sizing_rows,
     sizing_window,
@@ -157,15 +156,7 @@ def _scaling(report: Mapping[str, Any]) -> list[str]:
     if not plan:
         return ["## Scaling advice", "", *_note("No plan data in this report.")]
     lines = ["## Scaling advice", "", "### Scale up (for what stays Pending)", ""]
-    ups = scale_up_rows(plan)
-    if ups:
-        rows = [
-            [r.nodes, escape_cell(r.shape), escape_cell(", ".join(r.pods)), escape_cell(r.note)]
-            for r in ups
-        ]
-        lines += [*markdown_table(["Nodes", "Node shape", "For", "Note"], rows, right={0}), ""]
-    else:
-        lines += _note("None: no unresolved pod needs new nodes.")
+    lines += scale_up_table(plan) or _note("None: no unresolved pod needs new nodes.")
     lines += ["### Scale down", ""]
     lines += scale_down_table(plan) or _note("None: no node below the threshold can be emptied.")
     return lines

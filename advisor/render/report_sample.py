@@ -2,8 +2,8 @@
 at the pages without a cluster: `python -m advisor.render.report_sample OUT.html` (or OUT.md).
 
 The cluster is advisor/examples/report-sample.yaml (the demo as it was when this was written)
-plus a one-card node that lets a plan rescue a fragmented pod; the history is a synthetic,
-seeded day of 5-minute samples.
+plus two one-card nodes (one lets a plan rescue a fragmented pod, one could go); the
+history is a synthetic, seeded day of 5-minute samples.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ _USE: dict[str, tuple[float, float, float]] = {
 
 
 def sample_cluster() -> Cluster:
-    """The demo cluster plus `t4-spare` (one T4 holding a small pod, and a CPU pod)."""
+    """The demo cluster plus `t4-spare` (one T4 holding a small pod, where a plan moves an
+    evicted pod) and `t4-idle` (one T4 holding a tiny pod, and a CPU pod: it could go)."""
     text = (
         resources.files("advisor")
         .joinpath("examples/report-sample.yaml")
@@ -54,12 +55,29 @@ def sample_cluster() -> Cluster:
         {
             "name": "t4-spare",
             "cards": [{"index": 0, "memory_mib": 16384, "model": "Tesla T4"}],
+            "other_pods": [],
+        }
+    )
+    data["nodes"].append(
+        {
+            "name": "t4-idle",
+            "cards": [{"index": 0, "memory_mib": 16384, "model": "Tesla T4"}],
             "other_pods": [{"name": "ml/dashboard"}],  # a CPU pod that would move with it
         }
     )
     for pod in data["pods"]:
         if pod["name"] == "ml/train-b":
             pod.pop("owner", None)  # a bare pod: its workload is its own name
+    data["pods"].insert(
+        0,
+        {
+            "name": "ml/tiny",
+            "node": "t4-idle",
+            "cards": [0],
+            "request": {"gpus": 1, "memory_mib": 1024},
+            "owner": "Deployment/ml/tiny",
+        },
+    )
     data["pods"].insert(
         0,
         {

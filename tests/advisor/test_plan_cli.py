@@ -76,7 +76,11 @@ def test_json_follows_the_contract(scenario: Path, capsys: pytest.CaptureFixture
         }
     ]
     assert data["unresolved"] == [{"pod": "web/too-big", "cause": "unsatisfiable"}]
-    assert data["scale_up"] == []
+    # web/too-big asks 4 cards of 8 GiB: no node has 4 cards, so a new shape; `spare` takes the
+    # evicted ml/train-a, and `b` runs a kube-system pod: no node can go.
+    assert [(u["shape"], u["nodes"], u["for"], u.get("new_shape")) for u in data["scale_up"]] == [
+        ({"cards": 4, "memory_mib": 8192, "model": ""}, 1, ["web/too-big"], True)
+    ]
     assert data["scale_down"] == []
     assert data["schedulable"] == {"web/infer-1": {"node": "cce-node-1", "cards": [0, 1]}}
     summary = data["summary"]
@@ -125,7 +129,7 @@ def test_markdown_names_plans_commands_and_cards(
 ) -> None:
     text = run_plan(capsys, "--scenario", str(scenario))
     assert text.startswith("# Rebalancing plans (node binpack, card binpack)")
-    assert "**1 plan rescue 1 of 2 Pending GPU pods" in text
+    assert "**1 plan rescues 1 of 2 Pending GPU pods" in text
     assert "web/infer-2 → cce-node-1\\[0,2\\]" in text
     assert "ml/train-a: cce-node-1\\[0\\] → spare\\[0\\]" in text
     assert "kubectl delete pod -n ml train-a" in text
@@ -249,3 +253,24 @@ def test_kubectl_script_keeps_hostile_names_inside_comments() -> None:
         assert line == "" or line.startswith(("#", "set -e", "kubectl delete pod "))
     assert "# not a Kubernetes pod name, left out: ns/pod?rm -rf /" in script
     assert "kubectl delete" not in script
+
+
+def test_markdown_and_html_show_the_nodes_to_add(
+    scenario: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What no plan rescues gets its scale-up advice in the plan's own pages too."""
+    text = run_plan(capsys, "--scenario", str(scenario), "--pictures", "0")
+    section = text[text.index("## Nodes to add") :]
+    assert "| 1 | 4 × 8,192 MiB cards, any model (a new node shape) | web/too-big |" in section
+    page = run_plan(capsys, "--scenario", str(scenario), "--format", "html", "--pictures", "0")
+    panel = page[page.index("<h3>Nodes to add</h3>") :]
+    assert "web/too-big" in panel[: panel.index("</section>")]
+
+
+def test_nothing_to_add_means_no_section(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "calm.json"
+    save_scenario(path, build([node("a", 16)], [running("t/x", "a", [0], 8)]))
+    assert "Nodes to add" not in run_plan(capsys, "--scenario", str(path))
+    assert "Nodes to add" not in run_plan(capsys, "--scenario", str(path), "--format", "html")

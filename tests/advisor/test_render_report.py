@@ -76,12 +76,12 @@ def test_html_summary_strip_figures(page: str) -> None:
     assert "<b>1</b>fragmentation" in strip
     assert '<div class="value">1 of 3 pods</div>' in strip
     assert "0.5 of 19 GPUs (2.6%)" in strip
-    assert "bounds it at 3.688 (19.4%)" in strip
-    assert '<div class="value">73.5%</div>' in strip
-    assert '<div class="value">2 GPUs short</div>' in strip
-    assert "9 GPUs in the cluster; 11 needed" in strip
+    assert "bounds it at 4.625 (24.3%)" in strip
+    assert '<div class="value">68.5%</div>' in strip
+    assert '<div class="value">1 GPU short</div>' in strip
+    assert "10 GPUs in the cluster; 11 needed" in strip
     # the meter: plans, ideal repack and bound as widths of one bar
-    assert 'class="bound" style="width:19.4%"' in strip
+    assert 'class="bound" style="width:24.3%"' in strip
     assert 'class="got" style="width:2.6%"' in strip
 
 
@@ -99,7 +99,7 @@ def test_html_pending_chart_and_every_pending_pod(report: dict[str, Any], page: 
 def test_html_cards_reuse_the_diagnosis_bars(report: dict[str, Any], page: str) -> None:
     section = page[page.index('id="cards"') : page.index('id="plans"')]
     cards = sum(len(n["cards"]) for n in report["view"]["nodes"])
-    assert section.count('class="bar"') == cards == 10
+    assert section.count('class="bar"') == cards == 11
     for node in report["view"]["nodes"]:
         assert f'id="node-{node["name"]}"' in section
 
@@ -118,12 +118,12 @@ def test_html_plans_with_pictures_and_commands(page: str) -> None:
 def test_html_scaling_fragmentation_usage_rightsizing(page: str) -> None:
     scaling = page[page.index('id="scaling"') : page.index('id="fragmentation"')]
     assert "8 × 32,768 MiB cards, any model (a new node shape)" in scaling
-    assert "ml/small → v100-node-1[0]" in scaling
-    assert "25.0%" in scaling
+    assert "ml/tiny → v100-node-1[0]" in scaling
+    assert "6.2%" in scaling
     assert "<th>Other pods, also moved (not simulated)</th>" in scaling
     assert '<span class="mono">ml/dashboard</span>' in scaling
     frag = page[page.index('id="fragmentation"') : page.index('id="usage"')]
-    assert "54,955 MiB (2.022 GPUs), 73.5% of free" in frag
+    assert "61,696 MiB (2.461 GPUs), 68.5% of free" in frag
     assert "2 × 28,672 MiB + 60 % core" in frag
     assert frag.index("a100-node-1") < frag.index("t4-spare")  # most fragmented first
     usage = page[page.index('id="usage"') : page.index('id="rightsizing"')]
@@ -132,10 +132,10 @@ def test_html_scaling_fragmentation_usage_rightsizing(page: str) -> None:
     assert len(points.group(1).split()) == 288
     assert ">GiB</text>" in usage
     assert ">11-30</text>" in usage
-    assert "allotted peaks at 175.0 GiB" in usage
+    assert "allotted peaks at 176.0 GiB" in usage
     sizing = page[page.index('id="rightsizing"') :]
     assert "newly: web/infer-2" in sizing
-    assert sizing.count('<svg class="sizing"') == 8
+    assert sizing.count('<svg class="sizing"') == 9
     assert sizing.index("Deployment/infer/embed") < sizing.index("Job/ml/train-a")  # saving
 
 
@@ -157,12 +157,12 @@ def test_markdown_has_the_same_sections_as_tables(text: str) -> None:
     ]
     assert [h for h in headings if h in wanted] == wanted
     assert "| node gpu-old-7 | xgpu_node_info | 21 min ago |" in text
-    assert "- **Headroom: 2 GPUs short**" in text
+    assert "- **Headroom: 1 GPU short**" in text
     assert "| schedulable | 3 | " + "█" * 24 + " |" in text
     assert "| 1 | 8 × 32,768 MiB cards, any model (a new node shape) | ml/pretrain-0 |" in text
-    assert "| a100-node-1 | 39,936 | 32,154 | 0 | 80.5% |" in text
-    assert "| t4-spare | 25.0% | ml/small → v100-node-1\\[0\\] | ml/dashboard |" in text
-    assert "| 2025-11-30 08:30 UTC | 175.0 |" in text
+    assert "| a100-node-1 | 39,936 | 31,680 | 0 | 79.3% |" in text
+    assert "| t4-idle | 6.2% | ml/tiny → v100-node-1\\[0\\] | ml/dashboard |" in text
+    assert "| 2025-11-30 08:30 UTC | 176.0 |" in text
     assert "| Deployment/infer/embed | main | 1 pod, 1 vGPU | memory | 24,576 |" in text
 
 

@@ -75,3 +75,28 @@ def test_report_data_and_figures_agree() -> None:
     assert data["usage"]["used_bytes"] == [6 * GIB, 12 * GIB]
     assert report.figures.duration_seconds == data["run"]["duration_seconds"]
     assert report.figures.finished_at == inputs.generated_at + report.figures.duration_seconds
+
+
+def test_report_plans_name_only_pods_without_a_controller() -> None:
+    """The embedded §8 plans know the cluster: an owned evicted pod is not 'unowned'."""
+    from tests.advisor.test_plan_cli import cce_cluster
+
+    inputs = ReportInputs(cce_cluster(), "test", 1_764_460_800.0)
+    plans = build_report(inputs, ReportOptions(time_budget_s=5), lambda: 0.0).data["plan"]
+    assert [(p["evict"], p["unowned"]) for p in plans["plans"]] == [(["ml/train-a"], [])]
+
+
+def test_scale_down_is_judged_after_the_plans() -> None:
+    """`spare` is idle now, but the plan moves the evicted pod there: it must not also be
+    proposed for removal; the node no plan touches still is."""
+    from tests.advisor.test_plan_cli import cce_cluster
+
+    base = cce_cluster()
+    idle = Node("idle", (Card(0, 16384),))
+    small = Pod("ml/tiny", Request(1, 1024), Placement("idle", (0,)), owner="Job/ml/tiny")
+    inputs = ReportInputs(
+        Cluster((*base.nodes, idle), (*base.pods, small), base.policy), "test", 0.0
+    )
+    data = build_report(inputs, ReportOptions(time_budget_s=5), lambda: 0.0).data["plan"]
+    assert any(p["placements"].get("ml/train-a", {}).get("node") == "spare" for p in data["plans"])
+    assert [d["node"] for d in data["scale_down"]] == ["idle"]
