@@ -197,7 +197,7 @@ def _exporter_families(snap: Snapshot) -> Iterator[Metric]:
     )
     errors = CounterMetricFamily(
         "xgpu_exporter_nvml_errors",
-        "NVML calls that failed, by function and NVML error code.",
+        "NVML calls that failed, by function and NVML error code (or timeout, unknown_device).",
         labels=["function", "code"],
     )
     for function, code, count in snap.nvml_errors:
