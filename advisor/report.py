@@ -139,7 +139,7 @@ def build_report(
         plans_by_kind={
             "rebalance": len(plans.plans),
             "scale_up": len(ups),
-            "scale_down": len(downs),
+            "scale_down": len(downs.steps),
         },
         rescuable_pods=plans.rescued_pods,
         finished_at=inputs.generated_at + duration,

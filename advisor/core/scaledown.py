@@ -7,11 +7,15 @@ being scheduled. Nodes go greedily, least utilised first, each removal seen by t
 Only GPUs are modelled. The node's other pods (`Node.other_pods`, when known) are judged as
 the autoscaler's drain would judge them: one that blocks eviction keeps the node; the others
 are listed as also moving, without simulating where (their CPU and memory are not modelled).
+
+Every node below the threshold that is kept gets one reason, the first check it failed, as
+the autoscaler gives each unremovable node one (NotUnderutilized, BlockedByPod,
+NoPlaceToMovePods...): see `HELD_REASONS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -19,13 +23,27 @@ from typing import Any
 import numpy as np
 
 from advisor.core.diagnose import build_state
-from advisor.core.model import Cluster, Placement, Pod, queue_order
+from advisor.core.model import Cluster, OtherPod, Placement, Pod, queue_order
 from advisor.core.state import CardState, Shape
 from advisor.core.whatif import place_queue
 
 DO_NOT_DISRUPT = "xgpu.io/do-not-disrupt"
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 PROTECTED_NAMESPACES = frozenset({"kube-system"})
+
+# Why an idle node is kept, in the order the checks run (the first failed one is given):
+UTILISATION_ROSE = "utilisation-rose"  # earlier removals moved pods onto it
+GPU_POD_NOT_MOVABLE = "gpu-pod-not-movable"  # a GPU pod `movable` refuses
+BLOCKED_BY_POD = "blocked-by-pod"  # an other pod that blocks eviction
+PODS_DO_NOT_FIT = "pods-do-not-fit"  # a GPU pod finds no place once the node is gone
+PENDING_WOULD_STOP_FITTING = "pending-would-stop-fitting"  # a Pending pod would lose its place
+HELD_REASONS = (
+    UTILISATION_ROSE,
+    GPU_POD_NOT_MOVABLE,
+    BLOCKED_BY_POD,
+    PODS_DO_NOT_FIT,
+    PENDING_WOULD_STOP_FITTING,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +67,49 @@ class ScaleDown:
         return entry
 
 
+@dataclass(frozen=True, slots=True)
+class HeldNode:
+    """A node below the threshold that scale-down keeps, and why (one of `HELD_REASONS`)."""
+
+    node: str
+    utilisation: float  # allotted / card memory as the cluster stands, before any removal
+    reason: str
+    detail: str  # names the pod or node behind the reason
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "utilisation": round(self.utilisation, 4),
+            "reason": self.reason,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleDownAdvice:
+    """The removals, in order (what `scale_down` returns), and the nodes below the threshold
+    that are kept, least utilised first (ties by name)."""
+
+    steps: tuple[ScaleDown, ...]
+    held: tuple[HeldNode, ...] = ()
+
+
+def unmovable_reason(pod: Pod) -> str | None:
+    """Why scale-down may not move this GPU pod (in kube-system, annotated do-not-disrupt
+    "true" or safe-to-evict "false"), in the Kubernetes source's words; None: it may."""
+    if pod.namespace in PROTECTED_NAMESPACES:
+        return f"{pod.namespace} pod"
+    if pod.annotations.get(DO_NOT_DISRUPT, "").lower() == "true":
+        return f"{DO_NOT_DISRUPT}: true"
+    if pod.annotations.get(SAFE_TO_EVICT, "").lower() == "false":
+        return f"{SAFE_TO_EVICT}: false"
+    return None
+
+
 def movable(pod: Pod) -> bool:
     """Whether scale-down may move this GPU pod: not in kube-system, not annotated
     do-not-disrupt "true" nor safe-to-evict "false"."""
-    return (
-        pod.namespace not in PROTECTED_NAMESPACES
-        and pod.annotations.get(DO_NOT_DISRUPT, "").lower() != "true"
-        and pod.annotations.get(SAFE_TO_EVICT, "").lower() != "false"
-    )
+    return unmovable_reason(pod) is None
 
 
 def node_utilisation(cluster: Cluster) -> dict[str, float]:
@@ -73,7 +126,14 @@ def node_utilisation(cluster: Cluster) -> dict[str, float]:
 
 def scale_down(cluster: Cluster, threshold: float = 0.3) -> tuple[ScaleDown, ...]:
     """Nodes that can go, in the order to remove them, each with where its GPU pods would
-    move and which other pods would move too.
+    move and which other pods would move too (`scale_down_advice` also says why the other
+    idle nodes stay)."""
+    return scale_down_advice(cluster, threshold).steps
+
+
+def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvice:
+    """The nodes that can go, in the order to remove them, and every other node below
+    `threshold` with the first check it failed.
 
     Candidates: utilisation below `threshold`, every GPU pod `movable`, and no other pod
     that blocks eviction (kube-system, bare, annotated, local storage: see the sources).
@@ -86,14 +146,16 @@ def scale_down(cluster: Cluster, threshold: float = 0.3) -> tuple[ScaleDown, ...
     candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
     others = {n.name: n.other_pods for n in cluster.nodes}
     running = {p.name: p for p in cluster.running}
+    received: dict[str, list[str]] = {}  # node -> the removed nodes whose pods moved onto it
     steps: list[ScaleDown] = []
-    for _, name in candidates:
+    held: list[HeldNode] = []
+    for given, name in candidates:
         on_node = [p for p in running.values() if p.placement and p.placement.node == name]
         now = _utilisation_of(base, name)
-        if now >= threshold or not all(movable(p) for p in on_node):
-            continue
         other = others[name]
-        if other is not None and any(p.blocks for p in other):
+        kept = _kept_before_simulating(on_node, other, now, threshold, received.get(name, []))
+        if kept is not None:
+            held.append(HeldNode(name, given, *kept))
             continue
         trial = base.copy()
         for pod in on_node:
@@ -107,7 +169,9 @@ def scale_down(cluster: Cluster, threshold: float = 0.3) -> tuple[ScaleDown, ...
         order = queue_order(tuple(cluster.pending) + moved)
         after = place_queue(trial.copy(), order, cluster.policy)
         landed = {pod.name: where for pod, where in zip(order, after, strict=True) if where}
-        if not all(p.name in landed for p in moved) or not must_land <= landed.keys():
+        kept = _kept_by_simulation(order, moved, must_land, landed)
+        if kept is not None:
+            held.append(HeldNode(name, given, *kept))
             continue
         for pod in moved:  # commit: the moved pods run where they landed
             placement = landed[pod.name]
@@ -118,11 +182,68 @@ def scale_down(cluster: Cluster, threshold: float = 0.3) -> tuple[ScaleDown, ...
             running[pod.name] = Pod(
                 pod.name, pod.request, placement, pod.priority, pod.owner, pod.annotations
             )
+            received.setdefault(placement.node, []).append(name)
         base = trial
         moves = MappingProxyType({p.name: landed[p.name] for p in moved})
         also = None if other is None else tuple(p.name for p in other)
         steps.append(ScaleDown(name, now, moves, also))
-    return tuple(steps)
+    return ScaleDownAdvice(tuple(steps), tuple(held))
+
+
+def _kept_before_simulating(
+    on_node: Sequence[Pod],
+    other: Sequence[OtherPod] | None,
+    now: float,
+    threshold: float,
+    sources: Sequence[str],
+) -> tuple[str, str] | None:
+    """(reason, detail) when the node stays whatever the simulation would say; None if not."""
+    if now >= threshold:
+        came_from = ", ".join(dict.fromkeys(sources)) or "an earlier node"
+        return UTILISATION_ROSE, (
+            f"removing {came_from} moves pods onto it: {_pct(now)} then, not below the "
+            f"{_pct(threshold)} threshold"
+        )
+    pinned = sorted((p.name, why) for p in on_node if (why := unmovable_reason(p)) is not None)
+    if pinned:
+        return GPU_POD_NOT_MOVABLE, f"{pinned[0][0]}: {pinned[0][1]}" + _more(pinned, "GPU pod")
+    blocking = [(p.name, p.blocks) for p in other or () if p.blocks]
+    if blocking:
+        return BLOCKED_BY_POD, f"{blocking[0][0]}: {blocking[0][1]}" + _more(blocking, "pod")
+    return None
+
+
+def _kept_by_simulation(
+    order: Sequence[Pod],
+    moved: Sequence[Pod],
+    must_land: set[str],
+    landed: Mapping[str, Placement],
+) -> tuple[str, str] | None:
+    """(reason, detail) when the re-queued pods, or a Pending pod that lands now, find no
+    place with the node gone; names the first such pod in queue order. None: it can go."""
+    moving = {p.name for p in moved}
+    homeless = [p for p in order if p.name in moving and p.name not in landed]
+    if homeless:
+        shape = Shape.of(homeless[0].request)
+        return PODS_DO_NOT_FIT, (
+            f"{homeless[0].name} ({shape.gpus} × {shape.card_memory_mib} MiB) finds no place "
+            "on the other nodes" + _more(homeless, "GPU pod")
+        )
+    lost = [p for p in order if p.name in must_land and p.name not in landed]
+    if lost:
+        return PENDING_WOULD_STOP_FITTING, (
+            f"Pending {lost[0].name} would no longer be scheduled" + _more(lost, "Pending pod")
+        )
+    return None
+
+
+def _more(items: Sequence[object], what: str) -> str:
+    rest = len(items) - 1
+    return f" (and {rest} more {what}{'s' if rest > 1 else ''})" if rest else ""
+
+
+def _pct(share: float) -> str:
+    return f"{share * 100:.1f}".removesuffix(".0") + "%"
 
 
 def _utilisation_of(state: CardState, node: str) -> float:

@@ -24,22 +24,29 @@ from advisor.core.model import Card, Cluster, Node, Placement, Pod, queue_order
 from advisor.core.plan import PlanReport, apply_plans
 from advisor.core.scaledown import (
     DO_NOT_DISRUPT,
+    HELD_REASONS,
     PROTECTED_NAMESPACES,
     SAFE_TO_EVICT,
+    HeldNode,
     ScaleDown,
+    ScaleDownAdvice,
     movable,
     node_utilisation,
     scale_down,
+    scale_down_advice,
 )
 from advisor.core.state import CardState, Shape
 
 __all__ = [
     "DO_NOT_DISRUPT",
+    "HELD_REASONS",
     "PROTECTED_NAMESPACES",
     "SAFE_TO_EVICT",
     "Headroom",
+    "HeldNode",
     "NodeShape",
     "ScaleDown",
+    "ScaleDownAdvice",
     "ScaleUp",
     "allotted_gpus",
     "capacity_gpus",
@@ -50,6 +57,7 @@ __all__ = [
     "node_shapes",
     "node_utilisation",
     "scale_down",
+    "scale_down_advice",
     "scale_up",
     "scaling_advice",
     "with_new_nodes",
@@ -342,10 +350,11 @@ def capacity_gpus(cluster: Cluster, healthy_only: bool = True) -> int:
 
 def scaling_advice(
     cluster: Cluster, plans: PlanReport, diagnosis: Diagnosis, scale_down_threshold: float = 0.3
-) -> tuple[tuple[ScaleUp, ...], tuple[ScaleDown, ...]]:
+) -> tuple[tuple[ScaleUp, ...], ScaleDownAdvice]:
     """Scale-up for what the plans leave Pending; scale-down judged on the cluster after the
-    plans, so that no node a plan moves pods onto is also proposed for removal."""
+    plans, so that no node a plan moves pods onto is also proposed for removal. The
+    scale-down advice is the sequence of removals and carries the idle nodes kept (`held`)."""
     rescued = frozenset(name for p in plans.plans for name in p.rescues)
     ups = scale_up(cluster, rescued=rescued, diagnosis=diagnosis)
-    downs = scale_down(apply_plans(cluster, plans), threshold=scale_down_threshold)
+    downs = scale_down_advice(apply_plans(cluster, plans), threshold=scale_down_threshold)
     return ups, downs

@@ -9,11 +9,12 @@ from typing import Any
 
 from advisor.core.model import Cluster, Placement
 from advisor.core.plan import Plan, PlanReport
-from advisor.core.scaling import ScaleDown, ScaleUp
+from advisor.core.scaling import ScaleDownAdvice, ScaleUp
 from advisor.output import card_view, placement_json
 from advisor.render._common import as_list, as_map, as_str
 
 PLAN_SCHEMA = "xgpu-advisor/plan/v1"
+MAX_HELD_LISTED = 50  # idle nodes kept, least utilised first; the rest are counted
 
 
 def _gpus(value: float) -> float:
@@ -40,9 +41,12 @@ def plan_json(
     report: PlanReport,
     cluster: Cluster | None = None,
     scale_up: Sequence[ScaleUp] = (),
-    scale_down: Sequence[ScaleDown] = (),
+    scale_down: ScaleDownAdvice | None = None,
 ) -> dict[str, Any]:
-    """The §8 JSON; `cluster` (the planned one) lets each plan name its unowned pods."""
+    """The §8 JSON; `cluster` (the planned one) lets each plan name its unowned pods. Of the
+    idle nodes `scale_down` keeps, at most MAX_HELD_LISTED are listed,
+    `scale_down_held_omitted` counts the rest."""
+    scale_down = scale_down or ScaleDownAdvice(())
     ref = report.reference_card_mib
     owners = {p.name: p.owner for p in cluster.pods} if cluster is not None else {}
     ideal = report.ideal
@@ -59,7 +63,9 @@ def plan_json(
         "plans": [_plan_json(p, ref, owners) for p in report.plans],
         "unresolved": unresolved,
         "scale_up": [u.json() for u in scale_up],
-        "scale_down": [d.json() for d in scale_down],
+        "scale_down": [d.json() for d in scale_down.steps],
+        "scale_down_held": [h.json() for h in scale_down.held[:MAX_HELD_LISTED]],
+        "scale_down_held_omitted": max(len(scale_down.held) - MAX_HELD_LISTED, 0),
         "schedulable": {name: placement_json(where) for name, where in report.schedulable},
         "ideal": {
             "method": ideal.method,

@@ -13,7 +13,7 @@ from advisor.render._common import NodeView, as_int, as_list, as_map, as_str, no
 from advisor.render._style import CSS, MODE_PALETTES, MODE_TAGS
 from advisor.render.html import card_row, escape, format_mib
 from advisor.render.plan_data import kubectl_script, unresolved_causes
-from advisor.render.report_html_findings import scale_down_html, scale_up_html
+from advisor.render.report_html_findings import held_html, scale_down_html, scale_up_html
 
 PLAN_CSS = """
 .ba { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 18px; }
@@ -161,15 +161,18 @@ def scale_up_panel(data: Mapping[str, Any]) -> str:
 
 
 def scale_down_panel(data: Mapping[str, Any]) -> str:
-    """The nodes that could go, with where their pods would move (empty when none)."""
-    table = scale_down_html(data)
-    if not table:
+    """The nodes that could go, with where their pods would move, and the idle nodes kept
+    with why (empty when neither)."""
+    table, held = scale_down_html(data), held_html(data)
+    if not table and not held:
         return ""
-    return (
-        '<section class="panel"><h3>Nodes that could go</h3><p class="meta">Removing these '
-        "nodes, in order, re-places their GPU pods as shown; other pods are listed, not "
-        f"simulated.</p>{table}</section>"
+    intro = (
+        '<p class="meta">Removing these nodes, in order, re-places their GPU pods as shown; '
+        f"other pods are listed, not simulated.</p>{table}"
+        if table
+        else '<p class="none">None: no node below the threshold can be emptied.</p>'
     )
+    return f'<section class="panel"><h3>Nodes that could go</h3>{intro}{held}</section>'
 
 
 def render_plan_html(

@@ -9,7 +9,11 @@ from advisor.render._common import as_int, as_list, as_map, as_str, node_views, 
 from advisor.render.markdown import escape_cell, markdown_table
 from advisor.render.plan_data import kubectl_script, unresolved_causes
 from advisor.render.report_findings import (
+    HELD_HEADER,
+    HELD_TITLE,
     also_moves_cell,
+    held_more_text,
+    held_rows,
     scale_down_header,
     scale_down_rows,
     scale_up_rows,
@@ -143,19 +147,34 @@ def scale_down_table(data: Mapping[str, Any]) -> list[str]:
     return [*markdown_table(header, rows, right={1}), ""]
 
 
-def scale_down_section(data: Mapping[str, Any]) -> list[str]:
-    """The "Nodes that could go" section of the plan (no lines when none)."""
-    table = scale_down_table(data)
-    if not table:
+def held_table(data: Mapping[str, Any]) -> list[str]:
+    """The idle nodes scale-down keeps, each with its reason (no lines when none)."""
+    held, omitted = held_rows(data)
+    if not held:
         return []
-    return [
-        "## Nodes that could go",
-        "",
-        "Removing these nodes, in order, re-places their GPU pods as shown; other pods are "
-        "listed, not simulated.",
-        "",
-        *table,
+    rows = [
+        [escape_cell(r.node), r.utilisation, escape_cell(r.reason), escape_cell(r.detail)]
+        for r in held
     ]
+    lines = [f"**{HELD_TITLE}**", "", *markdown_table(HELD_HEADER, rows, right={1}), ""]
+    if omitted:
+        lines += [f"_{escape_cell(held_more_text(omitted))}_", ""]
+    return lines
+
+
+def scale_down_section(data: Mapping[str, Any]) -> list[str]:
+    """The "Nodes that could go" section of the plan, with the idle nodes kept (no lines
+    when neither)."""
+    table, held = scale_down_table(data), held_table(data)
+    if not table and not held:
+        return []
+    intro = (
+        "Removing these nodes, in order, re-places their GPU pods as shown; other pods are "
+        "listed, not simulated."
+        if table
+        else "None: no node below the threshold can be emptied."
+    )
+    return ["## Nodes that could go", "", intro, "", *table, *held]
 
 
 def _card_text(card: Any) -> str:

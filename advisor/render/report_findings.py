@@ -133,6 +133,38 @@ def also_moves_cell(row: ScaleDownRow) -> list[str]:
     return row.also_moves or ["none"]
 
 
+@dataclass(frozen=True, slots=True)
+class HeldRow:
+    node: str
+    utilisation: str
+    reason: str
+    detail: str
+
+
+HELD_TITLE = "Idle nodes kept, and why"
+HELD_HEADER = ["Node", "Utilisation", "Reason", "Detail"]
+
+
+def held_rows(plan: Mapping[str, Any]) -> tuple[list[HeldRow], int]:
+    """The idle nodes scale-down keeps, with why, as listed (least utilised first); and how
+    many more the JSON counts but does not list."""
+    rows = [
+        HeldRow(
+            as_str(entry.get("node"), "?"),
+            fmt_pct(entry.get("utilisation")),
+            as_str(entry.get("reason"), "?"),
+            as_str(entry.get("detail")),
+        )
+        for entry in map(as_map, as_list(plan.get("scale_down_held")))
+    ]
+    omitted = as_float(plan.get("scale_down_held_omitted")) or 0.0
+    return rows, int(omitted) if omitted > 0 else 0
+
+
+def held_more_text(omitted: int) -> str:
+    return f"{plural(omitted, 'more idle node')} kept, not listed (only the least utilised are)."
+
+
 # -- fragmentation -----------------------------------------------------------------------------
 
 

@@ -13,10 +13,14 @@ from advisor.render._common import as_map
 from advisor.render.html import escape
 from advisor.render.report_data import as_float
 from advisor.render.report_findings import (
+    HELD_HEADER,
+    HELD_TITLE,
     NO_HISTORY,
     also_moves_cell,
     cluster_fragmentation,
     fragmented_node_rows,
+    held_more_text,
+    held_rows,
     pending_fit_text,
     scale_down_header,
     scale_down_rows,
@@ -47,6 +51,7 @@ def scaling_section(report: Mapping[str, Any]) -> str:
         + up
         + '</section><section class="panel"><h3>Scale down</h3>'
         + down
+        + held_html(plan)
         + "</section></div>"
     )
 
@@ -78,6 +83,24 @@ def scale_down_html(plan: Mapping[str, Any]) -> str:
             cells.append(_names(also_moves_cell(r)))
         rows.append(cells)
     return html_table(header, rows, numeric={1})
+
+
+def held_html(plan: Mapping[str, Any]) -> str:
+    """The idle nodes scale-down keeps, with why, under a heading ("" when none)."""
+    held, omitted = held_rows(plan)
+    if not held:
+        return ""
+    rows = [
+        [
+            f'<span class="mono">{escape(r.node)}</span>',
+            escape(r.utilisation),
+            f'<span class="mono">{escape(r.reason)}</span>',
+            escape(r.detail),
+        ]
+        for r in held
+    ]
+    more = f'<p class="none">{escape(held_more_text(omitted))}</p>' if omitted else ""
+    return f"<h3>{HELD_TITLE}</h3>" + html_table(HELD_HEADER, rows, numeric={1}) + more
 
 
 def _names(names: list[str]) -> str:

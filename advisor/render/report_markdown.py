@@ -19,6 +19,7 @@ from advisor.render.markdown import (
 )
 from advisor.render.plan_data import kubectl_script
 from advisor.render.plan_markdown import (
+    held_table,
     pictures_section,
     plans_section,
     scale_down_table,
@@ -159,7 +160,7 @@ def _scaling(report: Mapping[str, Any]) -> list[str]:
     lines += scale_up_table(plan) or _note("None: no unresolved pod needs new nodes.")
     lines += ["### Scale down", ""]
     lines += scale_down_table(plan) or _note("None: no node below the threshold can be emptied.")
-    return lines
+    return lines + held_table(plan)
 
 
 def _fragmentation(report: Mapping[str, Any]) -> list[str]:

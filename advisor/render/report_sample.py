@@ -2,8 +2,8 @@
 at the pages without a cluster: `python -m advisor.render.report_sample OUT.html` (or OUT.md).
 
 The cluster is advisor/examples/report-sample.yaml (the demo as it was when this was written)
-plus two one-card nodes (one lets a plan rescue a fragmented pod, one could go); the
-history is a synthetic, seeded day of 5-minute samples.
+plus three one-card nodes (one lets a plan rescue a fragmented pod, one could go, one is
+idle but kept); the history is a synthetic, seeded day of 5-minute samples.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ _USE: dict[str, tuple[float, float, float]] = {
 
 def sample_cluster() -> Cluster:
     """The demo cluster plus `t4-spare` (one T4 holding a small pod, where a plan moves an
-    evicted pod) and `t4-idle` (one T4 holding a tiny pod, and a CPU pod: it could go)."""
+    evicted pod), `t4-idle` (one T4 holding a tiny pod, and a CPU pod: it could go) and
+    `t4-broken` (one failed T4, and a CPU pod with local storage that keeps the node)."""
     text = (
         resources.files("advisor")
         .joinpath("examples/report-sample.yaml")
@@ -63,6 +64,14 @@ def sample_cluster() -> Cluster:
             "name": "t4-idle",
             "cards": [{"index": 0, "memory_mib": 16384, "model": "Tesla T4"}],
             "other_pods": [{"name": "ml/dashboard"}],  # a CPU pod that would move with it
+        }
+    )
+    data["nodes"].append(
+        {
+            "name": "t4-broken",
+            "cards": [{"index": 0, "memory_mib": 16384, "model": "Tesla T4", "healthy": False}],
+            # Its one card failed, so nothing runs on it, but a pod with local data keeps it.
+            "other_pods": [{"name": "ml/cache", "blocks": "local storage: volume scratch"}],
         }
     )
     for pod in data["pods"]:

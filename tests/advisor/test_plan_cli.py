@@ -82,6 +82,7 @@ def test_json_follows_the_contract(scenario: Path, capsys: pytest.CaptureFixture
         ({"cards": 4, "memory_mib": 8192, "model": ""}, 1, ["web/too-big"], True)
     ]
     assert data["scale_down"] == []
+    assert (data["scale_down_held"], data["scale_down_held_omitted"]) == ([], 0)  # none idle
     assert data["schedulable"] == {"web/infer-1": {"node": "cce-node-1", "cards": [0, 1]}}
     summary = data["summary"]
     assert summary["pending"] == 2
@@ -274,3 +275,50 @@ def test_nothing_to_add_means_no_section(
     save_scenario(path, build([node("a", 16)], [running("t/x", "a", [0], 8)]))
     assert "Nodes to add" not in run_plan(capsys, "--scenario", str(path))
     assert "Nodes to add" not in run_plan(capsys, "--scenario", str(path), "--format", "html")
+
+
+def test_idle_nodes_kept_are_listed_with_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`idle` goes (its pod moves to `busy`); `probe` runs a kube-system pod and `cache` has a
+    pod that blocks eviction: both are kept, each with its reason, in the JSON, the
+    Markdown and the page."""
+    path = tmp_path / "idle.yaml"
+    cache = node("cache", 16)
+    cache["other_pods"] = [{"name": "web/db", "blocks": "not replicated"}]
+    cluster = build(
+        [node("idle", 16), node("probe", 16), cache, node("busy", 16)],
+        [
+            running("t/idle", "idle", [0], 1, owner="Deployment/t/idle"),
+            running("kube-system/probe", "probe", [0], 2),
+            running("t/cache", "cache", [0], 3),
+            running("t/busy", "busy", [0], 10),
+        ],
+    )
+    save_scenario(path, cluster)
+    data = json.loads(run_plan(capsys, "--scenario", str(path), "--format", "json"))
+    assert [d["node"] for d in data["scale_down"]] == ["idle"]
+    assert data["scale_down_held"] == [
+        {
+            "node": "probe",
+            "utilisation": 0.125,
+            "reason": "gpu-pod-not-movable",
+            "detail": "kube-system/probe: kube-system pod",
+        },
+        {
+            "node": "cache",
+            "utilisation": 0.1875,
+            "reason": "blocked-by-pod",
+            "detail": "web/db: not replicated",
+        },
+    ]
+    assert data["scale_down_held_omitted"] == 0
+    text = run_plan(capsys, "--scenario", str(path), "--pictures", "0")
+    section = text[text.index("## Nodes that could go") :]
+    assert section.index("| idle |") < section.index("**Idle nodes kept, and why**")
+    assert "| probe | 12.5% | gpu-pod-not-movable | kube-system/probe: kube-system pod |" in section
+    assert "| cache | 18.8% | blocked-by-pod | web/db: not replicated |" in section
+    page = run_plan(capsys, "--scenario", str(path), "--format", "html", "--pictures", "0")
+    panel = page[page.index("<h3>Nodes that could go</h3>") :]
+    assert "<h3>Idle nodes kept, and why</h3>" in panel
+    assert "<td>kube-system/probe: kube-system pod</td>" in panel

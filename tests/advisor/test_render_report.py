@@ -99,7 +99,7 @@ def test_html_pending_chart_and_every_pending_pod(report: dict[str, Any], page: 
 def test_html_cards_reuse_the_diagnosis_bars(report: dict[str, Any], page: str) -> None:
     section = page[page.index('id="cards"') : page.index('id="plans"')]
     cards = sum(len(n["cards"]) for n in report["view"]["nodes"])
-    assert section.count('class="bar"') == cards == 11
+    assert section.count('class="bar"') == cards == 12
     for node in report["view"]["nodes"]:
         assert f'id="node-{node["name"]}"' in section
 

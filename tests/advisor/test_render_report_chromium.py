@@ -99,6 +99,6 @@ def test_dom_holds_every_pending_pod_and_the_charts(
     assert dom.count('<svg class="chart usage-chart"') == 1
     assert dom.count('<svg class="sizing"') == len(report["rightsizing"]["workloads"])
     assert dom.count("<polyline") == 2
-    # card bars: 11 cards after the cycle, and the 4 cards plan 1 touches, before and after
-    assert dom.count('class="bar"') == 11 + 2 * 4
+    # card bars: 12 cards after the cycle, and the 4 cards plan 1 touches, before and after
+    assert dom.count('class="bar"') == 12 + 2 * 4
     assert "Stale series LEFT OUT of the model (1)" in dom

@@ -235,5 +235,5 @@ def test_many_nodes_draw_the_named_ones_first(sample: dict[str, Any]) -> None:
     assert 'id="node-t4-spare"' in cards
     assert 'id="node-idle-000"' in cards
     assert 'id="node-idle-059"' not in cards
-    assert "25 more nodes not drawn" in cards
-    assert "25 more nodes not listed" in text
+    assert "26 more nodes not drawn" in cards
+    assert "26 more nodes not listed" in text

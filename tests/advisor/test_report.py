@@ -100,3 +100,29 @@ def test_scale_down_is_judged_after_the_plans() -> None:
     data = build_report(inputs, ReportOptions(time_budget_s=5), lambda: 0.0).data["plan"]
     assert any(p["placements"].get("ml/train-a", {}).get("node") == "spare" for p in data["plans"])
     assert [d["node"] for d in data["scale_down"]] == ["idle"]
+
+
+def test_idle_nodes_kept_are_judged_after_the_plans_too() -> None:
+    """`spare` is idle before the plans (so judged on the cluster as given it would be
+    proposed or kept) but full after them: it is in neither list. `pinned` runs a
+    kube-system pod: kept, with why."""
+    from advisor.core.scaling import scale_down_advice
+    from tests.advisor.test_plan_cli import cce_cluster
+
+    base = cce_cluster()
+    pinned = Node("pinned", (Card(0, 16384),))
+    probe = Pod("kube-system/probe-2", Request(1, 1024), Placement("pinned", (0,)))
+    cluster = Cluster((*base.nodes, pinned), (*base.pods, probe), base.policy)
+    before = scale_down_advice(cluster)
+    assert "spare" in {s.node for s in before.steps} | {h.node for h in before.held}
+    inputs = ReportInputs(cluster, "test", 0.0)
+    data = build_report(inputs, ReportOptions(time_budget_s=5), lambda: 0.0).data["plan"]
+    assert data["scale_down"] == []
+    assert data["scale_down_held"] == [
+        {
+            "node": "pinned",
+            "utilisation": 0.0625,
+            "reason": "gpu-pod-not-movable",
+            "detail": "kube-system/probe-2: kube-system pod",
+        }
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -9,8 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.core.diagnose import diagnose
-from advisor.core.model import Card, Cluster, Node, Placement, Pod, Policy, Request
+from advisor.core.model import Card, Cluster, Node, OtherPod, Placement, Pod, Policy, Request
 from advisor.core.scaling import (
+    DO_NOT_DISRUPT,
+    HELD_REASONS,
     NodeShape,
     allotted_gpus,
     capacity_gpus,
@@ -20,6 +23,7 @@ from advisor.core.scaling import (
     node_shapes,
     node_utilisation,
     scale_down,
+    scale_down_advice,
     scale_up,
     with_new_nodes,
 )
@@ -376,3 +380,41 @@ def test_scale_down_moves_are_valid(cluster: Cluster, threshold: float) -> None:
             nodes, stay + moved + current.pending, cluster.policy, cluster.max_vgpus_per_card
         )
         scenario_from_data(scenario_to_data(current), "after.yaml")  # raises on any overflow or mix
+
+
+@st.composite
+def pinned_clusters(draw: st.DrawFn) -> Cluster:
+    """`clusters()` with some running pods do-not-disrupt and other pods, some blocking."""
+    cluster = draw(clusters())
+    pin = {DO_NOT_DISRUPT: "true"}
+    pods = tuple(
+        replace(p, annotations=pin) if p.placement and draw(st.integers(0, 3)) == 0 else p
+        for p in cluster.pods
+    )
+    others = (None, (), (OtherPod("web/a"),), (OtherPod("web/a"), OtherPod("web/b", "bare")))
+    nodes = tuple(replace(n, other_pods=draw(st.sampled_from(others))) for n in cluster.nodes)
+    return replace(cluster, nodes=nodes, pods=pods)
+
+
+@settings(max_examples=100, deadline=None)
+@given(pinned_clusters(), st.sampled_from((0.3, 0.6, 1.01)))
+def test_every_idle_node_is_proposed_or_held(cluster: Cluster, threshold: float) -> None:
+    """Every node below the threshold is either proposed or held with one reason, never
+    both, never neither; the proposals are `scale_down`'s."""
+    advice = scale_down_advice(cluster, threshold)
+    utilisation = node_utilisation(cluster)
+    below = {name for name, u in utilisation.items() if u < threshold}
+    proposed = [s.node for s in advice.steps]
+    held = [h.node for h in advice.held]
+    assert len(set(held)) == len(held)
+    assert not set(proposed) & set(held)
+    assert set(proposed) | set(held) == below
+    assert advice.steps == scale_down(cluster, threshold)
+    assert [(h.utilisation, h.node) for h in advice.held] == sorted(
+        (utilisation[name], name) for name in held
+    )
+    received = {p.node for s in advice.steps for p in s.moves.values()}
+    for h in advice.held:
+        assert h.reason in HELD_REASONS
+        assert h.detail
+        assert (h.reason == "utilisation-rose") <= (h.node in received)
