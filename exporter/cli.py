@@ -71,7 +71,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         prog="xgpu-exporter",
         description="Per-node Prometheus exporter for virtualised GPUs (CCE xGPU, Volcano, HAMi).",
     )
-    p.add_argument("--listen", default=":9400", help="address to serve on, [HOST]:PORT (:9400)")
+    p.add_argument(
+        "--web.listen-address",
+        "--listen",  # the short name the first releases used
+        dest="listen",
+        default=":9400",
+        metavar="[HOST]:PORT",
+        help="address to serve on (:9400)",
+    )
     p.add_argument(
         "--node", default=os.environ.get("NODE_NAME", ""), help="node name (env NODE_NAME)"
     )

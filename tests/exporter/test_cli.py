@@ -123,3 +123,11 @@ def test_a_duration_that_cannot_work_exits_2_with_one_line(
 def test_freshness_may_be_0() -> None:
     wiring = build(parse_args([*BASE, "--collection.freshness", "0"]))
     assert wiring.engine.freshness_s == 0.0
+
+
+def test_listen_address_takes_the_node_exporter_name_and_the_short_one() -> None:
+    assert parse_args(["--node", "n"]).listen == ":9400"
+    assert parse_args(["--node", "n", "--web.listen-address=127.0.0.1:9500"]).listen == (
+        "127.0.0.1:9500"
+    )
+    assert parse_args(["--node", "n", "--listen", ":9600"]).listen == ":9600"
