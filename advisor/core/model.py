@@ -13,6 +13,14 @@ MAX_MEMORY_UNITS = 16384
 CORE_STEP = 5
 DEFAULT_MAX_VGPUS = 20
 
+# Disruption (DESIGN.md §8): the annotations and namespaces that keep a pod where it is.
+DO_NOT_DISRUPT = "xgpu.io/do-not-disrupt"  # "true": never evicted (Karpenter's rule)
+# Set by the Kubernetes source from the PodDisruptionBudgets covering the pod:
+# "<pdb-name>:<disruptions allowed>", or "<pdb-a>,<pdb-b>:0" when several cover it (the
+# Eviction API refuses such a pod). Scenario files carry it, so findings replay offline.
+DISRUPTION_BUDGET = "xgpu.io/disruption-budget"
+PROTECTED_NAMESPACES = frozenset({"kube-system"})
+
 PolicyName = Literal["binpack", "spread"]
 POLICIES: tuple[PolicyName, ...] = ("binpack", "spread")
 
@@ -158,3 +166,40 @@ def request_problem(request: Request) -> str | None:
     if core // n > 100:
         return f"core {core}% over {n} cards is {core // n}% per card, above 100%"
     return None
+
+
+def disruption_budget(annotations: Mapping[str, str]) -> tuple[str, int] | None:
+    """(budget name(s), disruptions it allows now) from `DISRUPTION_BUDGET`; None when no
+    budget covers the pod. A value that does not read as a count allows none: the advisor
+    cannot tell what the budget would let through."""
+    value = annotations.get(DISRUPTION_BUDGET)
+    if value is None:
+        return None
+    name, _, allowed = value.strip().rpartition(":")
+    try:
+        count = int(allowed)
+    except ValueError:
+        return (value.strip() or "?", 0)
+    return (name or "?", max(count, 0))
+
+
+def disruption_blocker(pod: Pod) -> str | None:
+    """Why no plan or node removal may evict this pod, or None: it is in kube-system, it is
+    annotated do-not-disrupt "true", or its PodDisruptionBudget allows no disruption now.
+    The one rule of DESIGN.md §8 that the planner and scale-down share."""
+    if pod.namespace in PROTECTED_NAMESPACES:
+        return f"{pod.namespace} pod"
+    if pod.annotations.get(DO_NOT_DISRUPT, "").strip().lower() == "true":
+        return f"{DO_NOT_DISRUPT}: true"
+    return budget_blocker(pod.annotations)
+
+
+def budget_blocker(annotations: Mapping[str, str]) -> str | None:
+    """Why the pod's disruption budget forbids evicting it now (it allows none, or several
+    budgets cover the pod), or None."""
+    budget = disruption_budget(annotations)
+    if budget is None or budget[1] > 0:
+        return None
+    if "," in budget[0]:
+        return f"disruption budgets {budget[0]} all cover it: the Eviction API refuses"
+    return f"disruption budget {budget[0]} allows 0 disruptions"

@@ -15,26 +15,34 @@ literal simulation agrees.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.core.model import Cluster, Mode, Placement, Pod, Policy, queue_order, request_problem
+from advisor.core.model import (
+    Cluster,
+    Mode,
+    Placement,
+    Pod,
+    Policy,
+    disruption_blocker,
+    disruption_budget,
+    queue_order,
+    request_problem,
+)
 from advisor.core.state import BoolArray, CardState, IntArray, Shape
 
-DISRUPT_ANNOTATION = "xgpu.io/do-not-disrupt"
-PROTECTED_NAMESPACES = frozenset({"kube-system"})
 FODDER = 4  # smallest evictable pods remembered per card, for chains
 NO_POD = -1
 BIG = np.iinfo(np.int64).max // 4
 
 
 def may_evict(pod: Pod) -> bool:
-    """Never kube-system pods, never pods that ask not to be disrupted (Karpenter's rule)."""
-    if pod.namespace in PROTECTED_NAMESPACES:
-        return False
-    return pod.annotations.get(DISRUPT_ANNOTATION, "").strip().lower() != "true"
+    """Never kube-system pods, pods that ask not to be disrupted (Karpenter's rule) or pods
+    whose disruption budget allows none: `model.disruption_blocker`."""
+    return disruption_blocker(pod) is None
 
 
 @dataclass(slots=True)
@@ -63,6 +71,11 @@ class Board:
         ]
         self.priority = [p.priority for p in self.pods]
         self.evictable = [may_evict(p) for p in self.pods]
+        # ((namespace, budget), disruptions it allows) per pod; None: no budget covers it
+        self.budget: list[tuple[tuple[str, str], int] | None] = [
+            None if (b := disruption_budget(p.annotations)) is None else ((p.namespace, b[0]), b[1])
+            for p in self.pods
+        ]
         self.where: list[list[int] | None] = [None] * len(self.pods)
         self.on_card: list[list[int]] = [[] for _ in range(n_cards)]
         for i, pod in enumerate(self.pods):
@@ -101,6 +114,18 @@ class Board:
 
     def placement(self, positions: Sequence[int]) -> Placement:
         return self.state.placement_of(list(positions))
+
+    def within_budgets(self, evict: Iterable[int]) -> bool:
+        """Whether evicting these pods together keeps every PodDisruptionBudget they fall
+        under within the disruptions it allows now (the Eviction API refuses the one over)."""
+        used: Counter[tuple[str, str]] = Counter()
+        for pod in evict:
+            budget = self.budget[pod]
+            if budget is not None:
+                used[budget[0]] += 1
+                if used[budget[0]] > budget[1]:
+                    return False
+        return True
 
     def movable_limit(self) -> int:
         """Single-card pods at or above this memory cannot move while Pending single-card

@@ -23,17 +23,25 @@ from typing import Any
 import numpy as np
 
 from advisor.core.diagnose import build_state
-from advisor.core.model import Cluster, OtherPod, Placement, Pod, queue_order
+from advisor.core.model import DO_NOT_DISRUPT as DO_NOT_DISRUPT  # re-exported, as before
+from advisor.core.model import PROTECTED_NAMESPACES as PROTECTED_NAMESPACES
+from advisor.core.model import (
+    Cluster,
+    OtherPod,
+    Placement,
+    Pod,
+    disruption_blocker,
+    disruption_budget,
+    queue_order,
+)
 from advisor.core.state import CardState, Shape
 from advisor.core.whatif import place_queue
 
-DO_NOT_DISRUPT = "xgpu.io/do-not-disrupt"
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
-PROTECTED_NAMESPACES = frozenset({"kube-system"})
 
 # Why an idle node is kept, in the order the checks run (the first failed one is given):
 UTILISATION_ROSE = "utilisation-rose"  # earlier removals moved pods onto it
-GPU_POD_NOT_MOVABLE = "gpu-pod-not-movable"  # a GPU pod `movable` refuses
+GPU_POD_NOT_MOVABLE = "gpu-pod-not-movable"  # a GPU pod `movable` refuses, or a budget overspent
 BLOCKED_BY_POD = "blocked-by-pod"  # an other pod that blocks eviction
 PODS_DO_NOT_FIT = "pods-do-not-fit"  # a GPU pod finds no place once the node is gone
 PENDING_WOULD_STOP_FITTING = "pending-would-stop-fitting"  # a Pending pod would lose its place
@@ -95,21 +103,40 @@ class ScaleDownAdvice:
 
 
 def unmovable_reason(pod: Pod) -> str | None:
-    """Why scale-down may not move this GPU pod (in kube-system, annotated do-not-disrupt
-    "true" or safe-to-evict "false"), in the Kubernetes source's words; None: it may."""
-    if pod.namespace in PROTECTED_NAMESPACES:
-        return f"{pod.namespace} pod"
-    if pod.annotations.get(DO_NOT_DISRUPT, "").lower() == "true":
-        return f"{DO_NOT_DISRUPT}: true"
-    if pod.annotations.get(SAFE_TO_EVICT, "").lower() == "false":
+    """Why scale-down may not move this GPU pod, in the Kubernetes source's words; None: it
+    may. What keeps any pod from eviction (`model.disruption_blocker`: kube-system,
+    do-not-disrupt "true", a disruption budget allowing none), then the autoscaler's own
+    safe-to-evict "false" (plans do not read it)."""
+    blocker = disruption_blocker(pod)
+    if blocker is not None:
+        return blocker
+    if pod.annotations.get(SAFE_TO_EVICT, "").strip().lower() == "false":
         return f"{SAFE_TO_EVICT}: false"
     return None
 
 
 def movable(pod: Pod) -> bool:
-    """Whether scale-down may move this GPU pod: not in kube-system, not annotated
-    do-not-disrupt "true" nor safe-to-evict "false"."""
+    """Whether scale-down may move this GPU pod (`unmovable_reason` gives none)."""
     return unmovable_reason(pod) is None
+
+
+def _over_budget(pods: Sequence[Pod]) -> list[tuple[str, str]]:
+    """(pod, reason) for the pods of one node under a disruption budget that allows fewer
+    evictions than the node holds pods under it: the drain would stop at the one over (the
+    autoscaler's NotEnoughPdb)."""
+    under: dict[tuple[str, str], list[Pod]] = {}
+    allows: dict[tuple[str, str], int] = {}
+    for pod in pods:
+        budget = disruption_budget(pod.annotations)
+        if budget is not None:
+            under.setdefault((pod.namespace, budget[0]), []).append(pod)
+            allows[(pod.namespace, budget[0])] = budget[1]
+    over = [(key, ps) for key, ps in under.items() if len(ps) > allows[key]]
+    return sorted(
+        (p.name, f"disruption budget {key[1]} allows {allows[key]}, {len(ps)} pods on the node")
+        for key, ps in over
+        for p in ps
+    )
 
 
 def node_utilisation(cluster: Cluster) -> dict[str, float]:
@@ -205,6 +232,7 @@ def _kept_before_simulating(
             f"{_pct(threshold)} threshold"
         )
     pinned = sorted((p.name, why) for p in on_node if (why := unmovable_reason(p)) is not None)
+    pinned = pinned or _over_budget(on_node)
     if pinned:
         return GPU_POD_NOT_MOVABLE, f"{pinned[0][0]}: {pinned[0][1]}" + _more(pinned, "GPU pod")
     blocking = [(p.name, p.blocks) for p in other or () if p.blocks]

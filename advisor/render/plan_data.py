@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -138,10 +139,13 @@ def kubectl_script(data: Mapping[str, Any]) -> str:
         f"# xgpu-advisor rebalancing: {len(plans)} plan(s), {summary.get('evictions', 0)} "
         f"eviction(s), rescuing {summary.get('rescued_pods', 0)} Pending pod(s) "
         f"({summary.get('rescued_gpus', 0)} GPUs).",
-        "# The advisor never evicts. Each pod deleted here is recreated by its workload",
-        "# controller (Deployment, StatefulSet, Job...) and placed by the scheduler, as the",
-        "# plan simulated; a pod with no controller is NOT recreated. Run one plan at a time,",
-        "# in order, and check that its rescued pods run before starting the next.",
+        "# The advisor never evicts. Each pod is evicted here through the Eviction API, which",
+        "# honours PodDisruptionBudgets: when a budget forbids an eviction the API refuses it",
+        "# (HTTP 429) and the script stops there (set -e); the pods before it are already gone.",
+        "# An evicted pod is recreated by its workload controller (Deployment, StatefulSet,",
+        "# Job...) and placed by the scheduler, as the plan simulated; a pod with no controller",
+        "# is NOT recreated. Run one plan at a time, in order, and check that its rescued pods",
+        "# run before starting the next.",
         "set -e",
     ]
     for number, plan in enumerate(plans, 1):
@@ -157,11 +161,26 @@ def kubectl_script(data: Mapping[str, Any]) -> str:
             if not (_K8S_NAME.fullmatch(namespace) and _K8S_NAME.fullmatch(pod)):
                 lines.append(f"# not a Kubernetes pod name, left out: {comment_safe(name)}")
                 continue
-            lines.append(
-                f"kubectl delete pod -n {shlex.quote(namespace)} {shlex.quote(pod)}"
-                f"  # comes back on {comment_safe(to.get('node', '?'))} card(s) {cards}{warning}"
-            )
+            where = f"comes back on {comment_safe(to.get('node', '?'))} card(s) {cards}{warning}"
+            lines += eviction(namespace, pod, where)
     return "\n".join(lines) + "\n"
+
+
+def eviction(namespace: str, pod: str, comment: str) -> list[str]:
+    """The lines that evict one pod through the Eviction API (policy/v1), which honours its
+    PodDisruptionBudget, unlike `kubectl delete pod`. `namespace` and `pod` must be valid
+    Kubernetes names (the caller checks): they go into a URL path and a quoted here-document."""
+    path = f"/api/v1/namespaces/{namespace}/pods/{pod}/eviction"
+    body = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": pod, "namespace": namespace},
+    }
+    return [
+        f"kubectl create --raw {shlex.quote(path)} -f - <<'EOF'  # {comment}",
+        json.dumps(body),
+        "EOF",
+    ]
 
 
 def plan_views(

@@ -8,6 +8,11 @@ creation time. A pod the parser cannot read becomes an `invalid` pod later, neve
 The same list gives each node the pods a drain would move (GPU or not), read with podspec's
 field readers and judged by the cluster-autoscaler's drain rules (`eviction_blocker`), so
 scale-down advice can tell which nodes other workloads pin.
+
+A third list, of the PodDisruptionBudgets, gives each pod the budget that covers it
+(`advisor.sources.budgets`, recorded in an annotation of ours before the pod is parsed).
+It is optional: when it fails (RBAC without the policy group, say) the run goes on without
+budgets and says so in a warning.
 """
 
 from __future__ import annotations
@@ -22,11 +27,18 @@ from typing import Any
 import aiohttp
 
 from advisor.commands import InputError
-from advisor.core.model import OtherPod
-from advisor.core.scaledown import DO_NOT_DISRUPT, PROTECTED_NAMESPACES, SAFE_TO_EVICT
+from advisor.core.model import (
+    DO_NOT_DISRUPT,
+    PROTECTED_NAMESPACES,
+    OtherPod,
+    budget_blocker,
+    disruption_budget,
+)
+from advisor.core.scaledown import SAFE_TO_EVICT
 from advisor.podspec import PodGpu, fields, parse_pod
 from advisor.podspec.dialects import DIALECTS
 from advisor.podspec.quantity import quantity_int
+from advisor.sources.budgets import by_namespace, mark_pod, read_budgets
 from advisor.sources.http import describe, run_all
 from advisor.sources.values import KubeNode, KubeState
 
@@ -36,6 +48,7 @@ GPU_RESOURCES = frozenset(key for d in DIALECTS for key in (d.count, d.memory) i
 FINISHED = frozenset({"Succeeded", "Failed"})
 MIRROR = "kubernetes.io/config.mirror"  # a static pod's mirror: the kubelet owns it
 SAFE_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
+Budgeted = tuple[OtherPod, tuple[str, int] | None]  # a drained pod, its (budget, allowed)
 
 
 async def read_kubernetes(
@@ -43,13 +56,14 @@ async def read_kubernetes(
 ) -> KubeState:
     """In-cluster credentials when running in a pod and no kubeconfig is named, else the
     kubeconfig file (`kubeconfig`, $KUBECONFIG, ~/.kube/config)."""
-    from kubernetes_asyncio.client import ApiClient, CoreV1Api
+    from kubernetes_asyncio.client import ApiClient, CoreV1Api, PolicyV1Api
 
     configuration = await _configuration(kubeconfig)
     host = str(configuration.host)
+    warnings: list[str] = []
     async with ApiClient(configuration=configuration) as client:
         api = CoreV1Api(client)
-        pod_items, node_items = await run_all(
+        pod_items, node_items, budget_items = await run_all(
             [
                 _list(
                     api.list_pod_for_all_namespaces,
@@ -60,13 +74,26 @@ async def read_kubernetes(
                     field_selector=NOT_FINISHED,
                 ),
                 _list(api.list_node, host, "nodes", timeout_s, page_size),
+                _optional_list(
+                    PolicyV1Api(client).list_pod_disruption_budget_for_all_namespaces,
+                    host,
+                    "poddisruptionbudgets",
+                    timeout_s,
+                    page_size,
+                    warnings,
+                    "plans and scale-down ignore disruption budgets (the eviction commands "
+                    "still honour them)",
+                ),
             ]
         )
-    warnings: list[str] = []
+    budgets, problems = read_budgets(budget_items)
+    warnings.extend(problems)
+    in_namespace = by_namespace(budgets)
     pods: list[PodGpu] = []
-    on_node: dict[str, list[OtherPod]] = defaultdict(list)
+    on_node: dict[str, list[Budgeted]] = defaultdict(list)
     for item in pod_items:
         try:
+            mark_pod(item, in_namespace)
             pod, drained = parse_pod(item), drained_pod(item)
         except Exception as error:  # both promise not to raise; one odd pod must not stop a run
             warnings.append(f"Kubernetes: a pod the parser failed on was skipped: {error!r}")
@@ -75,7 +102,8 @@ async def read_kubernetes(
             pods.append(pod)
         if drained is not None:
             on_node[drained[0]].append(drained[1])
-    nodes = [node for item in node_items if (node := _node(item, on_node)) is not None]
+    judged = {node: over_budget(drained) for node, drained in on_node.items()}
+    nodes = [node for item in node_items if (node := _node(item, judged)) is not None]
     return KubeState(f"kubernetes {host}", tuple(pods), tuple(nodes), tuple(warnings))
 
 
@@ -98,6 +126,24 @@ async def _configuration(kubeconfig: str | None) -> Any:
     except Exception as error:  # ConfigException, OSError, YAML errors: all mean "bad file"
         raise InputError(f"Kubernetes: kubeconfig {path}: {describe(error)}") from None
     return configuration
+
+
+async def _optional_list(
+    call: Any,
+    host: str,
+    what: str,
+    timeout_s: float,
+    page_size: int,
+    warnings: list[str],
+    without: str,
+) -> list[Any]:
+    """Every item of a list the run can do without: a failure is a warning (saying what
+    goes `without` it) and no items."""
+    try:
+        return await _list(call, host, what, timeout_s, page_size)
+    except InputError as error:
+        warnings.append(f"{error}; {without}")
+        return []
 
 
 async def _list(
@@ -176,10 +222,11 @@ def _positive(value: object) -> bool:
         return False
 
 
-def drained_pod(obj: object) -> tuple[str, OtherPod] | None:
-    """(node, pod) when draining the pod's node would move it: bound, not finished, not being
-    deleted already, not owned by a DaemonSet, not a mirror pod. Unreadable fields count as
-    absent (parse_pod reports them for GPU pods; nothing here depends on them otherwise)."""
+def drained_pod(obj: object) -> tuple[str, Budgeted] | None:
+    """(node, (pod, its budget)) when draining the pod's node would move it: bound, not
+    finished, not being deleted already, not owned by a DaemonSet, not a mirror pod.
+    Unreadable fields count as absent (parse_pod reports them for GPU pods; nothing here
+    depends on them otherwise)."""
     if not isinstance(obj, dict):
         return None
     ignored: list[str] = []
@@ -198,7 +245,7 @@ def drained_pod(obj: object) -> tuple[str, OtherPod] | None:
         return None
     volumes = _local_volumes(fields.array(spec.get("volumes"), "spec.volumes", ignored))
     blocks = eviction_blocker(namespace, owner, annotations, volumes)
-    return node, OtherPod(f"{namespace}/{name}", blocks)
+    return node, (OtherPod(f"{namespace}/{name}", blocks), disruption_budget(annotations))
 
 
 def eviction_blocker(
@@ -206,18 +253,24 @@ def eviction_blocker(
 ) -> str | None:
     """Why the cluster-autoscaler would not evict this pod to remove its node, or None.
 
-    Its drain rules in its order (not replicated, kube-system, safe-to-evict "false", local
-    storage), all lifted by safe-to-evict "true", after xgpu.io/do-not-disrupt "true", which
-    nothing lifts. PodDisruptionBudgets are not read: a kube-system pod blocks even with one.
+    xgpu.io/do-not-disrupt "true" first, then a disruption budget that allows none (the
+    autoscaler's NotEnoughPdb): nothing lifts either. Then its drain rules in its order
+    (not replicated, kube-system without a budget, safe-to-evict "false", local storage),
+    all lifted by safe-to-evict "true". A budget that allows fewer evictions than the node
+    has pods under it is judged per node (`over_budget`).
     """
-    if annotations.get(DO_NOT_DISRUPT, "").lower() == "true":
+    if annotations.get(DO_NOT_DISRUPT, "").strip().lower() == "true":
         return f"{DO_NOT_DISRUPT}: true"
+    budget = disruption_budget(annotations)
+    refused = budget_blocker(annotations)
+    if refused is not None:
+        return refused
     safe = annotations.get(SAFE_TO_EVICT, "").lower()
     if safe == "true":
         return None
     if owner is None:
         return "not replicated: no controller owns it, nothing would recreate it"
-    if namespace in PROTECTED_NAMESPACES:
+    if namespace in PROTECTED_NAMESPACES and budget is None:
         return f"{namespace} pod"
     if safe == "false":
         return f"{SAFE_TO_EVICT}: false"
@@ -226,6 +279,28 @@ def eviction_blocker(
     if local:
         return f"local storage: volume {', '.join(local)}"
     return None
+
+
+def over_budget(pods: Sequence[Budgeted]) -> list[OtherPod]:
+    """The node's pods; one not blocked otherwise but under a budget that allows fewer
+    evictions than the node has pods under it is blocked (the drain would stop there: the
+    autoscaler counts a node's pods per budget)."""
+    under: dict[tuple[str, str], int] = defaultdict(int)
+    for pod, budget in pods:
+        if budget is not None:
+            under[(_namespace(pod), budget[0])] += 1
+    marked = []
+    for pod, budget in pods:
+        count = under[(_namespace(pod), budget[0])] if budget is not None else 0
+        if budget is not None and pod.blocks is None and count > budget[1]:
+            why = f"disruption budget {budget[0]} allows {budget[1]}, {count} pods on the node"
+            pod = OtherPod(pod.name, why)
+        marked.append(pod)
+    return marked
+
+
+def _namespace(pod: OtherPod) -> str:
+    return pod.name.split("/", 1)[0]
 
 
 def _local_volumes(volumes: list[Any]) -> list[str]:

@@ -105,11 +105,80 @@ def test_kubectl_script_evicts_in_plan_order(
     text = run_plan(capsys, "--scenario", str(scenario), "--format", "kubectl")
     assert text.startswith("#!/bin/sh\n")
     commands = [line for line in text.splitlines() if line.startswith("kubectl")]
-    assert commands == ["kubectl delete pod -n ml train-a  # comes back on spare card(s) 0"]
+    assert commands == [
+        "kubectl create --raw /api/v1/namespaces/ml/pods/train-a/eviction -f - <<'EOF'"
+        "  # comes back on spare card(s) 0"
+    ]
     assert "recreated by its workload" in text
     assert "never evicts" in text
+    assert "kubectl delete" not in text  # a delete would bypass PodDisruptionBudgets
+    assert "honours PodDisruptionBudgets" in text
     done = subprocess.run(["sh", "-n"], input=text, text=True, check=False)
     assert done.returncode == 0  # valid shell
+
+
+FAKE_KUBECTL = """#!/bin/sh
+# Records each call (arguments, then the body read from stdin); answers like the API does
+# when a PodDisruptionBudget forbids the eviction for a path named in $REFUSE.
+printf '%s\\n' "$*" >> "$CALLS"
+cat >> "$CALLS"
+printf '\\n' >> "$CALLS"
+case "$3" in
+  "$REFUSE") echo 'Error from server (TooManyRequests): Cannot evict pod' >&2; exit 1 ;;
+esac
+echo '{"kind":"Status","apiVersion":"v1","status":"Success"}'
+"""
+
+
+def run_script(tmp_path: Path, script: str, refuse: str = "") -> tuple[int, list[list[str]]]:
+    """Runs the script with `sh` and a stand-in kubectl; (exit code, per call: args, body)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    kubectl = bin_dir / "kubectl"
+    kubectl.write_text(FAKE_KUBECTL)
+    kubectl.chmod(0o755)
+    calls = tmp_path / "calls"
+    calls.write_text("")
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls)}
+    done = subprocess.run(
+        ["sh"],
+        input=script,
+        text=True,
+        env={**env, "REFUSE": refuse},
+        capture_output=True,
+        check=False,
+    )
+    chunks = [c.splitlines() for c in calls.read_text().split("\n\n") if c.strip()]
+    return done.returncode, chunks
+
+
+def test_kubectl_script_evicts_through_the_eviction_api(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run for real by sh: each eviction POSTs a policy/v1 Eviction to the pod's eviction
+    subresource, in plan order; a refusal (a budget forbids it) stops the script there."""
+    path = tmp_path / "two.yaml"
+    save_scenario(path, two_dependent_plans())
+    data = json.loads(run_plan(capsys, "--scenario", str(path), "--format", "json"))
+    evicted = [name for p in data["plans"] for name in p["evict"]]
+    assert len(evicted) == 2
+    script = run_plan(capsys, "--scenario", str(path), "--format", "kubectl")
+    code, calls = run_script(tmp_path, script)
+    assert code == 0
+    paths = [f"/api/v1/namespaces/t/pods/{n.split('/')[1]}/eviction" for n in evicted]
+    assert [call[0] for call in calls] == [f"create --raw {p} -f -" for p in paths]
+    bodies = [json.loads(call[1]) for call in calls]
+    assert bodies == [
+        {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": n.split("/")[1], "namespace": "t"},
+        }
+        for n in evicted
+    ]
+    code, calls = run_script(tmp_path, script, refuse=paths[0])
+    assert code != 0
+    assert len(calls) == 1  # set -e: the second eviction is never tried
 
 
 def test_kubectl_warns_about_pods_no_controller_recreates(
@@ -133,7 +202,7 @@ def test_markdown_names_plans_commands_and_cards(
     assert "**1 plan rescues 1 of 2 Pending GPU pods" in text
     assert "web/infer-2 → cce-node-1\\[0,2\\]" in text
     assert "ml/train-a: cce-node-1\\[0\\] → spare\\[0\\]" in text
-    assert "kubectl delete pod -n ml train-a" in text
+    assert "kubectl create --raw /api/v1/namespaces/ml/pods/train-a/eviction -f -" in text
     assert "| web/too-big | unsatisfiable |" in text
     assert "### Plan 1" in text
     assert "(rescued)" in text  # the after picture marks the rescued pod
@@ -150,7 +219,7 @@ def test_html_draws_before_and_after(
     assert page.startswith("<!DOCTYPE html>")
     assert page.count("<h3>Before</h3>") == page.count("<h3>After</h3>") == 1
     assert page.count('class="bar"') == 2 * 4  # cce-node-1 (3 cards) and spare (1), twice
-    assert "kubectl delete pod -n ml train-a" in page
+    assert "kubectl create --raw /api/v1/namespaces/ml/pods/train-a/eviction -f -" in page
     assert capsys.readouterr().out == ""
 
 
@@ -251,9 +320,9 @@ def test_kubectl_script_keeps_hostile_names_inside_comments() -> None:
     }
     script = kubectl_script(data)
     for line in script.splitlines():
-        assert line == "" or line.startswith(("#", "set -e", "kubectl delete pod "))
+        assert line == "" or line.startswith(("#", "set -e", "kubectl create --raw "))
     assert "# not a Kubernetes pod name, left out: ns/pod?rm -rf /" in script
-    assert "kubectl delete" not in script
+    assert "kubectl" not in script
 
 
 def test_markdown_and_html_show_the_nodes_to_add(

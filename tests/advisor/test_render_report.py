@@ -109,7 +109,7 @@ def test_html_plans_with_pictures_and_commands(page: str) -> None:
     assert "Plan 1: 1 eviction(s), 0.5 GPUs rescued" in section
     assert "<h3>Before</h3>" in section
     assert "<h3>After</h3>" in section
-    assert "kubectl delete pod -n ml train-a" in section
+    assert "kubectl create --raw /api/v1/namespaces/ml/pods/train-a/eviction -f -" in section
     unresolved = section[section.index("Still Pending") :]
     for pod in ("ml/finetune-0", "ml/pretrain-0", "web/odd-size"):
         assert pod in unresolved

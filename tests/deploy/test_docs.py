@@ -251,8 +251,8 @@ def test_documented_commands_use_only_real_flags(parsers: dict[str, set[str]]) -
 
 
 # Flags of other programs that the prose names: the benchmarks, kubernetes-validate and
-# the Pushgateway.
-OTHER_PROGRAMS_FLAGS = {"--quick", "--strict", "--persistence.file"}
+# the Pushgateway, kubectl (the plan script).
+OTHER_PROGRAMS_FLAGS = {"--quick", "--strict", "--persistence.file", "--raw"}
 
 
 def test_flags_named_in_the_prose_exist(parsers: dict[str, set[str]]) -> None:

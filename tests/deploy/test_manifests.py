@@ -137,10 +137,21 @@ def test_only_the_two_expected_roles_exist(objects: list[Document]) -> None:
 
 @pytest.mark.parametrize(
     ("name", "resources"),
-    [("xgpu-exporter", ["pods"]), ("xgpu-advisor", ["nodes", "pods"])],
+    [
+        ("xgpu-exporter", [("", "pods", READ_ONLY)]),
+        (
+            "xgpu-advisor",
+            [
+                ("", "nodes", READ_ONLY),
+                ("", "pods", READ_ONLY),
+                # which pods plans and scale-down may evict; read once per run, never watched
+                ("policy", "poddisruptionbudgets", ["get", "list"]),
+            ],
+        ),
+    ],
 )
 def test_roles_are_read_only_and_least_privilege(
-    objects: list[Document], name: str, resources: list[str]
+    objects: list[Document], name: str, resources: list[tuple[str, str, list[str]]]
 ) -> None:
     role = find(objects, "ClusterRole", name)
     granted = {
@@ -150,7 +161,7 @@ def test_roles_are_read_only_and_least_privilege(
         for resource in rule["resources"]
         for verb in rule["verbs"]
     }
-    assert granted == {("", r, v) for r in resources for v in READ_ONLY}
+    assert granted == {(g, r, v) for g, r, verbs in resources for v in verbs}
     assert all(set(rule) == {"apiGroups", "resources", "verbs"} for rule in role["rules"])
 
 
@@ -227,7 +238,7 @@ def test_exporter_container_wiring(exporter_pod: Document) -> None:
     assert env["NODE_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
     assert env["NVIDIA_VISIBLE_DEVICES"]["value"] == "all"
     assert container["ports"] == [{"name": "metrics", "containerPort": 9400, "protocol": "TCP"}]
-    assert "--listen=:9400" in container["args"]
+    assert "--web.listen-address=:9400" in container["args"]
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
 

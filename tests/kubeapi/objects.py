@@ -1,5 +1,5 @@
-"""Builders for pod and node JSON shaped like the Kubernetes API's (what `kubectl get -o json`
-shows, less the fields nobody here reads)."""
+"""Builders for pod, node and PodDisruptionBudget JSON shaped like the Kubernetes API's (what
+`kubectl get -o json` shows, less the fields nobody here reads)."""
 
 from __future__ import annotations
 
@@ -116,6 +116,41 @@ def node(
     }
     if unschedulable:
         obj["spec"]["unschedulable"] = True
+    return obj
+
+
+def pdb(
+    name: str,
+    *,
+    namespace: str = "default",
+    selector: JsonObject | None = None,
+    disruptions_allowed: int | None = 1,
+    min_available: int | str | None = 1,
+    generation: int = 1,
+    observed_generation: int | None = 1,
+) -> JsonObject:
+    """A policy/v1 PodDisruptionBudget with the status the disruption controller writes
+    (`disruptions_allowed` None: no status yet). `selector` None: a null selector."""
+    spec: JsonObject = {}
+    if selector is not None:
+        spec["selector"] = selector
+    if min_available is not None:
+        spec["minAvailable"] = min_available
+    obj: JsonObject = {
+        "kind": "PodDisruptionBudget",
+        "apiVersion": "policy/v1",
+        "metadata": {"name": name, "namespace": namespace, "generation": generation},
+        "spec": spec,
+    }
+    if disruptions_allowed is not None:
+        obj["status"] = {
+            "disruptionsAllowed": disruptions_allowed,
+            "currentHealthy": 2,
+            "desiredHealthy": 1,
+            "expectedPods": 2,
+        }
+        if observed_generation is not None:
+            obj["status"]["observedGeneration"] = observed_generation
     return obj
 
 

@@ -25,6 +25,7 @@ FIELD_PATHS: dict[str, frozenset[str]] = {
         }
     ),
     "nodes": frozenset({"metadata.name", "spec.unschedulable"}),
+    "poddisruptionbudgets": frozenset({"metadata.name", "metadata.namespace"}),
 }
 
 

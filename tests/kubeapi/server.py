@@ -1,16 +1,20 @@
-"""A local Kubernetes API double: pods and nodes over the API's own JSON, list and watch.
+"""A local Kubernetes API double: pods, nodes and PodDisruptionBudgets over the API's own
+JSON, list and watch.
 
 What it speaks, as kube-apiserver does: `GET /api/v1/pods`, `/api/v1/namespaces/NS/pods[/NAME]`,
-`/api/v1/nodes[/NAME]`; `fieldSelector`, `labelSelector`, `limit`/`continue`,
-`resourceVersion`; `watch=true` streams newline-delimited `{"type", "object"}` events from a
-resourceVersion (none or "0": synthetic ADDED for the current state first), with DELETED/ADDED
-when an object leaves/enters the selector, BOOKMARKs when asked, and an ERROR event holding a
-410 `Status` for a resourceVersion older than the kept history. Errors are `Status` objects.
+`/api/v1/nodes[/NAME]`, `/apis/policy/v1/poddisruptionbudgets`,
+`/apis/policy/v1/namespaces/NS/poddisruptionbudgets[/NAME]`; `fieldSelector`, `labelSelector`,
+`limit`/`continue`, `resourceVersion`; `watch=true` streams newline-delimited
+`{"type", "object"}` events from a resourceVersion (none or "0": synthetic ADDED for the
+current state first), with DELETED/ADDED when an object leaves/enters the selector, BOOKMARKs
+when asked, and an ERROR event holding a 410 `Status` for a resourceVersion older than the
+kept history. Errors are `Status` objects.
 
-Tests change the world with `add_pod`/`modify_pod`/`delete_pod` (and the node twins): each
-bumps the one resourceVersion counter and reaches every open watch. Faults: `fail_next`
-(a status code, or a dropped connection), `drop_watches`, `expire_watches`, `compact`,
-`delay_s`, `go_down`/`come_up`. `requests` records what the client asked.
+Tests change the world with `add_pod`/`modify_pod`/`delete_pod` (and the node and pdb twins):
+each bumps the one resourceVersion counter and reaches every open watch. Faults: `fail_next`
+(a status code, or a dropped connection; for every resource or one), `drop_watches`,
+`expire_watches`, `compact`, `delay_s`, `go_down`/`come_up`. `requests` records what the
+client asked.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from aiohttp import web
 from tests.kubeapi.objects import JsonObject, status
 from tests.kubeapi.selectors import Predicate, field_selector, label_selector
 from tests.kubeapi.store import (
+    API_VERSIONS,
     BOOKMARK,
     DROP,
     EXPIRE,
@@ -58,6 +63,10 @@ class RecordedRequest:
 class _Fault:
     target: FaultTarget
     status: int | None  # None: drop the connection without an answer
+    resource: Resource | None = None  # None: any resource
+
+    def hits(self, target: str, resource: str | None) -> bool:
+        return self.target in ("any", target) and self.resource in (None, resource)
 
 
 def _truthy(value: str | None) -> bool:
@@ -100,6 +109,11 @@ class KubeApiDouble(KubeStore):
         app.router.add_get("/api/v1/namespaces/{namespace}/pods/{name}", self._get("pods"))
         app.router.add_get("/api/v1/nodes", self._collection("nodes"))
         app.router.add_get("/api/v1/nodes/{name}", self._get("nodes"))
+        pdbs: Resource = "poddisruptionbudgets"
+        app.router.add_get("/apis/policy/v1/poddisruptionbudgets", self._collection(pdbs))
+        namespaced = "/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets"
+        app.router.add_get(namespaced, self._collection(pdbs))
+        app.router.add_get(namespaced + "/{name}", self._get(pdbs))
         # handler_cancellation: a watch handler learns at once that its client went away.
         self._runner = web.AppRunner(
             app, handle_signals=False, access_log=None, handler_cancellation=True
@@ -167,14 +181,20 @@ class KubeApiDouble(KubeStore):
     # -- faults ------------------------------------------------------------------------
 
     def fail_next(
-        self, count: int = 1, *, status_code: int | None = 500, target: FaultTarget = "any"
+        self,
+        count: int = 1,
+        *,
+        status_code: int | None = 500,
+        target: FaultTarget = "any",
+        resource: Resource | None = None,
     ) -> None:
         """The next `count` matching requests get a `Status` error (None: a dropped connection).
+        `resource` limits the fault to requests for that resource ("poddisruptionbudgets").
 
         aiohttp resends a GET once when its connection drops, so it takes two drops in a row
         for one client call to fail.
         """
-        self._faults.extend(_Fault(target, status_code) for _ in range(count))
+        self._faults.extend(_Fault(target, status_code, resource) for _ in range(count))
 
     def clear_faults(self) -> None:
         self._faults.clear()
@@ -198,8 +218,9 @@ class KubeApiDouble(KubeStore):
         target = "get" if "name" in request.match_info else "list"
         if target == "list" and _truthy(request.query.get("watch")):
             target = "watch"
+        resource = _resource_of(request.path)
         for fault in self._faults:
-            if fault.target in ("any", target):
+            if fault.hits(target, resource):
                 self._faults.remove(fault)
                 if fault.status is None:
                     _abort(request)
@@ -272,7 +293,7 @@ class KubeApiDouble(KubeStore):
             items = items[:limit]
         body = {
             "kind": f"{KINDS[resource]}List",
-            "apiVersion": "v1",
+            "apiVersion": API_VERSIONS[resource],
             "metadata": metadata,
             "items": [self._list_item(obj) for obj in items],
         }
@@ -348,7 +369,8 @@ class KubeApiDouble(KubeStore):
                     await _send(response, *event)
             elif item == BOOKMARK:
                 kind, metadata = KINDS[watcher.resource], {"resourceVersion": str(self._rv)}
-                bookmark = {"kind": kind, "apiVersion": "v1", "metadata": metadata}
+                version = API_VERSIONS[watcher.resource]
+                bookmark = {"kind": kind, "apiVersion": version, "metadata": metadata}
                 await _send(response, "BOOKMARK", bookmark)
             elif item == EXPIRE:
                 message = f"too old resource version ({self._oldest_rv})"
@@ -363,6 +385,12 @@ class KubeApiDouble(KubeStore):
 
 async def _send(response: web.StreamResponse, kind: str, obj: JsonObject) -> None:
     await response.write(json.dumps({"type": kind, "object": obj}).encode() + b"\n")
+
+
+def _resource_of(path: str) -> str | None:
+    """The resource a request path names (`/api/v1/namespaces/ns/pods/p` -> "pods")."""
+    parts = path.strip("/").split("/")
+    return next((part for part in parts[2:] if part in KINDS), None)
 
 
 def _abort(request: web.Request) -> None:

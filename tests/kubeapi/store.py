@@ -13,9 +13,15 @@ from typing import Any, Literal
 from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.selectors import Predicate
 
-Resource = Literal["pods", "nodes"]
+Resource = Literal["pods", "nodes", "poddisruptionbudgets"]
 Key = tuple[str, str]  # (namespace, name); namespace "" for nodes
-KINDS: dict[str, str] = {"pods": "Pod", "nodes": "Node"}
+KINDS: dict[str, str] = {
+    "pods": "Pod",
+    "nodes": "Node",
+    "poddisruptionbudgets": "PodDisruptionBudget",
+}
+API_VERSIONS: dict[str, str] = {"pods": "v1", "nodes": "v1", "poddisruptionbudgets": "policy/v1"}
+NAMESPACED = frozenset({"pods", "poddisruptionbudgets"})
 BOOKMARK, DROP, EXPIRE, END = "bookmark", "drop", "expire", "end"  # signals to open watches
 
 
@@ -46,7 +52,7 @@ class KubeStore:
 
     def __init__(self, *, history_limit: int | None = None) -> None:
         self.history_limit = history_limit  # changes kept for resuming watches; None: all
-        self._objects: dict[str, dict[Key, JsonObject]] = {"pods": {}, "nodes": {}}
+        self._objects: dict[str, dict[Key, JsonObject]] = {resource: {} for resource in KINDS}
         self._rv = 1000
         self._oldest_rv = self._rv  # a watch may start from any rv >= this one
         self._history: list[Change] = []
@@ -79,14 +85,25 @@ class KubeStore:
     def delete_node(self, name: str) -> JsonObject:
         return self.delete("nodes", ("", name))
 
+    def add_pdb(self, obj: JsonObject) -> JsonObject:
+        return self.create("poddisruptionbudgets", obj)
+
+    def modify_pdb(
+        self, namespace: str, name: str, change: Callable[[JsonObject], object]
+    ) -> JsonObject:
+        return self.modify("poddisruptionbudgets", (namespace, name), change)
+
+    def delete_pdb(self, namespace: str, name: str) -> JsonObject:
+        return self.delete("poddisruptionbudgets", (namespace, name))
+
     def objects(self, resource: Resource) -> list[JsonObject]:
         return [copy.deepcopy(o) for _, o in sorted(self._objects[resource].items())]
 
     def create(self, resource: Resource, obj: JsonObject) -> JsonObject:
         new = copy.deepcopy(obj)
-        new["kind"], new["apiVersion"] = KINDS[resource], "v1"
+        new["kind"], new["apiVersion"] = KINDS[resource], API_VERSIONS[resource]
         metadata = new.setdefault("metadata", {})
-        if resource == "pods":
+        if resource in NAMESPACED:
             metadata.setdefault("namespace", "default")
         else:
             metadata.pop("namespace", None)
@@ -99,10 +116,10 @@ class KubeStore:
 
     def replace(self, resource: Resource, obj: JsonObject) -> JsonObject:
         new = copy.deepcopy(obj)
-        if resource == "pods":
+        if resource in NAMESPACED:
             new.setdefault("metadata", {}).setdefault("namespace", "default")
         old = self._objects[resource][object_key(new)]
-        new["kind"], new["apiVersion"] = KINDS[resource], "v1"
+        new["kind"], new["apiVersion"] = KINDS[resource], API_VERSIONS[resource]
         for kept in ("uid", "creationTimestamp"):
             new["metadata"][kept] = old["metadata"][kept]
         return self._commit(resource, "MODIFIED", old, new)

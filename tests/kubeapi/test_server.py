@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 import pytest
 from kubernetes_asyncio import config, watch
-from kubernetes_asyncio.client import ApiClient, Configuration, CoreV1Api
+from kubernetes_asyncio.client import ApiClient, Configuration, CoreV1Api, PolicyV1Api
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from tests.kubeapi import objects
@@ -333,3 +333,35 @@ def test_threaded_double_serves_sync_code_and_kubeconfig_files(tmp_path: Path) -
 
         assert asyncio.run(names()) == ["a"]
         assert kube.call(lambda: kube.api.resource_version) > 1000
+
+
+async def test_pdbs_list_by_namespace_and_fail_alone(kube_api: KubeApiDouble) -> None:
+    """policy/v1 PodDisruptionBudgets: listed in all namespaces or one, typed by the real
+    client; a fault aimed at them leaves the pod list alone."""
+    selector = {"matchLabels": {"app": "a"}}
+    kube_api.add_pdb(objects.pdb("a", namespace="ml", selector=selector, disruptions_allowed=0))
+    kube_api.add_pdb(objects.pdb("b", namespace="web", selector={}))
+    async with ApiClient(kube_api.configuration()) as client:
+        policy, core = PolicyV1Api(client), CoreV1Api(client)
+        every = await policy.list_pod_disruption_budget_for_all_namespaces()
+        assert [(p.metadata.namespace, p.metadata.name) for p in every.items] == [
+            ("ml", "a"),
+            ("web", "b"),
+        ]
+        assert every.items[0].spec.selector.match_labels == {"app": "a"}
+        assert every.items[0].status.disruptions_allowed == 0
+        one = await policy.list_namespaced_pod_disruption_budget("web")
+        assert [p.metadata.name for p in one.items] == ["b"]
+        response = await policy.list_pod_disruption_budget_for_all_namespaces(
+            _preload_content=False
+        )
+        async with response:
+            assert (await response.json())["apiVersion"] == "policy/v1"
+
+        kube_api.fail_next(1, status_code=403, target="list", resource="poddisruptionbudgets")
+        await core.list_pod_for_all_namespaces()  # not aimed at pods
+        with pytest.raises(ApiException) as caught:
+            await policy.list_pod_disruption_budget_for_all_namespaces()
+        assert caught.value.status == 403
+        assert json.loads(caught.value.body)["reason"] == "Forbidden"
+        await policy.list_pod_disruption_budget_for_all_namespaces()  # only one was injected

@@ -11,6 +11,7 @@ next plan is checked on that cluster.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -27,10 +28,22 @@ def _with(pod: Pod, placement: Placement | None) -> Pod:
     return dataclasses.replace(pod, placement=placement)
 
 
+def _budget(pod: Pod) -> tuple[str, int] | None:
+    """(namespace/budget, disruptions allowed) from the Kubernetes source's annotation
+    `<pdb>:<allowed>` (several budgets, "a,b:0", allow none); None: no budget."""
+    value = pod.annotations.get("xgpu.io/disruption-budget")
+    if value is None:
+        return None
+    name, _, allowed = value.rpartition(":")
+    return f"{pod.name.split('/', 1)[0]}/{name}", int(allowed) if allowed.isdigit() else 0
+
+
 def _protected(pod: Pod) -> bool:
+    budget = _budget(pod)
     return (
         pod.name.split("/", 1)[0] == "kube-system"
         or pod.annotations.get("xgpu.io/do-not-disrupt", "").lower() == "true"
+        or (budget is not None and budget[1] == 0)
     )
 
 
@@ -55,6 +68,9 @@ def check_report(cluster: Cluster, report: PlanReport, evictions_per_gpu: float 
             assert pod.placement is not None, f"plan {number} evicts {name}, which is not running"
             assert not _protected(pod), f"plan {number} evicts protected {name}"
             assert dict(made.evicted_from)[name] == pod.placement
+        under = Counter(b for name in made.evict if (b := _budget(by_name[name])) is not None)
+        for (budget, allowed), count in under.items():
+            assert count <= allowed, f"plan {number} evicts {count} pods under {budget}"
         for name in made.rescues:
             assert by_name[name].placement is None, f"plan {number}: {name} is not Pending"
         queue = [p for p in pods if p.name not in evicted]

@@ -111,7 +111,7 @@ async def test_unreadable_pods_become_invalid_pending_pods(
 
 async def test_api_error_is_one_clear_error(kube_api: KubeApiDouble, tmp_path: Path) -> None:
     config = kube_api.write_kubeconfig(tmp_path / "kubeconfig")
-    kube_api.fail_next(1, status_code=500, target="list")
+    kube_api.fail_next(1, status_code=500, target="list", resource="pods")
     with pytest.raises(InputError) as caught:
         await read_kubernetes(str(config))
     message = str(caught.value)
@@ -121,7 +121,7 @@ async def test_api_error_is_one_clear_error(kube_api: KubeApiDouble, tmp_path: P
 
 async def test_forbidden(kube_api: KubeApiDouble, tmp_path: Path) -> None:
     config = kube_api.write_kubeconfig(tmp_path / "kubeconfig")
-    kube_api.fail_next(2, status_code=403, target="list")
+    kube_api.fail_next(2, status_code=403, target="list", resource="pods")
     with pytest.raises(InputError, match=r"HTTP 403 Forbidden"):
         await read_kubernetes(str(config))
 
@@ -261,3 +261,84 @@ def test_eviction_blocker_follows_the_autoscalers_order() -> None:
     some = {"cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes": "a, b"}
     assert eviction_blocker("web", owner, some, ["a", "b"]) is None
     assert eviction_blocker("web", owner, some, ["a", "c"]) == "local storage: volume c"
+    # A budget allowing none blocks whatever else is said (the autoscaler's NotEnoughPdb);
+    # a budget lifts the kube-system rule, as the autoscaler's "system" rule has it.
+    none, one = {"xgpu.io/disruption-budget": "b:0"}, {"xgpu.io/disruption-budget": "b:1"}
+    expected = "disruption budget b allows 0 disruptions"
+    assert eviction_blocker("web", owner, {**safe, **none}, ()) == expected
+    assert eviction_blocker("kube-system", owner, one, ()) is None
+    assert eviction_blocker("kube-system", None, one, ()) == bare
+
+
+def populate_budgets(api: KubeApiDouble) -> None:
+    """n1 runs a GPU pod and plain pods under budgets; n2 one pod of an n1 budget."""
+    gpu = cce_pod("ml/gpu", node="n1", cards=(0,), owner=("Job", "gpu"))
+    gpu["metadata"]["labels"]["app"] = "train"
+    api.add_pod(gpu)
+    api.add_pod(replicated("api", labels={"app": "api"}))
+    api.add_pod(replicated("two-a", labels={"app": "two"}))
+    api.add_pod(replicated("two-b", labels={"app": "two"}))
+    api.add_pod(replicated("two-c", node="n2", labels={"app": "two"}))
+    api.add_pod(replicated("both", labels={"app": "both", "tier": "x"}))
+    api.add_pod(replicated("free", labels={"app": "free"}))
+    api.add_pod(replicated("coredns", namespace="kube-system", labels={"app": "dns"}))
+    api.add_pod(replicated("metrics", namespace="kube-system", labels={"app": "metrics"}))
+
+    def only(app: str) -> JsonObject:
+        return {"matchLabels": {"app": app}}
+
+    api.add_pdb(objects.pdb("train", namespace="ml", selector={}, disruptions_allowed=1))
+    api.add_pdb(objects.pdb("api", namespace="web", selector=only("api"), disruptions_allowed=0))
+    api.add_pdb(objects.pdb("two", namespace="web", selector=only("two"), disruptions_allowed=1))
+    api.add_pdb(objects.pdb("both", namespace="web", selector=only("both")))
+    tier = {"matchExpressions": [{"key": "tier", "operator": "Exists"}]}
+    api.add_pdb(objects.pdb("tier", namespace="web", selector=tier))
+    api.add_pdb(objects.pdb("nothing", namespace="web", selector=None, disruptions_allowed=0))
+    api.add_pdb(objects.pdb("dns", namespace="kube-system", selector=only("dns")))
+    for name in ("n1", "n2"):
+        api.add_node(objects.node(name, allocatable={"volcano.sh/gpu-mem.128Mi": 256}))
+
+
+async def test_budgets_are_recorded_on_pods_and_judged_like_the_autoscaler(
+    kube_api: KubeApiDouble, tmp_path: Path
+) -> None:
+    populate_budgets(kube_api)
+    state = await read_kubernetes(str(kube_api.write_kubeconfig(tmp_path / "kubeconfig")))
+    assert state.warnings == ()
+    [gpu] = state.pods
+    assert gpu.annotations["xgpu.io/disruption-budget"] == "train:1"
+    on_node = {n.name: {p.name: p.blocks for p in n.pods} for n in state.nodes}
+    assert on_node == {
+        "n1": {
+            "kube-system/coredns": None,  # a kube-system pod with a budget may go
+            "kube-system/metrics": "kube-system pod",
+            "ml/gpu": None,
+            "web/api": "disruption budget api allows 0 disruptions",
+            "web/both": "disruption budgets both,tier all cover it: the Eviction API refuses",
+            "web/free": None,
+            "web/two-a": "disruption budget two allows 1, 2 pods on the node",
+            "web/two-b": "disruption budget two allows 1, 2 pods on the node",
+        },
+        "n2": {"web/two-c": None},  # its budget's other pods are on n1
+    }
+    lists = [r for r in kube_api.requests if r.path == "/apis/policy/v1/poddisruptionbudgets"]
+    assert [r.query.get("limit") for r in lists] == ["500"]
+
+
+async def test_a_forbidden_budget_list_leaves_a_warning(
+    kube_api: KubeApiDouble, tmp_path: Path
+) -> None:
+    populate_budgets(kube_api)
+    config = kube_api.write_kubeconfig(tmp_path / "kubeconfig")
+    kube_api.fail_next(1, status_code=403, target="list", resource="poddisruptionbudgets")
+    state = await read_kubernetes(str(config))
+    [warning] = state.warnings
+    assert warning.startswith(f"Kubernetes API {kube_api.url}: list poddisruptionbudgets: ")
+    assert "HTTP 403 Forbidden" in warning
+    assert "plans and scale-down ignore disruption budgets" in warning
+    [gpu] = state.pods
+    assert "xgpu.io/disruption-budget" not in gpu.annotations
+    blocks = {p.name: p.blocks for n in state.nodes for p in n.pods}
+    assert blocks["web/api"] is None  # no budget known
+    # The warning travels with the snapshot's other warnings.
+    assert warning in assemble([], state).warnings

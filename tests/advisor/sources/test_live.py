@@ -17,11 +17,14 @@ import pytest
 
 from advisor.cli import main
 from advisor.core.diagnose import diagnose
-from advisor.core.model import Cluster
+from advisor.core.model import DISRUPTION_BUDGET, Cluster
+from advisor.core.plan import plan
 from advisor.output import diagnosis_json
 from advisor.scenario import load_scenario
+from tests.advisor.core.test_plan_checker import check_report
 from tests.advisor.realservices import kubernetes_holding
 from tests.advisor.sources.builders import cce_pod
+from tests.kubeapi import objects
 from tests.kubeapi.threaded import KubeApiThread
 from tests.realparts import (
     DEMO,
@@ -178,7 +181,7 @@ def test_kubernetes_api_error_exits_2(
     live: Live, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "snapshot.yaml"
-    live.kube.call(live.kube.api.fail_next, 1, status_code=500, target="list")
+    live.kube.call(live.kube.api.fail_next, 1, status_code=500, target="list", resource="pods")
     args = ["snapshot", "--prometheus", live.prometheus.url, "--kubeconfig", str(live.kubeconfig)]
     assert main([*args, "--output", str(out)]) == 2
     err = capsys.readouterr().err
@@ -217,3 +220,54 @@ def test_a_stopped_exporter_is_stale_not_silently_missing(
     err = capsys.readouterr().err
     assert "xgpu-advisor: stale, left out: node v100-node-1: xgpu_node_info series ended" in err
     assert load_scenario(out).nodes == ()
+
+
+def test_disruption_budgets_reach_the_snapshot_and_hold_the_plans(
+    live: Live, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A budget allowing no disruption over every pod of `ml` (empty selector): the snapshot
+    file records it on each of them, and the plans made from it evict none of them (the
+    demo's own plan evicts ml/train-a)."""
+    assert [p.evict for p in plan(DEMO_CLUSTER).plans] == [("ml/train-a",)]
+    guard = objects.pdb("guard", namespace="ml", selector={}, disruptions_allowed=0)
+    live.kube.call(live.kube.api.add_pdb, guard)
+    out = tmp_path / "snapshot.yaml"
+    args = ["snapshot", "--prometheus", live.prometheus.url, "--kubeconfig", str(live.kubeconfig)]
+    try:
+        assert main([*args, "--output", str(out)]) == 0
+    finally:
+        live.kube.call(live.kube.api.delete_pdb, "ml", "guard")
+    err = capsys.readouterr().err
+    assert "warning" not in err
+    assert f"{DISRUPTION_BUDGET}: 'guard:0'" in out.read_text()  # in the file itself
+    snapshot = load_scenario(out)
+    budgets = {p.name: p.annotations.get(DISRUPTION_BUDGET) for p in snapshot.pods}
+    in_ml = {p.name for p in DEMO_CLUSTER.pods if p.namespace == "ml"}
+    assert {name: value for name, value in budgets.items() if value} == dict.fromkeys(
+        in_ml, "guard:0"
+    )
+    report = plan(snapshot)
+    check_report(snapshot, report)
+    assert not {name for p in report.plans for name in p.evict} & in_ml
+
+
+def test_a_forbidden_budget_list_is_a_warning_not_an_exit(
+    live: Live, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """RBAC without the policy group: the snapshot is still written, without budgets."""
+    live.kube.call(
+        live.kube.api.fail_next,
+        1,
+        status_code=403,
+        target="list",
+        resource="poddisruptionbudgets",
+    )
+    out = tmp_path / "snapshot.yaml"
+    args = ["snapshot", "--prometheus", live.prometheus.url, "--kubeconfig", str(live.kubeconfig)]
+    assert main([*args, "--output", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert (
+        f"xgpu-advisor: warning: Kubernetes API {live.kube.url}: list poddisruptionbudgets: "
+        "HTTP 403 Forbidden injected fault; plans and scale-down ignore disruption budgets"
+    ) in err
+    same_cluster(load_scenario(out), DEMO_CLUSTER)
