@@ -53,6 +53,7 @@ from advisor.core.plan_search import (
 
 Clock = Callable[[], float]
 DEFAULT_TIME_BUDGET_S = 60.0
+REGENERATE_CHECK_EVERY = 64  # targets listed between looks at the clock
 # The greedy's runs, in order: the objective, and its patience (simulations after a
 # commit before the best fresh plan is taken anyway).
 RUNS: tuple[tuple[Objective, int], ...] = (("ratio", 16), ("value", 16), ("holes", 128))
@@ -268,26 +269,29 @@ class _Greedy:
         self.latest: dict[TargetKey, int] = {}
         self.counter = itertools.count()
         self.mismatches = 0  # quick and literal simulations disagreeing (never, if correct)
+        self.out_of_time: Callable[[], bool] = lambda: False  # set by `run` from its clock
 
     def run(
         self, clock: Clock | None, deadline: float | None, max_evaluations: int | None
     ) -> tuple[list[Plan], bool]:
         plans: list[Plan] = []
+        if deadline is not None and clock is not None:
+            self.out_of_time = lambda: clock() >= deadline
         signature = self._regenerate(None)
         commits_since_full = 0
         best: tuple[Proposal, int] | None = None  # best plan simulated on this board
         misses = 0  # simulations since the last commit
         while True:
+            if self.out_of_time() or (
+                max_evaluations is not None and self.search.evaluations >= max_evaluations
+            ):
+                return plans, True
             if not self.heap:
                 if commits_since_full == 0:
                     return plans, False
                 signature = self._regenerate(None)
                 commits_since_full = 0
                 continue
-            if (deadline is not None and clock is not None and clock() >= deadline) or (
-                max_evaluations is not None and self.search.evaluations >= max_evaluations
-            ):
-                return plans, True
             _, _, seq, target, epoch, proposal = heapq.heappop(self.heap)
             if self.latest.get(target.key) != seq:
                 continue  # superseded
@@ -341,7 +345,10 @@ class _Greedy:
         targets = itertools.chain(
             self.search.card_targets(cards, levels), self.search.node_targets(nodes, levels)
         )
-        for target in targets:
+        for count, target in enumerate(targets):
+            # On a large cluster listing every target can outlast the budget by itself.
+            if count % REGENERATE_CHECK_EVERY == 0 and self.out_of_time():
+                break
             key = self.search.estimate(target)
             if key is not None:
                 self._push(key, target, -1, None)

@@ -88,6 +88,7 @@ class Board:
             self.state.apply(self.where[i] or [], shape)
         self.pending: list[int] = []  # Pending pods still waiting, queue order
         self._shapes: dict[Shape, int] = {}
+        self._movable: dict[tuple[Shape, int], bool] = {}
         self._shapes_epoch = -1
         self.fodder_size: IntArray = np.full((n_cards, FODDER), BIG, dtype=np.int64)
         self.fodder_core: IntArray = np.zeros((n_cards, FODDER), dtype=np.int64)
@@ -140,15 +141,21 @@ class Board:
         could land only if every such Pending pod landed before it."""
         if not self.evictable[pod]:
             return False
-        s, priority = self.shape_of(pod), self.priority[pod]
-        return not any(
-            p.mode == s.mode
-            and p.gpus <= s.gpus
-            and p.card_memory_mib <= s.card_memory_mib
-            and p.card_core <= s.card_core
-            and top >= priority
-            for p, top in self._pending_shapes().items()
-        )
+        key = (self.shape_of(pod), self.priority[pod])
+        shapes = self._pending_shapes()  # refreshes the cache below on a new epoch
+        known = self._movable.get(key)
+        if known is None:
+            s, priority = key
+            known = not any(
+                p.mode == s.mode
+                and p.gpus <= s.gpus
+                and p.card_memory_mib <= s.card_memory_mib
+                and p.card_core <= s.card_core
+                and top >= priority
+                for p, top in shapes.items()
+            )
+            self._movable[key] = known
+        return known
 
     def _pending_shapes(self) -> dict[Shape, int]:
         """The shapes of the Pending pods, with the highest priority of each."""
@@ -159,6 +166,7 @@ class Board:
                 shapes[shape] = max(shapes.get(shape, self.priority[p]), self.priority[p])
             self._shapes = shapes
             self._shapes_epoch = self.epoch
+            self._movable = {}  # (shape, priority) -> movable, for these Pending shapes
         return self._shapes
 
     # -- simulation (DESIGN.md §8) -------------------------------------------------------

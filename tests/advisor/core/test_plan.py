@@ -345,3 +345,30 @@ def test_invalid_and_unsatisfiable_pods_are_reported_not_planned() -> None:
         ("t/odd", "invalid"),
         ("t/wide", "unsatisfiable"),
     }
+
+
+def test_listing_targets_stops_when_the_budget_runs_out() -> None:
+    """On a large cluster listing every target can outlast the budget by itself: the
+    greedy looks at the clock while it lists them and stops there."""
+    from advisor.core.plan import REGENERATE_CHECK_EVERY, _Greedy
+    from advisor.core.plan_search import Limits, Search
+
+    nodes = [node(f"n{i:03}", 16, 16) for i in range(REGENERATE_CHECK_EVERY * 3)]
+    pods = [running(f"t/r{i:03}", f"n{i:03}", [0], 10) for i in range(len(nodes))]
+    cluster = build(nodes, [*pods, pending("w/p", 1, 12)])
+
+    def listed(clock_ticks: list[float] | None) -> int:
+        board = Board(cluster, {})
+        board.set_pending(["w/p"])
+        search = Search(board, Limits(6.0, 3, 4, 32), 16 * 1024)
+        greedy = _Greedy(board, search, {board.ids["w/p"]}, 3.0, 16)
+        if clock_ticks is not None:
+            greedy.out_of_time = lambda: bool(clock_ticks.pop(0) if clock_ticks else True)
+        greedy._regenerate(None)
+        return len(greedy.heap)
+
+    everything = listed(None)
+    assert everything >= len(nodes)  # one target per running card at least
+    # in time for the first look only: stops at the second, one block of targets in
+    assert listed([False]) == REGENERATE_CHECK_EVERY
+    assert listed([]) == 0
