@@ -92,17 +92,44 @@ def history_peaks(history: pd.DataFrame, cluster: Cluster) -> tuple[float, float
     return float(per_step["allotted"].max()), float(per_step["used"].max())
 
 
+class PhaseClock:
+    """Seconds per phase of one run, read off the caller's clock.
+
+    Each phase ends where the next begins, on boundaries rounded to the millisecond, so the
+    phases are never negative and add up to the rounded duration (a phase named twice adds).
+    """
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self.started = clock()
+        self._last = 0.0
+        self.phases: dict[str, float] = {}
+
+    def end(self, phase: str) -> None:
+        """The phase that ran since the last boundary is over now."""
+        boundary = round(self._clock() - self.started, 3)
+        spent = round(max(boundary - self._last, 0.0), 3)
+        self._last = max(boundary, self._last)
+        self.phases[phase] = round(self.phases.get(phase, 0.0) + spent, 3)
+
+    @property
+    def duration(self) -> float:
+        return self._last
+
+
 def build_report(
     inputs: ReportInputs, options: ReportOptions, clock: Callable[[], float]
 ) -> Report:
-    started = clock()
+    timer = PhaseClock(clock)
     cluster = inputs.cluster
     diagnosis = diagnose(cluster, node_detail_limit=NODE_DETAIL)
+    timer.end("diagnose")
     budget = PlanOptions(time_budget_s=options.time_budget_s)
     plans = plan(cluster, budget, clock=clock, diagnosis=diagnosis)
+    timer.end("plan")
     frag = fragmentation(cluster)
+    timer.end("fragmentation")
     ups, downs = scaling_advice(cluster, plans, diagnosis, options.scale_down_threshold)
-    usage = usage_series(inputs.history) if inputs.history is not None else None
     capacity = capacity_gpus(cluster)
     peak_allotted, peak_used = allotted_gpus(cluster), None
     if inputs.history is not None:
@@ -115,7 +142,12 @@ def build_report(
         target_utilisation=options.target_utilisation,
         redundancy=options.redundancy,
     )
-    advice = plan_json(plans, cluster, ups, downs)
+    timer.end("scaling")
+    usage, rightsizing = None, None
+    if inputs.history is not None:
+        usage = usage_series(inputs.history)
+        rightsizing = rightsize(inputs.history, cluster)
+    timer.end("rightsizing")
     data: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "generated_at": datetime.fromtimestamp(inputs.generated_at, UTC).isoformat(),
@@ -124,14 +156,16 @@ def build_report(
         "stale": list(inputs.stale),
         "diagnosis": diagnosis_json(diagnosis),
         "view": cluster_view(cluster, diagnosis),
-        "plan": advice,
+        "plan": plan_json(plans, cluster, ups, downs),
         "fragmentation": fragmentation_json(frag, node_limit=NODE_DETAIL),
         "headroom": room.json(),
-        "rightsizing": (rightsize(inputs.history, cluster) if inputs.history is not None else None),
+        "rightsizing": rightsizing,
         "usage": usage,
     }
-    duration = clock() - started
-    data["run"] = {"duration_seconds": round(duration, 3)}
+    timer.end("assemble")  # the JSON-ready tables above
+    duration = timer.duration
+    # The `report` command adds its own phases (rendering) after these.
+    data["run"] = {"duration_seconds": duration, "phases": timer.phases}
     figures = RunFigures(
         pending_by_cause=diagnosis.summary,
         stranded_memory_bytes=frag.stranded_mib * MIB,

@@ -30,6 +30,7 @@ MODULES = (
     "benchmarks.diagnose_bench",
     "benchmarks.plan_bench",
     "benchmarks.exporter_bench",
+    "benchmarks.report_bench",
 )
 STANDALONE_TIMEOUT_S = 900
 

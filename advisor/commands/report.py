@@ -164,13 +164,21 @@ def _usable(history: pd.DataFrame | None) -> pd.DataFrame | None:
 
 
 def _render(report: Report) -> dict[str, str]:
+    """The three reports; the Markdown and HTML rendering time goes into the JSON's
+    `run.phases.render` (the JSON's own serialisation, last, and the writing are not in it)."""
     from advisor.render.report_html import render_report_html
     from advisor.render.report_markdown import render_report_markdown
 
+    started = time.monotonic()
+    markdown = render_report_markdown(report.data)
+    html = render_report_html(report.data)
+    phases = report.data.get("run", {}).get("phases")
+    if isinstance(phases, dict):
+        phases["render"] = round(time.monotonic() - started, 3)
     return {
         "report.json": json.dumps(report.data, indent=2) + "\n",
-        "report.md": render_report_markdown(report.data),
-        "report.html": render_report_html(report.data),
+        "report.md": markdown,
+        "report.html": html,
     }
 
 

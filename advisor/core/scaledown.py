@@ -173,11 +173,16 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
     others = {n.name: n.other_pods for n in cluster.nodes}
     running = {p.name: p for p in cluster.running}
+    # Running pods per node, each node's in `running`'s order (moved pods go last).
+    by_node: dict[str, dict[str, Pod]] = {}
+    for pod in running.values():
+        if pod.placement is not None:
+            by_node.setdefault(pod.placement.node, {})[pod.name] = pod
     received: dict[str, list[str]] = {}  # node -> the removed nodes whose pods moved onto it
     steps: list[ScaleDown] = []
     held: list[HeldNode] = []
     for given, name in candidates:
-        on_node = [p for p in running.values() if p.placement and p.placement.node == name]
+        on_node = list(by_node.get(name, {}).values())
         now = _utilisation_of(base, name)
         other = others[name]
         kept = _kept_before_simulating(on_node, other, now, threshold, received.get(name, []))
@@ -205,11 +210,11 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
             trial.apply(trial.positions(placement), Shape.of(pod.request))
             # Recreated pods are the newest: a later drain queues them after the older pods
             # of equal priority, as creation order does.
-            del running[pod.name]
-            running[pod.name] = Pod(
+            by_node.setdefault(placement.node, {})[pod.name] = Pod(
                 pod.name, pod.request, placement, pod.priority, pod.owner, pod.annotations
             )
             received.setdefault(placement.node, []).append(name)
+        by_node.pop(name, None)
         base = trial
         moves = MappingProxyType({p.name: landed[p.name] for p in moved})
         also = None if other is None else tuple(p.name for p in other)

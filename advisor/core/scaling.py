@@ -36,6 +36,7 @@ from advisor.core.scaledown import (
     scale_down_advice,
 )
 from advisor.core.state import CardState, Shape
+from advisor.core.whatif import place_queue
 
 __all__ = [
     "DO_NOT_DISRUPT",
@@ -229,11 +230,14 @@ def _verify(
 
     def missing(counts: list[int]) -> dict[int, list[Pod]]:
         trial = [replace(e, nodes=n) for e, n in zip(plan, counts, strict=True)]
-        result = diagnose(with_new_nodes(cluster, trial, rescued), node_detail_limit=0)
+        grown = with_new_nodes(cluster, trial, rescued)
+        # Only where pods land matters here: the scheduling pass without diagnose's reasons.
+        queue = queue_order(grown.pending)
+        landed = place_queue(build_state(grown), queue, grown.policy)
         short: dict[int, list[Pod]] = {}
-        for d in result.pods:
-            if d.placement is None and d.pod.name in entry_of:
-                short.setdefault(entry_of[d.pod.name], []).append(pods[d.pod.name])
+        for pod, where in zip(queue, landed, strict=True):
+            if where is None and pod.name in entry_of:
+                short.setdefault(entry_of[pod.name], []).append(pods[pod.name])
         return short
 
     counts = [e.nodes for e in plan]

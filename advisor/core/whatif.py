@@ -27,8 +27,8 @@ from advisor.core.fragmentation import (
     typical_shapes,
     valid_shape,
 )
-from advisor.core.model import POLICIES, Cluster, Placement, Pod, Policy, queue_order
-from advisor.core.state import CardState
+from advisor.core.model import POLICIES, Cluster, Mode, Placement, Pod, Policy, queue_order
+from advisor.core.state import CardState, Shape
 
 WHATIF_SCHEMA = "xgpu-advisor/whatif/v1"
 ALL_POLICIES: tuple[Policy, ...] = tuple(Policy(n, c) for n, c in product(POLICIES, POLICIES))
@@ -40,17 +40,38 @@ def place_queue(
     """Place `pods` one by one in the order given, each seeing the ones before it.
 
     Mutates `state` (callers pass a private one). Invalid requests and misfits get None.
+    A pod that needs at least what a pod that found no place needed is not looked for: the
+    same answer without scanning the cluster, exact because placing only fills cards (less
+    free memory and core, more vGPUs, a mode set), so a card that cannot take a shape now
+    never can later in the same queue, and a pod of the same mode needing as many cards or
+    more, and as much per card or more, has no more cards to choose from. Queues re-placed
+    again and again (scale-down's removals) are mostly such repeats.
     """
+    failed: list[Shape] = []
     placements: list[Placement | None] = []
     for pod in pods:
         shape = valid_shape(pod)
-        positions = None if shape is None else state.place(shape, policy.node, policy.card)
-        if shape is None or positions is None:
+        if shape is None or any(_needs_no_less(shape, f) for f in failed):
+            placements.append(None)
+            continue
+        positions = state.place(shape, policy.node, policy.card)
+        if positions is None:
+            failed.append(shape)
             placements.append(None)
             continue
         state.apply(positions, shape)
         placements.append(state.placement_of(positions))
     return tuple(placements)
+
+
+def _needs_no_less(shape: Shape, than: Shape) -> bool:
+    """Every card that can take `shape` can take `than`, and `shape` needs as many cards."""
+    return (
+        shape.mode == than.mode
+        and shape.gpus >= than.gpus
+        and shape.card_memory_mib >= than.card_memory_mib
+        and (shape.mode != int(Mode.MEMORY_CORE) or shape.card_core >= than.card_core)
+    )
 
 
 def repack_order(cluster: Cluster) -> tuple[Pod, ...]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -126,3 +128,48 @@ def test_idle_nodes_kept_are_judged_after_the_plans_too() -> None:
             "detail": "kube-system/probe-2: kube-system pod",
         }
     ]
+
+
+def test_run_records_how_long_each_phase_took() -> None:
+    """Every phase of the run is timed off the clock it was given; the phases cover the run
+    without overlapping, so they add up to no more than its duration."""
+    ticks = itertools.count(step=0.25)
+    inputs = ReportInputs(cluster(), "test", 1_764_460_800.0, history=history())
+    run = build_report(inputs, ReportOptions(time_budget_s=5), lambda: float(next(ticks))).data[
+        "run"
+    ]
+    phases = run["phases"]
+    assert list(phases) == [
+        "diagnose",
+        "plan",
+        "fragmentation",
+        "scaling",
+        "rightsizing",
+        "assemble",
+    ]
+    assert all(seconds >= 0 for seconds in phases.values())
+    assert phases["diagnose"] == 0.25  # one tick: the clock is read once at each boundary
+    assert phases["plan"] > 0  # the plan search reads the clock too
+    assert sum(phases.values()) <= run["duration_seconds"]
+    assert run["duration_seconds"] > 0
+
+
+def test_phases_of_a_run_with_a_stopped_clock_are_zero() -> None:
+    inputs = ReportInputs(cluster(), "test", 0.0)
+    run = build_report(inputs, ReportOptions(time_budget_s=5), lambda: 100.0).data["run"]
+    assert run["duration_seconds"] == 0
+    assert set(run["phases"].values()) == {0}
+
+
+def test_the_report_command_adds_its_render_phase(tmp_path: Path) -> None:
+    from advisor.cli import main
+    from tests.realparts import DEMO
+
+    out = tmp_path / "out"
+    assert main(["report", "--scenario", str(DEMO), "--output-dir", str(out)]) == 0
+    run = json.loads((out / "report.json").read_text())["run"]
+    assert list(run["phases"])[-2:] == ["assemble", "render"]
+    assert all(seconds >= 0 for seconds in run["phases"].values())
+    # build_report's phases still add up to no more than its duration; render comes after.
+    analysis = sum(s for name, s in run["phases"].items() if name != "render")
+    assert analysis <= run["duration_seconds"] + 1e-9

@@ -8,11 +8,16 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from advisor.cli import main
-from advisor.core.model import Cluster, Policy
-from advisor.core.whatif import repack_order, what_if, whatif_json
+from advisor.core.diagnose import build_state
+from advisor.core.fragmentation import valid_shape
+from advisor.core.model import POLICIES, Cluster, Policy, PolicyName, queue_order
+from advisor.core.whatif import place_queue, repack_order, what_if, whatif_json
 from advisor.scenario import scenario_from_data
+from tests.advisor.core.test_properties import clusters
 
 GiB = 1024
 
@@ -162,3 +167,26 @@ def test_cli_bad_scenario_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     path.write_text("nodes: 3\n")
     assert main(["whatif", "--scenario", str(path)]) == 2
     assert "bad.yaml" in capsys.readouterr().err
+
+
+@settings(max_examples=200, deadline=None)
+@given(clusters(), st.sampled_from(POLICIES), st.sampled_from(POLICIES))
+def test_place_queue_skips_only_pods_that_could_not_fit(
+    cluster: Cluster, node: PolicyName, card: PolicyName
+) -> None:
+    """Skipping a pod that needs no less than one that already failed gives exactly what
+    trying every pod gives: placing only ever fills cards."""
+    policy = Policy(node, card)
+    queue = queue_order(cluster.pending) + queue_order(cluster.running)  # running re-placed too
+    expected = []
+    state = build_state(Cluster(cluster.nodes, (), policy, cluster.max_vgpus_per_card))
+    for pod in queue:
+        shape = valid_shape(pod)
+        positions = None if shape is None else state.place(shape, policy.node, policy.card)
+        if shape is None or positions is None:
+            expected.append(None)
+            continue
+        state.apply(positions, shape)
+        expected.append(state.placement_of(positions))
+    empty = build_state(Cluster(cluster.nodes, (), policy, cluster.max_vgpus_per_card))
+    assert place_queue(empty, queue, policy) == tuple(expected)
