@@ -15,6 +15,7 @@ NoPlaceToMovePods...): see `HELD_REASONS`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -120,20 +121,34 @@ def movable(pod: Pod) -> bool:
     return unmovable_reason(pod) is None
 
 
-def _over_budget(pods: Sequence[Pod]) -> list[tuple[str, str]]:
+def _budget_key(pod: Pod) -> tuple[tuple[str, str], int] | None:
+    """((namespace, budget), disruptions it allows) for a pod a budget covers."""
+    budget = disruption_budget(pod.annotations)
+    return None if budget is None else ((pod.namespace, budget[0]), budget[1])
+
+
+def _over_budget(
+    pods: Sequence[Pod], spent: Mapping[tuple[str, str], int]
+) -> list[tuple[str, str]]:
     """(pod, reason) for the pods of one node under a disruption budget that allows fewer
-    evictions than the node holds pods under it: the drain would stop at the one over (the
-    autoscaler's NotEnoughPdb)."""
+    evictions than the node holds pods under it, with those the removals before it already
+    evict (`spent`): the drain would stop at the one over (the autoscaler's NotEnoughPdb,
+    counted across its whole removal loop, as here)."""
     under: dict[tuple[str, str], list[Pod]] = {}
     allows: dict[tuple[str, str], int] = {}
     for pod in pods:
-        budget = disruption_budget(pod.annotations)
-        if budget is not None:
-            under.setdefault((pod.namespace, budget[0]), []).append(pod)
-            allows[(pod.namespace, budget[0])] = budget[1]
-    over = [(key, ps) for key, ps in under.items() if len(ps) > allows[key]]
+        if (budget := _budget_key(pod)) is not None:
+            under.setdefault(budget[0], []).append(pod)
+            allows[budget[0]] = budget[1]
+    over = [(key, ps) for key, ps in under.items() if len(ps) + spent.get(key, 0) > allows[key]]
     return sorted(
-        (p.name, f"disruption budget {key[1]} allows {allows[key]}, {len(ps)} pods on the node")
+        (
+            p.name,
+            f"disruption budget {key[1]} allows {allows[key]}, {len(ps)} "
+            + ("pod" if len(ps) == 1 else "pods")
+            + " on the node"
+            + (f" and {spent[key]} moved by earlier removals" if spent.get(key) else ""),
+        )
         for key, ps in over
         for p in ps
     )
@@ -179,13 +194,16 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
         if pod.placement is not None:
             by_node.setdefault(pod.placement.node, {})[pod.name] = pod
     received: dict[str, list[str]] = {}  # node -> the removed nodes whose pods moved onto it
+    spent: Counter[tuple[str, str]] = Counter()  # budget -> pods the removals so far evict
     steps: list[ScaleDown] = []
     held: list[HeldNode] = []
     for given, name in candidates:
         on_node = list(by_node.get(name, {}).values())
         now = _utilisation_of(base, name)
         other = others[name]
-        kept = _kept_before_simulating(on_node, other, now, threshold, received.get(name, []))
+        kept = _kept_before_simulating(
+            on_node, other, now, threshold, received.get(name, []), spent
+        )
         if kept is not None:
             held.append(HeldNode(name, given, *kept))
             continue
@@ -214,6 +232,7 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
                 pod.name, pod.request, placement, pod.priority, pod.owner, pod.annotations
             )
             received.setdefault(placement.node, []).append(name)
+        spent.update(b[0] for p in moved if (b := _budget_key(p)) is not None)
         by_node.pop(name, None)
         base = trial
         moves = MappingProxyType({p.name: landed[p.name] for p in moved})
@@ -228,6 +247,7 @@ def _kept_before_simulating(
     now: float,
     threshold: float,
     sources: Sequence[str],
+    spent: Mapping[tuple[str, str], int],
 ) -> tuple[str, str] | None:
     """(reason, detail) when the node stays whatever the simulation would say; None if not."""
     if now >= threshold:
@@ -237,7 +257,7 @@ def _kept_before_simulating(
             f"{_pct(threshold)} threshold"
         )
     pinned = sorted((p.name, why) for p in on_node if (why := unmovable_reason(p)) is not None)
-    pinned = pinned or _over_budget(on_node)
+    pinned = pinned or _over_budget(on_node, spent)
     if pinned:
         return GPU_POD_NOT_MOVABLE, f"{pinned[0][0]}: {pinned[0][1]}" + _more(pinned, "GPU pod")
     blocking = [(p.name, p.blocks) for p in other or () if p.blocks]

@@ -177,3 +177,30 @@ def test_more_gpu_pods_under_a_budget_than_it_allows_hold_the_node() -> None:
     [(name, reason, detail)] = held(cluster)
     assert (name, reason) == ("n1", "gpu-pod-not-movable")
     assert detail == "a/x0: disruption budget web allows 1, 2 pods on the node (and 1 more GPU pod)"
+
+
+def test_a_budget_is_shared_by_the_removals_of_one_advice() -> None:
+    """Two idle nodes each with one pod under a budget of 1: the first removal spends it,
+    so the second node stays (the autoscaler counts a budget across its removal loop)."""
+    cluster = build(
+        [node("n1", 16), node("n2", 16), node("big", 16, 16, 16, 16)],
+        [
+            running("a/x1", "n1", [0], 1, annotations={BUDGET: "web:1"}),
+            running("a/x2", "n2", [0], 2, annotations={BUDGET: "web:1"}),
+            running("a/y", "big", [0], 12),
+        ],
+    )
+    assert [s.node for s in scale_down(cluster)] == ["n1"]
+    assert {name: (reason, detail) for name, reason, detail in held(cluster)}["n2"] == (
+        "gpu-pod-not-movable",
+        "a/x2: disruption budget web allows 1, 1 pod on the node and 1 moved by earlier removals",
+    )
+    budget_of_two = build(
+        [node("n1", 16), node("n2", 16), node("big", 16, 16, 16, 16)],
+        [
+            running("a/x1", "n1", [0], 1, annotations={BUDGET: "web:2"}),
+            running("a/x2", "n2", [0], 2, annotations={BUDGET: "web:2"}),
+            running("a/y", "big", [0], 12),
+        ],
+    )
+    assert [s.node for s in scale_down(budget_of_two)] == ["n1", "n2"]
