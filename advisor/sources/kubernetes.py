@@ -248,16 +248,22 @@ def drained_pod(obj: object) -> tuple[str, Budgeted] | None:
     return node, (OtherPod(f"{namespace}/{name}", blocks), disruption_budget(annotations))
 
 
+# Controllers the autoscaler trusts to recreate an evicted pod elsewhere.
+REPLICATING_KINDS = frozenset(
+    {"ReplicaSet", "Deployment", "StatefulSet", "Job", "CronJob", "ReplicationController"}
+)
+
+
 def eviction_blocker(
     namespace: str, owner: str | None, annotations: Mapping[str, str], local_volumes: Sequence[str]
 ) -> str | None:
     """Why the cluster-autoscaler would not evict this pod to remove its node, or None.
 
     xgpu.io/do-not-disrupt "true" first, then a disruption budget that allows none (the
-    autoscaler's NotEnoughPdb): nothing lifts either. Then its drain rules in its order
-    (not replicated, kube-system without a budget, safe-to-evict "false", local storage),
-    all lifted by safe-to-evict "true". A budget that allows fewer evictions than the node
-    has pods under it is judged per node (`over_budget`).
+    autoscaler's NotEnoughPdb): nothing lifts either. Then its drain rules in its order (not
+    replicated or owned by a custom controller, kube-system without a budget, safe-to-evict
+    "false", local storage), all lifted by safe-to-evict "true". A budget that allows fewer
+    evictions than the node has pods under it is judged per node (`over_budget`).
     """
     if annotations.get(DO_NOT_DISRUPT, "").strip().lower() == "true":
         return f"{DO_NOT_DISRUPT}: true"
@@ -270,6 +276,11 @@ def eviction_blocker(
         return None
     if owner is None:
         return "not replicated: no controller owns it, nothing would recreate it"
+    kind = owner.split("/", 1)[0]
+    if kind not in REPLICATING_KINDS:
+        # The autoscaler's default (--skip-nodes-with-custom-controller-pods): it cannot
+        # tell whether an unknown controller would recreate the pod elsewhere.
+        return f"owned by a custom controller ({kind}): not known to recreate it elsewhere"
     if namespace in PROTECTED_NAMESPACES and budget is None:
         return f"{namespace} pod"
     if safe == "false":

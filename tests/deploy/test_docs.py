@@ -251,8 +251,14 @@ def test_documented_commands_use_only_real_flags(parsers: dict[str, set[str]]) -
 
 
 # Flags of other programs that the prose names: the benchmarks, kubernetes-validate and
-# the Pushgateway, kubectl (the plan script).
-OTHER_PROGRAMS_FLAGS = {"--quick", "--strict", "--persistence.file", "--raw"}
+# the Pushgateway, kubectl (the plan script), the cluster-autoscaler.
+OTHER_PROGRAMS_FLAGS = {
+    "--quick",
+    "--strict",
+    "--persistence.file",
+    "--raw",
+    "--skip-nodes-with-custom-controller-pods",
+}
 
 
 def test_flags_named_in_the_prose_exist(parsers: dict[str, set[str]]) -> None:

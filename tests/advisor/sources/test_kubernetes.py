@@ -268,6 +268,13 @@ def test_eviction_blocker_follows_the_autoscalers_order() -> None:
     assert eviction_blocker("web", owner, {**safe, **none}, ()) == expected
     assert eviction_blocker("kube-system", owner, one, ()) is None
     assert eviction_blocker("kube-system", None, one, ()) == bare
+    # A custom controller (the autoscaler's --skip-nodes-with-custom-controller-pods), also
+    # lifted by safe-to-evict "true"; the built-in replicating controllers are trusted.
+    custom = eviction_blocker("ml", "TFJob/ml/train", {}, ())
+    assert custom == "owned by a custom controller (TFJob): not known to recreate it elsewhere"
+    assert eviction_blocker("ml", "TFJob/ml/train", safe, ()) is None
+    for kind in ("Deployment", "StatefulSet", "Job", "CronJob", "ReplicationController"):
+        assert eviction_blocker("ml", f"{kind}/ml/x", {}, ()) is None
 
 
 def populate_budgets(api: KubeApiDouble) -> None:
