@@ -226,8 +226,8 @@ class Search:
             gpus = sum(self.gpus(p) for p in outcome.rescued) or best_value
             allowed = min(lim.max_evictions_per_plan, lim.max_plan_evictions_per_gpu * gpus + 1e-9)
             if not homeless:
-                if len(evict) > allowed:
-                    return None
+                if len(evict) > allowed or not b.within_budgets(evict):
+                    return None  # over a cap, or over a disruption budget (never committed)
                 key = self._key(target, evict, gpus, outcome)
                 return Proposal(target, evict, outcome.landed, tuple(outcome.rescued), key)
             if depth == lim.max_chain_depth:
