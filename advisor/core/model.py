@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from types import MappingProxyType
@@ -203,3 +203,28 @@ def budget_blocker(annotations: Mapping[str, str]) -> str | None:
     if "," in budget[0]:
         return f"disruption budgets {budget[0]} all cover it: the Eviction API refuses"
     return f"disruption budget {budget[0]} allows 0 disruptions"
+
+
+BudgetKey = tuple[str, str]  # (namespace, budget name(s)): budgets are namespaced
+
+
+def budget_key(namespace: str, annotations: Mapping[str, str]) -> tuple[BudgetKey, int] | None:
+    """(the budget covering a pod of `namespace`, disruptions it allows); None: no budget."""
+    budget = disruption_budget(annotations)
+    return None if budget is None else ((namespace, budget[0]), budget[1])
+
+
+def budgets_overrun(
+    covered: Iterable[tuple[BudgetKey, int] | None], spent: Mapping[BudgetKey, int] | None = None
+) -> dict[BudgetKey, int]:
+    """The budgets that evicting these pods together overruns (`covered`: each pod's
+    `budget_key`), with how many of the pods each covers: more than it allows, counting the
+    evictions already `spent` on it. The Eviction API refuses the one over."""
+    count: dict[BudgetKey, int] = {}
+    allows: dict[BudgetKey, int] = {}
+    for budget in covered:
+        if budget is not None:
+            count[budget[0]] = count.get(budget[0], 0) + 1
+            allows[budget[0]] = budget[1]
+    spent = spent or {}
+    return {key: n for key, n in count.items() if n + spent.get(key, 0) > allows[key]}

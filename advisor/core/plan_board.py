@@ -15,7 +15,6 @@ literal simulation agrees.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -27,8 +26,9 @@ from advisor.core.model import (
     Placement,
     Pod,
     Policy,
+    budget_key,
+    budgets_overrun,
     disruption_blocker,
-    disruption_budget,
     queue_order,
     request_problem,
 )
@@ -71,11 +71,8 @@ class Board:
         ]
         self.priority = [p.priority for p in self.pods]
         self.evictable = [may_evict(p) for p in self.pods]
-        # ((namespace, budget), disruptions it allows) per pod; None: no budget covers it
-        self.budget: list[tuple[tuple[str, str], int] | None] = [
-            None if (b := disruption_budget(p.annotations)) is None else ((p.namespace, b[0]), b[1])
-            for p in self.pods
-        ]
+        # (budget, disruptions it allows) per pod; None: no budget covers it
+        self.budget = [budget_key(p.namespace, p.annotations) for p in self.pods]
         self.where: list[list[int] | None] = [None] * len(self.pods)
         self.on_card: list[list[int]] = [[] for _ in range(n_cards)]
         for i, pod in enumerate(self.pods):
@@ -119,14 +116,7 @@ class Board:
     def within_budgets(self, evict: Iterable[int]) -> bool:
         """Whether evicting these pods together keeps every PodDisruptionBudget they fall
         under within the disruptions it allows now (the Eviction API refuses the one over)."""
-        used: Counter[tuple[str, str]] = Counter()
-        for pod in evict:
-            budget = self.budget[pod]
-            if budget is not None:
-                used[budget[0]] += 1
-                if used[budget[0]] > budget[1]:
-                    return False
-        return True
+        return not budgets_overrun(self.budget[pod] for pod in evict)
 
     def movable_limit(self) -> int:
         """Single-card pods at or above this memory cannot move while Pending single-card

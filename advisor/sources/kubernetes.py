@@ -30,8 +30,11 @@ from advisor.commands import InputError
 from advisor.core.model import (
     DO_NOT_DISRUPT,
     PROTECTED_NAMESPACES,
+    BudgetKey,
     OtherPod,
     budget_blocker,
+    budget_key,
+    budgets_overrun,
     disruption_budget,
 )
 from advisor.core.scaledown import SAFE_TO_EVICT
@@ -48,7 +51,8 @@ GPU_RESOURCES = frozenset(key for d in DIALECTS for key in (d.count, d.memory) i
 FINISHED = frozenset({"Succeeded", "Failed"})
 MIRROR = "kubernetes.io/config.mirror"  # a static pod's mirror: the kubelet owns it
 SAFE_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
-Budgeted = tuple[OtherPod, tuple[str, int] | None]  # a drained pod, its (budget, allowed)
+# a drained pod, its (budget, disruptions allowed)
+Budgeted = tuple[OtherPod, tuple[BudgetKey, int] | None]
 
 
 async def read_kubernetes(
@@ -245,7 +249,7 @@ def drained_pod(obj: object) -> tuple[str, Budgeted] | None:
         return None
     volumes = _local_volumes(fields.array(spec.get("volumes"), "spec.volumes", ignored))
     blocks = eviction_blocker(namespace, owner, annotations, volumes)
-    return node, (OtherPod(f"{namespace}/{name}", blocks), disruption_budget(annotations))
+    return node, (OtherPod(f"{namespace}/{name}", blocks), budget_key(namespace, annotations))
 
 
 # Controllers the autoscaler trusts to recreate an evicted pod elsewhere.
@@ -296,22 +300,15 @@ def over_budget(pods: Sequence[Budgeted]) -> list[OtherPod]:
     """The node's pods; one not blocked otherwise but under a budget that allows fewer
     evictions than the node has pods under it is blocked (the drain would stop there: the
     autoscaler counts a node's pods per budget)."""
-    under: dict[tuple[str, str], int] = defaultdict(int)
-    for pod, budget in pods:
-        if budget is not None:
-            under[(_namespace(pod), budget[0])] += 1
+    over = budgets_overrun(budget for _, budget in pods)
     marked = []
     for pod, budget in pods:
-        count = under[(_namespace(pod), budget[0])] if budget is not None else 0
-        if budget is not None and pod.blocks is None and count > budget[1]:
-            why = f"disruption budget {budget[0]} allows {budget[1]}, {count} pods on the node"
+        if budget is not None and pod.blocks is None and budget[0] in over:
+            (_, name), allows = budget
+            why = f"disruption budget {name} allows {allows}, {over[budget[0]]} pods on the node"
             pod = OtherPod(pod.name, why)
         marked.append(pod)
     return marked
-
-
-def _namespace(pod: OtherPod) -> str:
-    return pod.name.split("/", 1)[0]
 
 
 def _local_volumes(volumes: list[Any]) -> list[str]:
