@@ -27,12 +27,14 @@ from advisor.core.diagnose import build_state
 from advisor.core.model import DO_NOT_DISRUPT as DO_NOT_DISRUPT  # re-exported, as before
 from advisor.core.model import PROTECTED_NAMESPACES as PROTECTED_NAMESPACES
 from advisor.core.model import (
+    BudgetKey,
     Cluster,
     OtherPod,
     Placement,
     Pod,
+    budget_key,
+    budgets_overrun,
     disruption_blocker,
-    disruption_budget,
     queue_order,
 )
 from advisor.core.state import CardState, Shape
@@ -121,42 +123,40 @@ def movable(pod: Pod) -> bool:
     return unmovable_reason(pod) is None
 
 
-def _budget_key(pod: Pod) -> tuple[tuple[str, str], int] | None:
-    """((namespace, budget), disruptions it allows) for a pod a budget covers."""
-    budget = disruption_budget(pod.annotations)
-    return None if budget is None else ((pod.namespace, budget[0]), budget[1])
+def _budget_key(pod: Pod) -> tuple[BudgetKey, int] | None:
+    return budget_key(pod.namespace, pod.annotations)
 
 
-def _over_budget(
-    pods: Sequence[Pod], spent: Mapping[tuple[str, str], int]
-) -> list[tuple[str, str]]:
+def _over_budget(pods: Sequence[Pod], spent: Mapping[BudgetKey, int]) -> list[tuple[str, str]]:
     """(pod, reason) for the pods of one node under a disruption budget that allows fewer
     evictions than the node holds pods under it, with those the removals before it already
     evict (`spent`): the drain would stop at the one over (the autoscaler's NotEnoughPdb,
     counted across its whole removal loop, as here)."""
-    under: dict[tuple[str, str], list[Pod]] = {}
-    allows: dict[tuple[str, str], int] = {}
+    over = budgets_overrun((_budget_key(p) for p in pods), spent)
+    found = []
     for pod in pods:
-        if (budget := _budget_key(pod)) is not None:
-            under.setdefault(budget[0], []).append(pod)
-            allows[budget[0]] = budget[1]
-    over = [(key, ps) for key, ps in under.items() if len(ps) + spent.get(key, 0) > allows[key]]
-    return sorted(
-        (
-            p.name,
-            f"disruption budget {key[1]} allows {allows[key]}, {len(ps)} "
-            + ("pod" if len(ps) == 1 else "pods")
-            + " on the node"
-            + (f" and {spent[key]} moved by earlier removals" if spent.get(key) else ""),
-        )
-        for key, ps in over
-        for p in ps
-    )
+        budget = _budget_key(pod)
+        if budget is not None and budget[0] in over:
+            (_, name), allows = budget
+            count, earlier = over[budget[0]], spent.get(budget[0], 0)
+            found.append(
+                (
+                    pod.name,
+                    f"disruption budget {name} allows {allows}, {count} pod"
+                    + ("" if count == 1 else "s")
+                    + " on the node"
+                    + (f" and {earlier} moved by earlier removals" if earlier else ""),
+                )
+            )
+    return sorted(found)
 
 
 def node_utilisation(cluster: Cluster) -> dict[str, float]:
     """Allotted memory over card memory, per node (all cards; an empty node is 0)."""
-    state = build_state(cluster)
+    return _utilisation_by_node(build_state(cluster))
+
+
+def _utilisation_by_node(state: CardState) -> dict[str, float]:
     n = len(state.node_names)
     allotted = np.bincount(state.node_of, weights=state.capacity - state.free_memory, minlength=n)
     total = np.bincount(state.node_of, weights=state.capacity, minlength=n)
@@ -184,17 +184,16 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     base = build_state(cluster)
     before = place_queue(base.copy(), queue, cluster.policy)
     must_land = {pod.name for pod, where in zip(queue, before, strict=True) if where is not None}
-    utilisation = node_utilisation(cluster)
+    utilisation = _utilisation_by_node(base)
     candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
     others = {n.name: n.other_pods for n in cluster.nodes}
-    running = {p.name: p for p in cluster.running}
-    # Running pods per node, each node's in `running`'s order (moved pods go last).
+    # Running pods per node, in the cluster's order (moved pods go last).
     by_node: dict[str, dict[str, Pod]] = {}
-    for pod in running.values():
+    for pod in cluster.running:
         if pod.placement is not None:
             by_node.setdefault(pod.placement.node, {})[pod.name] = pod
     received: dict[str, list[str]] = {}  # node -> the removed nodes whose pods moved onto it
-    spent: Counter[tuple[str, str]] = Counter()  # budget -> pods the removals so far evict
+    spent: Counter[BudgetKey] = Counter()  # budget -> pods the removals so far evict
     steps: list[ScaleDown] = []
     held: list[HeldNode] = []
     for given, name in candidates:
@@ -247,7 +246,7 @@ def _kept_before_simulating(
     now: float,
     threshold: float,
     sources: Sequence[str],
-    spent: Mapping[tuple[str, str], int],
+    spent: Mapping[BudgetKey, int],
 ) -> tuple[str, str] | None:
     """(reason, detail) when the node stays whatever the simulation would say; None if not."""
     if now >= threshold:
