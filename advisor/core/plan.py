@@ -367,8 +367,6 @@ class _Greedy:
         evictions = self.evictions + len(proposal.evict)
         if evictions > self.evictions_per_gpu * (self.rescued_gpus + gpus) + 1e-9:
             return None  # too dear now; plans come cheapest first, so it stays too dear
-        if not b.within_budgets(proposal.evict):
-            return None  # more evictions under one PodDisruptionBudget than it allows
         exact = b.simulate(proposal.evict, quick=False)
         same = tuple(exact.rescued) == proposal.rescued and exact.landed == proposal.landed
         if exact.stranded or not same:

@@ -24,8 +24,6 @@ from typing import Any
 import numpy as np
 
 from advisor.core.diagnose import build_state
-from advisor.core.model import DO_NOT_DISRUPT as DO_NOT_DISRUPT  # re-exported, as before
-from advisor.core.model import PROTECTED_NAMESPACES as PROTECTED_NAMESPACES
 from advisor.core.model import (
     BudgetKey,
     Cluster,

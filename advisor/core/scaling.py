@@ -5,8 +5,8 @@ bin-packed with the scheduler core onto hypothetical empty nodes of each existin
 the shape needing the fewest nodes wins, and the answer is then checked by scheduling the
 whole queue on the cluster plus those nodes (nodes are added until every pod lands).
 
-Scale-down works like its removal simulation; it lives in `advisor.core.scaledown` and is
-re-exported here.
+Scale-down lives in `advisor.core.scaledown`; `scaling_advice` gives both, judged after the
+rebalancing plans.
 """
 
 from __future__ import annotations
@@ -22,47 +22,9 @@ import numpy as np
 from advisor.core.diagnose import Diagnosis, build_state, diagnose
 from advisor.core.model import Card, Cluster, Node, Placement, Pod, queue_order
 from advisor.core.plan import PlanReport, apply_plans
-from advisor.core.scaledown import (
-    DO_NOT_DISRUPT,
-    HELD_REASONS,
-    PROTECTED_NAMESPACES,
-    SAFE_TO_EVICT,
-    HeldNode,
-    ScaleDown,
-    ScaleDownAdvice,
-    movable,
-    node_utilisation,
-    scale_down,
-    scale_down_advice,
-)
+from advisor.core.scaledown import ScaleDownAdvice, scale_down_advice
 from advisor.core.state import CardState, Shape
 from advisor.core.whatif import place_queue
-
-__all__ = [
-    "DO_NOT_DISRUPT",
-    "HELD_REASONS",
-    "PROTECTED_NAMESPACES",
-    "SAFE_TO_EVICT",
-    "Headroom",
-    "HeldNode",
-    "NodeShape",
-    "ScaleDown",
-    "ScaleDownAdvice",
-    "ScaleUp",
-    "allotted_gpus",
-    "capacity_gpus",
-    "estimate_nodes",
-    "gpus_needed",
-    "headroom",
-    "movable",
-    "node_shapes",
-    "node_utilisation",
-    "scale_down",
-    "scale_down_advice",
-    "scale_up",
-    "scaling_advice",
-    "with_new_nodes",
-]
 
 UNRESOLVED = ("fragmentation", "capacity", "unsatisfiable")
 NEW_NODE_PREFIX = "scale-up"

@@ -10,7 +10,8 @@ from typing import Any
 
 from advisor.core.model import Cluster, Placement
 from advisor.core.plan import Plan, PlanReport
-from advisor.core.scaling import ScaleDownAdvice, ScaleUp
+from advisor.core.scaledown import ScaleDownAdvice
+from advisor.core.scaling import ScaleUp
 from advisor.output import card_view, placement_json
 from advisor.render._common import as_list, as_map, as_str
 

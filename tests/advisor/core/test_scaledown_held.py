@@ -8,11 +8,7 @@ from typing import Any
 import pytest
 
 from advisor.core.model import Cluster
-from advisor.core.scaling import (
-    HELD_REASONS,
-    scale_down,
-    scale_down_advice,
-)
+from advisor.core.scaledown import HELD_REASONS, scale_down, scale_down_advice
 from tests.advisor.core.scenario_dicts import GiB, build
 from tests.advisor.core.test_plan_checker import node, running
 

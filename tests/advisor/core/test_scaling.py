@@ -10,10 +10,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.core.diagnose import diagnose
-from advisor.core.model import Card, Cluster, Node, OtherPod, Placement, Pod, Policy, Request
-from advisor.core.scaling import (
+from advisor.core.model import (
     DO_NOT_DISRUPT,
-    HELD_REASONS,
+    Card,
+    Cluster,
+    Node,
+    OtherPod,
+    Placement,
+    Pod,
+    Policy,
+    Request,
+)
+from advisor.core.scaledown import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
+from advisor.core.scaling import (
     NodeShape,
     allotted_gpus,
     capacity_gpus,
@@ -21,9 +30,6 @@ from advisor.core.scaling import (
     gpus_needed,
     headroom,
     node_shapes,
-    node_utilisation,
-    scale_down,
-    scale_down_advice,
     scale_up,
     with_new_nodes,
 )

@@ -9,7 +9,7 @@ import pytest
 
 from advisor.commands import InputError
 from advisor.core.model import OtherPod, Request
-from advisor.core.scaling import scale_down
+from advisor.core.scaledown import scale_down
 from advisor.scenario import scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble
 from advisor.sources.kubernetes import eviction_blocker, read_kubernetes
