@@ -13,6 +13,7 @@ from advisor.render._common import NodeView, as_int, as_list, as_map, as_str, no
 from advisor.render._style import CSS, MODE_PALETTES, MODE_TAGS
 from advisor.render.html import card_row, escape, format_mib
 from advisor.render.plan_data import kubectl_script, unresolved_causes
+from advisor.render.report_findings import NO_SCALE_DOWN, SCALE_DOWN_INTRO, SCALE_UP_INTRO
 from advisor.render.report_html_findings import held_html, scale_down_html, scale_up_html
 
 PLAN_CSS = """
@@ -154,9 +155,8 @@ def scale_up_panel(data: Mapping[str, Any]) -> str:
     if not table:
         return ""
     return (
-        '<section class="panel"><h3>Nodes to add</h3><p class="meta">For the pods no plan '
-        "rescues: nodes of these shapes would host them, checked by scheduling the whole "
-        f"queue on the cluster plus the new nodes.</p>{table}</section>"
+        '<section class="panel"><h3>Nodes to add</h3>'
+        f'<p class="meta">{escape(SCALE_UP_INTRO)}</p>{table}</section>'
     )
 
 
@@ -167,10 +167,9 @@ def scale_down_panel(data: Mapping[str, Any]) -> str:
     if not table and not held:
         return ""
     intro = (
-        '<p class="meta">Removing these nodes, in order, re-places their GPU pods as shown; '
-        f"other pods are listed, not simulated.</p>{table}"
+        f'<p class="meta">{escape(SCALE_DOWN_INTRO)}</p>{table}'
         if table
-        else '<p class="none">None: no node below the threshold can be emptied.</p>'
+        else f'<p class="none">{escape(NO_SCALE_DOWN)}</p>'
     )
     return f'<section class="panel"><h3>Nodes that could go</h3>{intro}{held}</section>'
 

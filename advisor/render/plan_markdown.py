@@ -11,6 +11,9 @@ from advisor.render.plan_data import kubectl_script, unresolved_causes
 from advisor.render.report_findings import (
     HELD_HEADER,
     HELD_TITLE,
+    NO_SCALE_DOWN,
+    SCALE_DOWN_INTRO,
+    SCALE_UP_INTRO,
     also_moves_cell,
     held_more_text,
     held_rows,
@@ -124,8 +127,7 @@ def scale_up_section(data: Mapping[str, Any]) -> list[str]:
     return [
         "## Nodes to add",
         "",
-        "For the pods no plan rescues: nodes of these shapes would host them, checked by "
-        "scheduling the whole queue on the cluster plus the new nodes.",
+        SCALE_UP_INTRO,
         "",
         *table,
     ]
@@ -168,12 +170,7 @@ def scale_down_section(data: Mapping[str, Any]) -> list[str]:
     table, held = scale_down_table(data), held_table(data)
     if not table and not held:
         return []
-    intro = (
-        "Removing these nodes, in order, re-places their GPU pods as shown; other pods are "
-        "listed, not simulated."
-        if table
-        else "None: no node below the threshold can be emptied."
-    )
+    intro = SCALE_DOWN_INTRO if table else NO_SCALE_DOWN
     return ["## Nodes that could go", "", intro, "", *table, *held]
 
 

@@ -142,6 +142,17 @@ class HeldRow:
 
 
 HELD_TITLE = "Idle nodes kept, and why"
+# The words around the scaling tables, shared by the plan's and the report's pages.
+SCALE_UP_INTRO = (
+    "For the pods no plan rescues: nodes of these shapes would host them, checked by "
+    "scheduling the whole queue on the cluster plus the new nodes."
+)
+SCALE_DOWN_INTRO = (
+    "Removing these nodes, in order, re-places their GPU pods as shown; other pods are "
+    "listed, not simulated."
+)
+NO_SCALE_UP = "None: no unresolved pod needs new nodes."
+NO_SCALE_DOWN = "None: no node below the threshold can be emptied."
 HELD_HEADER = ["Node", "Utilisation", "Reason", "Detail"]
 
 
@@ -157,8 +168,7 @@ def held_rows(plan: Mapping[str, Any]) -> tuple[list[HeldRow], int]:
         )
         for entry in map(as_map, as_list(plan.get("scale_down_held")))
     ]
-    omitted = as_float(plan.get("scale_down_held_omitted")) or 0.0
-    return rows, int(omitted) if omitted > 0 else 0
+    return rows, max(as_int(plan.get("scale_down_held_omitted")), 0)
 
 
 def held_more_text(omitted: int) -> str:

@@ -16,6 +16,8 @@ from advisor.render.report_findings import (
     HELD_HEADER,
     HELD_TITLE,
     NO_HISTORY,
+    NO_SCALE_DOWN,
+    NO_SCALE_UP,
     also_moves_cell,
     cluster_fragmentation,
     fragmented_node_rows,
@@ -41,10 +43,8 @@ def scaling_section(report: Mapping[str, Any]) -> str:
     plan = as_map(report.get("plan"))
     if not plan:
         return heading + note_panel("No plan data in this report.")
-    up = scale_up_html(plan) or '<p class="none">None: no unresolved pod needs new nodes.</p>'
-    down = scale_down_html(plan) or (
-        '<p class="none">None: no node below the threshold can be emptied.</p>'
-    )
+    up = scale_up_html(plan) or f'<p class="none">{escape(NO_SCALE_UP)}</p>'
+    down = scale_down_html(plan) or f'<p class="none">{escape(NO_SCALE_DOWN)}</p>'
     return (
         heading
         + '<div class="two"><section class="panel"><h3>Scale up (for what stays Pending)</h3>'

@@ -41,6 +41,8 @@ from advisor.render.report_data import (
 )
 from advisor.render.report_findings import (
     NO_HISTORY,
+    NO_SCALE_DOWN,
+    NO_SCALE_UP,
     Usage,
     cluster_fragmentation,
     fragmented_node_rows,
@@ -157,9 +159,9 @@ def _scaling(report: Mapping[str, Any]) -> list[str]:
     if not plan:
         return ["## Scaling advice", "", *_note("No plan data in this report.")]
     lines = ["## Scaling advice", "", "### Scale up (for what stays Pending)", ""]
-    lines += scale_up_table(plan) or _note("None: no unresolved pod needs new nodes.")
+    lines += scale_up_table(plan) or _note(NO_SCALE_UP)
     lines += ["### Scale down", ""]
-    lines += scale_down_table(plan) or _note("None: no node below the threshold can be emptied.")
+    lines += scale_down_table(plan) or _note(NO_SCALE_DOWN)
     return lines + held_table(plan)
 
 
