@@ -105,7 +105,8 @@ class XidWatch:
             xid = int(data.eventData)
             if int(data.eventType) & self._calls.xid_event_type and xid in self._critical_xids:
                 uuid, failure = self._card_of(data.device, known_uuids)
-                errors.extend(() if failure is None else (failure,))
+                if failure is not None:
+                    errors.append(failure)
                 self._held.setdefault(uuid, {})[xid] = now + self._hold_s
         return errors
 

@@ -172,9 +172,7 @@ def _render(report: Report) -> dict[str, str]:
     started = time.monotonic()
     markdown = render_report_markdown(report.data)
     html = render_report_html(report.data)
-    phases = report.data.get("run", {}).get("phases")
-    if isinstance(phases, dict):
-        phases["render"] = round(time.monotonic() - started, 3)
+    report.data["run"]["phases"]["render"] = round(time.monotonic() - started, 3)
     return {
         "report.json": json.dumps(report.data, indent=2) + "\n",
         "report.md": markdown,
