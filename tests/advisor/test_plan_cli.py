@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ import pytest
 from advisor.cli import main
 from advisor.core.model import Cluster
 from advisor.scenario import save_scenario
+from tests.advisor.chromium import chromium_path, dump_dom
 from tests.advisor.core.test_plan_checker import (
     build,
     node,
@@ -270,35 +269,12 @@ def test_a_cluster_with_nothing_pending(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_page_renders_in_chromium(scenario: Path, tmp_path: Path) -> None:
-    binary = shutil.which("chromium")
-    if binary is None:
-        pytest.skip("chromium is not installed")
+    binary = chromium_path()
     page = tmp_path / "plans.html"
     assert (
         main(["plan", "--scenario", str(scenario), "--format", "html", "--output", str(page)]) == 0
     )
-    command = [
-        binary,
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        "--dump-dom",
-        page.as_uri(),
-    ]
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
-    ) as process:
-        try:
-            out, _ = process.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            raise
-    dom = out.decode()
-    assert process.returncode == 0
+    dom = dump_dom(binary, page, tmp_path / "profile")
     assert dom.count('class="bar"') == 8
     for name in ("web/infer-2", "ml/train-a", "cce-node-1", "spare", "web/too-big"):
         assert name in dom
