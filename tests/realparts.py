@@ -151,6 +151,16 @@ class Exporter:
         assert status == 200, body
         return body.decode()
 
+    def metrics_when(self, ready: Callable[[str], bool], timeout: float = 10.0) -> str:
+        """The first exposition for which `ready` holds, or the last one after the timeout
+        (for the caller's assertion to show)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.metrics()
+            if ready(text) or time.monotonic() > deadline:
+                return text
+            time.sleep(0.05)
+
     def stop(self) -> int:
         return stop_process(self.process)
 

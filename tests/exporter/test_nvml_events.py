@@ -5,7 +5,6 @@ cannot be told holds every card unhealthy."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -183,11 +182,8 @@ def health(text: str) -> list[float]:
     return [by_index.get(str(i), -1.0) for i in range(len(UUIDS))]
 
 
-def wait_health(exporter: Exporter, wanted: list[float], timeout: float = 10.0) -> str:
-    deadline = time.monotonic() + timeout
-    while health(text := exporter.metrics()) != wanted and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return text
+def wait_health(exporter: Exporter, wanted: list[float]) -> str:
+    return exporter.metrics_when(lambda text: health(text) == wanted)
 
 
 def test_the_exporter_finds_the_card_by_uuid_or_holds_every_card(

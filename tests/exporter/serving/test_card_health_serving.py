@@ -45,10 +45,10 @@ def exporter(start_exporter: Callable[..., Exporter], fake: FakeNvml) -> Exporte
 @pytest.fixture
 def state(exporter: Exporter, fake: FakeNvml) -> Iterator[FakeState]:
     """A healthy state to change and `fake.write()`; afterwards every card is healthy again."""
-    assert health(wait_health(exporter, all_healthy)) == dict.fromkeys("0123", 0.0)
+    assert health(exporter.metrics_when(all_healthy)) == dict.fromkeys("0123", 0.0)
     yield healthy_state()
     fake.write(healthy_state())
-    assert health(wait_health(exporter, all_healthy)) == dict.fromkeys("0123", 0.0)
+    assert health(exporter.metrics_when(all_healthy)) == dict.fromkeys("0123", 0.0)
 
 
 def health(text: str) -> Health:
@@ -82,16 +82,6 @@ def only_unhealthy(index: str) -> Callable[[str], bool]:
     return lambda text: health(text) == {i: float(i == index) for i in "0123"}
 
 
-def wait_health(exporter: Exporter, ready: Callable[[str], bool], timeout: float = 10.0) -> str:
-    """The first exposition for which `ready` holds, or the last one after the timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        text = exporter.metrics()
-        if ready(text) or time.monotonic() > deadline:
-            return text
-        time.sleep(0.05)
-
-
 def log_lines(exporter: Exporter, message: str) -> list[str]:
     return [line for line in exporter.log().splitlines() if f'msg="{message}"' in line]
 
@@ -103,18 +93,18 @@ def test_a_critical_xid_holds_its_card_unhealthy_for_the_hold_only(
     state.xids = [(1, 13), (2, 79)]
     raised = time.monotonic()
     fake.write(state)
-    text = wait_health(exporter, only_unhealthy("2"))
+    text = exporter.metrics_when(only_unhealthy("2"))
     assert health(text) == {"0": 0, "1": 0, "2": 1, "3": 0}
     assert nvml_success(text) == 1  # an unhealthy card is a reading, not a failed one
-    text = wait_health(exporter, all_healthy)  # no new event: the hold runs out
+    text = exporter.metrics_when(all_healthy)  # no new event: the hold runs out
     assert all_healthy(text)
     assert time.monotonic() - raised >= XID_HOLD_S  # not before the hold
 
     # each event counts once; a new one (double-bit ECC, on card 0) starts a new hold
     state.xids.append((0, 48))
     fake.write(state)
-    assert only_unhealthy("0")(wait_health(exporter, only_unhealthy("0")))
-    assert all_healthy(wait_health(exporter, all_healthy))
+    assert only_unhealthy("0")(exporter.metrics_when(only_unhealthy("0")))
+    assert all_healthy(exporter.metrics_when(all_healthy))
     unhealthy = log_lines(exporter, "card unhealthy")
     assert any(f"gpu_uuid={UUID[2]}" in line and "problems=" in line for line in unhealthy)
     assert any("gpu_index=2 " in line and '"xid 79"' in line for line in unhealthy)
@@ -144,7 +134,7 @@ def test_a_failing_card_is_unhealthy_until_its_counters_clear(
     for other in (c for i, c in enumerate(state.cards) if i != int(index)):
         other.ecc_corrected, other.remap_pending = 40, True
     fake.write(state)
-    text = wait_health(exporter, only_unhealthy(index))
+    text = exporter.metrics_when(only_unhealthy(index))
     assert health(text) == {i: float(i == index) for i in "0123"}
     assert nvml_success(text) == 1
     assert f'xgpu_card_memory_used_bytes{{gpu_index="{index}"' in text  # still read

@@ -114,15 +114,6 @@ def value(text: str, name: str, **labels: str) -> float | None:
     return found[0] if found else None
 
 
-def wait_metrics(exporter: Exporter, ready: Callable[[str], bool], timeout: float = 10.0) -> str:
-    deadline = time.monotonic() + timeout
-    while True:
-        text = exporter.metrics()
-        if ready(text) or time.monotonic() > deadline:
-            return text
-        time.sleep(0.1)
-
-
 def by(result: list[Sample], *keys: str) -> dict[tuple[str, ...], float]:
     return {tuple(s["metric"].get(k, "") for k in keys): float(s["value"][1]) for s in result}
 
@@ -159,7 +150,7 @@ def test_a_lost_card_turns_unhealthy_while_the_rest_is_served(
 ) -> None:
     state.cards[1].lost = True
     fake.write(state)
-    text = wait_metrics(exporter, lambda t: value(t, "xgpu_device_health", gpu_index="1") == 1)
+    text = exporter.metrics_when(lambda t: value(t, "xgpu_device_health", gpu_index="1") == 1)
     assert value(text, "xgpu_device_health", gpu_index="1") == 1
     assert value(text, "xgpu_device_health", gpu_index="0") == 0
     assert value(text, "xgpu_exporter_collector_success", collector="nvml") == 0
@@ -172,7 +163,7 @@ def test_a_lost_card_turns_unhealthy_while_the_rest_is_served(
     )
     assert value(text, "xgpu_memory_used", pod="infer-0", gpu_index="0") == GIB
     fake.write(healthy_state())
-    text = wait_metrics(exporter, lambda t: value(t, "xgpu_device_health", gpu_index="1") == 0)
+    text = exporter.metrics_when(lambda t: value(t, "xgpu_device_health", gpu_index="1") == 0)
     assert value(text, "xgpu_exporter_collector_success", collector="nvml") == 1
 
 
@@ -190,8 +181,8 @@ def test_a_hung_driver_does_not_hold_up_metrics(
         assert value(text, "xgpu_memory_total", pod="train-1", gpu_index="0") == 2 * GIB
         assert value(text, "xgpu_exporter_collector_success", collector="scenario") == 1
     fake.write(healthy_state())
-    text = wait_metrics(
-        exporter, lambda t: value(t, "xgpu_exporter_collector_success", collector="nvml") == 1
+    text = exporter.metrics_when(
+        lambda t: value(t, "xgpu_exporter_collector_success", collector="nvml") == 1
     )
     assert value(text, "xgpu_exporter_collector_success", collector="nvml") == 1
     timeouts = value(
@@ -206,7 +197,7 @@ def test_a_hung_driver_does_not_hold_up_metrics(
 
 def test_driver_gone_then_back(exporter: Exporter, fake: FakeNvml, state: FakeState) -> None:
     fake.remove()
-    text = wait_metrics(exporter, lambda t: value(t, "xgpu_card_info", gpu_index="0") is None)
+    text = exporter.metrics_when(lambda t: value(t, "xgpu_card_info", gpu_index="0") is None)
     assert value(text, "xgpu_exporter_collector_success", collector="nvml") == 0
     assert value(text, "xgpu_device_health", gpu_index="0") is None  # unknown, not healthy
     # allotments keep the card identities NVML last reported
@@ -215,7 +206,7 @@ def test_driver_gone_then_back(exporter: Exporter, fake: FakeNvml, state: FakeSt
     )
     assert value(text, "xgpu_memory_used", pod="infer-0", gpu_index="1") is None
     fake.write(state)
-    text = wait_metrics(exporter, lambda t: value(t, "xgpu_card_info", gpu_index="0") == 1)
+    text = exporter.metrics_when(lambda t: value(t, "xgpu_card_info", gpu_index="0") == 1)
     assert value(text, "xgpu_exporter_collector_success", collector="nvml") == 1
     assert value(text, "xgpu_memory_used", pod="infer-0", gpu_index="1") == 512 * MIB
 

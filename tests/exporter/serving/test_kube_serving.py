@@ -76,16 +76,6 @@ def vgpus(text: str) -> Series:
     return series(text, "xgpu_memory_total")
 
 
-def wait_metrics(exporter: Exporter, ready: Callable[[str], bool], timeout: float = 10.0) -> str:
-    """The first exposition for which `ready` holds, or the last one after the timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        text = exporter.metrics()
-        if ready(text) or time.monotonic() > deadline:
-            return text
-        time.sleep(0.05)
-
-
 def kube_ok(text: str) -> bool:
     return success(text).get("kubernetes") == 1
 
@@ -170,7 +160,7 @@ def cluster(kube: KubeApiThread, exporter: Exporter) -> Iterator[KubeApiThread]:
     """The API double, with the initial pods and a healthy exporter before and after."""
     yield kube
     kube.call(restore, kube.api)
-    text = wait_metrics(exporter, lambda t: kube_ok(t) and vgpus(t) == BASELINE)
+    text = exporter.metrics_when(lambda t: kube_ok(t) and vgpus(t) == BASELINE)
     assert vgpus(text) == BASELINE
     assert "Traceback" not in exporter.log()
 
@@ -179,7 +169,7 @@ def cluster(kube: KubeApiThread, exporter: Exporter) -> Iterator[KubeApiThread]:
 
 
 def test_every_vgpu_of_the_node_in_each_dialect(exporter: Exporter, cluster: KubeApiThread) -> None:
-    text = wait_metrics(exporter, lambda t: vgpus(t) == BASELINE)
+    text = exporter.metrics_when(lambda t: vgpus(t) == BASELINE)
     # allotted memory as each dialect says; the other node's and the finished pod are absent
     assert vgpus(text) == BASELINE
     assert series(text, "xgpu_core_percentage_total") == {
@@ -224,7 +214,7 @@ def test_every_vgpu_of_the_node_in_each_dialect(exporter: Exporter, cluster: Kub
 
 def test_a_pod_added_appears_with_its_usage(exporter: Exporter, cluster: KubeApiThread) -> None:
     cluster.call(cluster.api.add_pod, hami_late())
-    text = wait_metrics(exporter, lambda t: vgpus(t) == BASELINE | HAMI_LATE)
+    text = exporter.metrics_when(lambda t: vgpus(t) == BASELINE | HAMI_LATE)
     assert vgpus(text) == BASELINE | HAMI_LATE
     late = ("team-c", "hami-late", "worker", "3", UUID[3])
     assert series(text, "xgpu_memory_used")[late] == 300 * MIB
@@ -239,9 +229,9 @@ def test_a_pod_added_appears_with_its_usage(exporter: Exporter, cluster: KubeApi
 def test_a_deleted_pod_disappears_and_its_usage_turns_unattributed(
     exporter: Exporter, cluster: KubeApiThread
 ) -> None:
-    wait_metrics(exporter, lambda t: vgpus(t) == BASELINE)
+    exporter.metrics_when(lambda t: vgpus(t) == BASELINE)
     cluster.call(cluster.api.delete_pod, "team-a", "cce-train")
-    text = wait_metrics(exporter, lambda t: vgpus(t) == VC_INFER | HAMI_SVC)
+    text = exporter.metrics_when(lambda t: vgpus(t) == VC_INFER | HAMI_SVC)
     assert vgpus(text) == VC_INFER | HAMI_SVC
     for name in ("xgpu_memory_used", "xgpu_core_percentage_used"):
         assert not any(labels[1] == "cce-train" for labels in series(text, name)), name
@@ -271,12 +261,12 @@ def test_watch_expiry_relists_and_loses_no_update(
     cluster.call(expire_then_change, cluster.api)
     bigger = dict.fromkeys(VC_INFER, 4096 * MIB)
     wanted = bigger | HAMI_SVC | HAMI_LATE
-    text = wait_metrics(exporter, lambda t: vgpus(t) == wanted)
+    text = exporter.metrics_when(lambda t: vgpus(t) == wanted)
     assert vgpus(text) == wanted
     assert success(text)["kubernetes"] == 1
     assert None in pod_lists(cluster)[lists_before:]  # a consistent relist, not a cache read
     cluster.call(cluster.api.delete_pod, "team-c", "hami-late")  # and it watches again
-    text = wait_metrics(exporter, lambda t: vgpus(t) == bigger | HAMI_SVC)
+    text = exporter.metrics_when(lambda t: vgpus(t) == bigger | HAMI_SVC)
     assert vgpus(text) == bigger | HAMI_SVC
 
 
@@ -291,7 +281,7 @@ def test_api_errors_keep_the_last_allotments_until_it_recovers(
         api.drop_watches()
 
     cluster.call(break_api, cluster.api)
-    text = wait_metrics(exporter, lambda t: not kube_ok(t))
+    text = exporter.metrics_when(lambda t: not kube_ok(t))
     assert success(text)["kubernetes"] == 0
     cluster.call(cluster.api.delete_pod, "team-b", "vc-infer")  # unseen while failing
     # it retries (with back-off) and every retry fails
@@ -306,7 +296,7 @@ def test_api_errors_keep_the_last_allotments_until_it_recovers(
     assert_nvml_still_served(text)
 
     cluster.call(cluster.api.clear_faults)
-    text = wait_metrics(exporter, lambda t: kube_ok(t) and vgpus(t) == CCE_TRAIN | HAMI_SVC)
+    text = exporter.metrics_when(lambda t: kube_ok(t) and vgpus(t) == CCE_TRAIN | HAMI_SVC)
     assert success(text)["kubernetes"] == 1
     assert vgpus(text) == CCE_TRAIN | HAMI_SVC
     assert cards(text, "gpu_schedule_policy")["2"] == 2
@@ -316,7 +306,7 @@ def test_api_down_then_back(exporter: Exporter, cluster: KubeApiThread) -> None:
     cluster.run(cluster.api.wait_for_watches(1))
     cluster.run(cluster.api.go_down())
     try:
-        text = wait_metrics(exporter, lambda t: not kube_ok(t))
+        text = exporter.metrics_when(lambda t: not kube_ok(t))
         assert success(text)["kubernetes"] == 0
         assert vgpus(text) == BASELINE
         assert_nvml_still_served(text)
@@ -333,7 +323,7 @@ def test_api_down_then_back(exporter: Exporter, cluster: KubeApiThread) -> None:
     finally:
         cluster.run(cluster.api.come_up())
     wanted = VC_INFER | HAMI_SVC | HAMI_LATE
-    text = wait_metrics(exporter, lambda t: kube_ok(t) and vgpus(t) == wanted)
+    text = exporter.metrics_when(lambda t: kube_ok(t) and vgpus(t) == wanted)
     assert success(text)["kubernetes"] == 1
     assert vgpus(text) == wanted
     assert_nvml_still_served(text)
