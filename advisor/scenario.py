@@ -28,71 +28,25 @@ from advisor.core.model import (
     Policy,
     Request,
 )
+from advisor.scenario_fit import (
+    NODE_FIT_KEYS,
+    POD_FIT_KEYS,
+    node_fit_data,
+    other_pod_data,
+    pod_fit_data,
+    read_node_fit,
+    read_pod_fit,
+    read_resources,
+)
+from advisor.scenario_reader import Reader as _Reader
+from advisor.scenario_reader import ScenarioError
+from advisor.scenario_reader import kind as _kind
+
+__all__ = ["ScenarioError", "load_scenario", "save_scenario", "scenario_from_data"]
 
 # libyaml when present: a 1 MB scenario parses in 0.3 s instead of 15 s.
 _YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _YamlDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-class ScenarioError(Exception):
-    """Bad scenario input: str() is 'FILE: PATH: PROBLEM'."""
-
-
-class _Reader:
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def fail(self, where: str, problem: str) -> ScenarioError:
-        return ScenarioError(f"{self.source}: {where or '(top level)'}: {problem}")
-
-    def mapping(
-        self, value: object, where: str, allowed: set[str], required: set[str]
-    ) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(where, f"expected a mapping, got {_kind(value)}")
-        for key in value:
-            if key not in allowed:
-                known = ", ".join(sorted(allowed))
-                raise self.fail(_join(where, str(key)), f"unknown key (known: {known})")
-        for key in sorted(required - set(value)):
-            raise self.fail(_join(where, key), "missing")
-        return value
-
-    def integer(self, value: object, where: str, minimum: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(where, f"expected an integer, got {_kind(value)}")
-        if value < minimum:
-            raise self.fail(where, f"must be at least {minimum}, got {value}")
-        return value
-
-    def string(self, value: object, where: str) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.fail(where, f"expected a non-empty string, got {_kind(value)}")
-        return value
-
-    def sequence(self, value: object, where: str) -> list[Any]:
-        if not isinstance(value, list):
-            raise self.fail(where, f"expected a list, got {_kind(value)}")
-        return value
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "nothing"
-    return {
-        bool: "a boolean",
-        int: "an integer",
-        float: "a number",
-        str: f"the string {value!r}",
-        list: "a list",
-        dict: "a mapping",
-    }.get(type(value), type(value).__name__)
-
-
-def _join(where: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{where}[{key}]"
-    return f"{where}.{key}" if where else key
 
 
 def parse_text(text: str, source: str) -> object:
@@ -151,7 +105,7 @@ def _policy(r: _Reader, raw: object) -> Policy:
 
 
 def _node(r: _Reader, raw: object, where: str) -> Node:
-    m = r.mapping(raw, where, {"name", "cards", "other_pods"}, {"name", "cards"})
+    m = r.mapping(raw, where, {"name", "cards", "other_pods", *NODE_FIT_KEYS}, {"name", "cards"})
     name = r.string(m["name"], f"{where}.name")
     cards = []
     for i, c in enumerate(r.sequence(m["cards"], f"{where}.cards")):
@@ -180,17 +134,19 @@ def _node(r: _Reader, raw: object, where: str) -> Node:
         other_pods = tuple(
             _other_pod(r, o, f"{at}[{i}]") for i, o in enumerate(r.sequence(m["other_pods"], at))
         )
-    return Node(name, tuple(cards), other_pods)
+    return Node(name, tuple(cards), other_pods, **read_node_fit(r, m, where))
 
 
 def _other_pod(r: _Reader, raw: object, where: str) -> OtherPod:
     """A non-GPU pod on the node (or one whose vGPUs are not modelled); `blocks` says why
     the cluster-autoscaler would not evict it, null when nothing does."""
-    m = r.mapping(raw, where, {"name", "blocks"}, {"name"})
+    m = r.mapping(raw, where, {"name", "blocks", "resources"}, {"name"})
     name = _pod_name(r, m["name"], f"{where}.name")
     blocks = m.get("blocks")
     if blocks is not None and (not isinstance(blocks, str) or not blocks):
         raise r.fail(f"{where}.blocks", f"expected a reason or null, got {_kind(blocks)}")
+    if "resources" in m:
+        return OtherPod(name, blocks, read_resources(r, m["resources"], f"{where}.resources"))
     return OtherPod(name, blocks)
 
 
@@ -214,7 +170,17 @@ def _check_other_pods(r: _Reader, nodes: tuple[Node, ...], gpu_pods: set[str]) -
             raise r.fail(where, f"{name!r} is also listed under pods")
 
 
-_POD_KEYS = {"name", "node", "cards", "request", "priority", "owner", "annotations", "invalid"}
+_POD_KEYS = {
+    "name",
+    "node",
+    "cards",
+    "request",
+    "priority",
+    "owner",
+    "annotations",
+    "invalid",
+    *POD_FIT_KEYS,
+}
 
 
 _UNREAD = 0  # memory of a request that could not be read; allowed only with `invalid`
@@ -263,6 +229,7 @@ def _pod(r: _Reader, raw: object, where: str) -> Pod:
         owner=r.string(m["owner"], f"{where}.owner") if "owner" in m else None,
         annotations=dict(annotations),
         invalid=invalid,
+        **read_pod_fit(r, m, where),
     )
 
 
@@ -331,9 +298,9 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
             if c.uuid:
                 card["uuid"] = c.uuid
             cards.append(card)
-        node: dict[str, Any] = {"name": n.name, "cards": cards}
+        node: dict[str, Any] = {"name": n.name, **node_fit_data(n), "cards": cards}
         if n.other_pods is not None:
-            node["other_pods"] = [{"name": o.name, "blocks": o.blocks} for o in n.other_pods]
+            node["other_pods"] = [other_pod_data(o) for o in n.other_pods]
         nodes.append(node)
     pods = []
     for p in cluster.pods:
@@ -353,6 +320,7 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
             pod["owner"] = p.owner
         if p.annotations:
             pod["annotations"] = dict(p.annotations)
+        pod.update(pod_fit_data(p))
         pods.append(pod)
     policy = {"node": cluster.policy.node, "card": cluster.policy.card}
     return {

@@ -7,19 +7,29 @@ the reason it was rejected, counted the way the cluster-autoscaler reports them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
 from advisor.core.model import Cluster, Mode, Placement, Pod, Policy, queue_order, request_problem
-from advisor.core.state import CardState, IntArray, Shape
+from advisor.core.nodefilters import RESOURCE_REASONS, bytes_text, cpu_text, fit_error
+from advisor.core.state import CARD_REASONS, UNLIMITED, BoolArray, CardState, IntArray, Shape
 
-Cause = Literal["invalid", "unsatisfiable", "schedulable", "fragmentation", "capacity"]
-CAUSES: tuple[Cause, ...] = ("schedulable", "fragmentation", "capacity", "unsatisfiable", "invalid")
-# Card-level rejections in the order they are checked; index = code used below (0 = eligible).
-CARD_REASONS = ("", "unhealthy", "mode-conflict", "vgpu-limit", "card-memory", "card-core")
-REASONS = ("too-few-cards", *CARD_REASONS[1:])
+Cause = Literal[
+    "invalid", "unsatisfiable", "schedulable", "node-resources", "fragmentation", "capacity"
+]
+CAUSES: tuple[Cause, ...] = (
+    "schedulable",
+    "node-resources",
+    "fragmentation",
+    "capacity",
+    "unsatisfiable",
+    "invalid",
+)
+# Per-node GPU reasons: too-few-cards, then the card checks in `CardState` order.
+REASONS = ("too-few-cards", *CARD_REASONS)
 DEFAULT_NODE_DETAIL = 20
 
 
@@ -37,10 +47,10 @@ class PodDiagnosis:
 
     @property
     def node_summary(self) -> str | None:
+        """kube-scheduler's FitError line: '0/5 nodes are available: 2 Insufficient cpu.'"""
         if not self.reason_counts:
             return None
-        parts = ", ".join(f"{count} {reason}" for reason, count in self.reason_counts)
-        return f"0/{self.nodes_total} nodes fit: {parts}"
+        return fit_error(self.nodes_total, self.reason_counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +71,7 @@ def build_state(cluster: Cluster) -> CardState:
     state = CardState(cluster)
     for pod in cluster.running:
         assert pod.placement is not None
-        state.apply(state.positions(pod.placement), Shape.of(pod.request))
+        state.apply(state.positions(pod.placement), Shape.of_pod(pod))
     return state
 
 
@@ -79,15 +89,16 @@ class Cycle:
         self.state = state
         self.policy = policy
         self.node_detail_limit = node_detail_limit
-        self._satisfiable: dict[tuple[int, int], bool] = {}
+        self._satisfiable: dict[tuple[object, ...], str | None] = {}
 
     def visit(self, pod: Pod) -> PodDiagnosis:
         problem = pod.invalid or request_problem(pod.request)
         if problem is not None:
             return PodDiagnosis(pod, "invalid", problem)
-        shape = Shape.of(pod.request)
-        if not self._could_ever_fit(shape):
-            return PodDiagnosis(pod, "unsatisfiable", self._unsatisfiable_message(shape))
+        shape = Shape.of_pod(pod)
+        never = self._never_fits(shape)
+        if never is not None:
+            return PodDiagnosis(pod, "unsatisfiable", never)
         positions = self.state.place(shape, self.policy.node, self.policy.card)
         if positions is not None:
             self.state.apply(positions, shape)
@@ -100,49 +111,68 @@ class Cycle:
 
     # -- unsatisfiable ---------------------------------------------------------------
 
-    def _could_ever_fit(self, shape: Shape) -> bool:
-        key = (shape.gpus, shape.card_memory_mib)
+    def _never_fits(self, shape: Shape) -> str | None:
+        """Why no node could ever take `shape`, even empty and repaired, or None: no node
+        passes the static filters and has the allocatable and the cards it needs."""
+        key = (shape.gpus, shape.card_memory_mib, shape.resources, shape.constraints)
         if key not in self._satisfiable:
-            s = self.state
-            big = s.eligible_per_node(s.capacity >= shape.card_memory_mib)
-            self._satisfiable[key] = bool((big >= shape.gpus).any()) and s.limit > 0
+            self._satisfiable[key] = self._never_fits_message(shape)
         return self._satisfiable[key]
 
-    def _unsatisfiable_message(self, shape: Shape) -> str:
+    def _never_fits_message(self, shape: Shape) -> str | None:
         s = self.state
-        largest = int(s.capacity.max()) if s.capacity.size else 0
-        most = int(s.card_count.max()) if s.card_count.size else 0
+        n_nodes = len(s.node_names)
+        allowed = s.static_ok(shape.constraints)
+        if not allowed.any():
+            rejected = s.static_rejections(shape.constraints)
+            return fit_error(
+                n_nodes, _histogram(r for reasons in rejected.values() for r in reasons).items()
+            )
+        want = np.array(shape.demand, dtype=np.int64)
+        roomy = ~((want > 0) & (want > s.allocatable)).any(axis=1)
+        big = s.eligible_per_node(s.capacity >= shape.card_memory_mib) >= shape.gpus
+        if (allowed & roomy & big).any() and s.limit > 0:
+            return None
+        if (allowed & big).any():
+            return (
+                f"no node the pod may use has the allocatable it requests "
+                f"({_resources_text(shape)}), even with no other pod on it"
+            )
+        considered = np.flatnonzero(allowed)
+        positions = np.isin(s.node_of, considered)
+        largest = int(s.capacity[positions].max()) if positions.any() else 0
+        most = int(s.card_count[considered].max()) if considered.size else 0
+        scope = "no node" if considered.size == n_nodes else "no node the pod may use"
         return (
-            f"no node has {shape.gpus} cards of at least {shape.card_memory_mib} MiB "
+            f"{scope} has {shape.gpus} cards of at least {shape.card_memory_mib} MiB "
             f"(largest card {largest} MiB, most cards on a node {most})"
         )
 
-    # -- fragmentation or capacity ---------------------------------------------------------
+    # -- node-resources, fragmentation or capacity -------------------------------------------
 
     def _explain(self, pod: Pod, shape: Shape) -> PodDiagnosis:
         s = self.state
         n_nodes = len(s.node_names)
+        static_ok = s.static_ok(shape.constraints)
+        short = s.resource_shortfalls(shape)
+        open_nodes = static_ok & ~short.any(axis=1)
         codes = self._card_codes(shape)
         per_node = np.bincount(
-            s.node_of * len(CARD_REASONS) + codes, minlength=n_nodes * len(CARD_REASONS)
-        ).reshape(n_nodes, len(CARD_REASONS))
+            s.node_of * len(REASONS) + codes, minlength=n_nodes * len(REASONS)
+        ).reshape(n_nodes, len(REASONS))
         primary = self._primary_reasons(per_node, shape)
-        counts = np.bincount(primary, minlength=len(REASONS))
-        by_count = sorted(
-            (i for i in range(len(REASONS)) if counts[i]), key=lambda i: (-counts[i], i)
+        reasons = self._node_reasons(shape, static_ok, short, primary)
+        reason_counts = tuple(
+            sorted(_histogram(r for rs in reasons for r in rs).items(), key=lambda rc: -rc[1])
         )
-        reason_counts = tuple((REASONS[i], int(counts[i])) for i in by_count)
-        free_memory = np.where(s.healthy, s.free_memory, 0)
-        free_core = np.where(s.healthy, s.free_core, 0)
+        free_memory = np.where(s.healthy & open_nodes[s.node_of], s.free_memory, 0)
+        free_core = np.where(s.healthy & open_nodes[s.node_of], s.free_core, 0)
         node_free = np.bincount(s.node_of, weights=free_memory, minlength=n_nodes).astype(np.int64)
         node_core = np.bincount(s.node_of, weights=free_core, minlength=n_nodes).astype(np.int64)
         total_memory, total_core = shape.gpus * shape.card_memory_mib, shape.gpus * shape.card_core
-        split = (s.healthy_count >= shape.gpus) & (node_free >= total_memory)
-        if shape.mode == int(Mode.MEMORY_CORE):
-            split &= node_core >= total_core
-        listed = self._listed_nodes(per_node[:, 0], node_free)
+        listed = self._listed_nodes(static_ok, open_nodes, per_node[:, 0], node_free)
         details = tuple(
-            (s.node_names[i], self._node_details(i, per_node[i], codes, shape, int(primary[i])))
+            (s.node_names[i], self._node_details(i, reasons[i], per_node[i], codes, shape))
             for i in listed
         )
         verdict = PodDiagnosis(
@@ -154,12 +184,29 @@ class Cycle:
             reason_counts=reason_counts,
             nodes_total=n_nodes,
         )
-        summary = f"0/{n_nodes} nodes fit: " + ", ".join(f"{c} {r}" for r, c in reason_counts)
+        summary = fit_error(n_nodes, reason_counts)
+        gpus_fit = per_node[:, 0] >= shape.gpus
+        starved = np.flatnonzero(static_ok & ~open_nodes & gpus_fit)
+        if starved.size:
+            best = int(starved[np.argmin(s.name_rank[starved])])
+            lacks = ", ".join(
+                r for r, bad in zip(RESOURCE_REASONS, short[best], strict=True) if bad
+            )
+            others = f" (and {starved.size - 1} other nodes)" if starved.size > 1 else ""
+            message = (
+                f"{summary} The GPUs fit now on {s.node_names[best]}{others}, but {lacks} there "
+                f"for {_resources_text(shape)}: free or add cpu and memory on GPU nodes, "
+                "not GPUs"
+            )
+            return replace(verdict, cause="node-resources", message=message)
+        split = open_nodes & (s.healthy_count >= shape.gpus) & (node_free >= total_memory)
+        if shape.mode == int(Mode.MEMORY_CORE):
+            split &= node_core >= total_core
         if split.any():
             ranked = np.flatnonzero(split)
             best = int(ranked[np.lexsort((s.name_rank[ranked], -node_free[ranked]))[0]])
             message = (
-                f"{summary}; {s.node_names[best]} has {int(node_free[best])} MiB free over "
+                f"{summary} {s.node_names[best]} has {int(node_free[best])} MiB free over "
                 f"{int(s.healthy_count[best])} healthy cards, but not "
                 f"{shape.card_memory_mib} MiB on each of {shape.gpus} eligible cards"
             )
@@ -168,62 +215,108 @@ class Cycle:
         sufficient = cluster_free >= total_memory
         if shape.mode == int(Mode.MEMORY_CORE):
             sufficient = sufficient and int(free_core.sum()) >= total_core
+        scope = "the cluster has" if open_nodes.all() else "the nodes it may use have"
         message = (
-            f"{summary}; no node has {total_memory} MiB free on {shape.gpus} or more healthy "
-            f"cards; the cluster has {cluster_free} MiB free in all"
+            f"{summary} No node has {total_memory} MiB free on {shape.gpus} or more healthy "
+            f"cards; {scope} {cluster_free} MiB free in all"
             + (" (enough if consolidated)" if sufficient else " (not enough)")
         )
         return replace(verdict, message=message, cluster_free_sufficient=sufficient)
 
     def _card_codes(self, shape: Shape) -> IntArray:
+        """Per card, 1 + the index in CARD_REASONS of the first check that rejects it, or 0:
+        read from `CardState.card_rejections`, the checks `eligible` decides by."""
         s = self.state
-        other_mode = (s.mode != int(Mode.UNUSED)) & (s.mode != shape.mode)
-        low_core = (
-            s.free_core < shape.card_core
-            if shape.mode == int(Mode.MEMORY_CORE)
-            else np.zeros(s.mode.size, dtype=np.bool_)
-        )
-        conditions = [
-            ~s.healthy,
-            other_mode,
-            s.vgpus >= s.limit,
-            s.free_memory < shape.card_memory_mib,
-            low_core,
-        ]
-        return np.select(conditions, [1, 2, 3, 4, 5], 0).astype(np.int64)
+        checks = s.card_rejections(shape)
+        conditions = [c for c in checks if c is not None]
+        choices = [1 + i for i, c in enumerate(checks) if c is not None]
+        return np.select(conditions, choices, 0).astype(np.int64)
 
     def _primary_reasons(self, per_node: IntArray, shape: Shape) -> IntArray:
         """REASONS index per node: too-few-cards when some (or too few) cards qualify,
         else the commonest card-level reason (ties in check order)."""
-        card_level = 1 + np.argmax(per_node[:, 1:], axis=1)  # index into CARD_REASONS
+        card_level = 1 + np.argmax(per_node[:, 1:], axis=1)
         too_few = (self.state.card_count < shape.gpus) | (per_node[:, 0] > 0)
         return np.where(too_few, 0, card_level).astype(np.int64)
 
-    def _listed_nodes(self, eligible: IntArray, node_free: IntArray) -> list[int]:
-        """Nodes nearest to fitting first: most eligible cards, most free memory, name."""
+    def _node_reasons(
+        self, shape: Shape, static_ok: BoolArray, short: BoolArray, primary: IntArray
+    ) -> list[tuple[str, ...]]:
+        """Each node's rejection by the first filter that rejects it, in kube-scheduler's
+        order: a static filter's message, NodeResourcesFit's, or the GPU reason."""
+        static = self.state.static_rejections(shape.constraints)
+        reasons: list[tuple[str, ...]] = []
+        for i in range(len(self.state.node_names)):
+            if not static_ok[i]:
+                reasons.append(static[i])
+            elif short[i].any():
+                reasons.append(
+                    tuple(r for r, bad in zip(RESOURCE_REASONS, short[i], strict=True) if bad)
+                )
+            else:
+                reasons.append((REASONS[int(primary[i])],))
+        return reasons
+
+    def _listed_nodes(
+        self, static_ok: BoolArray, open_nodes: BoolArray, eligible: IntArray, node_free: IntArray
+    ) -> list[int]:
+        """Nodes nearest to fitting first: past every non-GPU filter, then past the static
+        ones; then most eligible cards, most free memory, name."""
         s = self.state
-        order = np.lexsort((s.name_rank, -node_free, -eligible))
+        stage = np.where(open_nodes, 0, np.where(static_ok, 1, 2))
+        order = np.lexsort((s.name_rank, -node_free, -eligible, stage))
         limit = self.node_detail_limit
         return [int(i) for i in (order if limit is None else order[:limit])]
 
     def _node_details(
-        self, node: int, counts: IntArray, codes: IntArray, shape: Shape, primary: int
+        self, node: int, reasons: tuple[str, ...], counts: IntArray, codes: IntArray, shape: Shape
     ) -> tuple[str, ...]:
         s = self.state
+        if reasons[0] not in REASONS:  # rejected before the GPU filter
+            return tuple(_resource_detail(r, s.free_resources(node), shape) for r in reasons)
         if s.card_count[node] < shape.gpus:
             return (
                 f"too-few-cards: node has {int(s.card_count[node])} cards, {shape.gpus} needed",
             )
         lines = []
-        if primary == 0:
+        if reasons[0] == REASONS[0]:
             lines.append(f"too-few-cards: {int(counts[0])} of {shape.gpus} cards eligible")
         positions = s.node_positions(node)
-        for code in sorted(range(1, len(CARD_REASONS)), key=lambda c: (-int(counts[c]), c)):
+        for code in sorted(range(1, len(REASONS)), key=lambda c: (-int(counts[c]), c)):
             if counts[code] == 0:
                 continue
             cards = [int(s.card_index[k]) for k in positions if codes[k] == code]
             lines.append(_card_reason_text(code, cards, shape, s.limit))
         return tuple(lines)
+
+
+def _histogram(reasons: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for reason in reasons:
+        counts[reason] = counts.get(reason, 0) + 1
+    return counts
+
+
+def _resources_text(shape: Shape) -> str:
+    r = shape.resources
+    return f"cpu {cpu_text(r.cpu_milli)}, memory {bytes_text(r.memory_bytes)}"
+
+
+def _resource_detail(
+    reason: str, free: tuple[int | None, int | None, int | None], shape: Shape
+) -> str:
+    """A NodeResourcesFit reason with the figures behind it; other reasons as they are."""
+    if reason not in RESOURCE_REASONS:
+        return reason
+    column = RESOURCE_REASONS.index(reason)
+    left = free[column]
+    if left is None or left >= UNLIMITED:
+        return reason
+    if column == 0:
+        return f"{reason}: no pod slot left"
+    show = cpu_text if column == 1 else bytes_text
+    want = shape.demand[column]
+    return f"{reason}: {show(max(left, 0))} free, pod needs {show(want)}"
 
 
 def _card_reason_text(code: int, cards: list[int], shape: Shape, limit: int) -> str:
@@ -239,4 +332,4 @@ def _card_reason_text(code: int, cards: list[int], shape: Shape, limit: int) -> 
         4: f"{noun} {listed} {verb} less than {shape.card_memory_mib} MiB free",
         5: f"{noun} {listed} {verb} less than {shape.card_core}% core free",
     }[code]
-    return f"{CARD_REASONS[code]}: {text}"
+    return f"{REASONS[code]}: {text}"

@@ -80,7 +80,7 @@ def valid_shape(pod: Pod) -> Shape | None:
     """The pod's per-card shape, or None when its request breaks a rule of §1."""
     if pod.invalid is not None or request_problem(pod.request) is not None:
         return None
-    return Shape.of(pod.request)
+    return Shape.of_pod(pod)
 
 
 def typical_shapes(pods: Iterable[Pod], coverage: float = 1.0) -> tuple[WeightedShape, ...]:

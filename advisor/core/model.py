@@ -8,6 +8,16 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import Literal
 
+from advisor.core.nodefilters import (
+    NO_CONSTRAINTS,
+    NO_RESOURCES,
+    NOT_KNOWN,
+    Allocatable,
+    NodeConstraints,
+    Resources,
+    Taint,
+)
+
 MIB_PER_UNIT = 128  # volcano.sh/gpu-mem.128Mi
 MAX_MEMORY_UNITS = 16384
 CORE_STEP = 5
@@ -52,15 +62,27 @@ class OtherPod:
 
     name: str  # namespace/pod
     blocks: str | None = None
+    resources: Resources = NO_RESOURCES  # what it takes of the node's cpu and memory
+
+
+def _frozen_map(value: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    return MappingProxyType(dict(value or {}))
 
 
 @dataclass(frozen=True, slots=True)
 class Node:
+    """A GPU node. The fields after `other_pods` are what kube-scheduler's other filters
+    read (§9.1); their defaults admit every pod, so a GPU-only scenario keeps its meaning."""
+
     name: str
     cards: tuple[Card, ...]
     # The node's other pods; None when not known (no Kubernetes source, or a scenario
     # without the key), which scale-down advice then says nothing about.
     other_pods: tuple[OtherPod, ...] | None = None
+    allocatable: Allocatable = NOT_KNOWN
+    labels: Mapping[str, str] = field(default_factory=_frozen_map, compare=False)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False  # cordoned
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +112,6 @@ class Placement:
     cards: tuple[int, ...]
 
 
-def _frozen_map(value: Mapping[str, str] | None = None) -> Mapping[str, str]:
-    return MappingProxyType(dict(value or {}))
-
-
 @dataclass(frozen=True, slots=True)
 class Pod:
     """A GPU pod; running when it has a placement, Pending otherwise.
@@ -109,6 +127,8 @@ class Pod:
     owner: str | None = None
     annotations: Mapping[str, str] = field(default_factory=_frozen_map, compare=False)
     invalid: str | None = None
+    resources: Resources = NO_RESOURCES  # effective cpu/memory request (§9.1)
+    constraints: NodeConstraints = NO_CONSTRAINTS  # nodeSelector, affinity, tolerations
 
     @property
     def namespace(self) -> str:

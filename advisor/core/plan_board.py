@@ -22,7 +22,6 @@ import numpy as np
 
 from advisor.core.model import (
     Cluster,
-    Mode,
     Placement,
     Pod,
     Policy,
@@ -32,7 +31,7 @@ from advisor.core.model import (
     queue_order,
     request_problem,
 )
-from advisor.core.state import BoolArray, CardState, IntArray, Shape
+from advisor.core.state import CardState, IntArray, Shape
 
 FODDER = 4  # smallest evictable pods remembered per card, for chains
 NO_POD = -1
@@ -66,8 +65,7 @@ class Board:
         self.state = CardState(cluster)
         n_cards = len(self.state.capacity)
         self.shape: list[Shape | None] = [
-            None if p.invalid or request_problem(p.request) else Shape.of(p.request)
-            for p in self.pods
+            None if p.invalid or request_problem(p.request) else Shape.of_pod(p) for p in self.pods
         ]
         self.priority = [p.priority for p in self.pods]
         self.evictable = [may_evict(p) for p in self.pods]
@@ -136,14 +134,7 @@ class Board:
         known = self._movable.get(key)
         if known is None:
             s, priority = key
-            known = not any(
-                p.mode == s.mode
-                and p.gpus <= s.gpus
-                and p.card_memory_mib <= s.card_memory_mib
-                and p.card_core <= s.card_core
-                and top >= priority
-                for p, top in shapes.items()
-            )
+            known = not any(s.needs_no_less(p) and top >= priority for p, top in shapes.items())
             self._movable[key] = known
         return known
 
@@ -270,19 +261,12 @@ class _LocalCards:
             [local[int(st.node_of[k])] for k in positions], dtype=np.int64
         )
         self.n_nodes = len(ordered)
+        self.nodes: IntArray = np.array(ordered, dtype=np.int64)
 
     def could_fit(self, shape: Shape) -> bool:
         if self.n_nodes == 0:
             return False
-        st, pos = self.st, self.positions
-        mode = st.mode[pos]
-        ok: BoolArray = (
-            st.healthy[pos]
-            & (st.free_memory[pos] >= shape.card_memory_mib)
-            & (st.vgpus[pos] < st.limit)
-            & ((mode == int(Mode.UNUSED)) | (mode == shape.mode))
-        )
-        if shape.mode == int(Mode.MEMORY_CORE):
-            ok &= st.free_core[pos] >= shape.card_core
+        st = self.st
+        ok = st.eligible(shape, self.positions)
         counts = np.bincount(self.local_node[ok], minlength=self.n_nodes)
-        return bool((counts >= shape.gpus).any())
+        return bool(((counts >= shape.gpus) & st.node_ok(shape)[self.nodes]).any())

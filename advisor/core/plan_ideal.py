@@ -66,7 +66,7 @@ def ideal_bound(cluster: Cluster, free_mib: int) -> IdealBound:
         if pod.placement is None:
             pending_pods += 1
             pending_mib += pod.request.memory_mib
-        shape = Shape.of(pod.request)
+        shape = Shape.of_pod(pod)
         size = shape.gpus * shape.card_memory_mib
         items.append(((pod.placement is None, -size, -shape.gpus, order), pod, shape))
     items.sort(key=lambda item: item[0])
@@ -154,7 +154,7 @@ def packing_bound(cluster: Cluster, steps: WeightSteps) -> PackingBound | None:
     for pod in cluster.pods:
         if pod.invalid or request_problem(pod.request):
             continue
-        shape = Shape.of(pod.request)
+        shape = Shape.of_pod(pod)
         if pod.placement is None:
             pending.append(shape)
         elif all((pod.placement.node, k) in healthy for k in pod.placement.cards):

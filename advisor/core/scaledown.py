@@ -207,7 +207,7 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
         trial = base.copy()
         for pod in on_node:
             assert pod.placement is not None
-            trial.release(trial.positions(pod.placement), Shape.of(pod.request))
+            trial.release(trial.positions(pod.placement), Shape.of_pod(pod))
         for k in trial.node_positions(trial.node_index[name]):
             trial.healthy[k] = False  # the node is gone: nothing can land on it
         moved = tuple(
@@ -222,7 +222,7 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
             continue
         for pod in moved:  # commit: the moved pods run where they landed
             placement = landed[pod.name]
-            trial.apply(trial.positions(placement), Shape.of(pod.request))
+            trial.apply(trial.positions(placement), Shape.of_pod(pod))
             # Recreated pods are the newest: a later drain queues them after the older pods
             # of equal priority, as creation order does.
             by_node.setdefault(placement.node, {})[pod.name] = Pod(
@@ -274,7 +274,7 @@ def _kept_by_simulation(
     moving = {p.name for p in moved}
     homeless = [p for p in order if p.name in moving and p.name not in landed]
     if homeless:
-        shape = Shape.of(homeless[0].request)
+        shape = Shape.of_pod(homeless[0])
         return PODS_DO_NOT_FIT, (
             f"{homeless[0].name} ({shape.gpus} × {shape.card_memory_mib} MiB) finds no place "
             "on the other nodes" + _more(homeless, "GPU pod")

@@ -114,7 +114,7 @@ def scale_up(
     while True:
         options = []
         for shape in shapes:
-            group = [p for p in remaining if shape.hosts(Shape.of(p.request))]
+            group = [p for p in remaining if shape.hosts(Shape.of_pod(p))]
             if group:
                 n = estimate_nodes(shape, group, cluster)
                 options.append((-len(group), n, n * shape.cards * shape.memory_mib, shape, group))
@@ -125,7 +125,7 @@ def scale_up(
         taken = {p.name for p in group}
         remaining = [p for p in remaining if p.name not in taken]
     if remaining:
-        requests = [Shape.of(p.request) for p in remaining]
+        requests = [Shape.of_pod(p) for p in remaining]
         shape = NodeShape(
             max(s.gpus for s in requests), max(s.card_memory_mib for s in requests), ""
         )
@@ -142,7 +142,7 @@ def estimate_nodes(shape: NodeShape, pods: Sequence[Pod], cluster: Cluster) -> i
     bound: list[tuple[Placement, Shape]] = []
     state = _state(opened, bound, cluster)
     for pod in queue_order(tuple(pods)):
-        need = Shape.of(pod.request)
+        need = Shape.of_pod(pod)
         positions = state.place(need, cluster.policy.node, cluster.policy.card)
         if positions is None:
             opened.append(shape.template(_new_name(0, len(opened))))

@@ -13,27 +13,79 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from advisor.core.model import Cluster, Mode, Placement, PolicyName, Request
+from advisor.core.model import Cluster, Mode, Node, Placement, Pod, PolicyName, Request
+from advisor.core.nodefilters import (
+    NO_CONSTRAINTS,
+    NO_RESOURCES,
+    NodeConstraints,
+    Resources,
+    static_reasons,
+)
 
+# Card-level rejections in the order `card_rejections` checks them.
+CARD_REASONS = ("unhealthy", "mode-conflict", "vgpu-limit", "card-memory", "card-core")
 NEAR_TIE = 1e-13  # well above the float noise of a card sum, well below real score gaps
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 
+UNLIMITED = np.iinfo(np.int64).max // 4  # an allocatable that is not known never limits
+# Columns of the node resource arrays, in NodeResourcesFit's check order.
+SLOTS, CPU, MEMORY = 0, 1, 2
+
+
 @dataclass(frozen=True, slots=True)
 class Shape:
-    """A request reduced to what each card must give."""
+    """A pod reduced to what each card must give and what its node must offer besides.
+
+    Two pods of one shape are interchangeable to every filter, so the core caches verdicts
+    by shape (e.g. "this shape already failed in this queue").
+    """
 
     gpus: int
     card_memory_mib: int
     card_core: int
     mode: int
+    resources: Resources = NO_RESOURCES
+    constraints: NodeConstraints = NO_CONSTRAINTS
 
     @staticmethod
     def of(request: Request) -> Shape:
+        """The GPU part only: a pod that asks nothing of its node besides its cards."""
         return Shape(
             request.gpus, request.card_memory_mib, request.card_core_percent, int(request.mode)
         )
+
+    @staticmethod
+    def of_pod(pod: Pod) -> Shape:
+        return Shape(
+            pod.request.gpus,
+            pod.request.card_memory_mib,
+            pod.request.card_core_percent,
+            int(pod.request.mode),
+            pod.resources,
+            pod.constraints,
+        )
+
+    def needs_no_less(self, than: Shape) -> bool:
+        """Every node and card that can take `self` can take `than`: same mode and node
+        constraints, and no fewer cards, memory or core per card, cpu or memory. (A pod
+        slot is one per pod, so equal.) Placing pods only takes room, so once `than`
+        fits nowhere, neither does `self`, for the rest of a queue."""
+        return (
+            self.mode == than.mode
+            and self.constraints == than.constraints
+            and self.gpus >= than.gpus
+            and self.card_memory_mib >= than.card_memory_mib
+            and (self.mode != int(Mode.MEMORY_CORE) or self.card_core >= than.card_core)
+            and self.resources.cpu_milli >= than.resources.cpu_milli
+            and self.resources.memory_bytes >= than.resources.memory_bytes
+        )
+
+    @property
+    def demand(self) -> tuple[int, int, int]:
+        """(pod slots, cpu millicores, memory bytes) the pod takes from its node."""
+        return (1, self.resources.cpu_milli, self.resources.memory_bytes)
 
 
 class CardState:
@@ -76,10 +128,22 @@ class CardState:
         self.uniform_capacity: IntArray = np.where(cap_max == cap_min, cap_max, 0)
         self.allotted_healthy: IntArray = np.zeros(n_nodes, dtype=np.int64)
         self._position = {(self.node_names[i], c.index): k for k, (i, c) in enumerate(cards)}
+        # The rest of the node (§9.1): allocatable and what every pod on it requests, in
+        # columns SLOTS, CPU, MEMORY; the static filters' verdicts cached per constraints.
+        self.nodes: tuple[Node, ...] = nodes
+        self.allocatable: IntArray = np.array(
+            [_allocatable(n) for n in nodes], dtype=np.int64
+        ).reshape(n_nodes, 3)
+        self.requested: IntArray = np.zeros((n_nodes, 3), dtype=np.int64)
+        for i, node in enumerate(nodes):
+            for other in node.other_pods or ():
+                self.requested[i] += (1, other.resources.cpu_milli, other.resources.memory_bytes)
+        self._static: dict[NodeConstraints, tuple[BoolArray, dict[int, tuple[str, ...]]]] = {}
 
     def copy(self) -> CardState:
         clone = object.__new__(CardState)
         for name, value in vars(self).items():
+            # The static cache is shared: labels, taints and cordons never change.
             setattr(clone, name, value.copy() if isinstance(value, np.ndarray) else value)
         return clone
 
@@ -93,18 +157,84 @@ class CardState:
         start = int(self.first_card[node])
         return range(start, start + int(self.card_count[node]))
 
+    # -- node filters (kube-scheduler's, before the GPU one) --------------------------------
+
+    def static_ok(self, constraints: NodeConstraints) -> BoolArray:
+        """Nodes that pass NodeUnschedulable, NodeAffinity and TaintToleration: decided by
+        `nodefilters.static_reasons`, the same code that explains a rejection."""
+        return self._static_verdicts(constraints)[0]
+
+    def static_rejections(self, constraints: NodeConstraints) -> dict[int, tuple[str, ...]]:
+        """node index -> the static filter's messages, for the nodes it rejects."""
+        return self._static_verdicts(constraints)[1]
+
+    def _static_verdicts(
+        self, constraints: NodeConstraints
+    ) -> tuple[BoolArray, dict[int, tuple[str, ...]]]:
+        known = self._static.get(constraints)
+        if known is None:
+            rejected = {}
+            for i, node in enumerate(self.nodes):
+                reasons = static_reasons(node, constraints)
+                if reasons:
+                    rejected[i] = reasons
+            ok = np.ones(len(self.nodes), dtype=np.bool_)
+            ok[list(rejected)] = False
+            known = self._static[constraints] = (ok, rejected)
+        return known
+
+    def resource_shortfalls(self, shape: Shape) -> BoolArray:
+        """(nodes, 3): which of pod slots, cpu and memory each node lacks for `shape`, as
+        NodeResourcesFit's `fitsRequest` judges them: slots always, cpu and memory only when
+        the pod asks for some (so an overcommitted node still takes a pod asking none).
+        Columns name `nodefilters.RESOURCE_REASONS`."""
+        want = np.array(shape.demand, dtype=np.int64)
+        short = (want > 0) & (self.requested + want > self.allocatable)
+        return np.asarray(short, dtype=np.bool_)
+
+    def resources_ok(self, shape: Shape) -> BoolArray:
+        return np.asarray(~self.resource_shortfalls(shape).any(axis=1), dtype=np.bool_)
+
+    def node_ok(self, shape: Shape) -> BoolArray:
+        """Nodes that pass every filter but the GPU one."""
+        ok: BoolArray = self.static_ok(shape.constraints) & self.resources_ok(shape)
+        return ok
+
+    def free_resources(self, node: int) -> tuple[int | None, int | None, int | None]:
+        """(pod slots, cpu millicores, memory bytes) left on `node`; None: unlimited."""
+        free = self.allocatable[node] - self.requested[node]
+        return tuple(  # type: ignore[return-value]
+            None if self.allocatable[node, j] >= UNLIMITED else int(free[j]) for j in range(3)
+        )
+
     # -- filter --------------------------------------------------------------------
 
-    def eligible(self, shape: Shape) -> BoolArray:
-        ok: BoolArray = (
-            self.healthy
-            & (self.free_memory >= shape.card_memory_mib)
-            & (self.vgpus < self.limit)
-            & ((self.mode == int(Mode.UNUSED)) | (self.mode == shape.mode))
+    def card_rejections(
+        self, shape: Shape, at: IntArray | None = None
+    ) -> tuple[BoolArray | None, ...]:
+        """Per card (all, or those at positions `at`), whether each check of `CARD_REASONS`
+        rejects it for `shape` (None: the check does not apply). `eligible` and the
+        diagnosis's card reasons both read this, so a card is never explained by another
+        rule than the one that rejected it."""
+        every = slice(None)
+        k = every if at is None else at
+        mode = self.mode[k]
+        return (
+            ~self.healthy[k],
+            (mode != int(Mode.UNUSED)) & (mode != shape.mode),
+            self.vgpus[k] >= self.limit,
+            self.free_memory[k] < shape.card_memory_mib,
+            self.free_core[k] < shape.card_core if shape.mode == int(Mode.MEMORY_CORE) else None,
         )
-        if shape.mode == int(Mode.MEMORY_CORE):
-            ok &= self.free_core >= shape.card_core
-        return ok
+
+    def eligible(self, shape: Shape, at: IntArray | None = None) -> BoolArray:
+        rejected: BoolArray = np.zeros(
+            self.capacity.size if at is None else at.size, dtype=np.bool_
+        )
+        for check in self.card_rejections(shape, at):
+            if check is not None:
+                rejected |= check
+        return np.asarray(~rejected, dtype=np.bool_)
 
     def eligible_per_node(self, eligible: BoolArray) -> IntArray:
         counts = np.bincount(self.node_of[eligible], minlength=len(self.node_names))
@@ -126,7 +256,9 @@ class CardState:
     ) -> list[int] | None:
         """Card positions where the scheduler would put `shape`, or None when nothing fits."""
         eligible = self.eligible(shape)
-        nodes = np.flatnonzero(self.eligible_per_node(eligible) >= shape.gpus)
+        nodes = np.flatnonzero(
+            (self.eligible_per_node(eligible) >= shape.gpus) & self.node_ok(shape)
+        )
         if nodes.size == 0:
             return None
         # Uniform nodes score from integer sums in one vector op; the rest (and ties,
@@ -177,6 +309,8 @@ class CardState:
     # -- bind and unbind ------------------------------------------------------------------
 
     def apply(self, positions: list[int], shape: Shape) -> None:
+        if positions:
+            self.requested[self.node_of[positions[0]]] += shape.demand
         for k in positions:
             self.free_memory[k] -= shape.card_memory_mib
             self.free_core[k] -= shape.card_core
@@ -186,6 +320,8 @@ class CardState:
                 self.allotted_healthy[self.node_of[k]] += shape.card_memory_mib
 
     def release(self, positions: list[int], shape: Shape) -> None:
+        if positions:
+            self.requested[self.node_of[positions[0]]] -= shape.demand
         for k in positions:
             self.free_memory[k] += shape.card_memory_mib
             self.free_core[k] += shape.card_core
@@ -198,3 +334,10 @@ class CardState:
     def placement_of(self, positions: list[int]) -> Placement:
         node = self.node_names[int(self.node_of[positions[0]])]
         return Placement(node, tuple(sorted(int(self.card_index[k]) for k in positions)))
+
+
+def _allocatable(node: Node) -> tuple[int, int, int]:
+    a = node.allocatable
+    return tuple(  # type: ignore[return-value]
+        UNLIMITED if v is None else v for v in (a.pods, a.cpu_milli, a.memory_bytes)
+    )

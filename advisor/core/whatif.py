@@ -27,7 +27,7 @@ from advisor.core.fragmentation import (
     typical_shapes,
     valid_shape,
 )
-from advisor.core.model import POLICIES, Cluster, Mode, Placement, Pod, Policy, queue_order
+from advisor.core.model import POLICIES, Cluster, Placement, Pod, Policy, queue_order
 from advisor.core.state import CardState, Shape
 
 WHATIF_SCHEMA = "xgpu-advisor/whatif/v1"
@@ -51,7 +51,7 @@ def place_queue(
     placements: list[Placement | None] = []
     for pod in pods:
         shape = valid_shape(pod)
-        if shape is None or any(_needs_no_less(shape, f) for f in failed):
+        if shape is None or any(shape.needs_no_less(f) for f in failed):
             placements.append(None)
             continue
         positions = state.place(shape, policy.node, policy.card)
@@ -62,16 +62,6 @@ def place_queue(
         state.apply(positions, shape)
         placements.append(state.placement_of(positions))
     return tuple(placements)
-
-
-def _needs_no_less(shape: Shape, than: Shape) -> bool:
-    """Every card that can take `shape` can take `than`, and `shape` needs as many cards."""
-    return (
-        shape.mode == than.mode
-        and shape.gpus >= than.gpus
-        and shape.card_memory_mib >= than.card_memory_mib
-        and (shape.mode != int(Mode.MEMORY_CORE) or shape.card_core >= than.card_core)
-    )
 
 
 def repack_order(cluster: Cluster) -> tuple[Pod, ...]:

@@ -93,3 +93,32 @@ def decimal_int(value: object) -> int:
     if not isinstance(value, str) or _DECIMAL.fullmatch(value.strip()) is None:
         raise ValueError(f"{show(value)} is not an integer")
     return _checked(int(value.strip()), value)
+
+
+def _fraction(value: object) -> Fraction:
+    if isinstance(value, bool):
+        raise ValueError(f"{show(value)} is not a quantity")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{show(value)} is not a quantity")
+        return Fraction(value)
+    if isinstance(value, str):
+        try:
+            return _parse_text(value, value)
+        except ValueError:
+            raise ValueError(f"{show(value)} is not a quantity") from None
+    raise ValueError(f"{show(value)} is not a quantity")
+
+
+def quantity_milli(value: object) -> int:
+    """A quantity in thousandths ("500m" -> 500, "2" -> 2000), rounded up as Kubernetes'
+    Quantity.MilliValue does: how kube-scheduler counts cpu."""
+    return _checked(math.ceil(_fraction(value) * 1000), value)
+
+
+def quantity_units(value: object) -> int:
+    """A quantity in whole units ("1Gi" -> 1073741824), rounded up as Quantity.Value does:
+    how kube-scheduler counts memory (bytes) and pod slots."""
+    return _checked(math.ceil(_fraction(value)), value)

@@ -29,6 +29,7 @@ def test_diagnose_json_contract() -> None:
     assert set(data["summary"]) == {
         "pending",
         "schedulable",
+        "node-resources",
         "fragmentation",
         "capacity",
         "unsatisfiable",
@@ -42,7 +43,7 @@ def test_diagnose_json_contract() -> None:
     assert frag["cause"] == "fragmentation"
     assert frag["placement"] is None
     assert frag["nodes"]["cce-node-1"][0] == "too-few-cards: 1 of 2 cards eligible"
-    assert frag["node_summary"] == "0/3 nodes fit: 3 too-few-cards"
+    assert frag["node_summary"] == "0/3 nodes are available: 3 too-few-cards."
     assert by_name["ml/finetune-0"]["cluster_free_sufficient"] is True
     assert by_name["ml/pretrain-0"]["cause"] == "unsatisfiable"
     assert by_name["web/odd-size"]["cause"] == "invalid"

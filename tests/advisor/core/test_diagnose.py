@@ -130,7 +130,7 @@ def test_too_few_cards_on_the_node() -> None:
     )
     assert result.cause == "capacity"
     assert dict(result.node_reasons)["n1"] == ("too-few-cards: node has 1 cards, 2 needed",)
-    assert result.node_summary == "0/2 nodes fit: 2 too-few-cards"
+    assert result.node_summary == "0/2 nodes are available: 2 too-few-cards."
 
 
 def test_reason_counts_like_the_autoscaler() -> None:
@@ -144,7 +144,7 @@ def test_reason_counts_like_the_autoscaler() -> None:
         ],
     )
     result = only(cluster)
-    assert result.node_summary == "0/4 nodes fit: 2 card-memory, 1 unhealthy, 1 mode-conflict"
+    assert result.node_summary == "0/4 nodes are available: 1 mode-conflict, 1 unhealthy, 2 card-memory."
     assert {r for r, _ in result.reason_counts} <= set(REASONS)
 
 
@@ -155,19 +155,24 @@ def test_node_detail_limit_keeps_counts_for_all_nodes() -> None:
     limited = diagnose(cluster, node_detail_limit=5).pods[0]
     assert len(limited.node_reasons) == 5
     assert limited.nodes_omitted == 25
-    assert limited.node_summary == "0/30 nodes fit: 30 card-memory"
+    assert limited.node_summary == "0/30 nodes are available: 30 card-memory."
     full = diagnose(cluster, node_detail_limit=None).pods[0]
     assert len(full.node_reasons) == 30
     assert full.nodes_omitted == 0
 
 
 def test_summary_counts_every_cause() -> None:
+    # n1 allows 4 cpus; x/a takes 3. x/ok asks no cpu (not checked) and takes 2 GiB of
+    # card 0 (4 GiB free); x/cpu's 2 GiB would fit card 0 too, but 1 cpu is left of the 2
+    # it asks: node-resources.
+    n1 = {**node("n1", 16, 16), "allocatable": {"cpu": "4"}}
     cluster = build(
-        [node("n1", 16, 16)],
+        [n1],
         [
-            running("x/a", "n1", [0], 12),
+            {**running("x/a", "n1", [0], 12), "resources": {"cpu": "3"}},
             running("x/b", "n1", [1], 12),
             pending("x/ok", 1, 2 * GiB),
+            {**pending("x/cpu", 1, 2 * GiB), "resources": {"cpu": "2"}},
             pending("x/frag", 1, 5 * GiB),
             pending("x/cap", 1, 12 * GiB),
             pending("x/unsat", 4, 4 * GiB),
@@ -176,8 +181,9 @@ def test_summary_counts_every_cause() -> None:
     )
     summary = diagnose(cluster).summary
     assert summary == {
-        "pending": 5,
+        "pending": 6,
         "schedulable": 1,
+        "node-resources": 1,
         "fragmentation": 1,
         "capacity": 1,
         "unsatisfiable": 1,

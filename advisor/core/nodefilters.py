@@ -1,0 +1,228 @@
+"""The rest of the node: kube-scheduler's filters before the GPU one (docs/design.md §9.1).
+
+kube-scheduler runs its filter plugins on every node in a fixed order and stops at the first
+that rejects it: NodeUnschedulable, NodeAffinity, TaintToleration, NodeResourcesFit, then
+(here) the profile's GPU filter. Each function below both decides and explains, as
+`fitsRequest` returns the reasons it decided by: it returns the node's rejection messages,
+kube-scheduler's own words, and an empty tuple when the node passes. So an explanation can
+never drift from the decision that produced it.
+
+Values are frozen and hashable: a pod's `NodeConstraints` is part of the key the core caches
+per-node verdicts under, since labels, taints and cordons do not change during a simulation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from advisor.core.model import Node
+
+Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+OPERATORS: tuple[Operator, ...] = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+EFFECTS: tuple[Effect, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TolerationOperator = Literal["Equal", "Exists"]
+NAME_FIELD = "metadata.name"  # the one field a matchFields requirement may name
+
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+# kube-scheduler's messages (pkg/scheduler/framework/plugins/*), word for word.
+MSG_UNSCHEDULABLE = "node(s) were unschedulable"
+MSG_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+MSG_TOO_MANY_PODS = "Too many pods"
+MSG_CPU = "Insufficient cpu"
+MSG_MEMORY = "Insufficient memory"
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """What a pod takes from its node: its effective request (max of the containers' sum and
+    each init container, plus overhead), cpu in millicores, memory in bytes."""
+
+    cpu_milli: int = 0
+    memory_bytes: int = 0
+
+
+NO_RESOURCES = Resources()
+
+
+@dataclass(frozen=True, slots=True)
+class Allocatable:
+    """Node.status.allocatable; None: not known, so never a limit."""
+
+    cpu_milli: int | None = None
+    memory_bytes: int | None = None
+    pods: int | None = None
+
+
+NOT_KNOWN = Allocatable()
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    effect: Effect
+    value: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""  # empty with Exists: tolerates every taint
+    operator: TolerationOperator = "Equal"
+    value: str = ""
+    effect: Effect | Literal[""] = ""  # empty: every effect
+
+    def tolerates(self, taint: Taint) -> bool:
+        """core/v1 helper ToleratesTaint."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.value == taint.value  # Equal (an empty key with Equal matches no taint)
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    key: str
+    operator: Operator
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """labels.Selector semantics for one NodeSelectorRequirement."""
+        present = self.key in labels
+        if self.operator == "Exists":
+            return present
+        if self.operator == "DoesNotExist":
+            return not present
+        if self.operator == "NotIn":
+            return not present or labels[self.key] not in self.values
+        if not present:
+            return False
+        if self.operator == "In":
+            return labels[self.key] in self.values
+        # Gt / Lt: both sides integers; a label that does not parse matches nothing.
+        try:
+            have, bound = int(labels[self.key]), int(self.values[0])
+        except ValueError:
+            return False
+        return have > bound if self.operator == "Gt" else have < bound
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """A NodeSelectorTerm: its requirements are ANDed; a term with none matches no node."""
+
+    expressions: tuple[Requirement, ...] = ()
+    fields: tuple[Requirement, ...] = ()  # matchFields: metadata.name only
+
+    def matches(self, name: str, labels: Mapping[str, str]) -> bool:
+        if not self.expressions and not self.fields:
+            return False
+        by_name = {NAME_FIELD: name}
+        return all(r.matches(labels) for r in self.expressions) and all(
+            r.matches(by_name) for r in self.fields
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NodeConstraints:
+    """Where a pod may go: nodeSelector, required node affinity (terms ORed; None: none
+    given), tolerations. The default admits every node that is not tainted or cordoned."""
+
+    node_selector: tuple[tuple[str, str], ...] = ()
+    required: tuple[Term, ...] | None = None
+    tolerations: tuple[Toleration, ...] = ()
+
+
+NO_CONSTRAINTS = NodeConstraints()
+
+# -- the filters, in kube-scheduler's order ----------------------------------------------
+
+
+def unschedulable(node: Node, pod: NodeConstraints) -> tuple[str, ...]:
+    """NodeUnschedulable: a cordoned node, unless the pod tolerates its NoSchedule taint."""
+    if not node.unschedulable:
+        return ()
+    cordon = Taint(UNSCHEDULABLE_TAINT, "NoSchedule")
+    if any(t.tolerates(cordon) for t in pod.tolerations):
+        return ()
+    return (MSG_UNSCHEDULABLE,)
+
+
+def node_affinity(node: Node, pod: NodeConstraints) -> tuple[str, ...]:
+    """NodeAffinity: every nodeSelector label matches and, if given, one required term."""
+    labels = dict(node.labels)
+    selected = all(labels.get(key) == value for key, value in pod.node_selector)
+    if selected and pod.required is not None:
+        selected = any(term.matches(node.name, labels) for term in pod.required)
+    return () if selected else (MSG_AFFINITY,)
+
+
+def taint_toleration(node: Node, pod: NodeConstraints) -> tuple[str, ...]:
+    """TaintToleration: the first NoSchedule or NoExecute taint no toleration covers
+    (PreferNoSchedule only scores, so never filters)."""
+    for taint in node.taints:
+        if taint.effect == "PreferNoSchedule":
+            continue
+        if not any(t.tolerates(taint) for t in pod.tolerations):
+            return (f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}",)
+    return ()
+
+
+STATIC_FILTERS = (unschedulable, node_affinity, taint_toleration)
+
+
+def static_reasons(node: Node, pod: NodeConstraints) -> tuple[str, ...]:
+    """The first static filter's rejection (they never change while pods come and go)."""
+    for check in STATIC_FILTERS:
+        reasons = check(node, pod)
+        if reasons:
+            return reasons
+    return ()
+
+
+# NodeResourcesFit's reasons, in the order of CardState's resource columns (SLOTS, CPU,
+# MEMORY); the check itself is vectorised there (`CardState.resource_shortfalls`).
+RESOURCE_REASONS = (MSG_TOO_MANY_PODS, MSG_CPU, MSG_MEMORY)
+
+
+def fit_error(nodes_total: int, reasons: Iterable[tuple[str, int]]) -> str:
+    """kube-scheduler's FitError text: '0/5 nodes are available: 2 Insufficient cpu, 3
+    card-memory.' (its histogram entries sorted as strings, as `sortReasonsHistogram`)."""
+    parts = sorted(f"{count} {reason}" for reason, count in reasons)
+    return f"0/{nodes_total} nodes are available: " + ", ".join(parts) + "."
+
+
+def effective_request(
+    containers: Iterable[Resources], init_containers: Iterable[Resources], overhead: Resources
+) -> Resources:
+    """A pod's request as NodeResourcesFit computes it: per resource, the larger of the
+    containers' sum and any one init container, plus the pod overhead."""
+    running, init = list(containers), list(init_containers)
+    cpu = max([sum(c.cpu_milli for c in running), *(c.cpu_milli for c in init)])
+    memory = max([sum(c.memory_bytes for c in running), *(c.memory_bytes for c in init)])
+    return Resources(cpu + overhead.cpu_milli, memory + overhead.memory_bytes)
+
+
+def cpu_text(milli: int) -> str:
+    """Millicores as a Kubernetes quantity: 8000 -> "8", 500 -> "500m"."""
+    return f"{milli // 1000}" if milli % 1000 == 0 else f"{milli}m"
+
+
+def bytes_text(value: int) -> str:
+    """Bytes as a Kubernetes quantity in the largest binary unit that divides them."""
+    for unit, size in (
+        ("Ei", 2**60),
+        ("Pi", 2**50),
+        ("Ti", 2**40),
+        ("Gi", 2**30),
+        ("Mi", 2**20),
+        ("Ki", 2**10),
+    ):
+        if value >= size and value % size == 0:
+            return f"{value // size}{unit}"
+    return str(value)
