@@ -7,7 +7,6 @@ the reason it was rejected, counted the way the cluster-autoscaler reports them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -124,10 +123,7 @@ class Cycle:
         n_nodes = len(s.node_names)
         allowed = s.static_ok(shape.constraints)
         if not allowed.any():
-            rejected = s.static_rejections(shape.constraints)
-            return fit_error(
-                n_nodes, _histogram(r for reasons in rejected.values() for r in reasons).items()
-            )
+            return fit_error(n_nodes, s.static_counts(shape.constraints).items())
         want = np.array(shape.demand, dtype=np.int64)
         roomy = ~((want > 0) & (want > s.allocatable)).any(axis=1)
         big = s.eligible_per_node(s.capacity >= shape.card_memory_mib) >= shape.gpus
@@ -161,10 +157,7 @@ class Cycle:
             s.node_of * len(REASONS) + codes, minlength=n_nodes * len(REASONS)
         ).reshape(n_nodes, len(REASONS))
         primary = self._primary_reasons(per_node, shape)
-        reasons = self._node_reasons(shape, static_ok, short, primary)
-        reason_counts = tuple(
-            sorted(_histogram(r for rs in reasons for r in rs).items(), key=lambda rc: -rc[1])
-        )
+        reason_counts = self._reason_counts(shape, static_ok, short, open_nodes, primary)
         free_memory = np.where(s.healthy & open_nodes[s.node_of], s.free_memory, 0)
         free_core = np.where(s.healthy & open_nodes[s.node_of], s.free_core, 0)
         node_free = np.bincount(s.node_of, weights=free_memory, minlength=n_nodes).astype(np.int64)
@@ -172,7 +165,12 @@ class Cycle:
         total_memory, total_core = shape.gpus * shape.card_memory_mib, shape.gpus * shape.card_core
         listed = self._listed_nodes(static_ok, open_nodes, per_node[:, 0], node_free)
         details = tuple(
-            (s.node_names[i], self._node_details(i, reasons[i], per_node[i], codes, shape))
+            (
+                s.node_names[i],
+                self._node_details(
+                    i, self._node_reason(i, shape, short, primary), per_node[i], codes, shape
+                ),
+            )
             for i in listed
         )
         verdict = PodDiagnosis(
@@ -239,23 +237,37 @@ class Cycle:
         too_few = (self.state.card_count < shape.gpus) | (per_node[:, 0] > 0)
         return np.where(too_few, 0, card_level).astype(np.int64)
 
-    def _node_reasons(
-        self, shape: Shape, static_ok: BoolArray, short: BoolArray, primary: IntArray
-    ) -> list[tuple[str, ...]]:
-        """Each node's rejection by the first filter that rejects it, in kube-scheduler's
+    def _node_reason(
+        self, node: int, shape: Shape, short: BoolArray, primary: IntArray
+    ) -> tuple[str, ...]:
+        """The node's rejection by the first filter that rejects it, in kube-scheduler's
         order: a static filter's message, NodeResourcesFit's, or the GPU reason."""
-        static = self.state.static_rejections(shape.constraints)
-        reasons: list[tuple[str, ...]] = []
-        for i in range(len(self.state.node_names)):
-            if not static_ok[i]:
-                reasons.append(static[i])
-            elif short[i].any():
-                reasons.append(
-                    tuple(r for r, bad in zip(RESOURCE_REASONS, short[i], strict=True) if bad)
-                )
-            else:
-                reasons.append((REASONS[int(primary[i])],))
-        return reasons
+        static = self.state.static_rejections(shape.constraints).get(node)
+        if static:
+            return static
+        if short[node].any():
+            return tuple(r for r, bad in zip(RESOURCE_REASONS, short[node], strict=True) if bad)
+        return (REASONS[int(primary[node])],)
+
+    def _reason_counts(
+        self,
+        shape: Shape,
+        static_ok: BoolArray,
+        short: BoolArray,
+        open_nodes: BoolArray,
+        primary: IntArray,
+    ) -> tuple[tuple[str, int], ...]:
+        """`_node_reason` counted over every node (vectorised: it runs for every pod that
+        does not fit), most first: kube-scheduler's histogram of reasons."""
+        counts = dict(self.state.static_counts(shape.constraints))
+        starved = short[static_ok].sum(axis=0)
+        for reason, n in zip(RESOURCE_REASONS, starved, strict=True):
+            if n:
+                counts[reason] = int(n)
+        gpu = np.bincount(primary[open_nodes], minlength=len(REASONS))
+        for code in np.flatnonzero(gpu):
+            counts[REASONS[int(code)]] = int(gpu[code])
+        return tuple(sorted(counts.items(), key=lambda rc: -rc[1]))
 
     def _listed_nodes(
         self, static_ok: BoolArray, open_nodes: BoolArray, eligible: IntArray, node_free: IntArray
@@ -288,13 +300,6 @@ class Cycle:
             cards = [int(s.card_index[k]) for k in positions if codes[k] == code]
             lines.append(_card_reason_text(code, cards, shape, s.limit))
         return tuple(lines)
-
-
-def _histogram(reasons: Iterable[str]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for reason in reasons:
-        counts[reason] = counts.get(reason, 0) + 1
-    return counts
 
 
 def _resources_text(shape: Shape) -> str:

@@ -88,6 +88,15 @@ class Shape:
         return (1, self.resources.cpu_milli, self.resources.memory_bytes)
 
 
+@dataclass(frozen=True, slots=True)
+class StaticVerdicts:
+    """The static filters' verdicts on every node for one set of pod constraints."""
+
+    ok: BoolArray
+    rejected: dict[int, tuple[str, ...]]  # node index -> messages, rejected nodes only
+    counts: dict[str, int]  # message -> nodes
+
+
 class CardState:
     """Mutable occupancy of every card; private to one call of the core."""
 
@@ -138,7 +147,7 @@ class CardState:
         for i, node in enumerate(nodes):
             for other in node.other_pods or ():
                 self.requested[i] += (1, other.resources.cpu_milli, other.resources.memory_bytes)
-        self._static: dict[NodeConstraints, tuple[BoolArray, dict[int, tuple[str, ...]]]] = {}
+        self._static: dict[NodeConstraints, StaticVerdicts] = {}
 
     def copy(self) -> CardState:
         clone = object.__new__(CardState)
@@ -162,25 +171,30 @@ class CardState:
     def static_ok(self, constraints: NodeConstraints) -> BoolArray:
         """Nodes that pass NodeUnschedulable, NodeAffinity and TaintToleration: decided by
         `nodefilters.static_reasons`, the same code that explains a rejection."""
-        return self._static_verdicts(constraints)[0]
+        return self._static_verdicts(constraints).ok
 
     def static_rejections(self, constraints: NodeConstraints) -> dict[int, tuple[str, ...]]:
         """node index -> the static filter's messages, for the nodes it rejects."""
-        return self._static_verdicts(constraints)[1]
+        return self._static_verdicts(constraints).rejected
 
-    def _static_verdicts(
-        self, constraints: NodeConstraints
-    ) -> tuple[BoolArray, dict[int, tuple[str, ...]]]:
+    def static_counts(self, constraints: NodeConstraints) -> dict[str, int]:
+        """The static filters' messages -> how many nodes each rejects."""
+        return self._static_verdicts(constraints).counts
+
+    def _static_verdicts(self, constraints: NodeConstraints) -> StaticVerdicts:
         known = self._static.get(constraints)
         if known is None:
             rejected = {}
+            counts: dict[str, int] = {}
             for i, node in enumerate(self.nodes):
                 reasons = static_reasons(node, constraints)
                 if reasons:
                     rejected[i] = reasons
+                    for reason in reasons:
+                        counts[reason] = counts.get(reason, 0) + 1
             ok = np.ones(len(self.nodes), dtype=np.bool_)
             ok[list(rejected)] = False
-            known = self._static[constraints] = (ok, rejected)
+            known = self._static[constraints] = StaticVerdicts(ok, rejected, counts)
         return known
 
     def resource_shortfalls(self, shape: Shape) -> BoolArray:
@@ -188,12 +202,18 @@ class CardState:
         NodeResourcesFit's `fitsRequest` judges them: slots always, cpu and memory only when
         the pod asks for some (so an overcommitted node still takes a pod asking none).
         Columns name `nodefilters.RESOURCE_REASONS`."""
-        want = np.array(shape.demand, dtype=np.int64)
-        short = (want > 0) & (self.requested + want > self.allocatable)
-        return np.asarray(short, dtype=np.bool_)
+        return _shortfalls(self.requested, self.allocatable, shape)
 
     def resources_ok(self, shape: Shape) -> BoolArray:
         return np.asarray(~self.resource_shortfalls(shape).any(axis=1), dtype=np.bool_)
+
+    def resources_fit(
+        self, node: int, shape: Shape, freed: tuple[int, int, int] = (0, 0, 0)
+    ) -> bool:
+        """`resource_shortfalls`' rule on one node, once pods taking `freed` (slots, cpu,
+        memory) have left it: what a plan asks before evicting them."""
+        left = self.requested[node] - np.array(freed, dtype=np.int64)
+        return not bool(_shortfalls(left, self.allocatable[node], shape).any())
 
     def node_ok(self, shape: Shape) -> BoolArray:
         """Nodes that pass every filter but the GPU one."""
@@ -341,3 +361,9 @@ def _allocatable(node: Node) -> tuple[int, int, int]:
     return tuple(  # type: ignore[return-value]
         UNLIMITED if v is None else v for v in (a.pods, a.cpu_milli, a.memory_bytes)
     )
+
+
+def _shortfalls(requested: IntArray, allocatable: IntArray, shape: Shape) -> BoolArray:
+    """NodeResourcesFit's rule, the one both the whole-cluster and the one-node checks use."""
+    want = np.array(shape.demand, dtype=np.int64)
+    return np.asarray((want > 0) & (requested + want > allocatable), dtype=np.bool_)
