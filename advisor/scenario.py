@@ -14,20 +14,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from advisor.core.model import (
-    DEFAULT_MAX_VGPUS,
-    POLICIES,
     Card,
     Cluster,
     Node,
     OtherPod,
     Placement,
     Pod,
-    Policy,
+    ProfileName,
     Request,
 )
+from advisor.core.rules import rules_for
+from advisor.core.state import Shape
 from advisor.scenario_fit import (
     NODE_FIT_KEYS,
     POD_FIT_KEYS,
@@ -37,6 +38,12 @@ from advisor.scenario_fit import (
     read_node_fit,
     read_pod_fit,
     read_resources,
+)
+from advisor.scenario_profile import (
+    default_max_vgpus,
+    read_policy,
+    read_scheduler,
+    scheduler_data,
 )
 from advisor.scenario_reader import Reader as _Reader
 from advisor.scenario_reader import ScenarioError
@@ -63,45 +70,42 @@ def parse_text(text: str, source: str) -> object:
         raise ScenarioError(f"{source}: {where}: {problem}") from None
 
 
-def load_scenario(path: Path | str) -> Cluster:
+def load_scenario(path: Path | str, scheduler: ProfileName | None = None) -> Cluster:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise ScenarioError(f"{path}: (file): {err}") from None
-    return scenario_from_data(parse_text(text, str(path)), str(path))
+    return scenario_from_data(parse_text(text, str(path)), str(path), scheduler)
 
 
-def scenario_from_data(data: object, source: str) -> Cluster:
+def scenario_from_data(
+    data: object, source: str, scheduler_override: ProfileName | None = None
+) -> Cluster:
+    """`scheduler_override` (the CLI's --scheduler) judges the cluster under that profile."""
     r = _Reader(source)
-    top = r.mapping(data, "", {"policy", "max_vgpus_per_card", "nodes", "pods"}, {"nodes"})
-    policy = _policy(r, top.get("policy", {}))
-    limit = r.integer(top.get("max_vgpus_per_card", DEFAULT_MAX_VGPUS), "max_vgpus_per_card", 1)
+    top = r.mapping(
+        data, "", {"scheduler", "policy", "max_vgpus_per_card", "nodes", "pods"}, {"nodes"}
+    )
+    scheduler = read_scheduler(r, top.get("scheduler", {}), scheduler_override)
+    policy = read_policy(r, top.get("policy", {}), scheduler)
+    limit = r.integer(
+        top.get("max_vgpus_per_card", default_max_vgpus(scheduler)), "max_vgpus_per_card", 1
+    )
     nodes = tuple(
         _node(r, raw, f"nodes[{i}]") for i, raw in enumerate(r.sequence(top["nodes"], "nodes"))
     )
     _unique(r, [(f"nodes[{i}].name", n.name) for i, n in enumerate(nodes)], "node name")
+    cce = scheduler.profile == "cce"
     pods = tuple(
-        _pod(r, raw, f"pods[{i}]") for i, raw in enumerate(r.sequence(top.get("pods", []), "pods"))
+        _pod(r, raw, f"pods[{i}]", cce)
+        for i, raw in enumerate(r.sequence(top.get("pods", []), "pods"))
     )
     _unique(r, [(f"pods[{i}].name", p.name) for i, p in enumerate(pods)], "pod name")
     _check_other_pods(r, nodes, {p.name for p in pods})
-    cluster = Cluster(nodes, pods, policy, limit)
+    cluster = Cluster(nodes, pods, policy, limit, scheduler)
     _check_running(r, cluster)
     return cluster
-
-
-def _policy(r: _Reader, raw: object) -> Policy:
-    m = r.mapping(raw, "policy", {"node", "card"}, set())
-    values = {}
-    for level in ("node", "card"):
-        value = m.get(level, "binpack")
-        if value not in POLICIES:
-            raise r.fail(
-                f"policy.{level}", f"expected one of {', '.join(POLICIES)}, got {_kind(value)}"
-            )
-        values[level] = value
-    return Policy(node=values["node"], card=values["card"])
 
 
 def _node(r: _Reader, raw: object, where: str) -> Node:
@@ -111,7 +115,10 @@ def _node(r: _Reader, raw: object, where: str) -> Node:
     for i, c in enumerate(r.sequence(m["cards"], f"{where}.cards")):
         at = f"{where}.cards[{i}]"
         cm = r.mapping(
-            c, at, {"index", "memory_mib", "model", "healthy", "uuid"}, {"index", "memory_mib"}
+            c,
+            at,
+            {"index", "memory_mib", "model", "healthy", "uuid", "numa", "max_vgpus"},
+            {"index", "memory_mib"},
         )
         healthy = cm.get("healthy", True)
         if not isinstance(healthy, bool):
@@ -123,6 +130,10 @@ def _node(r: _Reader, raw: object, where: str) -> Node:
                 model=r.string(cm["model"], f"{at}.model") if "model" in cm else "",
                 healthy=healthy,
                 uuid=r.string(cm["uuid"], f"{at}.uuid") if "uuid" in cm else "",
+                numa=r.integer(cm["numa"], f"{at}.numa", 0) if "numa" in cm else None,
+                max_vgpus=(
+                    r.integer(cm["max_vgpus"], f"{at}.max_vgpus", 1) if "max_vgpus" in cm else None
+                ),
             )
         )
     if not cards:
@@ -186,7 +197,7 @@ _POD_KEYS = {
 _UNREAD = 0  # memory of a request that could not be read; allowed only with `invalid`
 
 
-def _pod(r: _Reader, raw: object, where: str) -> Pod:
+def _pod(r: _Reader, raw: object, where: str, cce: bool = True) -> Pod:
     m = r.mapping(raw, where, _POD_KEYS, {"name"})
     name = _pod_name(r, m["name"], f"{where}.name")
     # A Pending pod whose request could not be read at all (a snapshot of a live cluster
@@ -198,15 +209,24 @@ def _pod(r: _Reader, raw: object, where: str) -> Pod:
         if invalid is None:
             raise r.fail(f"{where}.request", "missing")
         m = {**m, "request": {"memory_mib": _UNREAD}}
+    # Outside CCE a request may give a share of each card, or nothing: the whole card.
     req = r.mapping(
-        m["request"], f"{where}.request", {"gpus", "memory_mib", "core_percent"}, {"memory_mib"}
+        m["request"],
+        f"{where}.request",
+        {"gpus", "memory_mib", "core_percent", "memory_percent"},
+        {"memory_mib"} if cce else set(),
     )
+    least = 1 if invalid is None and cce else _UNREAD
+    percent = 0
+    if "memory_percent" in req:
+        percent = r.integer(req["memory_percent"], f"{where}.request.memory_percent", 1)
+        if percent > 100:
+            raise r.fail(f"{where}.request.memory_percent", f"must be 1..100, got {percent}")
     request = Request(
         gpus=r.integer(req.get("gpus", 1), f"{where}.request.gpus", 1),
-        memory_mib=r.integer(
-            req["memory_mib"], f"{where}.request.memory_mib", 1 if invalid is None else _UNREAD
-        ),
+        memory_mib=r.integer(req.get("memory_mib", 0), f"{where}.request.memory_mib", least),
         core_percent=r.integer(req.get("core_percent", 0), f"{where}.request.core_percent", 0),
+        memory_percent=percent,
     )
     placement = None
     if ("node" in m) != ("cards" in m):
@@ -242,7 +262,9 @@ def _unique(r: _Reader, items: Sequence[tuple[str, object]], what: str) -> None:
 
 
 def _check_running(r: _Reader, cluster: Cluster) -> None:
-    """Running pods must sit on real cards, split evenly, within each card's room and mode."""
+    """Running pods must sit on real cards, split evenly, within each card's room, slots and
+    (CCE) isolation mode, as the profile counts them."""
+    rules = rules_for(cluster.scheduler)
     cards = {(n.name, c.index): c for n in cluster.nodes for c in n.cards}
     node_names = {n.name for n in cluster.nodes}
     used: dict[tuple[str, int], list[tuple[str, int, int, int]]] = defaultdict(list)
@@ -260,12 +282,13 @@ def _check_running(r: _Reader, cluster: Cluster) -> None:
             raise r.fail(
                 f"{where}.request", f"memory and core must split evenly over {req.gpus} cards"
             )
+        shape = Shape.of(req)
         for j, index in enumerate(pl.cards):
-            if (pl.node, index) not in cards:
+            card = cards.get((pl.node, index))
+            if card is None:
                 raise r.fail(f"{where}.cards[{j}]", f"node {pl.node!r} has no card {index}")
-            used[(pl.node, index)].append(
-                (where, req.card_memory_mib, req.card_core_percent, int(req.mode))
-            )
+            need = int(rules.card_need(np.array([card.memory_mib], dtype=np.int64), shape)[0])
+            used[(pl.node, index)].append((where, need, rules.card_core(shape), int(req.mode)))
     for (node, index), vgpus in used.items():
         card, last = cards[(node, index)], vgpus[-1][0]
         memory = sum(v[1] for v in vgpus)
@@ -275,13 +298,11 @@ def _check_running(r: _Reader, cluster: Cluster) -> None:
             )
         if sum(v[2] for v in vgpus) > 100:
             raise r.fail(last, f"overflows {node} card {index}: more than 100% core allotted")
-        if len({v[3] for v in vgpus}) > 1:
+        if rules.profile == "cce" and len({v[3] for v in vgpus}) > 1:
             raise r.fail(last, f"{node} card {index} would mix memory and memory+core isolation")
-        if len(vgpus) > cluster.max_vgpus_per_card:
-            raise r.fail(
-                last,
-                f"{node} card {index} hosts {len(vgpus)} vGPUs, limit {cluster.max_vgpus_per_card}",
-            )
+        slots = cluster.max_vgpus_per_card if card.max_vgpus is None else card.max_vgpus
+        if len(vgpus) > slots:
+            raise r.fail(last, f"{node} card {index} hosts {len(vgpus)} vGPUs, limit {slots}")
 
 
 def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
@@ -297,6 +318,10 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
                 card["healthy"] = False
             if c.uuid:
                 card["uuid"] = c.uuid
+            if c.numa is not None:
+                card["numa"] = c.numa
+            if c.max_vgpus is not None:
+                card["max_vgpus"] = c.max_vgpus
             cards.append(card)
         node: dict[str, Any] = {"name": n.name, **node_fit_data(n), "cards": cards}
         if n.other_pods is not None:
@@ -310,7 +335,11 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
         if p.invalid is not None:
             pod["invalid"] = p.invalid
         if p.invalid is None or p.request.memory_mib > _UNREAD:
-            request: dict[str, Any] = {"gpus": p.request.gpus, "memory_mib": p.request.memory_mib}
+            request: dict[str, Any] = {"gpus": p.request.gpus}
+            if p.request.memory_mib or cluster.scheduler.profile == "cce":
+                request["memory_mib"] = p.request.memory_mib
+            if p.request.memory_percent:
+                request["memory_percent"] = p.request.memory_percent
             if p.request.core_percent:
                 request["core_percent"] = p.request.core_percent
             pod["request"] = request
@@ -323,7 +352,9 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
         pod.update(pod_fit_data(p))
         pods.append(pod)
     policy = {"node": cluster.policy.node, "card": cluster.policy.card}
+    block = scheduler_data(cluster.scheduler)
     return {
+        **({"scheduler": block} if block else {}),
         "policy": policy,
         "max_vgpus_per_card": cluster.max_vgpus_per_card,
         "nodes": nodes,

@@ -25,11 +25,12 @@ from advisor.core.nodefilters import (
     Toleration,
     bytes_text,
     cpu_text,
+    parse_int64,
 )
 from advisor.podspec.quantity import quantity_milli, quantity_units
 from advisor.scenario_reader import Reader, kind
 
-NODE_FIT_KEYS = {"allocatable", "labels", "taints", "unschedulable"}
+NODE_FIT_KEYS = {"allocatable", "labels", "taints", "unschedulable", "resident_pods"}
 POD_FIT_KEYS = {"resources", "node_selector", "affinity", "tolerations"}
 
 
@@ -56,7 +57,29 @@ def read_node_fit(r: Reader, m: Mapping[str, Any], where: str) -> dict[str, Any]
         if not isinstance(value, bool):
             raise r.fail(f"{where}.unschedulable", f"expected true or false, got {kind(value)}")
         fit["unschedulable"] = value
+    if "resident_pods" in m:
+        fit["resident_pods"] = _resident_pods(r, m["resident_pods"], f"{where}.resident_pods")
     return fit
+
+
+def _resident_pods(r: Reader, raw: object, where: str) -> tuple[OtherPod, ...]:
+    """Pods that stay with the node (DaemonSet, mirror, terminating): name and resources."""
+    pods: list[OtherPod] = []
+    for i, item in enumerate(r.sequence(raw, where)):
+        at = f"{where}[{i}]"
+        m = r.mapping(item, at, {"name", "resources"}, {"name"})
+        name = r.string(m["name"], f"{at}.name")
+        if "/" not in name:
+            raise r.fail(f"{at}.name", f"expected namespace/pod, got {name!r}")
+        if any(p.name == name for p in pods):
+            raise r.fail(f"{at}.name", f"duplicate resident pod name {name!r}")
+        resources = (
+            read_resources(r, m["resources"], f"{at}.resources")
+            if "resources" in m
+            else Resources()
+        )
+        pods.append(OtherPod(name, None, resources))
+    return tuple(pods)
 
 
 def read_resources(r: Reader, raw: object, where: str) -> Resources:
@@ -190,12 +213,8 @@ def _requirement(r: Reader, raw: object, where: str, operators: tuple[str, ...])
     if operator in ("Gt", "Lt"):
         if len(values) != 1:
             raise r.fail(f"{where}.values", f"{operator} needs exactly one value")
-        try:
-            int(values[0])
-        except ValueError:
-            raise r.fail(
-                f"{where}.values[0]", f"{operator} needs an integer, got {values[0]!r}"
-            ) from None
+        if parse_int64(values[0]) is None:
+            raise r.fail(f"{where}.values[0]", f"{operator} needs an integer, got {values[0]!r}")
     return Requirement(key, operator, tuple(values))  # type: ignore[arg-type]
 
 
@@ -224,6 +243,11 @@ def node_fit_data(node: Node) -> dict[str, Any]:
         data["taints"] = [_taint_data(t) for t in node.taints]
     if node.unschedulable:
         data["unschedulable"] = True
+    if node.resident_pods:
+        data["resident_pods"] = [
+            {k: v for k, v in other_pod_data(p).items() if k != "blocks"}
+            for p in node.resident_pods
+        ]
     return data
 
 

@@ -12,9 +12,10 @@ from typing import Literal
 
 import numpy as np
 
-from advisor.core.model import Cluster, Mode, Placement, Pod, Policy, queue_order, request_problem
+from advisor.core.model import Cluster, Mode, Placement, Pod, Policy, queue_order
 from advisor.core.nodefilters import RESOURCE_REASONS, bytes_text, cpu_text, fit_error
-from advisor.core.state import CARD_REASONS, UNLIMITED, BoolArray, CardState, IntArray, Shape
+from advisor.core.rules_cce import CceRules
+from advisor.core.state import UNLIMITED, BoolArray, CardState, IntArray, Shape
 
 Cause = Literal[
     "invalid", "unsatisfiable", "schedulable", "node-resources", "fragmentation", "capacity"
@@ -27,8 +28,9 @@ CAUSES: tuple[Cause, ...] = (
     "unsatisfiable",
     "invalid",
 )
-# Per-node GPU reasons: too-few-cards, then the card checks in `CardState` order.
-REASONS = ("too-few-cards", *CARD_REASONS)
+# CCE's per-node GPU reasons: too-few-cards, then its card checks in order; each profile
+# names its own (`CardState.rules.reasons`).
+REASONS = CceRules.reasons
 DEFAULT_NODE_DETAIL = 20
 
 
@@ -91,21 +93,28 @@ class Cycle:
         self._satisfiable: dict[tuple[object, ...], str | None] = {}
 
     def visit(self, pod: Pod) -> PodDiagnosis:
-        problem = pod.invalid or request_problem(pod.request)
+        shape = Shape.of_pod(pod)
+        problem = pod.invalid or self.state.rules.request_problem(pod.request)
+        if problem is None and self.state.rules.profile == "hami":
+            problem = shape.options.problem
         if problem is not None:
             return PodDiagnosis(pod, "invalid", problem)
-        shape = Shape.of_pod(pod)
         never = self._never_fits(shape)
         if never is not None:
             return PodDiagnosis(pod, "unsatisfiable", never)
         positions = self.state.place(shape, self.policy.node, self.policy.card)
         if positions is not None:
+            tied = self.state.tied
             self.state.apply(positions, shape)
             placement = self.state.placement_of(positions)
             cards = ", ".join(map(str, placement.cards))
-            return PodDiagnosis(
-                pod, "schedulable", f"fits on {placement.node} cards {cards}", placement
-            )
+            message = f"fits on {placement.node} cards {cards}"
+            if tied > 1:
+                message += (
+                    f" ({tied} nodes score the same and the scheduler picks one of them at "
+                    "random, so the real pick may differ)"
+                )
+            return PodDiagnosis(pod, "schedulable", message, placement)
         return self._explain(pod, shape)
 
     # -- unsatisfiable ---------------------------------------------------------------
@@ -113,7 +122,13 @@ class Cycle:
     def _never_fits(self, shape: Shape) -> str | None:
         """Why no node could ever take `shape`, even empty and repaired, or None: no node
         passes the static filters and has the allocatable and the cards it needs."""
-        key = (shape.gpus, shape.card_memory_mib, shape.resources, shape.constraints)
+        key = (
+            shape.gpus,
+            shape.card_memory_mib,
+            shape.memory_percent,
+            shape.resources,
+            shape.constraints,
+        )
         if key not in self._satisfiable:
             self._satisfiable[key] = self._never_fits_message(shape)
         return self._satisfiable[key]
@@ -126,8 +141,9 @@ class Cycle:
             return fit_error(n_nodes, s.static_counts(shape.constraints).items())
         want = np.array(shape.demand, dtype=np.int64)
         roomy = ~((want > 0) & (want > s.allocatable)).any(axis=1)
-        big = s.eligible_per_node(s.capacity >= shape.card_memory_mib) >= shape.gpus
-        if (allowed & roomy & big).any() and s.limit > 0:
+        roomy_cards = (s.capacity >= s.card_need(shape)) & (s.slots > 0)
+        big = s.eligible_per_node(roomy_cards) >= shape.gpus
+        if (allowed & roomy & big).any():
             return None
         if (allowed & big).any():
             return (
@@ -153,16 +169,20 @@ class Cycle:
         short = s.resource_shortfalls(shape)
         open_nodes = static_ok & ~short.any(axis=1)
         codes = self._card_codes(shape)
-        per_node = np.bincount(
-            s.node_of * len(REASONS) + codes, minlength=n_nodes * len(REASONS)
-        ).reshape(n_nodes, len(REASONS))
-        primary = self._primary_reasons(per_node, shape)
+        width = len(s.rules.reasons)
+        per_node = np.bincount(s.node_of * width + codes, minlength=n_nodes * width).reshape(
+            n_nodes, width
+        )
+        gpus_fit = s.gpu_fits(shape, codes == 0)
+        primary = self._primary_reasons(per_node, shape, gpus_fit)
         reason_counts = self._reason_counts(shape, static_ok, short, open_nodes, primary)
-        free_memory = np.where(s.healthy & open_nodes[s.node_of], s.free_memory, 0)
-        free_core = np.where(s.healthy & open_nodes[s.node_of], s.free_core, 0)
+        counted = s.counted & open_nodes[s.node_of]
+        free_memory = np.where(counted, s.free_memory, 0)
+        free_core = np.where(counted, s.free_core, 0)
         node_free = np.bincount(s.node_of, weights=free_memory, minlength=n_nodes).astype(np.int64)
         node_core = np.bincount(s.node_of, weights=free_core, minlength=n_nodes).astype(np.int64)
-        total_memory, total_core = shape.gpus * shape.card_memory_mib, shape.gpus * shape.card_core
+        core = s.rules.card_core(shape)
+        total_memory, total_core = self._node_demand(shape), shape.gpus * core
         listed = self._listed_nodes(static_ok, open_nodes, per_node[:, 0], node_free)
         details = tuple(
             (
@@ -183,7 +203,6 @@ class Cycle:
             nodes_total=n_nodes,
         )
         summary = fit_error(n_nodes, reason_counts)
-        gpus_fit = per_node[:, 0] >= shape.gpus
         starved = np.flatnonzero(static_ok & ~open_nodes & gpus_fit)
         if starved.size:
             best = int(starved[np.argmin(s.name_rank[starved])])
@@ -197,45 +216,70 @@ class Cycle:
                 "not GPUs"
             )
             return replace(verdict, cause="node-resources", message=message)
-        split = open_nodes & (s.healthy_count >= shape.gpus) & (node_free >= total_memory)
-        if shape.mode == int(Mode.MEMORY_CORE):
+        split = open_nodes & (s.counted_count >= shape.gpus) & (node_free >= total_memory)
+        if core > 0:
             split &= node_core >= total_core
         if split.any():
             ranked = np.flatnonzero(split)
             best = int(ranked[np.lexsort((s.name_rank[ranked], -node_free[ranked]))[0]])
             message = (
                 f"{summary} {s.node_names[best]} has {int(node_free[best])} MiB free over "
-                f"{int(s.healthy_count[best])} healthy cards, but not "
-                f"{shape.card_memory_mib} MiB on each of {shape.gpus} eligible cards"
+                f"{int(s.counted_count[best])} {s.rules.card_word}cards, but not "
+                f"{_per_card_text(shape)} on each of {shape.gpus} eligible cards"
             )
             return replace(verdict, cause="fragmentation", message=message)
         cluster_free = int(free_memory.sum())
-        sufficient = cluster_free >= total_memory
-        if shape.mode == int(Mode.MEMORY_CORE):
+        least = int(total_memory.min()) if total_memory.size else 0
+        sufficient = cluster_free >= least
+        if core > 0:
             sufficient = sufficient and int(free_core.sum()) >= total_core
         scope = "the cluster has" if open_nodes.all() else "the nodes it may use have"
+        wanted = f"{least} MiB" if shape.card_memory_mib > 0 else f"{_per_card_text(shape)} each"
         message = (
-            f"{summary} No node has {total_memory} MiB free on {shape.gpus} or more healthy "
+            f"{summary} No node has {wanted} free on {shape.gpus} or more {s.rules.card_word}"
             f"cards; {scope} {cluster_free} MiB free in all"
             + (" (enough if consolidated)" if sufficient else " (not enough)")
         )
         return replace(verdict, message=message, cluster_free_sufficient=sufficient)
 
+    def _node_demand(self, shape: Shape) -> IntArray:
+        """Per node, the memory the pod needs in all: N x its per-card memory, or for a
+        share of each card the sum over the node's N smallest counted cards (§9.2)."""
+        s = self.state
+        n_nodes = len(s.node_names)
+        if shape.card_memory_mib > 0 and shape.memory_percent == 0:
+            return np.full(n_nodes, shape.gpus * shape.card_memory_mib, dtype=np.int64)
+        need = s.card_need(shape)
+        demand = np.full(n_nodes, np.iinfo(np.int64).max // 4, dtype=np.int64)
+        for node in range(n_nodes):
+            cards = sorted(int(need[k]) for k in s.node_positions(node) if s.counted[k])
+            if len(cards) >= shape.gpus:
+                demand[node] = sum(cards[: shape.gpus])
+        return demand
+
     def _card_codes(self, shape: Shape) -> IntArray:
-        """Per card, 1 + the index in CARD_REASONS of the first check that rejects it, or 0:
-        read from `CardState.card_rejections`, the checks `eligible` decides by."""
+        """Per card, 1 + the index of the first card check that rejects it, or 0: read from
+        `CardState.card_rejections`, the checks `eligible` decides by."""
         s = self.state
         checks = s.card_rejections(shape)
         conditions = [c for c in checks if c is not None]
         choices = [1 + i for i, c in enumerate(checks) if c is not None]
         return np.select(conditions, choices, 0).astype(np.int64)
 
-    def _primary_reasons(self, per_node: IntArray, shape: Shape) -> IntArray:
-        """REASONS index per node: too-few-cards when some (or too few) cards qualify,
-        else the commonest card-level reason (ties in check order)."""
-        card_level = 1 + np.argmax(per_node[:, 1:], axis=1)
-        too_few = (self.state.card_count < shape.gpus) | (per_node[:, 0] > 0)
-        return np.where(too_few, 0, card_level).astype(np.int64)
+    def _primary_reasons(self, per_node: IntArray, shape: Shape, gpus_fit: BoolArray) -> IntArray:
+        """Reason index per node (`rules.reasons`): the node-level one when some (or too
+        few) cards qualify; a profile's extra node reason (HAMi's NumaNotFit) when enough
+        cards qualify but the profile still refuses them; else the commonest card-level
+        reason (ties in check order)."""
+        checks = len(self.state.card_rejections(shape))
+        card_level = 1 + np.argmax(per_node[:, 1 : 1 + checks], axis=1)
+        eligible = per_node[:, 0]
+        too_few = (self.state.card_count < shape.gpus) | (eligible > 0)
+        names = self.state.rules.reasons
+        primary = np.where(too_few, 0, card_level)
+        if len(names) > 1 + checks:
+            primary = np.where((eligible >= shape.gpus) & ~gpus_fit, len(names) - 1, primary)
+        return primary.astype(np.int64)
 
     def _node_reason(
         self, node: int, shape: Shape, short: BoolArray, primary: IntArray
@@ -247,7 +291,7 @@ class Cycle:
             return static
         if short[node].any():
             return tuple(r for r, bad in zip(RESOURCE_REASONS, short[node], strict=True) if bad)
-        return (REASONS[int(primary[node])],)
+        return (self.state.rules.reasons[int(primary[node])],)
 
     def _reason_counts(
         self,
@@ -264,9 +308,10 @@ class Cycle:
         for reason, n in zip(RESOURCE_REASONS, starved, strict=True):
             if n:
                 counts[reason] = int(n)
-        gpu = np.bincount(primary[open_nodes], minlength=len(REASONS))
+        names = self.state.rules.reasons
+        gpu = np.bincount(primary[open_nodes], minlength=len(names))
         for code in np.flatnonzero(gpu):
-            counts[REASONS[int(code)]] = int(gpu[code])
+            counts[names[int(code)]] = int(gpu[code])
         return tuple(sorted(counts.items(), key=lambda rc: -rc[1]))
 
     def _listed_nodes(
@@ -284,22 +329,36 @@ class Cycle:
         self, node: int, reasons: tuple[str, ...], counts: IntArray, codes: IntArray, shape: Shape
     ) -> tuple[str, ...]:
         s = self.state
-        if reasons[0] not in REASONS:  # rejected before the GPU filter
+        names = s.rules.reasons
+        if reasons[0] not in names:  # rejected before the GPU filter
             return tuple(_resource_detail(r, s.free_resources(node), shape) for r in reasons)
         if s.card_count[node] < shape.gpus:
-            return (
-                f"too-few-cards: node has {int(s.card_count[node])} cards, {shape.gpus} needed",
-            )
+            return (f"{names[0]}: node has {int(s.card_count[node])} cards, {shape.gpus} needed",)
         lines = []
-        if reasons[0] == REASONS[0]:
-            lines.append(f"too-few-cards: {int(counts[0])} of {shape.gpus} cards eligible")
+        if reasons[0] == names[0]:
+            lines.append(f"{names[0]}: {int(counts[0])} of {shape.gpus} cards eligible")
+        elif reasons[0] == names[-1] and len(names) > len(s.card_rejections(shape)) + 1:
+            lines.append(f"{names[-1]}: no {shape.gpus} eligible cards on one NUMA node")
         positions = s.node_positions(node)
-        for code in sorted(range(1, len(REASONS)), key=lambda c: (-int(counts[c]), c)):
+        checks = len(s.card_rejections(shape))
+        for code in sorted(range(1, 1 + checks), key=lambda c: (-int(counts[c]), c)):
             if counts[code] == 0:
                 continue
             cards = [int(s.card_index[k]) for k in positions if codes[k] == code]
-            lines.append(_card_reason_text(code, cards, shape, s.limit))
+            if s.rules.profile == "cce":
+                lines.append(_card_reason_text(code, cards, shape, s.limit))
+            else:
+                noun = "card" if len(cards) == 1 else "cards"
+                lines.append(f"{names[code]}: {noun} {', '.join(map(str, cards))}")
         return tuple(lines)
+
+
+def _per_card_text(shape: Shape) -> str:
+    if shape.card_memory_mib > 0 and shape.memory_percent == 0:
+        return f"{shape.card_memory_mib} MiB"
+    if shape.memory_percent > 0:
+        return f"{shape.memory_percent}% of the card"
+    return "the whole card"
 
 
 def _resources_text(shape: Shape) -> str:

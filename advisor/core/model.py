@@ -31,8 +31,14 @@ DO_NOT_DISRUPT = "xgpu.io/do-not-disrupt"  # "true": never evicted (Karpenter's 
 DISRUPTION_BUDGET = "xgpu.io/disruption-budget"
 PROTECTED_NAMESPACES = frozenset({"kube-system"})
 
-PolicyName = Literal["binpack", "spread"]
-POLICIES: tuple[PolicyName, ...] = ("binpack", "spread")
+PolicyName = Literal["binpack", "spread", "legacy"]
+POLICIES: tuple[PolicyName, ...] = (
+    "binpack",
+    "spread",
+)  # node policies, and CCE's and HAMi's card policies
+# Scheduler profiles (docs/design.md §9.2): whose rules pick cards and nodes.
+ProfileName = Literal["cce", "hami", "volcano-vgpu"]
+PROFILES: tuple[ProfileName, ...] = ("cce", "hami", "volcano-vgpu")
 
 
 class Mode(IntEnum):
@@ -50,6 +56,8 @@ class Card:
     model: str = ""
     healthy: bool = True
     uuid: str = ""
+    numa: int | None = None  # NUMA node (HAMi's tie-break and numa-bind)
+    max_vgpus: int | None = None  # slots on this card; None: the cluster's max_vgpus_per_card
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +91,28 @@ class Node:
     labels: Mapping[str, str] = field(default_factory=_frozen_map, compare=False)
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False  # cordoned
+    # Pods that stay with the node (DaemonSet-owned, mirror and terminating pods): they take
+    # cpu, memory and a pod slot of it, but no drain moves them and no plan places them.
+    resident_pods: tuple[OtherPod, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """Totals a pod asks for; split evenly over `gpus` cards of one node."""
+    """Totals a pod asks for; split evenly over `gpus` cards of one node.
+
+    Outside CCE a card's memory may be asked as a share of each chosen card
+    (`memory_percent`, 1..100), and a request with neither memory nor share asks the
+    whole of each card (docs/design.md §9.2).
+    """
 
     gpus: int
     memory_mib: int
     core_percent: int = 0
+    memory_percent: int = 0  # per card; 0: not given
+
+    @property
+    def whole_card(self) -> bool:
+        return self.memory_mib == 0 and self.memory_percent == 0
 
     @property
     def mode(self) -> Mode:
@@ -146,11 +167,25 @@ class Policy:
 
 
 @dataclass(frozen=True, slots=True)
+class Scheduler:
+    """Whose rules place GPU pods, and that profile's settings (docs/design.md §9.2)."""
+
+    profile: ProfileName = "cce"
+    default_memory_mib: int = 0  # hami: memory of a request giving none; 0: the whole card
+    weights: tuple[int, int, int] = (1, 1, 1)  # hami: device scoring slot, core, memory
+    schedule_weight: int = 0  # volcano-vgpu: deviceshare.ScheduleWeight
+
+
+CCE = Scheduler()
+
+
+@dataclass(frozen=True, slots=True)
 class Cluster:
     nodes: tuple[Node, ...]
     pods: tuple[Pod, ...] = ()
     policy: Policy = Policy()
     max_vgpus_per_card: int = DEFAULT_MAX_VGPUS
+    scheduler: Scheduler = CCE
 
     @property
     def running(self) -> tuple[Pod, ...]:
@@ -167,11 +202,33 @@ def queue_order(pods: tuple[Pod, ...]) -> tuple[Pod, ...]:
     return tuple(pod for _, pod in ranked)
 
 
-def request_problem(request: Request) -> str | None:
-    """Why a request breaks a rule of DESIGN.md §1, or None when it is valid."""
+def request_problem(request: Request, profile: ProfileName = "cce") -> str | None:
+    """Why a request breaks a rule of the profile (docs/design.md §1, §9.2), or None."""
+    if request.gpus < 1:
+        return f"gpus must be at least 1, got {request.gpus}"
+    if profile == "cce":
+        return _cce_problem(request)
+    n, mem, core, pct = (
+        request.gpus,
+        request.memory_mib,
+        request.core_percent,
+        request.memory_percent,
+    )
+    if mem < 0 or mem % n:
+        return f"memory {mem} MiB does not split evenly over {n} cards"
+    if not 0 <= pct <= 100:
+        return f"memory share {pct}% per card is outside 1..100"
+    if core < 0 or core % n:
+        return f"core {core}% does not split evenly over {n} cards"
+    if profile == "volcano-vgpu" and core // n > 100:
+        return f"core {core // n}% per card is above 100%: Volcano never places it"
+    return None
+
+
+def _cce_problem(request: Request) -> str | None:
     n, mem, core = request.gpus, request.memory_mib, request.core_percent
-    if n < 1:
-        return f"gpus must be at least 1, got {n}"
+    if request.memory_percent:
+        return "CCE has no memory share requests (memory_percent)"
     if mem < MIB_PER_UNIT or mem > MAX_MEMORY_UNITS * MIB_PER_UNIT:
         return f"memory {mem} MiB is outside 1..{MAX_MEMORY_UNITS} units of {MIB_PER_UNIT} MiB"
     if mem % n or (mem // n) % MIB_PER_UNIT:

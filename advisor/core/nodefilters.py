@@ -13,6 +13,7 @@ per-node verdicts under, since labels, taints and cordons do not change during a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -82,7 +83,9 @@ class Toleration:
             return False
         if self.operator == "Exists":
             return True
-        return self.value == taint.value  # Equal (an empty key with Equal matches no taint)
+        # Equal. (An empty key with Equal would match any taint of that value, as upstream
+        # does; the API server and the scenario loader refuse such a toleration.)
+        return self.value == taint.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +107,20 @@ class Requirement:
             return False
         if self.operator == "In":
             return labels[self.key] in self.values
-        # Gt / Lt: both sides integers; a label that does not parse matches nothing.
-        try:
-            have, bound = int(labels[self.key]), int(self.values[0])
-        except ValueError:
+        # Gt / Lt: both sides int64 as Go's ParseInt reads them; otherwise no match.
+        have, bound = parse_int64(labels[self.key]), parse_int64(self.values[0])
+        if have is None or bound is None:
             return False
         return have > bound if self.operator == "Gt" else have < bound
+
+    @property
+    def valid(self) -> bool:
+        """Whether labels.NewRequirement accepts it: a valid label key and, for In and
+        NotIn, valid label values. kube-scheduler lets a term with an invalid requirement
+        match no node (the API server does not check these values)."""
+        if not _valid_key(self.key):
+            return False
+        return self.operator not in ("In", "NotIn") or all(map(_valid_value, self.values))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +132,8 @@ class Term:
 
     def matches(self, name: str, labels: Mapping[str, str]) -> bool:
         if not self.expressions and not self.fields:
+            return False
+        if not all(r.valid for r in self.expressions):
             return False
         by_name = {NAME_FIELD: name}
         return all(r.matches(labels) for r in self.expressions) and all(
@@ -139,6 +152,34 @@ class NodeConstraints:
 
 
 NO_CONSTRAINTS = NodeConstraints()
+
+_INT64 = re.compile(r"[+-]?[0-9]+")
+_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def parse_int64(text: str) -> int | None:
+    """An integer as Go's strconv.ParseInt(text, 10, 64) reads it, else None (Python's
+    int() would also take "1_000", spaces and values beyond int64)."""
+    if _INT64.fullmatch(text) is None:
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
+
+def _valid_value(value: str) -> bool:
+    """A label value: empty, or at most 63 characters of [A-Za-z0-9-_.], alphanumeric at
+    both ends (apimachinery's IsValidLabelValue)."""
+    return value == "" or (len(value) <= 63 and _NAME.fullmatch(value) is not None)
+
+
+def _valid_key(key: str) -> bool:
+    """A label key: an optional DNS-subdomain prefix and '/', then a name as above."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not (len(prefix) <= 253 and _DNS_SUBDOMAIN.fullmatch(prefix)):
+        return False
+    return 0 < len(name) <= 63 and _NAME.fullmatch(name) is not None
+
 
 # -- the filters, in kube-scheduler's order ----------------------------------------------
 

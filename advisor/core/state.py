@@ -21,10 +21,9 @@ from advisor.core.nodefilters import (
     Resources,
     static_reasons,
 )
+from advisor.core.pod_options import NO_OPTIONS, PodOptions, hami_options
+from advisor.core.rules import CardRules, rules_for
 
-# Card-level rejections in the order `card_rejections` checks them.
-CARD_REASONS = ("unhealthy", "mode-conflict", "vgpu-limit", "card-memory", "card-core")
-NEAR_TIE = 1e-13  # well above the float noise of a card sum, well below real score gaps
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -48,12 +47,18 @@ class Shape:
     mode: int
     resources: Resources = NO_RESOURCES
     constraints: NodeConstraints = NO_CONSTRAINTS
+    memory_percent: int = 0  # per card, outside CCE; with card_memory_mib 0: the whole card
+    options: PodOptions = NO_OPTIONS  # HAMi's per-pod annotations
 
     @staticmethod
     def of(request: Request) -> Shape:
         """The GPU part only: a pod that asks nothing of its node besides its cards."""
         return Shape(
-            request.gpus, request.card_memory_mib, request.card_core_percent, int(request.mode)
+            request.gpus,
+            request.card_memory_mib,
+            request.card_core_percent,
+            int(request.mode),
+            memory_percent=request.memory_percent,
         )
 
     @staticmethod
@@ -65,6 +70,8 @@ class Shape:
             int(pod.request.mode),
             pod.resources,
             pod.constraints,
+            pod.request.memory_percent,
+            hami_options(pod.annotations),
         )
 
     def needs_no_less(self, than: Shape) -> bool:
@@ -75,6 +82,8 @@ class Shape:
         return (
             self.mode == than.mode
             and self.constraints == than.constraints
+            and self.memory_percent == than.memory_percent
+            and self.options == than.options
             and self.gpus >= than.gpus
             and self.card_memory_mib >= than.card_memory_mib
             and (self.mode != int(Mode.MEMORY_CORE) or self.card_core >= than.card_core)
@@ -110,10 +119,22 @@ class CardState:
         self.name_rank[order] = np.arange(len(nodes))
         cards = [(i, c) for i, n in enumerate(nodes) for c in n.cards]
         self.limit = cluster.max_vgpus_per_card
+        self.scheduler = cluster.scheduler
+        self.rules: CardRules = rules_for(cluster.scheduler)
+        self.tied = 0  # nodes tied in the last `place` where the real pick is random
+        self.slots: IntArray = np.array(
+            [self.limit if c.max_vgpus is None else c.max_vgpus for _, c in cards], dtype=np.int64
+        )
+        self.numa: IntArray = np.array([c.numa or 0 for _, c in cards], dtype=np.int64)
         self.node_of: IntArray = np.array([i for i, _ in cards], dtype=np.int64)
         self.card_index: IntArray = np.array([c.index for _, c in cards], dtype=np.int64)
         self.capacity: IntArray = np.array([c.memory_mib for _, c in cards], dtype=np.int64)
         self.healthy: BoolArray = np.array([c.healthy for _, c in cards], dtype=np.bool_)
+        # The cards a profile counts as able to host anything: the healthy ones, or every
+        # card where the profile has no health check (Volcano).
+        self.counted: BoolArray = (
+            self.healthy.copy() if self.rules.checks_health else np.ones(len(cards), np.bool_)
+        )
         self.free_memory: IntArray = self.capacity.copy()
         self.free_core: IntArray = np.full(len(cards), 100, dtype=np.int64)
         self.vgpus: IntArray = np.zeros(len(cards), dtype=np.int64)
@@ -136,6 +157,9 @@ class CardState:
         # A node whose healthy cards share one size scores from integer sums (exact ties).
         self.uniform_capacity: IntArray = np.where(cap_max == cap_min, cap_max, 0)
         self.allotted_healthy: IntArray = np.zeros(n_nodes, dtype=np.int64)
+        self.counted_count: IntArray = np.bincount(
+            self.node_of, weights=self.counted, minlength=n_nodes
+        ).astype(np.int64)
         self._position = {(self.node_names[i], c.index): k for k, (i, c) in enumerate(cards)}
         # The rest of the node (§9.1): allocatable and what every pod on it requests, in
         # columns SLOTS, CPU, MEMORY; the static filters' verdicts cached per constraints.
@@ -145,7 +169,7 @@ class CardState:
         ).reshape(n_nodes, 3)
         self.requested: IntArray = np.zeros((n_nodes, 3), dtype=np.int64)
         for i, node in enumerate(nodes):
-            for other in node.other_pods or ():
+            for other in (*(node.other_pods or ()), *node.resident_pods):
                 self.requested[i] += (1, other.resources.cpu_milli, other.resources.memory_bytes)
         self._static: dict[NodeConstraints, StaticVerdicts] = {}
 
@@ -232,20 +256,11 @@ class CardState:
     def card_rejections(
         self, shape: Shape, at: IntArray | None = None
     ) -> tuple[BoolArray | None, ...]:
-        """Per card (all, or those at positions `at`), whether each check of `CARD_REASONS`
-        rejects it for `shape` (None: the check does not apply). `eligible` and the
-        diagnosis's card reasons both read this, so a card is never explained by another
-        rule than the one that rejected it."""
-        every = slice(None)
-        k = every if at is None else at
-        mode = self.mode[k]
-        return (
-            ~self.healthy[k],
-            (mode != int(Mode.UNUSED)) & (mode != shape.mode),
-            self.vgpus[k] >= self.limit,
-            self.free_memory[k] < shape.card_memory_mib,
-            self.free_core[k] < shape.card_core if shape.mode == int(Mode.MEMORY_CORE) else None,
-        )
+        """Per card (all, or those at positions `at`), whether each card check of the
+        profile (`rules.reasons[1:]`) rejects it for `shape` (None: the check does not
+        apply). `eligible` and the diagnosis both read this, so a card is never explained
+        by another rule than the one that rejected it."""
+        return self.rules.card_rejections(self, shape, slice(None) if at is None else at)
 
     def eligible(self, shape: Shape, at: IntArray | None = None) -> BoolArray:
         rejected: BoolArray = np.zeros(
@@ -260,96 +275,67 @@ class CardState:
         counts = np.bincount(self.node_of[eligible], minlength=len(self.node_names))
         return counts.astype(np.int64)
 
-    # -- score and choose ---------------------------------------------------------------
+    def card_need(self, shape: Shape, at: IntArray | None = None) -> IntArray:
+        """Memory (MiB) each card must give `shape` (a share differs card by card)."""
+        return self.rules.card_need(self.capacity if at is None else self.capacity[at], shape)
 
-    def choose_cards(
-        self, node: int, shape: Shape, card_policy: PolicyName, eligible: BoolArray
-    ) -> list[int]:
-        """Card positions on `node` for `shape`: least free first (binpack) or most free."""
-        candidates = [k for k in self.node_positions(node) if eligible[k]]
-        sign = 1 if card_policy == "binpack" else -1
-        candidates.sort(key=lambda k: (sign * int(self.free_memory[k]), int(self.card_index[k])))
-        return candidates[: shape.gpus]
+    # -- choose -----------------------------------------------------------------------------
+
+    def gpu_fits(self, shape: Shape, eligible: BoolArray) -> BoolArray:
+        """Per node: the profile's GPU filter passes."""
+        return self.rules.fits(self, shape, eligible)
 
     def place(
         self, shape: Shape, node_policy: PolicyName, card_policy: PolicyName
     ) -> list[int] | None:
-        """Card positions where the scheduler would put `shape`, or None when nothing fits."""
+        """Card positions where the scheduler would put `shape`, or None when nothing fits.
+        Sets `tied` to the number of nodes the real scheduler would pick from at random."""
         eligible = self.eligible(shape)
-        nodes = np.flatnonzero(
-            (self.eligible_per_node(eligible) >= shape.gpus) & self.node_ok(shape)
-        )
+        nodes = np.flatnonzero(self.gpu_fits(shape, eligible) & self.node_ok(shape))
+        self.tied = 0
         if nodes.size == 0:
             return None
-        # Uniform nodes score from integer sums in one vector op; the rest (and ties,
-        # below) take the card-by-card float mean a plain implementation computes.
-        uniform = self.uniform_capacity[nodes] > 0
-        num = (self.allotted_healthy[nodes] + shape.gpus * shape.card_memory_mib).astype(np.float64)
-        den = (self.uniform_capacity[nodes] * self.healthy_count[nodes]).astype(np.float64)
-        score = np.divide(num, den, out=np.zeros(nodes.size), where=uniform)
-        if not uniform.all():
-            score[~uniform] = self._card_mean_scores(nodes[~uniform], shape, card_policy, eligible)
-        best = score.max() if node_policy == "binpack" else score.min()
-        # Integer-sum and card-by-card scores of equal nodes differ in the last bits: treat
-        # everything within that noise as tied and rank it the card-by-card way below.
-        tied = nodes[np.abs(score - best) <= NEAR_TIE * max(abs(float(best)), 1.0)]
-        if tied.size > 1:
-            # Equal in exact arithmetic; a real scheduler sums float fractions card by card,
-            # and those sums differ in the last bit, so rank the tied nodes the same way.
-            refined = self._card_mean_scores(tied, shape, card_policy, eligible)
-            key = -refined if node_policy == "binpack" else refined
-            tied = tied[np.lexsort((self.name_rank[tied], key))[:1]]
-        return self.choose_cards(int(tied[0]), shape, card_policy, eligible)
-
-    def _card_mean_scores(
-        self, nodes: IntArray, shape: Shape, card_policy: PolicyName, eligible: BoolArray
-    ) -> npt.NDArray[np.float64]:
-        """Mean allotted fraction of each node's healthy cards after placing `shape` there,
-        summed card by card in list order (what `sum(fractions) / len(fractions)` gives)."""
-        width = int(self.card_count[nodes].max())
-        column = np.arange(width)
-        valid = column[None, :] < self.card_count[nodes][:, None]
-        pos = np.where(valid, self.first_card[nodes][:, None] + column[None, :], 0)
-        free = self.free_memory[pos]
-        usable = valid & eligible[pos]
-        big = np.iinfo(np.int64).max
-        order_key = np.where(usable, free if card_policy == "binpack" else -free, big)
-        order = np.lexsort((self.card_index[pos], order_key), axis=-1)[:, : shape.gpus]
-        chosen = np.zeros(pos.shape, dtype=np.bool_)
-        np.put_along_axis(chosen, order, True, axis=-1)
-        allotted = self.capacity[pos] - free + np.where(chosen, shape.card_memory_mib, 0)
-        counted = valid & self.healthy[pos]
-        fraction = np.where(counted, allotted / self.capacity[pos], 0.0)
-        total = np.zeros(nodes.size)
-        for j in range(width):  # left to right, as Python's sum() adds
-            total = total + fraction[:, j]
-        healthy = self.healthy_count[nodes]
-        return np.divide(total, healthy, out=np.zeros(nodes.size), where=healthy > 0)
+        positions = self.rules.pick(self, nodes, shape, eligible, (node_policy, card_policy))
+        if not self.rules.random_ties:
+            self.tied = 0
+        return positions
 
     # -- bind and unbind ------------------------------------------------------------------
 
     def apply(self, positions: list[int], shape: Shape) -> None:
-        if positions:
-            self.requested[self.node_of[positions[0]]] += shape.demand
-        for k in positions:
-            self.free_memory[k] -= shape.card_memory_mib
-            self.free_core[k] -= shape.card_core
+        if not positions:
+            return
+        self.requested[self.node_of[positions[0]]] += shape.demand
+        need = self._need_list(shape, positions)
+        core = self.rules.card_core(shape)
+        for k, mib in zip(positions, need, strict=True):
+            self.free_memory[k] -= mib
+            self.free_core[k] -= core
             self.vgpus[k] += 1
             self.mode[k] = shape.mode
             if self.healthy[k]:
-                self.allotted_healthy[self.node_of[k]] += shape.card_memory_mib
+                self.allotted_healthy[self.node_of[k]] += mib
 
     def release(self, positions: list[int], shape: Shape) -> None:
-        if positions:
-            self.requested[self.node_of[positions[0]]] -= shape.demand
-        for k in positions:
-            self.free_memory[k] += shape.card_memory_mib
-            self.free_core[k] += shape.card_core
+        if not positions:
+            return
+        self.requested[self.node_of[positions[0]]] -= shape.demand
+        need = self._need_list(shape, positions)
+        core = self.rules.card_core(shape)
+        for k, mib in zip(positions, need, strict=True):
+            self.free_memory[k] += mib
+            self.free_core[k] += core
             self.vgpus[k] -= 1
             if self.vgpus[k] == 0:
                 self.mode[k] = int(Mode.UNUSED)
             if self.healthy[k]:
-                self.allotted_healthy[self.node_of[k]] -= shape.card_memory_mib
+                self.allotted_healthy[self.node_of[k]] -= mib
+
+    def _need_list(self, shape: Shape, positions: list[int]) -> list[int]:
+        if shape.card_memory_mib > 0 and shape.memory_percent == 0:  # the same on every card
+            return [shape.card_memory_mib] * len(positions)
+        need: list[int] = self.card_need(shape, np.array(positions, dtype=np.int64)).tolist()
+        return need
 
     def placement_of(self, positions: list[int]) -> Placement:
         node = self.node_names[int(self.node_of[positions[0]])]

@@ -1,0 +1,125 @@
+"""CCE xGPU's card and node rules (docs/design.md §1–§2).
+
+Card binpack takes the N eligible cards with the least free memory, spread the most; the
+node wins on the mean allotted fraction of its healthy cards after placement (binpack the
+highest, spread the lowest); ties go to the node first by name, then the lowest card index.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from advisor.core.model import Mode, PolicyName, ProfileName, Request, request_problem
+from advisor.core.rules import BoolArray, IntArray, enough_cards
+
+if TYPE_CHECKING:
+    from advisor.core.state import CardState, Shape
+
+NEAR_TIE = 1e-13  # well above the float noise of a card sum, well below real score gaps
+
+
+class CceRules:
+    profile: ProfileName = "cce"
+    reasons: tuple[str, ...] = (
+        "too-few-cards",
+        "unhealthy",
+        "mode-conflict",
+        "vgpu-limit",
+        "card-memory",
+        "card-core",
+    )
+    checks_health = True
+    card_word = "healthy "
+    random_ties = False
+
+    def request_problem(self, request: Request) -> str | None:
+        return request_problem(request, "cce")
+
+    def card_need(self, capacity: IntArray, shape: Shape) -> IntArray:
+        return np.full(capacity.shape, shape.card_memory_mib, dtype=np.int64)
+
+    def card_core(self, shape: Shape) -> int:
+        return shape.card_core
+
+    def card_rejections(
+        self, st: CardState, shape: Shape, at: IntArray | slice
+    ) -> tuple[BoolArray | None, ...]:
+        mode = st.mode[at]
+        return (
+            ~st.healthy[at],
+            (mode != int(Mode.UNUSED)) & (mode != shape.mode),
+            st.vgpus[at] >= st.slots[at],
+            st.free_memory[at] < shape.card_memory_mib,
+            st.free_core[at] < shape.card_core if shape.mode == int(Mode.MEMORY_CORE) else None,
+        )
+
+    def fits(self, st: CardState, shape: Shape, eligible: BoolArray) -> BoolArray:
+        return enough_cards(st, shape, eligible)
+
+    def choose(
+        self, st: CardState, node: int, shape: Shape, card_policy: PolicyName, eligible: BoolArray
+    ) -> list[int]:
+        """Card positions on `node`: least free first (binpack) or most free."""
+        candidates = [k for k in st.node_positions(node) if eligible[k]]
+        sign = 1 if card_policy == "binpack" else -1
+        candidates.sort(key=lambda k: (sign * int(st.free_memory[k]), int(st.card_index[k])))
+        return candidates[: shape.gpus]
+
+    def pick(
+        self,
+        st: CardState,
+        nodes: IntArray,
+        shape: Shape,
+        eligible: BoolArray,
+        policy: tuple[PolicyName, PolicyName],
+    ) -> list[int]:
+        node_policy, card_policy = policy
+        st.tied = 0
+        # Uniform nodes score from integer sums in one vector op; the rest (and ties,
+        # below) take the card-by-card float mean a plain implementation computes.
+        uniform = st.uniform_capacity[nodes] > 0
+        num = (st.allotted_healthy[nodes] + shape.gpus * shape.card_memory_mib).astype(np.float64)
+        den = (st.uniform_capacity[nodes] * st.healthy_count[nodes]).astype(np.float64)
+        score = np.divide(num, den, out=np.zeros(nodes.size), where=uniform)
+        if not uniform.all():
+            score[~uniform] = _card_mean_scores(st, nodes[~uniform], shape, card_policy, eligible)
+        best = score.max() if node_policy == "binpack" else score.min()
+        # Integer-sum and card-by-card scores of equal nodes differ in the last bits: treat
+        # everything within that noise as tied and rank it the card-by-card way below.
+        tied = nodes[np.abs(score - best) <= NEAR_TIE * max(abs(float(best)), 1.0)]
+        if tied.size > 1:
+            # Equal in exact arithmetic; a real scheduler sums float fractions card by card,
+            # and those sums differ in the last bit, so rank the tied nodes the same way.
+            refined = _card_mean_scores(st, tied, shape, card_policy, eligible)
+            key = -refined if node_policy == "binpack" else refined
+            tied = tied[np.lexsort((st.name_rank[tied], key))[:1]]
+        return self.choose(st, int(tied[0]), shape, card_policy, eligible)
+
+
+def _card_mean_scores(
+    st: CardState, nodes: IntArray, shape: Shape, card_policy: PolicyName, eligible: BoolArray
+) -> npt.NDArray[np.float64]:
+    """Mean allotted fraction of each node's healthy cards after placing `shape` there,
+    summed card by card in list order (what `sum(fractions) / len(fractions)` gives)."""
+    width = int(st.card_count[nodes].max())
+    column = np.arange(width)
+    valid = column[None, :] < st.card_count[nodes][:, None]
+    pos = np.where(valid, st.first_card[nodes][:, None] + column[None, :], 0)
+    free = st.free_memory[pos]
+    usable = valid & eligible[pos]
+    big = np.iinfo(np.int64).max
+    order_key = np.where(usable, free if card_policy == "binpack" else -free, big)
+    order = np.lexsort((st.card_index[pos], order_key), axis=-1)[:, : shape.gpus]
+    chosen = np.zeros(pos.shape, dtype=np.bool_)
+    np.put_along_axis(chosen, order, True, axis=-1)
+    allotted = st.capacity[pos] - free + np.where(chosen, shape.card_memory_mib, 0)
+    counted = valid & st.healthy[pos]
+    fraction = np.where(counted, allotted / st.capacity[pos], 0.0)
+    total = np.zeros(nodes.size)
+    for j in range(width):  # left to right, as Python's sum() adds
+        total = total + fraction[:, j]
+    healthy = st.healthy_count[nodes]
+    return np.divide(total, healthy, out=np.zeros(nodes.size), where=healthy > 0)

@@ -1,0 +1,172 @@
+"""HAMi v2.10's GPU rules (NvidiaGPUDevices.Fit, pkg/scheduler/policy), docs/design.md §9.2.
+
+- Card filter, in Fit's order: CardNotHealth, CardTimeSlicingExhausted (slots),
+  CardInsufficientMemory, CardInsufficientCore, ExclusiveDeviceAllocateConflict (a 100 %
+  core request wants the card alone), CardComputeUnitsExhausted (a 0-core request on a card
+  whose cores are all taken). Cores above 100 are clamped to 100.
+- Card score, once per request before sorting, in float32, one operation at a time (as Go
+  computes it): 10 · (w_slot·(1+used)/count + w_core·(core+usedcores)/100 +
+  w_mem·(mem+usedmem)/totalmem).
+- Fit walks the sorted list from its end, so binpack takes the highest scores first and
+  spread the lowest; ties go to the higher NUMA node, then the later list position (Go's
+  insertion sort is stable on up to 12 cards; above that its pdqsort order is not
+  reproduced). With numa-bind, NUMA is the primary key and a change of NUMA node while
+  collecting discards the cards collected so far (NumaNotFit).
+- Node score, taken before placement over every card, unhealthy ones included:
+  10 · (Σused/Σcount + Σusedcores/Σtotalcore + Σusedmem/Σtotalmem); binpack takes the
+  highest, spread the lowest; HAMi breaks ties at random.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from advisor.core.model import PolicyName, ProfileName, Request, Scheduler, request_problem
+from advisor.core.rules import BoolArray, IntArray, enough_cards, first_by_name
+
+if TYPE_CHECKING:
+    from advisor.core.state import CardState, Shape
+
+F32 = np.float32
+TOTAL_CORE = 100  # Totalcore with the default DeviceCoreScaling of 1
+
+
+class HamiRules:
+    profile: ProfileName = "hami"
+    reasons: tuple[str, ...] = (
+        "AllocatedCardsInsufficientRequest",
+        "CardNotHealth",
+        "CardTimeSlicingExhausted",
+        "CardInsufficientMemory",
+        "CardInsufficientCore",
+        "ExclusiveDeviceAllocateConflict",
+        "CardComputeUnitsExhausted",
+        "NumaNotFit",
+    )
+    checks_health = True
+    card_word = "healthy "
+    random_ties = True
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.default_memory = scheduler.default_memory_mib
+        self.weights = scheduler.weights
+
+    def request_problem(self, request: Request) -> str | None:
+        return request_problem(request, "hami")
+
+    def card_need(self, capacity: IntArray, shape: Shape) -> IntArray:
+        if shape.card_memory_mib > 0:
+            return np.full(capacity.shape, shape.card_memory_mib, dtype=np.int64)
+        if shape.memory_percent > 0:  # Totalmem * pct / 100 in integers
+            return capacity * shape.memory_percent // 100
+        if self.default_memory > 0:
+            return np.full(capacity.shape, self.default_memory, dtype=np.int64)
+        return capacity.copy()
+
+    def card_core(self, shape: Shape) -> int:
+        return min(shape.card_core, TOTAL_CORE)
+
+    def card_rejections(
+        self, st: CardState, shape: Shape, at: IntArray | slice
+    ) -> tuple[BoolArray | None, ...]:
+        core = self.card_core(shape)
+        free_core = st.free_core[at]
+        return (
+            ~st.healthy[at],
+            st.vgpus[at] >= st.slots[at],
+            st.free_memory[at] < self.card_need(st.capacity[at], shape),
+            free_core < core,
+            st.vgpus[at] > 0 if core == TOTAL_CORE else None,
+            free_core == 0 if core == 0 else None,
+        )
+
+    def fits(self, st: CardState, shape: Shape, eligible: BoolArray) -> BoolArray:
+        ok = enough_cards(st, shape, eligible)
+        if shape.options.numa_bind:
+            for node in np.flatnonzero(ok):
+                ok[node] = bool(self._walk(st, int(node), shape, eligible))
+        return ok
+
+    def pick(
+        self,
+        st: CardState,
+        nodes: IntArray,
+        shape: Shape,
+        eligible: BoolArray,
+        policy: tuple[PolicyName, PolicyName],
+    ) -> list[int]:
+        node_policy = shape.options.node_policy or policy[0]
+        score = node_scores(st, nodes)
+        best = score.max() if node_policy == "binpack" else score.min()
+        tied = nodes[score == best]
+        st.tied = int(tied.size)
+        return self._walk(st, first_by_name(st, tied), shape, eligible, policy[1])
+
+    def _walk(
+        self,
+        st: CardState,
+        node: int,
+        shape: Shape,
+        eligible: BoolArray,
+        default_policy: PolicyName = "spread",
+    ) -> list[int]:
+        """Fit's reverse walk over the node's sorted cards: the first N eligible ones (with
+        numa-bind, N of one NUMA node met in a row); [] when it finds none."""
+        positions = np.array(list(st.node_positions(node)), dtype=np.int64)
+        card_policy = shape.options.card_policy or default_policy
+        score = self.card_scores(st, shape, positions)
+        numa = st.numa[positions]
+        later = -positions  # the later list position first
+        sign = -1 if card_policy == "binpack" else 1  # binpack: highest score first
+        if shape.options.numa_bind:
+            numa_key = numa if card_policy == "binpack" else -numa
+            order = np.lexsort((later, sign * score, numa_key))
+        else:
+            order = np.lexsort((later, -numa, sign * score))
+        taken: list[int] = []
+        current: int | None = None
+        for k in (int(positions[i]) for i in order):
+            if not st.healthy[k]:
+                continue
+            if shape.options.numa_bind and st.numa[k] != current:
+                taken, current = [], int(st.numa[k])
+            if eligible[k]:
+                taken.append(k)
+                if len(taken) == shape.gpus:
+                    return taken
+        return []
+
+    def card_scores(self, st: CardState, shape: Shape, at: IntArray) -> np.ndarray:
+        """ComputeScore of each card at `at` for `shape`, float32 operation by operation."""
+        w_slot, w_core, w_mem = shape.options.weights or self.weights
+        count, capacity = st.slots[at], st.capacity[at]
+        used_cores = TOTAL_CORE - st.free_core[at]
+        used_mem = capacity - st.free_memory[at]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slot_score = F32(1 + st.vgpus[at]) / count.astype(F32)
+            core_score = (self.card_core(shape) + used_cores).astype(F32) / F32(TOTAL_CORE)
+            mem_score = (self.card_need(st.capacity[at], shape) + used_mem).astype(F32) / capacity.astype(
+                F32
+            )
+            weighted = F32(w_slot) * slot_score + F32(w_core) * core_score
+            score = F32(10) * (weighted + F32(w_mem) * mem_score)
+        return np.where((count == 0) | (capacity == 0), F32(0), score).astype(F32)
+
+
+def node_scores(st: CardState, nodes: IntArray) -> np.ndarray:
+    """ComputeDefaultScore of each node, before placement, over all its cards (float32)."""
+    n = len(st.node_names)
+    used = np.bincount(st.node_of, weights=st.vgpus, minlength=n)[nodes]
+    total = np.bincount(st.node_of, weights=st.slots, minlength=n)[nodes]
+    used_core = np.bincount(st.node_of, weights=TOTAL_CORE - st.free_core, minlength=n)[nodes]
+    total_core = TOTAL_CORE * st.card_count[nodes]
+    used_mem = np.bincount(st.node_of, weights=st.capacity - st.free_memory, minlength=n)[nodes]
+    total_mem = np.bincount(st.node_of, weights=st.capacity, minlength=n)[nodes]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        use_score = used.astype(F32) / total.astype(F32)
+        core_score = used_core.astype(F32) / total_core.astype(F32)
+        mem_score = used_mem.astype(F32) / total_mem.astype(F32)
+        score = F32(10) * (use_score + core_score + mem_score)
+    return np.where((total == 0) | (total_core == 0) | (total_mem == 0), F32(0), score).astype(F32)

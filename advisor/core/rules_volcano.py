@@ -1,0 +1,112 @@
+"""Volcano v1.15's vGPU rules (pkg/scheduler/api/devices/nvidia/vgpu), docs/design.md §9.2.
+
+- Card filter, in checkNodeGPUSharingPredicateAndScore's order: slots (Number <= UsedNum),
+  memory, cores (UsedCore + Coresreq > 100), a 100 % core request on a shared card, a 0-core
+  request on a card whose cores are all taken. There is no health check.
+- A memory share is `uint(float64(Memory) * pct / 100.0)` of each card and wins over an
+  absolute memory; neither asks the whole card.
+- Card order: binpack by used memory (most first), spread by vGPUs on the card (fewest
+  first), both ties to the lowest index; `legacy` (no deviceshare.SchedulePolicy) walks the
+  cards from the last to the first.
+- Node score: binpack sums 100·UsedMem/Memory over the chosen cards after placement; spread
+  and legacy score 0 (after TryAddPod the spread term never fires). Rounded, times
+  deviceshare.ScheduleWeight (default 0). The node with the highest total wins; Volcano
+  breaks ties at random.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from advisor.core.model import PolicyName, ProfileName, Request, Scheduler, request_problem
+from advisor.core.rules import BoolArray, IntArray, enough_cards, first_by_name, walk
+
+if TYPE_CHECKING:
+    from advisor.core.state import CardState, Shape
+
+
+class VolcanoRules:
+    profile: ProfileName = "volcano-vgpu"
+    reasons: tuple[str, ...] = (
+        "too-few-cards",
+        "vgpu-limit",
+        "card-memory",
+        "card-core",
+        "exclusive-conflict",
+        "core-exhausted",
+    )
+    checks_health = False
+    card_word = ""
+    random_ties = True
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.weight = scheduler.schedule_weight
+
+    def request_problem(self, request: Request) -> str | None:
+        return request_problem(request, "volcano-vgpu")
+
+    def card_need(self, capacity: IntArray, shape: Shape) -> IntArray:
+        if shape.memory_percent > 0:
+            share = capacity.astype(np.float64) * float(shape.memory_percent) / 100.0
+            return np.trunc(share).astype(np.int64)
+        if shape.card_memory_mib > 0:
+            return np.full(capacity.shape, shape.card_memory_mib, dtype=np.int64)
+        return capacity.copy()
+
+    def card_core(self, shape: Shape) -> int:
+        return shape.card_core
+
+    def card_rejections(
+        self, st: CardState, shape: Shape, at: IntArray | slice
+    ) -> tuple[BoolArray | None, ...]:
+        core = shape.card_core
+        free_core = st.free_core[at]
+        return (
+            st.vgpus[at] >= st.slots[at],
+            st.free_memory[at] < self.card_need(st.capacity[at], shape),
+            free_core < core,
+            st.vgpus[at] > 0 if core == 100 else None,
+            free_core == 0 if core == 0 else None,
+        )
+
+    def fits(self, st: CardState, shape: Shape, eligible: BoolArray) -> BoolArray:
+        return enough_cards(st, shape, eligible)
+
+    def order(self, st: CardState, node: int, card_policy: PolicyName) -> list[int]:
+        positions = list(st.node_positions(node))
+        if card_policy == "binpack":
+            used = st.capacity - st.free_memory
+            return sorted(positions, key=lambda k: (-int(used[k]), int(st.card_index[k])))
+        if card_policy == "spread":
+            return sorted(positions, key=lambda k: (int(st.vgpus[k]), int(st.card_index[k])))
+        return positions[::-1]
+
+    def pick(
+        self,
+        st: CardState,
+        nodes: IntArray,
+        shape: Shape,
+        eligible: BoolArray,
+        policy: tuple[PolicyName, PolicyName],
+    ) -> list[int]:
+        card_policy = policy[1]
+        if card_policy != "binpack" or self.weight == 0:
+            st.tied = int(nodes.size)  # every node scores 0
+            return walk(self.order(st, first_by_name(st, nodes), card_policy), eligible, shape.gpus)
+        scored = []
+        for node in nodes:
+            cards = walk(self.order(st, int(node), card_policy), eligible, shape.gpus)
+            need = self.card_need(st.capacity[np.array(cards, dtype=np.int64)], shape)
+            total = 0.0
+            for k, mem in zip(cards, need, strict=True):
+                used_after = int(st.capacity[k] - st.free_memory[k] + mem)
+                total += 100.0 * used_after / float(st.capacity[k])
+            scored.append((math.floor(total + 0.5) * self.weight, int(node), cards))
+        best = max(s for s, _, _ in scored)
+        tied = np.array([node for s, node, _ in scored if s == best], dtype=np.int64)
+        st.tied = int(tied.size)
+        winner = first_by_name(st, tied)
+        return next(cards for _, node, cards in scored if node == winner)

@@ -1,0 +1,131 @@
+"""The scenario's `scheduler:` block and each profile's defaults (docs/design.md §9.2).
+
+```yaml
+scheduler:
+  profile: hami                 # cce (default) | hami | volcano-vgpu
+  default_memory_mib: 0         # hami: memory of a request that gives none; 0: the whole card
+  weights: {slot: 1, core: 1, memory: 1}   # hami: device scoring weights
+  schedule_weight: 0            # volcano-vgpu: deviceshare.ScheduleWeight
+```
+
+A key of another profile is refused, so a scenario never silently carries a setting that
+does nothing. `policy` and `max_vgpus_per_card` default per profile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from advisor.core.model import (
+    CCE,
+    DEFAULT_MAX_VGPUS,
+    PROFILES,
+    Cluster,
+    Policy,
+    PolicyName,
+    ProfileName,
+    Scheduler,
+)
+from advisor.scenario_reader import Reader, kind
+
+# profile -> (default policy, card policies it knows, default max vGPUs per card)
+DEFAULTS: dict[ProfileName, tuple[Policy, tuple[PolicyName, ...], int]] = {
+    "cce": (Policy("binpack", "binpack"), ("binpack", "spread"), DEFAULT_MAX_VGPUS),
+    "hami": (Policy("binpack", "spread"), ("binpack", "spread"), 10),  # deviceSplitCount
+    "volcano-vgpu": (Policy("binpack", "legacy"), ("binpack", "spread", "legacy"), 10),
+}
+NODE_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread")
+_KEYS: dict[str, ProfileName] = {
+    "default_memory_mib": "hami",
+    "weights": "hami",
+    "schedule_weight": "volcano-vgpu",
+}
+
+
+def read_scheduler(r: Reader, raw: object, override: ProfileName | None) -> Scheduler:
+    """The `scheduler:` block; `override` (the CLI's --scheduler) replaces its profile, and
+    then the other profile's keys are dropped rather than refused."""
+    m = r.mapping(raw, "scheduler", {"profile", *_KEYS}, set())
+    profile = m.get("profile", "cce")
+    if profile not in PROFILES:
+        raise r.fail(
+            "scheduler.profile", f"expected one of {', '.join(PROFILES)}, got {kind(profile)}"
+        )
+    chosen: ProfileName = override or profile
+    settings: dict[str, Any] = {}
+    for key, owner in _KEYS.items():
+        if key not in m:
+            continue
+        if owner != profile:
+            raise r.fail(f"scheduler.{key}", f"a {owner} setting; profile {profile} has none")
+        if owner != chosen:
+            continue
+        if key == "weights":
+            settings[key] = _weights(r, m[key])
+        else:
+            settings[key] = r.integer(m[key], f"scheduler.{key}", 0)
+    return Scheduler(profile=chosen, **settings)
+
+
+def _weights(r: Reader, raw: object) -> tuple[int, int, int]:
+    where = "scheduler.weights"
+    m = r.mapping(raw, where, {"slot", "core", "memory"}, {"slot", "core", "memory"})
+    values = tuple(r.integer(m[k], f"{where}.{k}", 0) for k in ("slot", "core", "memory"))
+    if not any(values):
+        raise r.fail(where, "at least one weight must be positive (as HAMi requires)")
+    if max(values) > 2**31:
+        raise r.fail(where, "weights above 2147483648 are not modelled")
+    return (values[0], values[1], values[2])
+
+
+def read_policy(r: Reader, raw: object, scheduler: Scheduler) -> Policy:
+    default, card_policies, _ = DEFAULTS[scheduler.profile]
+    m = r.mapping(raw, "policy", {"node", "card"}, set())
+    node = m.get("node", default.node)
+    if node not in NODE_POLICIES:
+        raise r.fail("policy.node", f"expected one of {', '.join(NODE_POLICIES)}, got {kind(node)}")
+    card = m.get("card", default.card)
+    if card not in card_policies:
+        raise r.fail(
+            "policy.card",
+            f"expected one of {', '.join(card_policies)} under {scheduler.profile}, "
+            f"got {kind(card)}",
+        )
+    return Policy(node, card)
+
+
+def default_max_vgpus(scheduler: Scheduler) -> int:
+    return DEFAULTS[scheduler.profile][2]
+
+
+def scheduler_data(scheduler: Scheduler) -> dict[str, Any] | None:
+    """The block as written back; None for plain CCE, so older scenarios stay as they were."""
+    if scheduler == CCE:
+        return None
+    data: dict[str, Any] = {"profile": scheduler.profile}
+    if scheduler.profile == "hami":
+        if scheduler.default_memory_mib:
+            data["default_memory_mib"] = scheduler.default_memory_mib
+        if scheduler.weights != (1, 1, 1):
+            data["weights"] = dict(zip(("slot", "core", "memory"), scheduler.weights, strict=True))
+    if scheduler.profile == "volcano-vgpu" and scheduler.schedule_weight:
+        data["schedule_weight"] = scheduler.schedule_weight
+    return data
+
+
+def retarget(cluster: Cluster, profile: ProfileName) -> Cluster:
+    """The same cluster judged under another profile, for comparing schedulers. The policy
+    and vGPU limit follow the new profile's defaults where the cluster had the old one's
+    (or a card policy the new profile lacks); settings of the old profile are dropped."""
+    if cluster.scheduler.profile == profile:
+        return cluster
+    old_policy, _, old_limit = DEFAULTS[cluster.scheduler.profile]
+    new_policy, card_policies, new_limit = DEFAULTS[profile]
+    policy = cluster.policy
+    if policy == old_policy or policy.card not in card_policies:
+        policy = Policy(policy.node if policy != old_policy else new_policy.node, new_policy.card)
+    limit = new_limit if cluster.max_vgpus_per_card == old_limit else cluster.max_vgpus_per_card
+    return dataclasses.replace(
+        cluster, scheduler=Scheduler(profile), policy=policy, max_vgpus_per_card=limit
+    )
