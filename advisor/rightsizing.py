@@ -22,6 +22,7 @@ p95 of used / allotted memory at most 0.6 and its peak at most 0.9. The ratio is
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -264,7 +265,7 @@ def shrunk_cluster(cluster: Cluster, workloads: list[dict[str, Any]]) -> Cluster
         previous = core.get(name, 0)
         core[name] = None if previous is None or core_rec is None else previous + core_rec
     pods = tuple(_shrunk(p, memory, core) if p.running else p for p in cluster.pods)
-    return Cluster(cluster.nodes, pods, cluster.policy, cluster.max_vgpus_per_card)
+    return dataclasses.replace(cluster, pods=pods)
 
 
 def _shrunk(pod: Pod, memory: dict[str, int], core: dict[str, int | None]) -> Pod:
@@ -278,9 +279,8 @@ def _shrunk(pod: Pod, memory: dict[str, int], core: dict[str, int | None]) -> Po
     if card_core > 0 and recommended_core is not None:
         card_core = min(card_core, recommended_core)
     request = Request(r.gpus, card_memory * r.gpus, card_core * r.gpus)
-    return Pod(
-        pod.name, request, pod.placement, pod.priority, pod.owner, pod.annotations, pod.invalid
-    )
+    # only the GPU request shrinks: cpu, memory and node constraints stay the pod's own
+    return dataclasses.replace(pod, request=request)
 
 
 def pending_fit(cluster: Cluster, workloads: list[dict[str, Any]]) -> dict[str, Any]:

@@ -274,11 +274,12 @@ class Cycle:
         checks = len(self.state.card_rejections(shape))
         card_level = 1 + np.argmax(per_node[:, 1 : 1 + checks], axis=1)
         eligible = per_node[:, 0]
-        too_few = (self.state.card_count < shape.gpus) | (eligible > 0)
-        names = self.state.rules.reasons
-        primary = np.where(too_few, 0, card_level)
-        if len(names) > 1 + checks:
-            primary = np.where((eligible >= shape.gpus) & ~gpus_fit, len(names) - 1, primary)
+        rules = self.state.rules
+        primary = np.where(eligible > 0, 0, card_level)
+        if rules.refused_reason is not None:
+            refused = (eligible >= shape.gpus) & ~gpus_fit
+            primary = np.where(refused, rules.refused_reason, primary)
+        primary = np.where(self.state.card_count < shape.gpus, rules.few_cards_reason, primary)
         return primary.astype(np.int64)
 
     def _node_reason(

@@ -30,14 +30,15 @@ deterministic.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.core.diagnose import Cause, Diagnosis, diagnose
-from advisor.core.model import Cluster, Placement, Pod, Policy
+from advisor.core.model import Cluster, Placement, Policy
 from advisor.core.plan_board import Board
 from advisor.core.plan_ideal import IdealBound, healthy_free_mib, ideal_bound
 from advisor.core.plan_search import (
@@ -217,29 +218,15 @@ def apply_plans(cluster: Cluster, report: PlanReport) -> Cluster:
     where = dict(report.schedulable)
     for p in report.plans:
         where.update(p.placements)
-    pods = tuple(
-        Pod(
-            p.name,
-            p.request,
-            where.get(p.name, p.placement),
-            p.priority,
-            p.owner,
-            p.annotations,
-            p.invalid,
-        )
-        for p in cluster.pods
-    )
-    return Cluster(cluster.nodes, pods, cluster.policy, cluster.max_vgpus_per_card)
+    pods = tuple(replace(p, placement=where.get(p.name, p.placement)) for p in cluster.pods)
+    return dataclasses.replace(cluster, pods=pods)
 
 
 def _with_bound(cluster: Cluster, bound: dict[str, Placement]) -> Cluster:
     pods = tuple(
-        Pod(p.name, p.request, bound[p.name], p.priority, p.owner, p.annotations, p.invalid)
-        if p.name in bound
-        else p
-        for p in cluster.pods
+        replace(p, placement=bound[p.name]) if p.name in bound else p for p in cluster.pods
     )
-    return Cluster(cluster.nodes, pods, cluster.policy, cluster.max_vgpus_per_card)
+    return dataclasses.replace(cluster, pods=pods)
 
 
 # (key, -epoch: the freshest simulation first among equal keys, seq, target, epoch, plan)

@@ -1,6 +1,7 @@
 """Chain options for the plan search: cards where evicting one or two smaller movable pods
 makes room for an evicted pod that found none (the KAI-scheduler's consolidation step),
-computed for the whole board at once with numpy."""
+computed for the whole board at once with numpy, on nodes whose static filters (cordon,
+selector and affinity, taints) admit the pod."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ def chain_options(b: Board, shape: Shape, limit: int) -> list[ChainOption]:
     )
     usable = (pods != NO_POD) & (sizes < size) & (sizes < limit)
     base = st.healthy & (deficit > 0) & ((st.mode == int(Mode.UNUSED)) | (st.mode == shape.mode))
+    # Only nodes the real scheduler would let the pod on (static filters: they never
+    # change; cpu, memory and pod slots are checked per simulation, `Search._chain_card`).
+    base &= st.static_ok(shape.constraints)[st.node_of]
     rows: list[IntArray] = []
     moved: list[IntArray] = []
     core_moved: list[IntArray] = []

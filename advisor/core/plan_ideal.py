@@ -13,6 +13,7 @@ function checked to be dual feasible (`packing_bound`) caps what any rearrangeme
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -88,13 +89,14 @@ def ideal_bound(cluster: Cluster, free_mib: int) -> IdealBound:
 def _repack(
     cluster: Cluster, items: list[tuple[tuple[bool, int, int, int], Pod, Shape]], best_fit: bool
 ) -> _Repack:
-    empty = Cluster(cluster.nodes, (), REPACK_POLICY, cluster.max_vgpus_per_card)
+    empty = dataclasses.replace(cluster, pods=(), policy=REPACK_POLICY)
     state = CardState(empty)
     pods = mib = unplaced = 0
     for _, pod, shape in items:
         positions: list[int] | None
         if best_fit and shape.gpus == 1:
-            fits = np.flatnonzero(state.eligible(shape))
+            # cards eligible on nodes passing every non-GPU filter, as `place` requires
+            fits = np.flatnonzero(state.eligible(shape) & state.node_ok(shape)[state.node_of])
             positions = [int(fits[np.argmin(state.free_memory[fits])])] if fits.size else None
         else:
             positions = state.place(shape, REPACK_POLICY.node, REPACK_POLICY.card)

@@ -24,7 +24,8 @@ from advisor.core.state import BoolArray, Shape
 
 MAX_OPTIONAL = 10  # pods per card considered as victims (the largest movable ones)
 
-TargetKey = tuple[int, tuple[int, ...], int, int, int, int]
+# (node, cards, then the level: gpus, card memory, card core, mode, cpu, memory, its id)
+TargetKey = tuple[int, tuple[int, ...], int, int, int, int, int, int, int]
 PlanKey = tuple[float, int, int, int, TargetKey]
 # What a simulated plan is ranked by first: evictions per rescued GPU ("ratio": cheap
 # rescues pay for dear ones), or the GPUs it rescues ("value": a key below zero, so ahead
@@ -51,11 +52,24 @@ class Target:
     node: int
     cards: tuple[int, ...]  # card positions to free
     level: Shape  # the Pending shape the room is for
+    # Tells apart levels equal but for their node constraints (which have no order): the
+    # first Pending pod of the level, a pod id fixed for the whole search.
+    level_id: int = 0
 
     @property
     def key(self) -> TargetKey:
-        lv = self.level
-        return (self.node, self.cards, lv.gpus, lv.card_memory_mib, lv.card_core, lv.mode)
+        lv, r = self.level, self.level.resources
+        return (
+            self.node,
+            self.cards,
+            lv.gpus,
+            lv.card_memory_mib,
+            lv.card_core,
+            lv.mode,
+            r.cpu_milli,
+            r.memory_bytes,
+            self.level_id,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +94,10 @@ class Search:
         self.evaluations = 0
         self.hole_mib = _median_movable_mib(board) if objective == "holes" else 0
         self._options: dict[tuple[int, Shape, int], list[ChainOption]] = {}
+        # Pending only shrinks during a search, so each level's first pod stays its id.
+        self.level_ids: dict[Shape, int] = {}
+        for pod in board.pending:
+            self.level_ids.setdefault(board.shape_of(pod), pod)
 
     def gpus(self, pod: int) -> float:
         return self.board.pods[pod].request.memory_mib / self.reference_mib
@@ -133,13 +151,33 @@ class Search:
         return None
 
     def victims(self, target: Target) -> tuple[int, ...] | None:
+        """The target's victims, or None when its cards cannot be freed or the real
+        scheduler would still refuse the level on the node once they left."""
         chosen: list[int] = []
         for k in target.cards:
             found = self.card_victims(k, target.level)
             if found is None:
                 return None
             chosen.extend(p for p in found if p not in chosen)
+        if not self.node_admits(target.node, target.level, chosen):
+            return None
         return tuple(chosen)
+
+    def node_admits(self, node: int, level: Shape, leaving: Sequence[int]) -> bool:
+        """Whether `node` passes every non-GPU filter for `level` once the pods `leaving`
+        (on the node) are evicted: the static filters, then pod slots, cpu and memory."""
+        st = self.board.state
+        if not st.static_ok(level.constraints)[node]:
+            return False
+        return st.resources_fit(node, level, self._demand(leaving))
+
+    def _demand(self, pods: Iterable[int]) -> tuple[int, int, int]:
+        """(pod slots, cpu, memory) the pods take from their nodes, summed."""
+        slots = cpu = memory = 0
+        for pod in pods:
+            d = self.board.shape_of(pod).demand
+            slots, cpu, memory = slots + d[0], cpu + d[1], memory + d[2]
+        return (slots, cpu, memory)
 
     # -- targets ---------------------------------------------------------------------
 
@@ -156,14 +194,14 @@ class Search:
             room = free + sum(b.shape_of(p).card_memory_mib for p in b.on_card[k] if b.movable(p))
             if room < smallest or not b.state.healthy[k]:
                 continue
+            node = b.node_of_card(k)
             best: dict[tuple[int, ...], Shape] = {}
             for level in singles:
                 found = self.card_victims(k, level)
-                if found:
+                if found and self.node_admits(node, level, found):
                     best[found] = level
-            node = b.node_of_card(k)
             for level in dict.fromkeys(best.values()):
-                yield Target(node, (k,), level)
+                yield Target(node, (k,), level, self.level_ids.get(level, 0))
 
     def node_targets(self, nodes: Iterable[int], levels: Sequence[Shape]) -> Iterator[Target]:
         """Multi-card targets: per node, the N cards cheapest to free for an N-card shape."""
@@ -171,7 +209,7 @@ class Search:
         multis = sorted((lv for lv in levels if lv.gpus > 1), key=_level_order)
         for n in nodes:
             for level in multis:
-                if st.healthy_count[n] < level.gpus:
+                if st.healthy_count[n] < level.gpus or not st.static_ok(level.constraints)[n]:
                     continue
                 costs = []
                 for k in st.node_positions(n):
@@ -184,7 +222,10 @@ class Search:
                 chosen = sorted(costs)[: level.gpus]
                 if all(count == 0 for count, _, _ in chosen):
                     continue
-                yield Target(n, tuple(sorted(k for _, _, k in chosen)), level)
+                # `victims` checks the node's cpu, memory and pod slots for this choice
+                yield Target(
+                    n, tuple(sorted(k for _, _, k in chosen)), level, self.level_ids.get(level, 0)
+                )
 
     def estimate(self, target: Target) -> PlanKey | None:
         """A hopeful key before any simulation: the victims alone, rescuing one pod of the
@@ -299,7 +340,9 @@ class Search:
     def _chain_card(
         self, outcome: Outcome, shape: Shape, excluded: BoolArray, limit: int
     ) -> tuple[int, list[int]] | None:
-        """The best chain option of the board that still holds in the simulated state."""
+        """The best chain option of the board that still holds in the simulated state: the
+        card has room once its pods go, and its node then passes every non-GPU filter
+        (`chain_options` already kept only nodes the static filters admit)."""
         st = outcome.state
         options = self._chain_options(shape, limit)
         for card, moved, core, pods in options:
@@ -312,6 +355,8 @@ class Search:
             ):
                 continue
             if shape.mode == int(Mode.MEMORY_CORE) and st.free_core[card] + core < shape.card_core:
+                continue
+            if not st.resources_fit(int(st.node_of[card]), shape, self._demand(pods)):
                 continue
             return card, list(pods)
         return None
@@ -331,8 +376,16 @@ class Search:
         return options
 
 
-def _level_order(level: Shape) -> tuple[int, int, int, int]:
-    return (level.card_memory_mib, level.card_core, level.mode, level.gpus)
+def _level_order(level: Shape) -> tuple[int, int, int, int, int, int]:
+    r = level.resources
+    return (
+        level.card_memory_mib,
+        level.card_core,
+        level.mode,
+        level.gpus,
+        r.cpu_milli,
+        r.memory_bytes,
+    )
 
 
 def _median_movable_mib(board: Board) -> int:
@@ -351,4 +404,9 @@ def _median_movable_mib(board: Board) -> int:
 
 
 def levels_of(board: Board, pods: Iterable[int]) -> list[Shape]:
-    return sorted({board.shape_of(p) for p in pods}, key=_level_order)
+    """The distinct shapes of `pods`, smallest first; shapes equal but for their node
+    constraints in the order their first pod comes in `pods` (a queue order)."""
+    first: dict[Shape, None] = {}
+    for p in pods:
+        first.setdefault(board.shape_of(p), None)
+    return sorted(first, key=_level_order)

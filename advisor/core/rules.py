@@ -35,6 +35,8 @@ class CardRules(Protocol):
     # The real scheduler breaks equal node scores at random: the model takes the first node
     # by name and says the real pick may differ.
     random_ties: bool
+    few_cards_reason: int  # index in `reasons`: the node has fewer cards than asked
+    refused_reason: int | None  # index in `reasons`: enough eligible cards, refused together
     checks_health: bool  # whether an unhealthy card is refused
     card_word: str  # what the counted cards are called in messages ("healthy", or "")
 

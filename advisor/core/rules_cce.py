@@ -31,6 +31,8 @@ class CceRules:
         "card-memory",
         "card-core",
     )
+    few_cards_reason = 0  # index of the reason for a node with fewer cards than asked
+    refused_reason: int | None = None  # index of the reason for enough cards refused together
     checks_health = True
     card_word = "healthy "
     random_ties = False

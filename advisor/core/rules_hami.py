@@ -44,7 +44,10 @@ class HamiRules:
         "ExclusiveDeviceAllocateConflict",
         "CardComputeUnitsExhausted",
         "NumaNotFit",
+        "NodeInsufficientDevice",
     )
+    few_cards_reason = 8  # index of the reason for a node with fewer cards than asked
+    refused_reason: int | None = 7  # index of the reason for enough cards refused together
     checks_health = True
     card_word = "healthy "
     random_ties = True
@@ -147,9 +150,9 @@ class HamiRules:
         with np.errstate(divide="ignore", invalid="ignore"):
             slot_score = F32(1 + st.vgpus[at]) / count.astype(F32)
             core_score = (self.card_core(shape) + used_cores).astype(F32) / F32(TOTAL_CORE)
-            mem_score = (self.card_need(st.capacity[at], shape) + used_mem).astype(F32) / capacity.astype(
+            mem_score = (self.card_need(st.capacity[at], shape) + used_mem).astype(
                 F32
-            )
+            ) / capacity.astype(F32)
             weighted = F32(w_slot) * slot_score + F32(w_core) * core_score
             score = F32(10) * (weighted + F32(w_mem) * mem_score)
         return np.where((count == 0) | (capacity == 0), F32(0), score).astype(F32)

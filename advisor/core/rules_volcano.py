@@ -38,6 +38,8 @@ class VolcanoRules:
         "exclusive-conflict",
         "core-exhausted",
     )
+    few_cards_reason = 0  # index of the reason for a node with fewer cards than asked
+    refused_reason: int | None = None  # index of the reason for enough cards refused together
     checks_health = False
     card_word = ""
     random_ties = True

@@ -4,9 +4,11 @@ A node below the utilisation threshold goes when all its GPU pods re-fit elsewhe
 after the Pending pods of equal priority, and no Pending pod that would be scheduled now stops
 being scheduled. Nodes go greedily, least utilised first, each removal seen by the next.
 
-Only GPUs are modelled. The node's other pods (`Node.other_pods`, when known) are judged as
-the autoscaler's drain would judge them: one that blocks eviction keeps the node; the others
-are listed as also moving, without simulating where (their CPU and memory are not modelled).
+The GPU pods re-fit through the scheduler core, so every filter applies to them (cpu,
+memory and pod slots too). The node's other pods (`Node.other_pods`, when known) are judged
+as the autoscaler's drain would judge them: one that blocks eviction keeps the node; the
+others must find room for their cpu, memory and pod slot on the remaining nodes that admit
+them (`scaledown_others`), and are listed as also moving.
 
 Every node below the threshold that is kept gets one reason, the first check it failed, as
 the autoscaler gives each unremovable node one (NotUnderutilized, BlockedByPod,
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -35,6 +37,8 @@ from advisor.core.model import (
     disruption_blocker,
     queue_order,
 )
+from advisor.core.nodefilters import bytes_text, cpu_text
+from advisor.core.scaledown_others import Leaving, OtherPods
 from advisor.core.state import CardState, Shape
 from advisor.core.whatif import place_queue
 
@@ -44,7 +48,7 @@ SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 UTILISATION_ROSE = "utilisation-rose"  # earlier removals moved pods onto it
 GPU_POD_NOT_MOVABLE = "gpu-pod-not-movable"  # a GPU pod `movable` refuses, or a budget overspent
 BLOCKED_BY_POD = "blocked-by-pod"  # an other pod that blocks eviction
-PODS_DO_NOT_FIT = "pods-do-not-fit"  # a GPU pod finds no place once the node is gone
+PODS_DO_NOT_FIT = "pods-do-not-fit"  # a GPU or other pod finds no place once the node is gone
 PENDING_WOULD_STOP_FITTING = "pending-would-stop-fitting"  # a Pending pod would lose its place
 HELD_REASONS = (
     UTILISATION_ROSE,
@@ -60,7 +64,8 @@ class ScaleDown:
     node: str
     utilisation: float  # allotted / card memory when it was chosen
     moves: Mapping[str, Placement]
-    # The node's other pods, which would move too (not simulated); None: not known.
+    # The node's other pods, which would move too (checked to fit on cpu, memory and
+    # pod slots: `scaledown_others`); None: not known.
     also_moves: tuple[str, ...] | None = None
 
     def json(self) -> dict[str, Any]:
@@ -184,7 +189,7 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     must_land = {pod.name for pod, where in zip(queue, before, strict=True) if where is not None}
     utilisation = _utilisation_by_node(base)
     candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
-    others = {n.name: n.other_pods for n in cluster.nodes}
+    others = OtherPods(cluster.nodes)
     # Running pods per node, in the cluster's order (moved pods go last).
     by_node: dict[str, dict[str, Pod]] = {}
     for pod in cluster.running:
@@ -194,12 +199,11 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     spent: Counter[BudgetKey] = Counter()  # budget -> pods the removals so far evict
     steps: list[ScaleDown] = []
     held: list[HeldNode] = []
-    for given, name in candidates:
+    for position, (given, name) in enumerate(candidates):
         on_node = list(by_node.get(name, {}).values())
         now = _utilisation_of(base, name)
-        other = others[name]
         kept = _kept_before_simulating(
-            on_node, other, now, threshold, received.get(name, []), spent
+            on_node, others.own(name), now, threshold, received.get(name, []), spent
         )
         if kept is not None:
             held.append(HeldNode(name, given, *kept))
@@ -208,15 +212,19 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
         for pod in on_node:
             assert pod.placement is not None
             trial.release(trial.positions(pod.placement), Shape.of_pod(pod))
-        for k in trial.node_positions(trial.node_index[name]):
+        gone = trial.node_index[name]
+        for k in trial.node_positions(gone):
             trial.healthy[k] = False  # the node is gone: nothing can land on it
-        moved = tuple(
-            Pod(p.name, p.request, None, p.priority, p.owner, p.annotations) for p in on_node
-        )
+        trial.allocatable[gone] = 0  # not even a pod asking no GPU (every pod takes a slot)
+        moved = tuple(replace(p, placement=None) for p in on_node)
         order = queue_order(tuple(cluster.pending) + moved)
-        after = place_queue(trial.copy(), order, cluster.policy)
+        after_state = trial.copy()
+        after = place_queue(after_state, order, cluster.policy)
         landed = {pod.name: where for pod, where in zip(order, after, strict=True) if where}
-        kept = _kept_by_simulation(order, moved, must_land, landed)
+        leaving = others.leaving(name)
+        upcoming = {n for _, n in candidates[position + 1 :]}
+        homes = others.place(after_state, leaving, upcoming)
+        kept = _kept_by_simulation(order, moved, must_land, landed, leaving, homes)
         if kept is not None:
             held.append(HeldNode(name, given, *kept))
             continue
@@ -225,15 +233,14 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
             trial.apply(trial.positions(placement), Shape.of_pod(pod))
             # Recreated pods are the newest: a later drain queues them after the older pods
             # of equal priority, as creation order does.
-            by_node.setdefault(placement.node, {})[pod.name] = Pod(
-                pod.name, pod.request, placement, pod.priority, pod.owner, pod.annotations
-            )
+            by_node.setdefault(placement.node, {})[pod.name] = replace(pod, placement=placement)
             received.setdefault(placement.node, []).append(name)
+        also = others.names(name)
+        others.commit(trial, name, leaving, homes)  # and the other pods take their room
         spent.update(b[0] for p in moved if (b := _budget_key(p)) is not None)
         by_node.pop(name, None)
         base = trial
         moves = MappingProxyType({p.name: landed[p.name] for p in moved})
-        also = None if other is None else tuple(p.name for p in other)
         steps.append(ScaleDown(name, now, moves, also))
     return ScaleDownAdvice(tuple(steps), tuple(held))
 
@@ -268,9 +275,12 @@ def _kept_by_simulation(
     moved: Sequence[Pod],
     must_land: set[str],
     landed: Mapping[str, Placement],
+    leaving: Sequence[Leaving] = (),
+    homes: Mapping[str, int] | None = None,
 ) -> tuple[str, str] | None:
-    """(reason, detail) when the re-queued pods, or a Pending pod that lands now, find no
-    place with the node gone; names the first such pod in queue order. None: it can go."""
+    """(reason, detail) when the re-queued pods, the node's other pods (`homes`: where each
+    found room) or a Pending pod that lands now find no place with the node gone; names the
+    first such pod. None: it can go."""
     moving = {p.name for p in moved}
     homeless = [p for p in order if p.name in moving and p.name not in landed]
     if homeless:
@@ -278,6 +288,14 @@ def _kept_by_simulation(
         return PODS_DO_NOT_FIT, (
             f"{homeless[0].name} ({shape.gpus} × {shape.card_memory_mib} MiB) finds no place "
             "on the other nodes" + _more(homeless, "GPU pod")
+        )
+    stranded = [p.pod for p in leaving if homes is not None and p.pod.name not in homes]
+    if stranded:
+        r = stranded[0].resources
+        return PODS_DO_NOT_FIT, (
+            f"{stranded[0].name} (cpu {cpu_text(r.cpu_milli)}, memory "
+            f"{bytes_text(r.memory_bytes)}) finds no node with room that admits it"
+            + _more(stranded, "other pod")
         )
     lost = [p for p in order if p.name in must_land and p.name not in landed]
     if lost:

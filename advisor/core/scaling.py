@@ -1,9 +1,12 @@
 """Scaling advice: scale-up for what stays unresolved, scale-down of idle nodes, headroom.
 
 Scale-up works like the cluster-autoscaler's estimator: the unresolved Pending pods are
-bin-packed with the scheduler core onto hypothetical empty nodes of each existing node shape,
-the shape needing the fewest nodes wins, and the answer is then checked by scheduling the
-whole queue on the cluster plus those nodes (nodes are added until every pod lands).
+bin-packed with the scheduler core onto hypothetical empty nodes of each existing node
+template (cards, allocatable, labels, taints: `node_templates`), the template needing the
+fewest nodes wins, and the answer is then checked by scheduling the whole queue on the
+cluster plus those nodes (nodes are added until every pod lands). A pod that no template
+admits (a selector, affinity or taint excludes it, or the allocatable is too small) gets no
+advice but the autoscaler's reason (`ScaleUpAdvice.not_triggered`).
 
 Scale-down lives in `advisor.core.scaledown`; `scaling_advice` gives both, judged after the
 rebalancing plans.
@@ -11,52 +14,27 @@ rebalancing plans.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
 from advisor.core.diagnose import Diagnosis, build_state, diagnose
-from advisor.core.model import Card, Cluster, Node, Placement, Pod, queue_order
+from advisor.core.model import Cluster, Node, Placement, Pod, queue_order
+from advisor.core.node_templates import NodeShape as NodeShape  # re-exported
+from advisor.core.node_templates import NotTriggered as NotTriggered
+from advisor.core.node_templates import TemplateCheck
+from advisor.core.node_templates import node_shapes as node_shapes
 from advisor.core.plan import PlanReport, apply_plans
 from advisor.core.scaledown import ScaleDownAdvice, scale_down_advice
 from advisor.core.state import CardState, Shape
 from advisor.core.whatif import place_queue
 
-UNRESOLVED = ("fragmentation", "capacity", "unsatisfiable")
+UNRESOLVED = ("node-resources", "fragmentation", "capacity", "unsatisfiable")
 NEW_NODE_PREFIX = "scale-up"
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class NodeShape:
-    """A node group's template: card count, memory per card, card model."""
-
-    cards: int
-    memory_mib: int
-    model: str = ""
-
-    @staticmethod
-    def of(node: Node) -> NodeShape:
-        """Mixed card sizes count as the smallest (what every card can be relied on for)."""
-        models = Counter(c.model for c in node.cards)
-        model = min(models, key=lambda m: (-models[m], m)) if models else ""
-        return NodeShape(len(node.cards), min((c.memory_mib for c in node.cards), default=0), model)
-
-    def hosts(self, shape: Shape) -> bool:
-        return shape.gpus <= self.cards and shape.card_memory_mib <= self.memory_mib
-
-    def template(self, name: str) -> Node:
-        return Node(name, tuple(Card(i, self.memory_mib, self.model) for i in range(self.cards)))
-
-    def json(self) -> dict[str, Any]:
-        return {"cards": self.cards, "memory_mib": self.memory_mib, "model": self.model}
-
-
-def node_shapes(cluster: Cluster) -> tuple[NodeShape, ...]:
-    return tuple(sorted({NodeShape.of(n) for n in cluster.nodes if n.cards}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,51 +66,112 @@ class ScaleUp:
         return entry
 
 
+@dataclass(frozen=True, slots=True)
+class ScaleUpAdvice(Sequence[ScaleUp]):
+    """The scale-up entries (the advice itself: iterating, indexing and `len` read them)
+    and the pods no node group template admits, each with the autoscaler's reason."""
+
+    steps: tuple[ScaleUp, ...]
+    not_triggered: tuple[NotTriggered, ...] = ()
+
+    @overload
+    def __getitem__(self, index: int) -> ScaleUp: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ScaleUp, ...]: ...
+    def __getitem__(self, index: int | slice) -> ScaleUp | tuple[ScaleUp, ...]:
+        return self.steps[index]
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self) -> Iterator[ScaleUp]:
+        return iter(self.steps)
+
+
 def scale_up(
     cluster: Cluster,
     rescued: Collection[str] = frozenset(),
     diagnosis: Diagnosis | None = None,
     max_rounds: int = 20,
 ) -> tuple[ScaleUp, ...]:
-    """Nodes to add for the Pending pods that stay unresolved.
+    """Nodes to add for the Pending pods that stay unresolved (`scale_up_advice` also says
+    which pods no node would help)."""
+    return scale_up_advice(cluster, rescued, diagnosis, max_rounds).steps
 
-    Unresolved: diagnosed fragmentation, capacity or unsatisfiable (never invalid), and not in
-    `rescued` (pods a rebalancing plan lets run; they are also left out of the check, since
-    their plan places them). Pods some existing shape can host are covered greedily: the shape
-    hosting the most of them, then needing the fewest nodes, then the least memory in all.
-    The others get one new shape, the smallest hosting them all. `diagnosis` saves a run when
-    the caller has one of `cluster`; `max_rounds` bounds the check's node additions.
+
+def scale_up_advice(
+    cluster: Cluster,
+    rescued: Collection[str] = frozenset(),
+    diagnosis: Diagnosis | None = None,
+    max_rounds: int = 20,
+) -> ScaleUpAdvice:
+    """Nodes to add for the Pending pods that stay unresolved, and the pods no template admits.
+
+    Unresolved: diagnosed node-resources, fragmentation, capacity or unsatisfiable (never
+    invalid), and not in `rescued` (pods a rebalancing plan lets run; they are also left out
+    of the check, since their plan places them). A pod no template admits (the node filters
+    but the GPU one, on an empty node of it) is not triggered. Pods some template admits and
+    can host are covered greedily: the template hosting the most of them, then needing the
+    fewest nodes, then the least memory in all. The others get a new shape per first
+    template admitting them: its copy with the fewest and smallest cards hosting them all.
+    `diagnosis` saves a run when the caller has one of `cluster`; `max_rounds` bounds the
+    check's node additions.
     """
     if diagnosis is None:
         diagnosis = diagnose(cluster, node_detail_limit=0)
     targets = [d.pod for d in diagnosis.pods if d.cause in UNRESOLVED and d.pod.name not in rescued]
     if not targets or cluster.max_vgpus_per_card < 1:  # with no vGPU allowed, no node helps
-        return ()
+        return ScaleUpAdvice(())
     shapes = node_shapes(cluster)
-    remaining = list(targets)
+    check = TemplateCheck(shapes, cluster)
+    admitting = {p.name: check.admitting(Shape.of_pod(p)) for p in targets}
+    refused = tuple(
+        NotTriggered(p.name, check.not_triggered(Shape.of_pod(p)))
+        for p in targets
+        if shapes and not admitting[p.name]
+    )
+    remaining = [p for p in targets if admitting[p.name] or not shapes]
     plan: list[ScaleUp] = []
     while True:
         options = []
         for shape in shapes:
-            group = [p for p in remaining if shape.hosts(Shape.of_pod(p))]
+            group = [
+                p for p in remaining if shape.hosts(Shape.of_pod(p)) and shape in admitting[p.name]
+            ]
             if group:
                 n = estimate_nodes(shape, group, cluster)
-                options.append((-len(group), n, n * shape.cards * shape.memory_mib, shape, group))
+                cost = n * shape.cards * shape.memory_mib
+                options.append(((-len(group), n, cost, shape.sort_key()), shape, n, group))
         if not options:
             break
-        _, n, _, shape, group = min(options, key=lambda o: o[:4])
+        _, shape, n, group = min(options, key=lambda o: o[0])
         plan.append(ScaleUp(shape, n, tuple(p.name for p in group), packed_estimate=n))
         taken = {p.name for p in group}
         remaining = [p for p in remaining if p.name not in taken]
-    if remaining:
-        requests = [Shape.of_pod(p) for p in remaining]
-        shape = NodeShape(
-            max(s.gpus for s in requests), max(s.card_memory_mib for s in requests), ""
+    for base, group in _by_first_template(remaining, admitting).items():
+        requests = [Shape.of_pod(p) for p in group]
+        shape = replace(
+            base,
+            cards=max(s.gpus for s in requests),
+            memory_mib=max(s.card_memory_mib for s in requests),
+            model="",
         )
-        n = estimate_nodes(shape, remaining, cluster)
-        names = tuple(p.name for p in remaining)
+        n = estimate_nodes(shape, group, cluster)
+        names = tuple(p.name for p in group)
         plan.append(ScaleUp(shape, n, names, new_shape=True, packed_estimate=n))
-    return _verify(cluster, rescued, plan, max_rounds)
+    return ScaleUpAdvice(_verify(cluster, rescued, plan, max_rounds), refused)
+
+
+def _by_first_template(
+    pods: Sequence[Pod], admitting: dict[str, tuple[NodeShape, ...]]
+) -> dict[NodeShape, list[Pod]]:
+    """Pods by the first template admitting them (templates come in `sort_key` order), the
+    one a new shape for them copies; with no template at all, a bare card shape."""
+    groups: dict[NodeShape, list[Pod]] = {}
+    for pod in pods:
+        base = admitting[pod.name][0] if admitting[pod.name] else NodeShape(0, 0)
+        groups.setdefault(base, []).append(pod)
+    return groups
 
 
 def estimate_nodes(shape: NodeShape, pods: Sequence[Pod], cluster: Cluster) -> int:
@@ -156,7 +195,7 @@ def estimate_nodes(shape: NodeShape, pods: Sequence[Pod], cluster: Cluster) -> i
 
 
 def _state(nodes: list[Node], bound: list[tuple[Placement, Shape]], cluster: Cluster) -> CardState:
-    state = CardState(Cluster(tuple(nodes), (), cluster.policy, cluster.max_vgpus_per_card))
+    state = CardState(dataclasses.replace(cluster, nodes=tuple(nodes), pods=()))
     for placement, shape in bound:
         state.apply(state.positions(placement), shape)
     return state
@@ -177,7 +216,7 @@ def with_new_nodes(
         for i in range(entry.nodes)
     )
     pods = tuple(p for p in cluster.pods if p.name not in rescued)
-    return Cluster(cluster.nodes + added, pods, cluster.policy, cluster.max_vgpus_per_card)
+    return dataclasses.replace(cluster, nodes=cluster.nodes + added, pods=pods)
 
 
 def _verify(
@@ -316,11 +355,12 @@ def capacity_gpus(cluster: Cluster, healthy_only: bool = True) -> int:
 
 def scaling_advice(
     cluster: Cluster, plans: PlanReport, diagnosis: Diagnosis, scale_down_threshold: float = 0.3
-) -> tuple[tuple[ScaleUp, ...], ScaleDownAdvice]:
+) -> tuple[ScaleUpAdvice, ScaleDownAdvice]:
     """Scale-up for what the plans leave Pending; scale-down judged on the cluster after the
-    plans, so that no node a plan moves pods onto is also proposed for removal. The
-    scale-down advice is the sequence of removals and carries the idle nodes kept (`held`)."""
+    plans, so that no node a plan moves pods onto is also proposed for removal. Each advice is
+    a sequence of steps; scale-up's carries the pods no node would help (`not_triggered`),
+    scale-down's the idle nodes kept (`held`)."""
     rescued = frozenset(name for p in plans.plans for name in p.rescues)
-    ups = scale_up(cluster, rescued=rescued, diagnosis=diagnosis)
+    ups = scale_up_advice(cluster, rescued=rescued, diagnosis=diagnosis)
     downs = scale_down_advice(apply_plans(cluster, plans), threshold=scale_down_threshold)
     return ups, downs

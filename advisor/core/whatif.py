@@ -13,6 +13,7 @@ compare; stranded memory is judged against the pods each scenario leaves unplace
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
@@ -135,7 +136,7 @@ def _outcome(
 
 
 def _repack(cluster: Cluster, shapes: tuple[WeightedShape, ...], policy: Policy) -> Repack:
-    empty = Cluster(cluster.nodes, (), policy, cluster.max_vgpus_per_card)
+    empty = dataclasses.replace(cluster, pods=(), policy=policy)
     state = build_state(empty)
     order = repack_order(cluster)
     placed = place_queue(state, order, policy)

@@ -144,7 +144,10 @@ def test_reason_counts_like_the_autoscaler() -> None:
         ],
     )
     result = only(cluster)
-    assert result.node_summary == "0/4 nodes are available: 1 mode-conflict, 1 unhealthy, 2 card-memory."
+    assert (
+        result.node_summary
+        == "0/4 nodes are available: 1 mode-conflict, 1 unhealthy, 2 card-memory."
+    )
     assert {r for r, _ in result.reason_counts} <= set(REASONS)
 
 

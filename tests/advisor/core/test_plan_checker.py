@@ -5,7 +5,10 @@ plan — the evicted pods removed from their cards and appended, in eviction ord
 end of the pod list as Pending pods (so the queue puts them after the Pending pods of equal
 priority) — runs one scheduling cycle and checks that every pod the plan rescues and every
 pod it evicts lands where the plan says. Then every pod that landed runs there, and the
-next plan is checked on that cluster.
+next plan is checked on that cluster. Every placement (the current cycle's and each plan's)
+is also checked against the node filters by `filter_checker`, which shares no code with the
+core: no pod lands on a node that is cordoned, that its selector, affinity or a taint
+excludes, or whose pod slots, cpu or memory it overruns.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.plan import PlanReport, plan
 from advisor.scenario import scenario_from_data
+from tests.advisor.core.filter_checker import placement_refusals
 
 GiB = 1024
 
@@ -55,6 +59,8 @@ def check_report(cluster: Cluster, report: PlanReport, evictions_per_gpu: float 
     assert dict(report.schedulable) == bound
     pods = [_with(p, bound[p.name]) if p.name in bound else p for p in cluster.pods]
     by_name = {p.name: p for p in pods}
+    refused = placement_refusals(cluster.nodes, pods, bound)
+    assert not refused, f"the current cycle breaks a node filter: {refused}"
     evictions = 0
     rescued_mib = 0
     rescued_all: set[str] = set()
@@ -88,6 +94,8 @@ def check_report(cluster: Cluster, report: PlanReport, evictions_per_gpu: float 
         assert dict(made.placements) == {name: landed[name] for name in landed}
         pods = [_with(p, landed.get(p.name, p.placement)) for p in pods]
         by_name = {p.name: p for p in pods}
+        refused = placement_refusals(cluster.nodes, pods, landed)
+        assert not refused, f"plan {number} breaks a node filter: {refused}"
         evictions += len(made.evict)
         rescued_mib += sum(by_name[name].request.memory_mib for name in made.rescues)
         rescued_all |= set(made.rescues)

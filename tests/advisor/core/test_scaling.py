@@ -21,6 +21,7 @@ from advisor.core.model import (
     Policy,
     Request,
 )
+from advisor.core.nodefilters import Taint
 from advisor.core.scaledown import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
 from advisor.core.scaling import (
     NodeShape,
@@ -34,6 +35,7 @@ from advisor.core.scaling import (
     with_new_nodes,
 )
 from advisor.scenario import scenario_from_data, scenario_to_data
+from tests.advisor.core.constrained import CORE, gpu_node, gpu_pod, strip_node_fields, tolerating
 from tests.advisor.core.scenario_dicts import GiB, build
 
 
@@ -424,3 +426,17 @@ def test_every_idle_node_is_proposed_or_held(cluster: Cluster, threshold: float)
         assert h.reason in HELD_REASONS
         assert h.detail
         assert (h.reason == "utilisation-rose") <= (h.node in received)
+
+
+def test_headroom_counts_gpus_only_on_a_constrained_cluster() -> None:
+    """a: two 16 GiB cards, 2 cores, tainted; x (8 GiB, 4 cores: more than the node has
+    now, as a node that shrank keeps its pods) runs on card 0. Allotted: 8/16 = 0.5 GPU;
+    capacity 2 GPUs; needed ceil(0.5 x 1.2 / 0.7) = ceil(0.857) = 1. The cpu, taint and
+    tolerations change nothing of it."""
+    node = gpu_node("a", 16, 16, cpu=2, taints=(Taint("dedicated", "NoSchedule", "x"),))
+    pod = gpu_pod("t/x", 8, "a", cpu_milli=4 * CORE, constraints=tolerating("dedicated"))
+    cluster = Cluster((node,), (pod,))
+    assert (allotted_gpus(cluster), capacity_gpus(cluster)) == (0.5, 2)
+    assert allotted_gpus(strip_node_fields(cluster)) == 0.5
+    room = headroom(capacity_gpus(cluster), allotted_gpus(cluster))
+    assert (room.needed_gpus, room.spare_gpus) == (1, 1)

@@ -14,9 +14,17 @@ from hypothesis import strategies as st
 from advisor.cli import main
 from advisor.core.diagnose import build_state
 from advisor.core.fragmentation import valid_shape
-from advisor.core.model import POLICIES, Cluster, Policy, PolicyName, queue_order
+from advisor.core.model import POLICIES, Cluster, Placement, Policy, PolicyName, queue_order
+from advisor.core.nodefilters import Taint
 from advisor.core.whatif import place_queue, repack_order, what_if, whatif_json
 from advisor.scenario import scenario_from_data
+from tests.advisor.core.constrained import (
+    CORE,
+    gpu_node,
+    gpu_pod,
+    strip_node_fields,
+    tolerating,
+)
 from tests.advisor.core.test_properties import clusters
 
 GiB = 1024
@@ -178,7 +186,7 @@ def test_place_queue_skips_only_pods_that_could_not_fit(
     trying every pod gives: placing only ever fills cards."""
     policy = Policy(node, card)
     queue = queue_order(cluster.pending) + queue_order(cluster.running)  # running re-placed too
-    expected = []
+    expected: list[Placement | None] = []
     state = build_state(Cluster(cluster.nodes, (), policy, cluster.max_vgpus_per_card))
     for pod in queue:
         shape = valid_shape(pod)
@@ -190,3 +198,28 @@ def test_place_queue_skips_only_pods_that_could_not_fit(
         expected.append(state.placement_of(positions))
     empty = build_state(Cluster(cluster.nodes, (), policy, cluster.max_vgpus_per_card))
     assert place_queue(empty, queue, policy) == tuple(expected)
+
+
+def test_what_if_honours_the_node_filters() -> None:
+    """a: one 16 GiB card, tainted; b: one 16 GiB card, 4 cores. p1 (16 GiB, tolerates the
+    taint) queues first and takes a (both nodes empty and alike: the name decides, under
+    every policy); p2 (16 GiB, 8 cores, no toleration) is refused by a's taint and b's
+    cpu. One pod placed under every policy, in the queue and in the repack; two without
+    the filters."""
+    nodes = (
+        gpu_node("a", 16, taints=(Taint("dedicated", "NoSchedule", "x"),)),
+        gpu_node("b", 16, cpu=4),
+    )
+    cluster = Cluster(
+        nodes,
+        (
+            gpu_pod("t/p1", 16, constraints=tolerating("dedicated")),
+            gpu_pod("t/p2", 16, cpu_milli=8 * CORE),
+        ),
+    )
+    result = what_if(cluster)
+    assert [(o.pending_placed, o.repack.pending_placed) for o in result.outcomes] == [(1, 1)] * 4
+    state = build_state(cluster)
+    assert place_queue(state, cluster.pending, cluster.policy) == (Placement("a", (0,)), None)
+    plain = what_if(strip_node_fields(cluster))
+    assert [(o.pending_placed, o.repack.pending_placed) for o in plain.outcomes] == [(2, 2)] * 4
