@@ -111,6 +111,14 @@ class Board:
     def placement(self, positions: Sequence[int]) -> Placement:
         return self.state.placement_of(list(positions))
 
+    def demand(self, pods: Iterable[int]) -> tuple[int, int, int]:
+        """(pod slots, cpu, memory) the pods take from their nodes, summed."""
+        slots = cpu = memory = 0
+        for pod in pods:
+            d = self.shape_of(pod).demand
+            slots, cpu, memory = slots + d[0], cpu + d[1], memory + d[2]
+        return (slots, cpu, memory)
+
     def within_budgets(self, evict: Iterable[int]) -> bool:
         """Whether evicting these pods together keeps every PodDisruptionBudget they fall
         under within the disruptions it allows now (the Eviction API refuses the one over)."""

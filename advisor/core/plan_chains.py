@@ -5,13 +5,14 @@ selector and affinity, taints) admit the pod."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 
 import numpy as np
 
 from advisor.core.model import Mode
-from advisor.core.plan_board import FODDER, NO_POD, Board
-from advisor.core.state import IntArray, Shape
+from advisor.core.plan_board import FODDER, NO_POD, Board, Outcome
+from advisor.core.state import BoolArray, IntArray, Shape
 
 PAIRS = tuple(combinations(range(FODDER), 2))
 MAX_CHAIN_OPTIONS = 256  # per board and shape; a simulation rules out only a few of them
@@ -34,7 +35,7 @@ def chain_options(b: Board, shape: Shape, limit: int) -> list[ChainOption]:
     usable = (pods != NO_POD) & (sizes < size) & (sizes < limit)
     base = st.healthy & (deficit > 0) & ((st.mode == int(Mode.UNUSED)) | (st.mode == shape.mode))
     # Only nodes the real scheduler would let the pod on (static filters: they never
-    # change; cpu, memory and pod slots are checked per simulation, `Search._chain_card`).
+    # change; cpu, memory and pod slots are checked per simulation, `Chains.card`).
     base &= st.static_ok(shape.constraints)[st.node_of]
     rows: list[IntArray] = []
     moved: list[IntArray] = []
@@ -82,3 +83,75 @@ def chain_options(b: Board, shape: Shape, limit: int) -> list[ChainOption]:
             chosen = (int(first[o]),) if second[o] == NO_POD else (int(first[o]), int(second[o]))
             options.append((int(card[o]), int(mem[o]), int(core_all[o]), chosen))
     return options
+
+
+class Chains:
+    """Chain steps for one planning board: the options cached per board state and shape,
+    each checked against the simulated state it is used in."""
+
+    def __init__(self, board: Board) -> None:
+        self.board = board
+        self._options: dict[tuple[int, Shape, int], list[ChainOption]] = {}
+
+    def extra_evictions(
+        self,
+        outcome: Outcome,
+        homeless: Sequence[int],
+        evict: Sequence[int],
+        target_cards: Sequence[int],
+    ) -> list[int] | None:
+        """For each homeless evicted pod, one card elsewhere where evicting one or two
+        smaller pods makes room for it; None when one has none."""
+        b, st = self.board, outcome.state
+        excluded = np.zeros(len(st.capacity), dtype=np.bool_)
+        excluded[list(target_cards)] = True
+        for pod in evict:
+            excluded[b.where[pod] or []] = True
+        limit = b.movable_limit()
+        extra: list[int] = []
+        for pod in sorted(homeless, key=lambda p: (-b.shape_of(p).card_memory_mib, p)):
+            shape = b.shape_of(pod)
+            if shape.gpus != 1:
+                return None
+            pick = self.card(outcome, shape, excluded, limit)
+            if pick is None:
+                return None
+            card, pods = pick
+            excluded[card] = True
+            extra.extend(pods)
+        return extra
+
+    def card(
+        self, outcome: Outcome, shape: Shape, excluded: BoolArray, limit: int
+    ) -> tuple[int, list[int]] | None:
+        """The best chain option of the board that still holds in the simulated state: the
+        card has room once its pods go, and its node then passes every non-GPU filter
+        (`chain_options` already kept only nodes the static filters admit)."""
+        st = outcome.state
+        for card, moved, core, pods in self.options(shape, limit):
+            count = len(pods)
+            if (
+                excluded[card]
+                or st.free_memory[card] + moved < shape.card_memory_mib
+                or st.vgpus[card] - count + 1 > st.slots[card]
+                or int(st.mode[card]) not in (int(Mode.UNUSED), shape.mode)
+            ):
+                continue
+            if shape.mode == int(Mode.MEMORY_CORE) and st.free_core[card] + core < shape.card_core:
+                continue
+            if not st.resources_fit(int(st.node_of[card]), shape, self.board.demand(pods)):
+                continue
+            return card, list(pods)
+        return None
+
+    def options(self, shape: Shape, limit: int) -> list[ChainOption]:
+        """`chain_options`, computed once per board state and shape."""
+        key = (self.board.epoch, shape, limit)
+        cached = self._options.get(key)
+        if cached is not None:
+            return cached
+        if len(self._options) > 64:
+            self._options.clear()
+        options = chain_options(self.board, shape, limit)
+        self._options[key] = options
+        return options

@@ -19,8 +19,8 @@ import numpy as np
 
 from advisor.core.model import Mode
 from advisor.core.plan_board import BIG, Board, Outcome
-from advisor.core.plan_chains import ChainOption, chain_options
-from advisor.core.state import BoolArray, Shape
+from advisor.core.plan_chains import Chains
+from advisor.core.state import Shape
 
 MAX_OPTIONAL = 10  # pods per card considered as victims (the largest movable ones)
 
@@ -93,7 +93,7 @@ class Search:
         self.objective: Objective = objective
         self.evaluations = 0
         self.hole_mib = _median_movable_mib(board) if objective == "holes" else 0
-        self._options: dict[tuple[int, Shape, int], list[ChainOption]] = {}
+        self.chains = Chains(board)
         # Pending only shrinks during a search, so each level's first pod stays its id.
         self.level_ids: dict[Shape, int] = {}
         for pod in board.pending:
@@ -129,7 +129,7 @@ class Search:
             if level.mode == int(Mode.MEMORY_CORE)
             else 0
         )
-        need_slots = int(st.vgpus[k]) - len(forced) - (st.limit - 1)
+        need_slots = int(st.vgpus[k]) - len(forced) - (int(st.slots[k]) - 1)
         if need_mem <= 0 and need_core <= 0 and need_slots <= 0:
             return tuple(forced)
         optional.sort(key=lambda p: (-b.shape_of(p).card_memory_mib, p))
@@ -172,12 +172,7 @@ class Search:
         return st.resources_fit(node, level, self._demand(leaving))
 
     def _demand(self, pods: Iterable[int]) -> tuple[int, int, int]:
-        """(pod slots, cpu, memory) the pods take from their nodes, summed."""
-        slots = cpu = memory = 0
-        for pod in pods:
-            d = self.board.shape_of(pod).demand
-            slots, cpu, memory = slots + d[0], cpu + d[1], memory + d[2]
-        return (slots, cpu, memory)
+        return self.board.demand(pods)
 
     # -- targets ---------------------------------------------------------------------
 
@@ -270,7 +265,7 @@ class Search:
                 return Proposal(target, evict, outcome.landed, tuple(outcome.rescued), key)
             if depth == lim.max_chain_depth:
                 return None
-            extra = self._chains(outcome, homeless, evict, target)
+            extra = self.chains.extra_evictions(outcome, homeless, evict, target.cards)
             if extra is None or len(evict) + len(extra) > allowed:
                 return None
             evict = self._ordered([*evict, *extra])
@@ -312,68 +307,6 @@ class Search:
         changed = sorted(cards)
         before = int(np.count_nonzero(b.state.free_memory[changed] >= self.hole_mib))
         return before - int(np.count_nonzero(outcome.state.free_memory[changed] >= self.hole_mib))
-
-    def _chains(
-        self, outcome: Outcome, homeless: Sequence[int], evict: Sequence[int], target: Target
-    ) -> list[int] | None:
-        """For each homeless evicted pod, one card elsewhere where evicting one or two
-        smaller pods makes room for it."""
-        b, st = self.board, outcome.state
-        excluded = np.zeros(len(st.capacity), dtype=np.bool_)
-        excluded[list(target.cards)] = True
-        for pod in evict:
-            excluded[b.where[pod] or []] = True
-        limit = b.movable_limit()
-        extra: list[int] = []
-        for pod in sorted(homeless, key=lambda p: (-b.shape_of(p).card_memory_mib, p)):
-            shape = b.shape_of(pod)
-            if shape.gpus != 1:
-                return None
-            pick = self._chain_card(outcome, shape, excluded, limit)
-            if pick is None:
-                return None
-            card, pods = pick
-            excluded[card] = True
-            extra.extend(pods)
-        return extra
-
-    def _chain_card(
-        self, outcome: Outcome, shape: Shape, excluded: BoolArray, limit: int
-    ) -> tuple[int, list[int]] | None:
-        """The best chain option of the board that still holds in the simulated state: the
-        card has room once its pods go, and its node then passes every non-GPU filter
-        (`chain_options` already kept only nodes the static filters admit)."""
-        st = outcome.state
-        options = self._chain_options(shape, limit)
-        for card, moved, core, pods in options:
-            count = len(pods)
-            if (
-                excluded[card]
-                or st.free_memory[card] + moved < shape.card_memory_mib
-                or st.vgpus[card] - count + 1 > st.limit
-                or int(st.mode[card]) not in (int(Mode.UNUSED), shape.mode)
-            ):
-                continue
-            if shape.mode == int(Mode.MEMORY_CORE) and st.free_core[card] + core < shape.card_core:
-                continue
-            if not st.resources_fit(int(st.node_of[card]), shape, self._demand(pods)):
-                continue
-            return card, list(pods)
-        return None
-
-    def _chain_options(self, shape: Shape, limit: int) -> list[ChainOption]:
-        """`plan_chains.chain_options`, computed once per board and shape; checked per
-        simulation."""
-        b = self.board
-        cache_key = (b.epoch, shape, limit)
-        cached = self._options.get(cache_key)
-        if cached is not None:
-            return cached
-        if len(self._options) > 64:
-            self._options.clear()
-        options = chain_options(b, shape, limit)
-        self._options[cache_key] = options
-        return options
 
 
 def _level_order(level: Shape) -> tuple[int, int, int, int, int, int]:
