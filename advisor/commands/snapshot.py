@@ -1,5 +1,7 @@
-"""`xgpu-advisor snapshot`: the live state as a scenario file (DESIGN.md §4), so that any
-finding can be reproduced offline and attached to a ticket."""
+"""`xgpu-advisor snapshot`: the live state as a scenario file (docs/design.md §4), so that any
+finding can be reproduced offline and attached to a ticket. With Kubernetes it holds the rest
+of each node too (docs/design.md §9.1): allocatable, labels, taints, cordons, every pod's
+effective request and node constraints, and the pods that take room on each GPU node."""
 
 from __future__ import annotations
 

@@ -5,9 +5,11 @@ priority, owner and annotations of every pod, from Kubernetes. A running pod is 
 grouped: N = its distinct cards, memory and core = the sums. Stale series are reported and
 left out together with what depends on them (a stale node takes its cards and pods along);
 whatever the model cannot express is left out with a warning that says what that does to
-the picture. With Kubernetes, each node also carries its other pods (`Node.other_pods`: what a
-drain would move besides the modelled GPU pods). The cluster always loads as a scenario file
-(§4).
+the picture. With Kubernetes, each node also carries what kube-scheduler's other filters read
+(allocatable, labels, taints, cordon), its other pods (`Node.other_pods`: what a drain would
+move besides the modelled GPU pods) and the pods that stay with it (`Node.resident_pods`), and
+every pod its effective request and node constraints. The cluster always loads as a scenario
+file (§4).
 """
 
 from __future__ import annotations
@@ -214,11 +216,22 @@ def _nodes(
         if not built:
             notes.warnings.append(f"node {name}: no card with a known memory size; left out")
             continue
-        why = kube_nodes[name].unavailable if name in kube_nodes else None
-        if why:
-            unavailable.append(f"{name} ({why})")
+        kube_node = kube_nodes.get(name)
+        if kube_node is not None and kube_node.unavailable:
+            unavailable.append(f"{name} ({kube_node.unavailable})")
             built = [replace(c, healthy=False) for c in built]
-        nodes.append(Node(name, tuple(sorted(built, key=lambda c: c.index))))
+        node = Node(name, tuple(sorted(built, key=lambda c: c.index)))
+        if kube_node is not None:
+            notes.warnings.extend(kube_node.problems)
+            fit = kube_node.scheduling
+            node = replace(
+                node,
+                allocatable=fit.allocatable,
+                labels=fit.labels,
+                taints=fit.taints,
+                unschedulable=fit.unschedulable,
+            )
+        nodes.append(node)
     if unavailable:
         notes.warnings.append(
             f"nodes that take no new pods, modelled with unavailable cards: {names(unavailable)}"
@@ -321,7 +334,7 @@ def _fit_cards(
                     f"{card.memory_mib} (overcommit?); modelled as {memory} MiB"
                 )
             cards.append(replace(card, memory_mib=max(memory, card.memory_mib)))
-        grown.append(Node(node.name, tuple(cards)))
+        grown.append(replace(node, cards=tuple(cards)))
     most = max((len(on_card) for on_card in usage.values()), default=0)
     if most > limit:
         notes.warnings.append(

@@ -1,5 +1,6 @@
 """Kubernetes' view merged into the metric-derived pods: Pending pods, priorities, owners,
-annotations, each node's other pods, and the checks that show where the two sources disagree."""
+annotations, every pod's effective request and node constraints, each node's other pods and
+the pods that stay with it, and the checks that show where the two sources disagree."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import replace
 
 from advisor.core.model import Node, Pod, Request
 from advisor.podspec import PodGpu
+from advisor.podspec.scheduling import PodScheduling
 from advisor.sources.notes import Notes, names
 from advisor.sources.values import KubeNode, KubeState
 
@@ -42,7 +44,18 @@ def merge_kubernetes(
             unknown.append(pod.name)
             pods.append(pod)
             continue
-        pods.append(replace(pod, priority=k.priority, owner=k.owner, annotations=_annotations(k)))
+        # A bound pod's unreadable scheduling fields were warned about with its node.
+        read = kube.scheduling.get(k.key, PodScheduling())
+        pods.append(
+            replace(
+                pod,
+                priority=k.priority,
+                owner=k.owner,
+                annotations=_annotations(k),
+                resources=read.resources,
+                constraints=read.constraints,
+            )
+        )
     if unknown:
         notes.warnings.append(
             "pods reported by the exporters but unknown to Kubernetes (deleted?): " + names(unknown)
@@ -50,7 +63,7 @@ def merge_kubernetes(
     _check_bound_pods(by_key, {p.name for p in pods}, nodes, notes)
     _check_nodes(kube.nodes, nodes, notes)
     order = sorted(pending, key=lambda p: (p.created is None, p.created or "", p.key))
-    pods.extend(_pending_pod(p, notes) for p in order)
+    pods.extend(_pending_pod(p, kube.scheduling.get(p.key, PodScheduling()), notes) for p in order)
     return pods
 
 
@@ -91,13 +104,17 @@ def _check_nodes(kube_nodes: tuple[KubeNode, ...], nodes: list[Node], notes: Not
         )
 
 
-def _pending_pod(pod: PodGpu, notes: Notes) -> Pod:
+def _pending_pod(pod: PodGpu, read: PodScheduling, notes: Notes) -> Pod:
+    """A Pending pod whose GPU request or scheduling fields cannot be read is `invalid`:
+    where it could go, and whether it fits, are not known."""
     problems = "; ".join(pod.problems)
     request, invalid = pod.request, None
     if request is None:
         request, invalid = Request(gpus=1, memory_mib=0), problems or "no GPU request readable"
     elif problems:
         notes.warnings.append(f"pod {pod.key}: {problems}")
+    if read.problems:
+        invalid = "; ".join(filter(None, (invalid, *read.problems)))
     return Pod(
         pod.key,
         request,
@@ -105,18 +122,25 @@ def _pending_pod(pod: PodGpu, notes: Notes) -> Pod:
         owner=pod.owner,
         annotations=_annotations(pod),
         invalid=invalid,
+        resources=read.resources,
+        constraints=read.constraints,
     )
 
 
 def with_other_pods(nodes: list[Node], pods: list[Pod], kube: KubeState) -> list[Node]:
-    """Each node Kubernetes knows, with the pods a drain would move that the model does not
-    hold as GPU pods (no GPU, or vGPUs the exporters do not report): scale-down must count
-    them too. A node Kubernetes does not know keeps `other_pods` None (not known)."""
+    """Each node Kubernetes knows, with the pods on it that the model does not hold as GPU
+    pods (no GPU, or vGPUs the exporters do not report): those a drain would move, which
+    scale-down must count too, and those that stay with the node; all take its cpu, memory
+    and pod slots. A node Kubernetes does not know keeps `other_pods` None (not known)."""
     modelled = {p.name for p in pods}
-    on_node = {n.name: n.pods for n in kube.nodes}
+    known = {n.name: n for n in kube.nodes}
     return [
-        replace(node, other_pods=tuple(p for p in on_node[node.name] if p.name not in modelled))
-        if node.name in on_node
+        replace(
+            node,
+            other_pods=tuple(p for p in known[node.name].pods if p.name not in modelled),
+            resident_pods=tuple(p for p in known[node.name].residents if p.name not in modelled),
+        )
+        if node.name in known
         else node
         for node in nodes
     ]

@@ -7,7 +7,12 @@ creation time. A pod the parser cannot read becomes an `invalid` pod later, neve
 
 The same list gives each node the pods a drain would move (GPU or not), read with podspec's
 field readers and judged by the cluster-autoscaler's drain rules (`eviction_blocker`), so
-scale-down advice can tell which nodes other workloads pin.
+scale-down advice can tell which nodes other workloads pin; and the pods that stay with it
+(DaemonSet, mirror, terminating). Every one of them takes cpu, memory and a pod slot of its
+node, as kube-scheduler counts (`advisor.podspec.scheduling`); each node brings its
+allocatable, labels, taints and cordon (`advisor.podspec.node`). A value there that cannot be
+read is left out, and said (`KubeNode.problems`, warnings for the nodes the model holds; a
+Pending GPU pod's makes it `invalid` instead).
 
 A third list, of the PodDisruptionBudgets, gives each pod the budget that covers it
 (`advisor.sources.budgets`, recorded in an annotation of ours before the pod is parsed).
@@ -21,6 +26,7 @@ import json
 import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +46,9 @@ from advisor.core.model import (
 from advisor.core.scaledown import SAFE_TO_EVICT
 from advisor.podspec import PodGpu, fields, parse_pod
 from advisor.podspec.dialects import DIALECTS
+from advisor.podspec.node import read_node_scheduling
 from advisor.podspec.quantity import quantity_int
+from advisor.podspec.scheduling import PodScheduling, read_pod_scheduling
 from advisor.sources.budgets import by_namespace, mark_pod, read_budgets
 from advisor.sources.http import describe, run_all
 from advisor.sources.values import KubeNode, KubeState
@@ -53,6 +61,16 @@ MIRROR = "kubernetes.io/config.mirror"  # a static pod's mirror: the kubelet own
 SAFE_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 # a drained pod, its (budget, disruptions allowed)
 Budgeted = tuple[OtherPod, tuple[BudgetKey, int] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class BoundPod:
+    """A pod bound to a node and not finished: it takes cpu, memory and a slot there."""
+
+    node: str
+    pod: OtherPod  # `blocks`: why a drain could not evict it (None when it stays anyway)
+    budget: tuple[BudgetKey, int] | None
+    moves: bool  # False: stays with the node (DaemonSet, mirror, terminating)
 
 
 async def read_kubernetes(
@@ -94,21 +112,38 @@ async def read_kubernetes(
     warnings.extend(problems)
     in_namespace = by_namespace(budgets)
     pods: list[PodGpu] = []
+    scheduling: dict[str, PodScheduling] = {}
     on_node: dict[str, list[Budgeted]] = defaultdict(list)
+    residents: dict[str, list[OtherPod]] = defaultdict(list)
+    unreadable: dict[str, list[str]] = defaultdict(list)  # node -> its pods' problems
     for item in pod_items:
         try:
             mark_pod(item, in_namespace)
-            pod, drained = parse_pod(item), drained_pod(item)
-        except Exception as error:  # both promise not to raise; one odd pod must not stop a run
+            pod, bound = parse_pod(item), bound_pod(item)
+            read = read_pod_scheduling(item) if pod is not None or bound is not None else None
+        except Exception as error:  # they promise not to raise; one odd pod must not stop a run
             warnings.append(f"Kubernetes: a pod the parser failed on was skipped: {error!r}")
             continue
-        if pod is not None:
+        if pod is not None and read is not None:
             pods.append(pod)
-        if drained is not None:
-            on_node[drained[0]].append(drained[1])
+            scheduling[pod.key] = read
+        if bound is None or read is None:
+            continue
+        if read.problems:
+            where = f"pod {bound.pod.name} on node {bound.node}"
+            unreadable[bound.node].append(f"Kubernetes: {where}: {'; '.join(read.problems)}")
+        taking = replace(bound.pod, resources=read.resources)
+        if bound.moves:
+            on_node[bound.node].append((taking, bound.budget))
+        else:
+            residents[bound.node].append(taking)
     judged = {node: over_budget(drained) for node, drained in on_node.items()}
-    nodes = [node for item in node_items if (node := _node(item, judged)) is not None]
-    return KubeState(f"kubernetes {host}", tuple(pods), tuple(nodes), tuple(warnings))
+    nodes = [
+        node
+        for item in node_items
+        if (node := _node(item, judged, residents, unreadable)) is not None
+    ]
+    return KubeState(f"kubernetes {host}", tuple(pods), tuple(nodes), tuple(warnings), scheduling)
 
 
 async def _configuration(kubeconfig: str | None) -> Any:
@@ -186,24 +221,37 @@ def _json(raw: bytes) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def _node(obj: Any, on_node: Mapping[str, list[OtherPod]]) -> KubeNode | None:
+def _node(
+    obj: Any,
+    on_node: Mapping[str, list[OtherPod]],
+    residents: Mapping[str, list[OtherPod]],
+    unreadable: Mapping[str, list[str]],
+) -> KubeNode | None:
     if not isinstance(obj, dict):
         return None
-    metadata, spec, status = (_object(obj.get(k)) for k in ("metadata", "spec", "status"))
+    metadata, status = _object(obj.get("metadata")), _object(obj.get("status"))
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         return None
-    unavailable = None
-    if spec.get("unschedulable") is True:
-        unavailable = "cordoned"
-    elif not _ready(status.get("conditions")):
-        unavailable = "not Ready"
+    # A cordon is the node's `unschedulable`, which kube-scheduler's own filter judges.
+    unavailable = None if _ready(status.get("conditions")) else "not Ready"
     allocatable = status.get("allocatable")
     advertises = isinstance(allocatable, dict) and any(
         _positive(allocatable[key]) for key in GPU_RESOURCES if key in allocatable
     )
-    drained = tuple(sorted(on_node.get(name, ()), key=lambda p: p.name))
-    return KubeNode(name, unavailable, advertises, drained)
+    scheduling = read_node_scheduling(obj)
+    problems = list(unreadable.get(name, ()))
+    if scheduling.problems:
+        problems.insert(0, f"Kubernetes: node {name}: {'; '.join(scheduling.problems)}")
+    return KubeNode(
+        name,
+        unavailable,
+        advertises,
+        tuple(sorted(on_node.get(name, ()), key=lambda p: p.name)),
+        tuple(sorted(residents.get(name, ()), key=lambda p: p.name)),
+        scheduling,
+        tuple(f"{problem}; left out" for problem in problems),
+    )
 
 
 def _object(value: object) -> dict[str, Any]:
@@ -226,11 +274,11 @@ def _positive(value: object) -> bool:
         return False
 
 
-def drained_pod(obj: object) -> tuple[str, Budgeted] | None:
-    """(node, (pod, its budget)) when draining the pod's node would move it: bound, not
-    finished, not being deleted already, not owned by a DaemonSet, not a mirror pod.
+def bound_pod(obj: object) -> BoundPod | None:
+    """A pod bound to a node and not finished (so counted there by kube-scheduler); a drain
+    moves it unless it is being deleted already, owned by a DaemonSet or a mirror pod.
     Unreadable fields count as absent (parse_pod reports them for GPU pods; nothing here
-    depends on them otherwise)."""
+    depends on them otherwise). Its resources are the caller's to fill."""
     if not isinstance(obj, dict):
         return None
     ignored: list[str] = []
@@ -241,15 +289,17 @@ def drained_pod(obj: object) -> tuple[str, Budgeted] | None:
     name = fields.text(metadata.get("name"), "metadata.name", ignored)
     node = fields.text(spec.get("nodeName"), "spec.nodeName", ignored)
     phase = fields.text(status.get("phase"), "status.phase", ignored)
-    if not (namespace and name and node) or phase in FINISHED or metadata.get("deletionTimestamp"):
+    if not (namespace and name and node) or phase in FINISHED:
         return None
+    key = f"{namespace}/{name}"
     annotations = fields.string_map(metadata.get("annotations"), "metadata.annotations", ignored)
     owner = fields.owner(metadata.get("ownerReferences"), namespace, ignored)
-    if MIRROR in annotations or (owner or "").startswith("DaemonSet/"):
-        return None
+    stays = MIRROR in annotations or (owner or "").startswith("DaemonSet/")
+    if stays or metadata.get("deletionTimestamp"):
+        return BoundPod(node, OtherPod(key), None, moves=False)
     volumes = _local_volumes(fields.array(spec.get("volumes"), "spec.volumes", ignored))
     blocks = eviction_blocker(namespace, owner, annotations, volumes)
-    return node, (OtherPod(f"{namespace}/{name}", blocks), budget_key(namespace, annotations))
+    return BoundPod(node, OtherPod(key, blocks), budget_key(namespace, annotations), moves=True)
 
 
 # Controllers the autoscaler trusts to recreate an evicted pod elsewhere.
@@ -306,7 +356,7 @@ def over_budget(pods: Sequence[Budgeted]) -> list[OtherPod]:
         if budget is not None and pod.blocks is None and budget[0] in over:
             (_, name), allows = budget
             why = f"disruption budget {name} allows {allows}, {over[budget[0]]} pods on the node"
-            pod = OtherPod(pod.name, why)
+            pod = replace(pod, blocks=why)
         marked.append(pod)
     return marked
 

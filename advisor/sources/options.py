@@ -21,8 +21,9 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = Tr
     parser.add_argument(
         "--kubernetes",
         action="store_true",
-        help="read Pending pods, priorities and owners from the Kubernetes API "
-        "(in-cluster, or the kubeconfig)",
+        help="read Pending pods, priorities, owners, every pod's cpu and memory requests and "
+        "node constraints, and the nodes' allocatable, labels, taints and cordons from the "
+        "Kubernetes API (in-cluster, or the kubeconfig)",
     )
     parser.add_argument(
         "--kubeconfig", metavar="FILE", help="kubeconfig file (implies --kubernetes)"

@@ -13,6 +13,8 @@ from types import MappingProxyType
 
 from advisor.core.model import OtherPod
 from advisor.podspec import PodGpu
+from advisor.podspec.node import NodeScheduling
+from advisor.podspec.scheduling import PodScheduling
 
 MIB = 2**20
 
@@ -32,6 +34,10 @@ FAMILIES = (NODE_INFO, *CARD_FAMILIES, *VGPU_FAMILIES, COLLECTOR_SUCCESS)
 
 def _frozen(labels: Mapping[str, str] | None = None) -> Mapping[str, str]:
     return MappingProxyType(dict(labels or {}))
+
+
+def _frozen_scheduling() -> Mapping[str, PodScheduling]:
+    return MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +72,17 @@ class Stale:
 @dataclass(frozen=True, slots=True)
 class KubeNode:
     name: str
-    unavailable: str | None = None  # why it takes no new pods ("cordoned", "not Ready")
+    unavailable: str | None = None  # why its cards take no new pods ("not Ready")
     advertises_gpus: bool = False  # allocatable names a GPU resource of some dialect
     # The pods a drain would move (GPU or not; no DaemonSet, mirror, finished or terminating
-    # pod), by name, with what would block evicting each. Sorted by name.
+    # pod), by name, with what would block evicting each and what each requests. Sorted.
     pods: tuple[OtherPod, ...] = ()
+    # The pods that stay with it (DaemonSet, mirror, terminating), with what each requests.
+    residents: tuple[OtherPod, ...] = ()
+    # What kube-scheduler's other filters read: allocatable, labels, taints, the cordon.
+    scheduling: NodeScheduling = field(default_factory=NodeScheduling)
+    # What could not be read of it and of the pods bound to it, one warning line each.
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +93,5 @@ class KubeState:
     pods: tuple[PodGpu, ...] = ()
     nodes: tuple[KubeNode, ...] = ()
     warnings: tuple[str, ...] = ()
+    # Each GPU pod's effective request and node constraints, by "namespace/pod".
+    scheduling: Mapping[str, PodScheduling] = field(default_factory=_frozen_scheduling)

@@ -48,8 +48,13 @@ def pod(
     owner: tuple[str, str] | None = None,
     runtime: str = "containerd",
     volumes: Sequence[JsonObject] | None = None,
+    node_selector: Mapping[str, str] | None = None,
+    affinity: JsonObject | None = None,
+    tolerations: Sequence[JsonObject] | None = None,
+    overhead: Mapping[str, str] | None = None,
 ) -> JsonObject:
-    """A pod; running pods (phase Running with a node) get container statuses with ids."""
+    """A pod; running pods (phase Running with a node) get container statuses with ids.
+    `node_selector`, `affinity`, `tolerations` and `overhead` are the spec's fields as given."""
     spec_containers = list(containers) if containers else [container()]
     obj: JsonObject = {
         "kind": "Pod",
@@ -68,12 +73,26 @@ def pod(
     if owner is not None:
         kind, owner_name = owner
         metadata["ownerReferences"] = [
-            {"apiVersion": "apps/v1", "kind": kind, "name": owner_name, "controller": True}
+            {
+                "apiVersion": "apps/v1",
+                "kind": kind,
+                "name": owner_name,
+                "uid": f"uid-{kind.lower()}-{owner_name}",
+                "controller": True,
+            }
         ]
     if init_containers:
         obj["spec"]["initContainers"] = list(init_containers)
     if volumes:
         obj["spec"]["volumes"] = list(volumes)
+    for key, value in (
+        ("nodeSelector", node_selector),
+        ("affinity", affinity),
+        ("tolerations", tolerations),
+        ("overhead", overhead),
+    ):
+        if value is not None:
+            obj["spec"][key] = dict(value) if isinstance(value, Mapping) else list(value)
     if priority is not None:
         obj["spec"]["priority"] = priority
     if node is not None:
@@ -101,6 +120,7 @@ def node(
     allocatable: Mapping[str, str | int] | None = None,
     unschedulable: bool = False,
     ready: bool = True,
+    taints: Sequence[JsonObject] | None = None,
 ) -> JsonObject:
     resources = {k: str(v) for k, v in (allocatable or {}).items()}
     obj: JsonObject = {
@@ -116,6 +136,8 @@ def node(
     }
     if unschedulable:
         obj["spec"]["unschedulable"] = True
+    if taints is not None:
+        obj["spec"]["taints"] = list(taints)
     return obj
 
 

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.core.model import Card, Cluster, Node, Placement, Pod, Request
+from advisor.podspec.node import NodeScheduling
 from advisor.scenario import scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble
 from advisor.sources.values import COLLECTOR_SUCCESS, KubeNode, KubeState, Sample
@@ -201,8 +202,8 @@ def kube_cluster() -> tuple[list[Sample], KubeState]:
         cce_pod("ml/unseen", node="n2", cards=(0,)),  # bound, but no exporter reports it
     ]
     nodes = (
-        KubeNode("n1"),
-        KubeNode("n2", unavailable="cordoned"),
+        KubeNode("n1", unavailable="not Ready"),
+        KubeNode("n2", scheduling=NodeScheduling(unschedulable=True)),  # cordoned
         KubeNode("n3", advertises_gpus=True),
     )
     return samples, KubeState("kubernetes test", tuple(parsed(p) for p in pods), nodes)
@@ -221,15 +222,18 @@ def test_kubernetes_adds_pending_pods_and_enriches_running_ones() -> None:
     assert pods["web/early"].request == Request(gpus=1, memory_mib=4096)
     assert pods["web/broken"].invalid is not None
     assert "volcano.sh/gpu-mem.128Mi" in pods["web/broken"].invalid
-    # cordoned node: its cards take nothing new
-    n2 = next(n for n in result.cluster.nodes if n.name == "n2")
-    assert [c.healthy for c in n2.cards] == [False]
+    # A node not Ready: its cards take nothing new. A cordoned one is `unschedulable`, which
+    # kube-scheduler's own filter judges (a pod tolerating the cordon may still go there).
+    n1, n2 = result.cluster.nodes
+    assert ([c.healthy for c in n1.cards], n1.unschedulable) == ([False, False], False)
+    assert ([c.healthy for c in n2.cards], n2.unschedulable) == ([True], True)
     text = "\n".join(result.warnings)
     assert "unknown to Kubernetes (deleted?): ml/orphan" in text
     assert "no exporter reports a vGPU for" in text
     assert "ml/unseen on n2" in text
     assert "GPU nodes without exporter series (not modelled): n3" in text
-    assert "modelled with unavailable cards: n2 (cordoned)" in text
+    assert "modelled with unavailable cards: n1 (not Ready)" in text
+    assert "n2" not in text.split("modelled with unavailable cards:")[1].split("\n")[0]
     loads(result.cluster)
 
 

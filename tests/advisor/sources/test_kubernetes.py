@@ -10,6 +10,7 @@ import pytest
 from advisor.commands import InputError
 from advisor.core.model import OtherPod, Request
 from advisor.core.scaledown import scale_down
+from advisor.podspec.node import NodeScheduling
 from advisor.scenario import scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble
 from advisor.sources.kubernetes import eviction_blocker, read_kubernetes
@@ -81,11 +82,16 @@ async def test_gpu_pods_of_every_dialect_and_nodes(kube_api: KubeApiDouble, tmp_
     assert pods["web/broken"].request is None
     assert (pods["ml/running"].node, pods["ml/running"].phase) == ("n1", "Running")
     bare = "not replicated: no controller owns it, nothing would recreate it"
+    # A cordon is the node's `unschedulable` (kube-scheduler's filter), not unavailable cards.
+    cordoned = NodeScheduling(unschedulable=True)
     assert state.nodes == (
         KubeNode("n1", None, True, (OtherPod("ml/running", bare),)),
-        KubeNode("n2", "cordoned", False),
+        KubeNode("n2", None, False, scheduling=cordoned),
         KubeNode("n3", "not Ready", False),
     )
+    assert [dict(n.scheduling.labels) for n in state.nodes] == [
+        {"kubernetes.io/hostname": name} for name in ("n1", "n2", "n3")
+    ]
     assert state.source == f"kubernetes {kube_api.url}"
     # Paged (limit 2, then continue tokens) and finished pods filtered by the server.
     lists = [r for r in kube_api.requests if r.path == "/api/v1/pods"]

@@ -76,10 +76,18 @@ def _count(result: list[dict[str, Any]]) -> int:
 
 
 def same_cluster(snapshot: Cluster, expected: Cluster) -> None:
-    def nodes(c: Cluster) -> list[Any]:  # other pods aside: the demo file does not list them
+    def nodes(c: Cluster) -> list[Any]:  # other pods aside: checked where the test knows them
         return sorted((replace(n, other_pods=None) for n in c.nodes), key=lambda n: n.name)
 
+    def labels(c: Cluster) -> dict[str, dict[str, str]]:  # not part of Node equality
+        # The API server's nodes all carry their hostname label; the demo file does not.
+        return {
+            n.name: {k: v for k, v in n.labels.items() if k != "kubernetes.io/hostname"}
+            for n in c.nodes
+        }
+
     assert nodes(snapshot) == nodes(expected)
+    assert labels(snapshot) == labels(expected)
     assert sorted(snapshot.running, key=lambda p: p.name) == sorted(
         expected.running, key=lambda p: p.name
     )
@@ -109,11 +117,16 @@ def test_snapshot_reproduces_the_demo(
     assert err.startswith(f"xgpu-advisor: wrote {out} from ")
     cards = sum(len(n.cards) for n in DEMO_CLUSTER.nodes)
     running, pending = len(DEMO_CLUSTER.running), len(DEMO_CLUSTER.pending)
-    assert f"3 nodes, {cards} cards, {running} running and {pending} Pending pods" in err
+    nodes = len(DEMO_CLUSTER.nodes)
+    assert f"{nodes} nodes, {cards} cards, {running} running and {pending} Pending pods" in err
     snapshot = load_scenario(out)
     same_cluster(snapshot, DEMO_CLUSTER)
-    # Kubernetes holds the demo's GPU pods only, all modelled: known, and none other.
-    assert [n.other_pods for n in snapshot.nodes] == [(), (), ()]
+    # Kubernetes holds the demo's pods, GPU ones all modelled, and its other pods: known,
+    # with what each requests; no pod stays with its node (no DaemonSet, mirror or
+    # terminating pod that is not a modelled GPU pod).
+    others = {n.name: n.other_pods for n in snapshot.nodes}
+    assert others == {n.name: n.other_pods or () for n in DEMO_CLUSTER.nodes}
+    assert {n.resident_pods for n in snapshot.nodes} == {()}
     assert diagnosis(snapshot) == diagnosis(DEMO_CLUSTER)
     causes = {p["pod"]: p["cause"] for p in diagnosis(snapshot)["pods"]}
     assert causes["web/infer-2"] == "fragmentation"
