@@ -91,6 +91,7 @@ class Cycle:
         self.policy = policy
         self.node_detail_limit = node_detail_limit
         self._satisfiable: dict[tuple[object, ...], str | None] = {}
+        self._big: dict[tuple[int, int, int], BoolArray] = {}
 
     def visit(self, pod: Pod) -> PodDiagnosis:
         shape = Shape.of_pod(pod)
@@ -133,6 +134,18 @@ class Cycle:
             self._satisfiable[key] = self._never_fits_message(shape)
         return self._satisfiable[key]
 
+    def _big_enough(self, shape: Shape) -> BoolArray:
+        """Nodes with enough cards big enough for `shape`, empty: cards never change size,
+        so this is cached by the GPU part of the shape alone (the pods' requests and
+        constraints vary far more than their GPU shapes)."""
+        key = (shape.gpus, shape.card_memory_mib, shape.memory_percent)
+        big = self._big.get(key)
+        if big is None:
+            s = self.state
+            roomy_cards = (s.capacity >= s.card_need(shape)) & (s.slots > 0)
+            big = self._big[key] = s.eligible_per_node(roomy_cards) >= shape.gpus
+        return big
+
     def _never_fits_message(self, shape: Shape) -> str | None:
         s = self.state
         n_nodes = len(s.node_names)
@@ -141,8 +154,7 @@ class Cycle:
             return fit_error(n_nodes, s.static_counts(shape.constraints).items())
         want = np.array(shape.demand, dtype=np.int64)
         roomy = ~((want > 0) & (want > s.allocatable)).any(axis=1)
-        roomy_cards = (s.capacity >= s.card_need(shape)) & (s.slots > 0)
-        big = s.eligible_per_node(roomy_cards) >= shape.gpus
+        big = self._big_enough(shape)
         if (allowed & roomy & big).any():
             return None
         if (allowed & big).any():
@@ -331,6 +343,10 @@ class Cycle:
     ) -> tuple[str, ...]:
         s = self.state
         names = s.rules.reasons
+        positions = s.node_positions(node)
+        # How many card checks the profile has, judged on this node's cards alone (the
+        # count does not depend on which cards; judging every card costs 40k comparisons).
+        checks = len(s.card_rejections(shape, np.asarray(positions, dtype=np.int64)))
         if reasons[0] not in names:  # rejected before the GPU filter
             return tuple(_resource_detail(r, s.free_resources(node), shape) for r in reasons)
         if s.card_count[node] < shape.gpus:
@@ -338,10 +354,8 @@ class Cycle:
         lines = []
         if reasons[0] == names[0]:
             lines.append(f"{names[0]}: {int(counts[0])} of {shape.gpus} cards eligible")
-        elif reasons[0] == names[-1] and len(names) > len(s.card_rejections(shape)) + 1:
+        elif reasons[0] == names[-1] and len(names) > checks + 1:
             lines.append(f"{names[-1]}: no {shape.gpus} eligible cards on one NUMA node")
-        positions = s.node_positions(node)
-        checks = len(s.card_rejections(shape))
         for code in sorted(range(1, 1 + checks), key=lambda c: (-int(counts[c]), c)):
             if counts[code] == 0:
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from advisor.core.model import POLICIES, PolicyName
+from advisor.core.model import PolicyName
 
 NODE_POLICY = "hami.io/node-scheduler-policy"
 CARD_POLICY = "hami.io/gpu-scheduler-policy"
@@ -31,31 +31,34 @@ NO_OPTIONS = PodOptions()
 
 
 def hami_options(annotations: Mapping[str, str]) -> PodOptions:
-    """The HAMi annotations of a pod. Policy values other than binpack and spread (HAMi's
-    chains, mutex, topology-aware) are not modelled: the profile's default applies and the
-    pod says so."""
+    """The HAMi annotations of a pod, read as HAMi v2.10 reads them: a node policy other than
+    "spread" is binpack (NodeScoreList.Less), a card policy other than "binpack" is spread
+    (DeviceUsageList.Less; HAMi's comma chains, "numa", "mutex" and "topology-aware" are not
+    modelled and read as spread too), numa-bind is Go's strconv.ParseBool, and a malformed
+    scoring-weights annotation makes HAMi refuse the pod."""
     if not any(k in annotations for k in (NODE_POLICY, CARD_POLICY, NUMA_BIND, SCORING_WEIGHTS)):
         return NO_OPTIONS
-    problem = None
-    policies: list[PolicyName | None] = []
-    for key in (NODE_POLICY, CARD_POLICY):
-        value = annotations.get(key, "").strip()
-        chosen = next((p for p in POLICIES if p == value), None)
-        if value and chosen is None:
-            problem = f"annotation {key}: {value!r} is not modelled (binpack or spread)"
-        policies.append(chosen)
-    weights = None
+    node_policy: PolicyName | None = None
+    if NODE_POLICY in annotations:
+        node_policy = "spread" if annotations[NODE_POLICY] == "spread" else "binpack"
+    card_policy: PolicyName | None = None
+    if CARD_POLICY in annotations:
+        card_policy = "binpack" if annotations[CARD_POLICY] == "binpack" else "spread"
+    weights, problem = None, None
     if SCORING_WEIGHTS in annotations:
         weights, error = parse_weights(annotations[SCORING_WEIGHTS])
         if error:
             problem = f"annotation {SCORING_WEIGHTS}: {error}"
     return PodOptions(
-        node_policy=policies[0],
-        card_policy=policies[1],
-        numa_bind=annotations.get(NUMA_BIND, "").strip().lower() == "true",
+        node_policy=node_policy,
+        card_policy=card_policy,
+        numa_bind=annotations.get(NUMA_BIND) in _GO_TRUE,
         weights=weights,
         problem=problem,
     )
+
+
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # strconv.ParseBool
 
 
 def parse_weights(value: str) -> tuple[tuple[int, int, int] | None, str | None]:

@@ -150,9 +150,10 @@ class HamiRules:
         with np.errstate(divide="ignore", invalid="ignore"):
             slot_score = F32(1 + st.vgpus[at]) / count.astype(F32)
             core_score = (self.card_core(shape) + used_cores).astype(F32) / F32(TOTAL_CORE)
-            mem_score = (self.card_need(st.capacity[at], shape) + used_mem).astype(
-                F32
-            ) / capacity.astype(F32)
+            # ComputeScore reads a share when one is given, even beside a memory (Fit does not)
+            pct = shape.memory_percent
+            mem = capacity * pct // 100 if pct else self.card_need(capacity, shape)
+            mem_score = (mem + used_mem).astype(F32) / capacity.astype(F32)
             weighted = F32(w_slot) * slot_score + F32(w_core) * core_score
             score = F32(10) * (weighted + F32(w_mem) * mem_score)
         return np.where((count == 0) | (capacity == 0), F32(0), score).astype(F32)

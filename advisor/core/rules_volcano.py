@@ -105,7 +105,7 @@ class VolcanoRules:
             total = 0.0
             for k, mem in zip(cards, need, strict=True):
                 used_after = int(st.capacity[k] - st.free_memory[k] + mem)
-                total += 100.0 * used_after / float(st.capacity[k])
+                total += 100.0 * (used_after / float(st.capacity[k]))  # GPUScore, as Go rounds
             scored.append((math.floor(total + 0.5) * self.weight, int(node), cards))
         best = max(s for s, _, _ in scored)
         tied = np.array([node for s, node, _ in scored if s == best], dtype=np.int64)

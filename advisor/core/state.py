@@ -171,6 +171,8 @@ class CardState:
         for i, node in enumerate(nodes):
             for other in (*(node.other_pods or ()), *node.resident_pods):
                 self.requested[i] += (1, other.resources.cpu_milli, other.resources.memory_bytes)
+        # What the static filters read of each node besides its name.
+        self._looks = [(tuple(sorted(n.labels.items())), n.taints, n.unschedulable) for n in nodes]
         self._static: dict[NodeConstraints, StaticVerdicts] = {}
 
     def copy(self) -> CardState:
@@ -210,8 +212,17 @@ class CardState:
         if known is None:
             rejected = {}
             counts: dict[str, int] = {}
+            # Nodes alike in labels, taints and cordon share a verdict; matchFields reads
+            # the name too, so then each node is judged alone.
+            by_name = constraints.required is not None and any(
+                term.fields for term in constraints.required
+            )
+            judged: dict[object, tuple[str, ...]] = {}
             for i, node in enumerate(self.nodes):
-                reasons = static_reasons(node, constraints)
+                look = node.name if by_name else self._looks[i]
+                reasons = judged.get(look)
+                if reasons is None:
+                    reasons = judged[look] = static_reasons(node, constraints)
                 if reasons:
                     rejected[i] = reasons
                     for reason in reasons:
