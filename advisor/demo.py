@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from advisor.core.diagnose import CAUSES
 from advisor.render._common import plural
 from advisor.scenario import ScenarioError, load_scenario
 
@@ -199,7 +200,7 @@ def report_command(svc: Services, scenario: Path, out: Path) -> list[str]:
 def summary(out: Path) -> str:
     data = json.loads((out / "report.json").read_text())
     counts = data["diagnosis"]["summary"]
-    causes = ", ".join(f"{n} {c}" for c, n in counts.items() if c != "pending" and n)
+    causes = ", ".join(f"{counts[c]} {c}" for c in CAUSES if counts.get(c))
     plan = data["plan"]["summary"]
     frag = data["fragmentation"]
     lines = [

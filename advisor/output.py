@@ -7,7 +7,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from advisor.core.diagnose import Diagnosis, PodDiagnosis
-from advisor.core.model import Cluster, Mode, Placement, Pod
+from advisor.core.model import Cluster, Mode, Node, Placement, Pod
+from advisor.core.nodefilters import Resources, Taint, bytes_text, cpu_text
 
 DIAGNOSIS_SCHEMA = "xgpu-advisor/diagnosis/v1"
 
@@ -23,6 +24,22 @@ def request_json(pod: Pod) -> dict[str, int]:
     return {"gpus": r.gpus, "memory_mib": r.memory_mib, "core_percent": r.core_percent}
 
 
+def resources_json(resources: Resources) -> dict[str, str]:
+    """A cpu/memory request as Kubernetes quantities, the parts asked for only."""
+    parts = {}
+    if resources.cpu_milli:
+        parts["cpu"] = cpu_text(resources.cpu_milli)
+    if resources.memory_bytes:
+        parts["memory"] = bytes_text(resources.memory_bytes)
+    return parts
+
+
+def taint_text(taint: Taint) -> str:
+    """kubectl's form: key=value:Effect (key:Effect without a value)."""
+    value = f"={taint.value}" if taint.value else ""
+    return f"{taint.key}{value}:{taint.effect}"
+
+
 def pod_diagnosis_json(d: PodDiagnosis) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "pod": d.pod.name,
@@ -34,6 +51,12 @@ def pod_diagnosis_json(d: PodDiagnosis) -> dict[str, Any]:
         "nodes": {node: list(reasons) for node, reasons in d.node_reasons},
         "nodes_omitted": d.nodes_omitted,
     }
+    # What else binds the pod to a node, when anything does (§9.1): shown beside its request.
+    resources = resources_json(d.pod.resources)
+    if resources:
+        entry["resources"] = resources
+    if d.pod.constraints.node_selector:
+        entry["node_selector"] = dict(d.pod.constraints.node_selector)
     if d.node_summary is not None:
         entry["node_summary"] = d.node_summary
         entry["reason_counts"] = dict(d.reason_counts)
@@ -99,8 +122,31 @@ def card_view(
                     ],
                 }
             )
-        views.append({"name": node.name, "cards": cards})
+        views.append({"name": node.name, "cards": cards, **_node_fit(node, cluster, where)})
     return {"nodes": views}
+
+
+def _node_fit(node: Node, cluster: Cluster, where: Mapping[str, Placement]) -> dict[str, Any]:
+    """The node's cpu and memory (allocatable, and requested by its pods where `where` puts
+    them and by its other pods) and its taints; nothing for a node that sets none of them."""
+    fit: dict[str, Any] = {}
+    allocatable = node.allocatable
+    if allocatable.cpu_milli is not None or allocatable.memory_bytes is not None:
+        placed = [p for p in cluster.pods if (w := where.get(p.name)) and w.node == node.name]
+        others = node.other_pods or ()
+        fit["resources"] = {
+            "cpu_allocatable_milli": allocatable.cpu_milli,
+            "memory_allocatable_bytes": allocatable.memory_bytes,
+            "cpu_requested_milli": sum(p.resources.cpu_milli for p in placed)
+            + sum(o.resources.cpu_milli for o in others),
+            "memory_requested_bytes": sum(p.resources.memory_bytes for p in placed)
+            + sum(o.resources.memory_bytes for o in others),
+        }
+    if node.taints:
+        fit["taints"] = [taint_text(t) for t in node.taints]
+    if node.unschedulable:
+        fit["unschedulable"] = True
+    return fit
 
 
 def cluster_view(cluster: Cluster, diagnosis: Diagnosis | None = None) -> dict[str, Any]:

@@ -48,6 +48,14 @@ def dashboard() -> Json:
             "none",
         ),
         stat(
+            "Rescuable by rebalancing",
+            "Pending pods the proposed rebalancing plans would let run.",
+            Query("max(xgpu_advisor_rescuable_pods)"),
+            "none",
+        ),
+    ]
+    findings = [
+        stat(
             "Pending for fragmentation",
             "Pending pods whose memory exists, split across cards.",
             Query('max(xgpu_advisor_pending_pods{cause="fragmentation"})'),
@@ -55,10 +63,12 @@ def dashboard() -> Json:
             thresholds=steps("green", (1, "orange")),
         ),
         stat(
-            "Rescuable by rebalancing",
-            "Pending pods the proposed rebalancing plans would let run.",
-            Query("max(xgpu_advisor_rescuable_pods)"),
+            "Pending for node resources",
+            "Pending pods whose GPUs fit on a node they may use, but that node lacks the cpu, "
+            "memory or pod slots they request: free or add cpu and memory on GPU nodes, not GPUs.",
+            Query('max(xgpu_advisor_pending_pods{cause="node-resources"})'),
             "none",
+            thresholds=steps("green", (1, "orange")),
         ),
         stat(
             "Stranded memory",
@@ -68,13 +78,16 @@ def dashboard() -> Json:
         ),
     ]
     for panel in overview:
-        layout.add(panel, 4, 4)
+        layout.add(panel, 6, 4)
+    for panel in findings:
+        layout.add(panel, 8, 4)
 
     layout.row("Findings over time")
     layout.add(
         pending_by_cause(
             "Pending GPU pods by the advisor's diagnosis (schedulable: fits now, the "
-            "scheduler has not placed it yet)."
+            "scheduler has not placed it yet; node-resources: the GPUs fit, the node's cpu, "
+            "memory or pod slots do not)."
         ),
         12,
         8,

@@ -95,18 +95,42 @@ def register(sub: Any) -> None:
 
 
 def _with_pods_from(cluster: Cluster, path: Path) -> Cluster:
-    """Pending pods, and what metrics cannot know of running ones (owner, priority,
-    annotations), from a scenario file: the stand-in for the Kubernetes API."""
-    described = {p.name: p for p in load_scenario(path).pods}
+    """From a scenario file, the stand-in for the Kubernetes API: Pending pods; what metrics
+    cannot know of running ones (owner, priority, annotations, cpu/memory requests, node
+    selector, affinity, tolerations); and of each node what its Node object and its other
+    pods would say (allocatable, labels, taints, cordon, CPU-only pods)."""
+    scenario = load_scenario(path)
+    described = {p.name: p for p in scenario.pods}
     running = tuple(
-        dataclasses.replace(p, owner=d.owner, priority=d.priority, annotations=d.annotations)
+        dataclasses.replace(
+            p,
+            owner=d.owner,
+            priority=d.priority,
+            annotations=d.annotations,
+            resources=d.resources,
+            constraints=d.constraints,
+        )
         if (d := described.get(p.name)) is not None
         else p
         for p in cluster.pods
     )
     known = {p.name for p in cluster.pods}
     pending = tuple(p for p in described.values() if p.placement is None and p.name not in known)
-    return dataclasses.replace(cluster, pods=running + pending)
+    nodes = {n.name: n for n in scenario.nodes}
+    merged = tuple(
+        dataclasses.replace(
+            n,
+            allocatable=node.allocatable,
+            labels=node.labels,
+            taints=node.taints,
+            unschedulable=node.unschedulable,
+            other_pods=n.other_pods if node.other_pods is None else node.other_pods,
+        )
+        if (node := nodes.get(n.name)) is not None
+        else n
+        for n in cluster.nodes
+    )
+    return dataclasses.replace(cluster, nodes=merged, pods=running + pending)
 
 
 def _inputs(args: argparse.Namespace) -> ReportInputs:

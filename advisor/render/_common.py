@@ -11,8 +11,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# Causes in the order DESIGN.md §3 lists them in the summary; reports follow it.
-CAUSES: tuple[str, ...] = ("schedulable", "fragmentation", "capacity", "unsatisfiable", "invalid")
+# CAUSES: the causes in the core's order (docs/design.md §3), one list, so a new cause reaches
+# every report, chart and count without a second copy here.
+from advisor.core.diagnose import CAUSES
 
 MODE_NAMES: Mapping[int, str] = {0: "memory isolation", 1: "memory+core isolation", 2: "unused"}
 
@@ -104,6 +105,22 @@ def format_request(request: Mapping[str, Any]) -> str:
     return f"{text} + {gpus} × {core // gpus} % core" if core else text
 
 
+def pod_request_text(pod: Mapping[str, Any]) -> str:
+    """The GPU shape, then what else binds the pod to a node when anything does:
+    "1 × 49152 MiB · cpu 8, memory 64Gi · nodeSelector nodepool=a100"."""
+    request = as_map(pod.get("request"))
+    parts = [format_request(request) if request else "?"]
+    resources = as_map(pod.get("resources"))
+    asked = [f"{key} {as_str(resources.get(key))}" for key in ("cpu", "memory") if key in resources]
+    if asked:
+        parts.append(", ".join(asked))
+    selector = as_map(pod.get("node_selector"))
+    if selector:
+        pairs = ", ".join(f"{key}={as_str(value)}" for key, value in sorted(selector.items()))
+        parts.append(f"nodeSelector {pairs}")
+    return " · ".join(parts)
+
+
 def format_cards(cards: Sequence[Any]) -> str:
     indices = [str(as_int(card)) for card in cards]
     return ("card " if len(indices) == 1 else "cards ") + ", ".join(indices)
@@ -127,14 +144,18 @@ def cause_label(pod: Mapping[str, Any]) -> str:
 
 
 def explanation(pod: Mapping[str, Any]) -> str:
-    """Where the pod fits, or why it does not: the message, led by the node summary."""
+    """Where the pod fits, or why it does not: the message, led by the node summary
+    (kube-scheduler's FitError sentence, "0/3 nodes are available: 3 too-few-cards.")."""
     placement = as_map(pod.get("placement"))
     if pod.get("cause") == "schedulable" and placement:
         return format_placement(placement)
     message = as_str(pod.get("message"))
     summary = as_str(pod.get("node_summary"))
     if summary and summary not in message:
-        return f"{summary}; {message}" if message else summary
+        if not message:
+            return summary
+        # The summary is a sentence of its own; an older report's ("0/3 nodes fit: ...") is not.
+        return f"{summary} {message}" if summary.endswith(".") else f"{summary}; {message}"
     return message
 
 
@@ -151,8 +172,18 @@ ADVICE: Mapping[str, Advice] = {
         Advice(
             "schedulable",
             "Schedulable",
-            "These fit on the cards shown in this simulated cycle. If they stay Pending, the "
-            "GPU is not what blocks them: look at CPU, memory, taints, affinity or quotas.",
+            "These fit on the cards shown in this simulated cycle, on a node that also has the "
+            "cpu, memory and pod slot they ask for and that their node selector, affinity and "
+            "tolerations admit. If they stay Pending, the node is not what blocks them: look at "
+            "quotas, pod affinity, topology spread, volumes or ports.",
+        ),
+        Advice(
+            "node-resources",
+            "Node resources",
+            "Their GPUs fit now on a node they may use, but that node lacks the cpu, memory or "
+            "pod slots they request. Free or add cpu and memory on the GPU nodes, not GPUs: "
+            "check the pod's requests (are they what it needs?), and look at the other pods on "
+            "the GPU nodes (CPU-only pods that could run elsewhere).",
         ),
         Advice(
             "fragmentation",
@@ -182,9 +213,10 @@ ADVICE: Mapping[str, Advice] = {
         Advice(
             "unsatisfiable",
             "Unsatisfiable",
-            "No node in this cluster has enough cards of the size asked for, even empty and "
-            "repaired. Shrink the request (fewer cards or less memory per card) or add a node "
-            "with larger or more cards.",
+            "No node the pod may use (its node selector, affinity and tolerations decide) has "
+            "enough cards of the size asked for, or the allocatable cpu and memory it requests, "
+            "even empty and repaired. Shrink the request (fewer cards, less memory per card, "
+            "less cpu or memory) or add a node with larger or more cards that the pod may use.",
         ),
         Advice(
             "invalid",
@@ -244,9 +276,81 @@ class CardView:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeFit:
+    """What kube-scheduler's other filters read of a node, as the card view carries it."""
+
+    cpu_allocatable_milli: int | None = None
+    memory_allocatable_bytes: int | None = None
+    cpu_requested_milli: int = 0
+    memory_requested_bytes: int = 0
+    taints: tuple[str, ...] = ()
+    unschedulable: bool = False
+
+    def notes(self) -> list[str]:
+        """ "cpu 7.5 of 8 requested", "memory 20 of 30 GiB requested", "taint k=v:NoSchedule",
+        "cordoned": what a node panel shows beside its cards (nothing when none known)."""
+        notes = []
+        if self.cpu_allocatable_milli is not None:
+            used, total = self.cpu_requested_milli / 1000, self.cpu_allocatable_milli / 1000
+            notes.append(f"cpu {_figure(used)} of {_figure(total)} requested")
+        if self.memory_allocatable_bytes is not None:
+            used, total = self.memory_requested_bytes / GIB, self.memory_allocatable_bytes / GIB
+            notes.append(f"memory {_figure(used)} of {_figure(total)} GiB requested")
+        notes += [f"taint {taint}" for taint in self.taints]
+        if self.unschedulable:
+            notes.append("cordoned")
+        return notes
+
+
+GIB = 2**30
+
+
+def _figure(value: float) -> str:
+    """At most one decimal, none when whole: 7.5, 8, 0.3."""
+    return f"{value:.1f}".removesuffix(".0")
+
+
+def _optional_int(value: Any) -> int | None:
+    """An int, or None when absent or not a number (unknown, so never shown as 0)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return None
+    return int(value)
+
+
+def node_fit_json(fit: NodeFit) -> dict[str, Any]:
+    """A NodeFit back in the card view's form (the inverse of reading it)."""
+    data: dict[str, Any] = {}
+    if fit.cpu_allocatable_milli is not None or fit.memory_allocatable_bytes is not None:
+        data["resources"] = {
+            "cpu_allocatable_milli": fit.cpu_allocatable_milli,
+            "memory_allocatable_bytes": fit.memory_allocatable_bytes,
+            "cpu_requested_milli": fit.cpu_requested_milli,
+            "memory_requested_bytes": fit.memory_requested_bytes,
+        }
+    if fit.taints:
+        data["taints"] = list(fit.taints)
+    if fit.unschedulable:
+        data["unschedulable"] = True
+    return data
+
+
+def _node_fit(raw: Mapping[str, Any]) -> NodeFit:
+    resources = as_map(raw.get("resources"))
+    return NodeFit(
+        cpu_allocatable_milli=_optional_int(resources.get("cpu_allocatable_milli")),
+        memory_allocatable_bytes=_optional_int(resources.get("memory_allocatable_bytes")),
+        cpu_requested_milli=as_int(resources.get("cpu_requested_milli")),
+        memory_requested_bytes=as_int(resources.get("memory_requested_bytes")),
+        taints=tuple(as_str(t, "?") for t in as_list(raw.get("taints"))),
+        unschedulable=raw.get("unschedulable") is True,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class NodeView:
     name: str
     cards: tuple[CardView, ...]
+    fit: NodeFit = NodeFit()
 
 
 def _card(raw: Mapping[str, Any]) -> CardView:
@@ -276,7 +380,8 @@ def node_views(view: Mapping[str, Any]) -> list[NodeView]:
     nodes = []
     for raw in map(as_map, as_list(view.get("nodes"))):
         cards = sorted((_card(as_map(c)) for c in as_list(raw.get("cards"))), key=lambda c: c.index)
-        nodes.append(NodeView(name=as_str(raw.get("name"), "?"), cards=tuple(cards)))
+        name = as_str(raw.get("name"), "?")
+        nodes.append(NodeView(name=name, cards=tuple(cards), fit=_node_fit(raw)))
     return sorted(nodes, key=lambda node: node.name)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 # Badge colours per cause (and per capacity sub-case).
 CAUSE_COLOURS: Mapping[str, str] = {
     "schedulable": "#15803d",
+    "node-resources": "#0e7490",  # cyan: the node's cpu/memory, not its cards
     "fragmentation": "#b45309",
     "capacity": "#c2410c",
     "capacity-consolidate": "#c2410c",

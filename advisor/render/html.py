@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from advisor.core.diagnose import CAUSES
 from advisor.render._common import (
-    CAUSES,
     MODE_NAMES,
     CardView,
     NodeView,
@@ -23,11 +23,11 @@ from advisor.render._common import (
     cause_label,
     explanation,
     format_cards,
-    format_request,
     grouped_advice,
     headline,
     mode_name,
     node_views,
+    pod_request_text,
     pods_for_node,
     pods_of,
     policy_text,
@@ -182,7 +182,6 @@ def card_row(card: CardView, show_model: bool) -> str:
 
 
 def _node_pod(pod: Mapping[str, Any], node: str) -> str:
-    request = as_map(pod.get("request"))
     placement = as_map(pod.get("placement"))
     if placement.get("node") == node:
         reasons = [f"placed by this cycle on {format_cards(as_list(placement.get('cards')))}"]
@@ -192,7 +191,7 @@ def _node_pod(pod: Mapping[str, Any], node: str) -> str:
     return (
         f'<div class="pp"><div class="pod mono">{escape(as_str(pod.get("pod"), "?"))}</div>'
         f"{_cause_tag(pod)} "
-        f'<span class="req">{escape(format_request(request)) if request else ""}</span>'
+        f'<span class="req">{escape(pod_request_text(pod))}</span>'
         f"<ul>{items}</ul></div>"
     )
 
@@ -205,6 +204,7 @@ def node_panel(diagnosis: Mapping[str, Any], node: NodeView) -> str:
     shape = ", ".join(f"{n} × {model}" for model, n in sorted(models.items())) or "no cards"
     sick = sum(1 for card in node.cards if not card.healthy)
     warn = f'<span class="warn">{sick} unhealthy</span>' if sick else ""
+    fit = "".join(f'<span class="stat">{escape(note)}</span>' for note in node.fit.notes())
     mixed = len(models) > 1
     rows = "".join(card_row(card, show_model=mixed) for card in node.cards)
     pods = [_node_pod(pod, node.name) for pod in pods_for_node(diagnosis, node.name)]
@@ -213,7 +213,7 @@ def node_panel(diagnosis: Mapping[str, Any], node: NodeView) -> str:
         f'<section class="panel node" id="node-{escape(node.name)}"><div class="node-head">'
         f'<h2 class="mono">{escape(node.name)}</h2><span class="stat">{escape(shape)}</span>'
         f'<span class="stat">{format_mib(free)} free on healthy cards of {format_mib(total)}'
-        f"</span>{warn}</div>"
+        f"</span>{fit}{warn}</div>"
         f'<div class="node-body"><div class="cards">{rows}</div>'
         f'<aside class="node-pods"><h3>Pending pods here</h3>{pods_html}</aside></div></section>'
     )
@@ -241,11 +241,10 @@ def pending_table(diagnosis: Mapping[str, Any]) -> str:
     """The table of Pending pods: request, cause, and where each fits or why not."""
     rows = []
     for pod in pods_of(diagnosis):
-        request = as_map(pod.get("request"))
         rows.append(
             f'<tr><td class="pod mono">{escape(as_str(pod.get("pod"), "?"))}</td>'
             f'<td class="num">{as_int(pod.get("priority"))}</td>'
-            f"<td>{escape(format_request(request)) if request else '?'}</td>"
+            f"<td>{escape(pod_request_text(pod))}</td>"
             f"<td>{_cause_tag(pod)}</td>"
             f"<td>{escape(explanation(pod))}{_nodes_detail(pod)}</td></tr>"
         )

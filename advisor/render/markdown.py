@@ -7,15 +7,14 @@ from typing import Any
 
 from advisor.render._common import (
     as_int,
-    as_map,
     as_str,
     cause_label,
     explanation,
-    format_request,
     grouped_advice,
     headline,
     mode_name,
     node_views,
+    pod_request_text,
     pods_of,
     policy_text,
 )
@@ -46,11 +45,10 @@ def pending_section(diagnosis: Mapping[str, Any]) -> list[str]:
     """The "Pending pods" section as a table (no lines when no pod is Pending)."""
     rows = []
     for pod in pods_of(diagnosis):
-        request = as_map(pod.get("request"))
         cells = [
             as_str(pod.get("pod"), "?"),
             str(as_int(pod.get("priority"))),
-            format_request(request) if request else "?",
+            pod_request_text(pod),
             cause_label(pod),
             explanation(pod),
         ]
@@ -91,7 +89,17 @@ def cards_section(view: Mapping[str, Any]) -> list[str]:
     lines = ["## Cards after this cycle", "", *markdown_table(header, rows, right={1, 4, 5, 6}), ""]
     if pending_seen:
         lines += ['"pending" is memory that this cycle\'s schedulable pods would take.', ""]
-    return lines
+    return lines + node_fit_lines(view)
+
+
+def node_fit_lines(view: Mapping[str, Any]) -> list[str]:
+    """Each node's cpu, memory, taints and cordon, where the view knows any (kube-scheduler
+    filters on them before it looks at cards)."""
+    noted = [(node.name, node.fit.notes()) for node in node_views(view)]
+    items = [f"- {escape_cell(name)}: {escape_cell(' · '.join(n))}" for name, n in noted if n]
+    return (
+        ["Node resources and taints (checked before the cards):", "", *items, ""] if items else []
+    )
 
 
 def render_markdown(diagnosis: Mapping[str, Any], view: Mapping[str, Any]) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from advisor.core.model import Cluster, Placement
 from advisor.core.plan import Plan, PlanReport
 from advisor.core.scaledown import ScaleDownAdvice
-from advisor.core.scaling import ScaleUp
+from advisor.core.scaling import ScaleUp, ScaleUpAdvice
 from advisor.output import card_view, placement_json
 from advisor.render._common import as_list, as_map, as_str
 
@@ -65,6 +65,12 @@ def plan_json(
         "plans": [_plan_json(p, ref, owners) for p in report.plans],
         "unresolved": unresolved,
         "scale_up": [u.json() for u in scale_up],
+        # pods no node group template admits, with the autoscaler's reason (only when some)
+        **(
+            {"scale_up_not_triggered": [n.json() for n in scale_up.not_triggered]}
+            if isinstance(scale_up, ScaleUpAdvice) and scale_up.not_triggered
+            else {}
+        ),
         "scale_down": [d.json() for d in scale_down.steps],
         "scale_down_held": [h.json() for h in scale_down.held[:MAX_HELD_LISTED]],
         "scale_down_held_omitted": max(len(scale_down.held) - MAX_HELD_LISTED, 0),

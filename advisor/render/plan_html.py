@@ -13,8 +13,18 @@ from advisor.render._common import NodeView, as_int, as_list, as_map, as_str, no
 from advisor.render._style import CSS, MODE_PALETTES, MODE_TAGS
 from advisor.render.html import card_row, escape, format_mib
 from advisor.render.plan_data import kubectl_script, unresolved_causes
-from advisor.render.report_findings import NO_SCALE_DOWN, SCALE_DOWN_INTRO, SCALE_UP_INTRO
-from advisor.render.report_html_findings import held_html, scale_down_html, scale_up_html
+from advisor.render.report_findings import (
+    NO_SCALE_DOWN,
+    NO_SCALE_UP,
+    SCALE_DOWN_INTRO,
+    SCALE_UP_INTRO,
+)
+from advisor.render.report_html_findings import (
+    held_html,
+    not_triggered_html,
+    scale_down_html,
+    scale_up_html,
+)
 
 PLAN_CSS = """
 .ba { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 18px; }
@@ -150,13 +160,15 @@ def unresolved_panel(data: Mapping[str, Any]) -> str:
 
 
 def scale_up_panel(data: Mapping[str, Any]) -> str:
-    """The node shapes to add for the pods no plan rescues (empty when none)."""
-    table = scale_up_html(data)
-    if not table:
+    """The node shapes to add for the pods no plan rescues, and the pods no new node would
+    help (empty when neither)."""
+    table, helpless = scale_up_html(data), not_triggered_html(data)
+    if not table and not helpless:
         return ""
+    intro = SCALE_UP_INTRO if table else NO_SCALE_UP
     return (
         '<section class="panel"><h3>Nodes to add</h3>'
-        f'<p class="meta">{escape(SCALE_UP_INTRO)}</p>{table}</section>'
+        f'<p class="meta">{escape(intro)}</p>{table}{helpless}</section>'
     )
 
 

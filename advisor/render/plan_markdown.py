@@ -7,11 +7,17 @@ from typing import Any
 
 from advisor.render._common import as_int, as_list, as_map, as_str, node_views, plural
 from advisor.render.markdown import escape_cell, markdown_table
+from advisor.render.node_templates import (
+    NOT_TRIGGERED_HEADER,
+    NOT_TRIGGERED_TITLE,
+    not_triggered_rows,
+)
 from advisor.render.plan_data import kubectl_script, unresolved_causes
 from advisor.render.report_findings import (
     HELD_HEADER,
     HELD_TITLE,
     NO_SCALE_DOWN,
+    NO_SCALE_UP,
     SCALE_DOWN_INTRO,
     SCALE_UP_INTRO,
     also_moves_cell,
@@ -119,17 +125,28 @@ def scale_up_table(data: Mapping[str, Any]) -> list[str]:
     return [*markdown_table(["Nodes", "Node shape", "For", "Note"], rows, right={0}), ""]
 
 
+def not_triggered_table(data: Mapping[str, Any]) -> list[str]:
+    """The pods no node group would help, with why (no lines when none)."""
+    rows = [[escape_cell(pod), escape_cell(why)] for pod, why in not_triggered_rows(data)]
+    if not rows:
+        return []
+    title = f"**{NOT_TRIGGERED_TITLE}**"
+    return [title, "", *markdown_table(NOT_TRIGGERED_HEADER, rows, right=set()), ""]
+
+
 def scale_up_section(data: Mapping[str, Any]) -> list[str]:
-    """The "Nodes to add" section of the plan (no lines when none)."""
-    table = scale_up_table(data)
-    if not table:
+    """The "Nodes to add" section of the plan, with the pods no new node would help (no
+    lines when neither)."""
+    table, helpless = scale_up_table(data), not_triggered_table(data)
+    if not table and not helpless:
         return []
     return [
         "## Nodes to add",
         "",
-        SCALE_UP_INTRO,
+        SCALE_UP_INTRO if table else NO_SCALE_UP,
         "",
         *table,
+        *helpless,
     ]
 
 

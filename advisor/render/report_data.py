@@ -19,6 +19,7 @@ from advisor.render._common import (
     as_list,
     as_map,
     as_str,
+    node_fit_json,
     node_views,
     plural,
     pods_of,
@@ -290,6 +291,7 @@ def view_of(nodes: Sequence[NodeView]) -> dict[str, Any]:
                     }
                     for c in node.cards
                 ],
+                **node_fit_json(node.fit),
             }
             for node in nodes
         ]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.render._common import as_int, as_list, as_map, as_str, plural
+from advisor.render.node_templates import shape_text
 from advisor.render.plan_data import comment_safe
 from advisor.render.report_data import (
     GIB,
@@ -71,9 +72,7 @@ def scale_up_rows(plan: Mapping[str, Any]) -> list[ScaleUpRow]:
     rows = []
     for raw in as_list(plan.get("scale_up")):
         entry = as_map(raw)
-        shape = as_map(entry.get("shape"))
-        model = as_str(shape.get("model")) or "any model"
-        text = f"{as_int(shape.get('cards'))} × {fmt_mib(shape.get('memory_mib'))} cards, {model}"
+        text = shape_text(as_map(entry.get("shape")))
         notes = [as_str(entry.get("note")), as_str(entry.get("note_estimate"))]
         if entry.get("new_shape"):
             text += " (a new node shape)"
@@ -99,7 +98,7 @@ class ScaleDownRow:
 
 
 SCALE_DOWN_HEADER = ["Node", "Utilisation", "Its pods would move to"]
-ALSO_MOVES_HEADER = "Other pods, also moved (not simulated)"
+ALSO_MOVES_HEADER = "Other pods, also moved"
 
 
 def scale_down_rows(plan: Mapping[str, Any]) -> list[ScaleDownRow]:
@@ -148,8 +147,8 @@ SCALE_UP_INTRO = (
     "scheduling the whole queue on the cluster plus the new nodes."
 )
 SCALE_DOWN_INTRO = (
-    "Removing these nodes, in order, re-places their GPU pods as shown; other pods are "
-    "listed, not simulated."
+    "Removing these nodes, in order, re-places their GPU pods as shown; their other pods "
+    "move too, each checked for cpu, memory and a pod slot on a node that admits it."
 )
 NO_SCALE_UP = "None: no unresolved pod needs new nodes."
 NO_SCALE_DOWN = "None: no node below the threshold can be emptied."

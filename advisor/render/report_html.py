@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.render._common import CAUSES, as_list, as_map, as_str, headline, plural
+from advisor.core.diagnose import CAUSES
+from advisor.render._common import as_list, as_map, as_str, headline, plural
 from advisor.render._style import CAUSE_COLOURS, CSS
 from advisor.render.html import advice_panel, card_legend, escape, node_panel, pending_table
 from advisor.render.plan_data import kubectl_script

@@ -11,6 +11,11 @@ from typing import Any
 
 from advisor.render._common import as_map
 from advisor.render.html import escape
+from advisor.render.node_templates import (
+    NOT_TRIGGERED_HEADER,
+    NOT_TRIGGERED_TITLE,
+    not_triggered_rows,
+)
 from advisor.render.report_data import as_float
 from advisor.render.report_findings import (
     HELD_HEADER,
@@ -43,7 +48,9 @@ def scaling_section(report: Mapping[str, Any]) -> str:
     plan = as_map(report.get("plan"))
     if not plan:
         return heading + note_panel("No plan data in this report.")
-    up = scale_up_html(plan) or f'<p class="none">{escape(NO_SCALE_UP)}</p>'
+    up = (scale_up_html(plan) or f'<p class="none">{escape(NO_SCALE_UP)}</p>') + (
+        not_triggered_html(plan)
+    )
     down = scale_down_html(plan) or f'<p class="none">{escape(NO_SCALE_DOWN)}</p>'
     return (
         heading
@@ -68,9 +75,20 @@ def scale_up_html(plan: Mapping[str, Any]) -> str:
     )
 
 
+def not_triggered_html(plan: Mapping[str, Any]) -> str:
+    """The pods no node group would help, with why, under a heading ("" when none)."""
+    rows = [
+        [f'<span class="mono">{escape(pod)}</span>', escape(why)]
+        for pod, why in not_triggered_rows(plan)
+    ]
+    if not rows:
+        return ""
+    return f"<h3>{escape(NOT_TRIGGERED_TITLE)}</h3>" + html_table(NOT_TRIGGERED_HEADER, rows)
+
+
 def scale_down_html(plan: Mapping[str, Any]) -> str:
     """The scale-down entries as a table ("" when none): where each node's GPU pods would
-    move and, when known, its other pods that would move too (not simulated)."""
+    move and, when known, its other pods that would move too."""
     downs = scale_down_rows(plan)
     if not downs:
         return ""

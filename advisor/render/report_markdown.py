@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.render._common import CAUSES, as_list, as_map, as_str, headline, plural
+from advisor.core.diagnose import CAUSES
+from advisor.render._common import as_list, as_map, as_str, headline, plural
 from advisor.render.markdown import (
     advice_section,
     cards_section,
@@ -20,6 +21,7 @@ from advisor.render.markdown import (
 from advisor.render.plan_data import kubectl_script
 from advisor.render.plan_markdown import (
     held_table,
+    not_triggered_table,
     pictures_section,
     plans_section,
     scale_down_table,
@@ -160,6 +162,7 @@ def _scaling(report: Mapping[str, Any]) -> list[str]:
         return ["## Scaling advice", "", *_note("No plan data in this report.")]
     lines = ["## Scaling advice", "", "### Scale up (for what stays Pending)", ""]
     lines += scale_up_table(plan) or _note(NO_SCALE_UP)
+    lines += not_triggered_table(plan)
     lines += ["### Scale down", ""]
     lines += scale_down_table(plan) or _note(NO_SCALE_DOWN)
     return lines + held_table(plan)

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from advisor.core.diagnose import CAUSES
+
 # (pod, MiB, core %, pending) per card; a card's mode follows from what it hosts.
 _Slot = tuple[str, int, int, bool]
 
@@ -146,13 +148,14 @@ def sample_diagnosis() -> dict[str, Any]:
             "pod": "ml/llm-serve-13b",
             "cause": "fragmentation",
             "message": (
-                "0/4 nodes fit: 2 card-memory, 2 too-few-cards; gpu-a100-01 has 81920 MiB free "
-                "over 5 memory-isolation cards, but not 32768 MiB on each of 2 cards"
+                "0/4 nodes are available: 2 card-memory, 2 too-few-cards. gpu-a100-01 has "
+                "81920 MiB free over 5 memory-isolation cards, but not 32768 MiB on each of "
+                "2 cards"
             ),
             "placement": None,
             "request": _request(2, 65536),
             "priority": 50,
-            "node_summary": "0/4 nodes fit: 2 card-memory, 2 too-few-cards",
+            "node_summary": "0/4 nodes are available: 2 card-memory, 2 too-few-cards.",
             "nodes": {
                 "gpu-a100-01": [
                     "too-few-cards: 0 of 2 cards eligible",
@@ -167,13 +170,13 @@ def sample_diagnosis() -> dict[str, Any]:
             "pod": "vision/yolo-batch",
             "cause": "capacity",
             "message": (
-                "0/4 nodes fit: 4 too-few-cards; no node has 163840 MiB free, "
+                "0/4 nodes are available: 4 too-few-cards. No node has 163840 MiB free, "
                 "the cluster has 239616 MiB free over 4 nodes"
             ),
             "placement": None,
             "request": _request(8, 163840),
             "priority": 0,
-            "node_summary": "0/4 nodes fit: 4 too-few-cards",
+            "node_summary": "0/4 nodes are available: 4 too-few-cards.",
             "cluster_free_sufficient": True,
             "nodes": {
                 "gpu-a100-01": [
@@ -196,12 +199,13 @@ def sample_diagnosis() -> dict[str, Any]:
             "pod": "batch/etl-gpu",
             "cause": "capacity",
             "message": (
-                "0/4 nodes fit: 4 too-few-cards; the cluster has 239616 MiB free, 262144 MiB asked"
+                "0/4 nodes are available: 4 too-few-cards. The cluster has 239616 MiB free, "
+                "262144 MiB asked"
             ),
             "placement": None,
             "request": _request(8, 262144),
             "priority": 0,
-            "node_summary": "0/4 nodes fit: 4 too-few-cards",
+            "node_summary": "0/4 nodes are available: 4 too-few-cards.",
             "cluster_free_sufficient": False,
             "nodes": {
                 "gpu-a100-01": [
@@ -238,13 +242,61 @@ def sample_diagnosis() -> dict[str, Any]:
         },
     ]
     summary = {"pending": len(pods)}
-    for cause in ("schedulable", "fragmentation", "capacity", "unsatisfiable", "invalid"):
+    for cause in CAUSES:
         summary[cause] = sum(1 for pod in pods if pod["cause"] == cause)
     return {
         "schema": "xgpu-advisor/diagnosis/v1",
         "policy": {"node": "binpack", "card": "binpack"},
         "pods": pods,
         "summary": summary,
+    }
+
+
+# What kube-scheduler's other filters read of each sample node, as the card view carries it.
+_GIB = 2**30
+SAMPLE_NODE_FIT: dict[str, dict[str, Any]] = {
+    "gpu-a100-01": {
+        "resources": {
+            "cpu_allocatable_milli": 94_000,
+            "memory_allocatable_bytes": 720 * _GIB,
+            "cpu_requested_milli": 88_000,
+            "memory_requested_bytes": 300 * _GIB,
+        }
+    },
+    "gpu-t4-02": {
+        "resources": {
+            "cpu_allocatable_milli": 30_000,
+            "memory_allocatable_bytes": None,
+            "cpu_requested_milli": 28_500,
+            "memory_requested_bytes": 64 * _GIB,
+        },
+        "taints": ["nvidia.com/gpu=present:NoSchedule"],
+    },
+    "gpu-v100-01": {"unschedulable": True},
+}
+
+
+def sample_node_resources_pod() -> dict[str, Any]:
+    """A Pending pod whose card fits on two nodes that lack the cpu it asks for (the
+    sample's nodes as SAMPLE_NODE_FIT describes them)."""
+    return {
+        "pod": "vision/ocr-batch",
+        "cause": "node-resources",
+        "message": (
+            "0/4 nodes are available: 2 Insufficient cpu, 2 card-memory. The GPUs fit now on "
+            "gpu-a100-01 (and 1 other nodes), but Insufficient cpu there for cpu 24, memory "
+            "96Gi: free or add cpu and memory on GPU nodes, not GPUs"
+        ),
+        "placement": None,
+        "request": _request(1, 16384),
+        "priority": 0,
+        "resources": {"cpu": "24", "memory": "96Gi"},
+        "node_summary": "0/4 nodes are available: 2 Insufficient cpu, 2 card-memory.",
+        "nodes": {
+            "gpu-a100-01": ["Insufficient cpu: 6 free, pod needs 24"],
+            "gpu-t4-02": ["Insufficient cpu: 1500m free, pod needs 24"],
+        },
+        "nodes_omitted": 2,
     }
 
 

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from advisor.core.model import Cluster, Pod
+from advisor.core.model import Cluster, Node, OtherPod, Pod
+from advisor.core.nodefilters import Resources, bytes_text, cpu_text
 from tests.advisor.sources.builders import cce_pod
 from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject
@@ -38,9 +39,9 @@ def kube_pod(pod: Pod, order: int) -> JsonObject:
             uid="uid-odd",
         )
         obj["metadata"]["creationTimestamp"] = created
-        return obj
+        return with_scheduling(obj, pod)
     placement = pod.placement
-    return cce_pod(
+    obj = cce_pod(
         pod.name,
         gpus=pod.request.gpus,
         memory_mib=pod.request.memory_mib,
@@ -51,6 +52,78 @@ def kube_pod(pod: Pod, order: int) -> JsonObject:
         owner=owner,
         created=created,
     )
+    return with_scheduling(obj, pod)
+
+
+def requests_of(resources: Resources) -> dict[str, str]:
+    asked = {}
+    if resources.cpu_milli:
+        asked["cpu"] = cpu_text(resources.cpu_milli)
+    if resources.memory_bytes:
+        asked["memory"] = bytes_text(resources.memory_bytes)
+    return asked
+
+
+def with_scheduling(obj: JsonObject, pod: Pod) -> JsonObject:
+    """The pod's cpu/memory requests (on its one container), node selector and tolerations
+    (the demo's; required node affinity is not used there)."""
+    asked = requests_of(pod.resources)
+    if asked:
+        obj["spec"]["containers"][0]["resources"]["requests"] = asked
+    if pod.constraints.node_selector:
+        obj["spec"]["nodeSelector"] = dict(pod.constraints.node_selector)
+    if pod.constraints.tolerations:
+        obj["spec"]["tolerations"] = [
+            {
+                k: v
+                for k, v in (
+                    ("key", t.key),
+                    ("operator", t.operator),
+                    ("value", t.value),
+                    ("effect", t.effect),
+                )
+                if v
+            }
+            for t in pod.constraints.tolerations
+        ]
+    return obj
+
+
+def kube_node(node: Node) -> JsonObject:
+    """A demo node: a GPU resource to advertise, its allocatable, labels, taints, cordon."""
+    allocatable: dict[str, str | int] = {"volcano.sh/gpu-mem.128Mi": len(node.cards) * 128}
+    a = node.allocatable
+    if a.cpu_milli is not None:
+        allocatable["cpu"] = cpu_text(a.cpu_milli)
+    if a.memory_bytes is not None:
+        allocatable["memory"] = bytes_text(a.memory_bytes)
+    if a.pods is not None:
+        allocatable["pods"] = a.pods
+    taints = [
+        {"key": t.key, "effect": t.effect, **({"value": t.value} if t.value else {})}
+        for t in node.taints
+    ]
+    return objects.node(
+        node.name,
+        labels=node.labels,
+        allocatable=allocatable,
+        unschedulable=node.unschedulable,
+        taints=taints or None,
+    )
+
+
+def kube_other_pod(node: str, other: OtherPod) -> JsonObject:
+    """A CPU-only pod of a ReplicaSet, bound to the node (what a drain would move)."""
+    namespace, name = other.name.split("/")
+    requests = requests_of(other.resources)
+    return objects.pod(
+        name,
+        namespace=namespace,
+        node=node,
+        containers=[objects.container(name, requests=requests or None)],
+        uid=f"uid-{namespace}-{name}",
+        owner=("ReplicaSet", name.rsplit("-", 1)[0]),
+    )
 
 
 @contextmanager
@@ -60,8 +133,9 @@ def kubernetes_holding(cluster: Cluster, home: Path) -> Iterator[tuple[KubeApiTh
         for i, pod in enumerate(cluster.pods):
             kube.call(kube.api.add_pod, kube_pod(pod, i))
         for node in cluster.nodes:
-            allocatable = {"volcano.sh/gpu-mem.128Mi": len(node.cards) * 128}
-            kube.call(kube.api.add_node, objects.node(node.name, allocatable=allocatable))
+            kube.call(kube.api.add_node, kube_node(node))
+            for other in node.other_pods or ():
+                kube.call(kube.api.add_pod, kube_other_pod(node.name, other))
         yield kube, kube.api.write_kubeconfig(home / "kubeconfig")
 
 

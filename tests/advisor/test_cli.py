@@ -35,7 +35,7 @@ def test_diagnose_json_contract() -> None:
         "unsatisfiable",
         "invalid",
     }
-    assert data["summary"]["pending"] == len(data["pods"]) == 7
+    assert data["summary"]["pending"] == len(data["pods"]) == 9
     by_name = {p["pod"]: p for p in data["pods"]}
     # the CCE example inside the demo
     assert by_name["web/infer-1"]["placement"] == {"node": "cce-node-1", "cards": [0, 1]}
@@ -43,10 +43,14 @@ def test_diagnose_json_contract() -> None:
     assert frag["cause"] == "fragmentation"
     assert frag["placement"] is None
     assert frag["nodes"]["cce-node-1"][0] == "too-few-cards: 1 of 2 cards eligible"
-    assert frag["node_summary"] == "0/3 nodes are available: 3 too-few-cards."
+    assert frag["node_summary"] == (
+        "0/5 nodes are available: 1 node(s) had untolerated taint {dedicated: research}, "
+        "4 too-few-cards."
+    )
     assert by_name["ml/finetune-0"]["cluster_free_sufficient"] is True
     assert by_name["ml/pretrain-0"]["cause"] == "unsatisfiable"
     assert by_name["web/odd-size"]["cause"] == "invalid"
+    assert by_name["vision/train-xl"]["cause"] == "node-resources"
     for pod in data["pods"]:
         assert {"pod", "cause", "message", "placement", "nodes"} <= set(pod)
     # queue order: priority first
@@ -112,4 +116,4 @@ def test_node_detail_flag(tmp_path: Path) -> None:
     proc = run("diagnose", "--scenario", str(EXAMPLE), "--format", "json", "--node-detail", "1")
     frag = next(p for p in json.loads(proc.stdout)["pods"] if p["pod"] == "web/infer-2")
     assert len(frag["nodes"]) == 1
-    assert frag["nodes_omitted"] == 2
+    assert frag["nodes_omitted"] == 4

@@ -23,12 +23,14 @@ from tests.realparts import Prometheus, http_get
 
 DEMO_CLUSTER = load_scenario(DEFAULT_SCENARIO)
 NODES = {n.name for n in DEMO_CLUSTER.nodes}
-VGPUS_PER_NODE = Counter(
+VGPUS_PER_NODE = dict.fromkeys(NODES, 0) | Counter(
     p.placement.node for p in DEMO_CLUSTER.running if p.placement for _ in p.placement.cards
-)
+)  # research-node-1 has none running: its Pending pod only fits there
 SUMMARY = (
-    "7 Pending GPU pods: 3 schedulable, 1 fragmentation, 1 capacity, 1 unsatisfiable, 1 invalid"
+    "9 Pending GPU pods: 4 schedulable, 1 node-resources, 1 fragmentation, 1 capacity, "
+    "1 unsatisfiable, 1 invalid"
 )
+UP = f"xgpu-demo: {len(NODES)} simulated exporters up; reading"
 REPORT_FILES = {"report.json", "report.md", "report.html", "xgpu_advisor.prom"}
 
 
@@ -92,15 +94,16 @@ def test_demo_with_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str])
     printed, err = capfd.readouterr()
     lines = printed.splitlines()
     prometheus = seen[0]
-    assert lines[0] == f"xgpu-demo: 3 simulated exporters up; reading Prometheus {prometheus}"
+    assert lines[0] == f"{UP} Prometheus {prometheus}"
     assert lines[1] == f"source: prometheus {prometheus} + pods from {DEFAULT_SCENARIO}"
     assert lines[2] == SUMMARY
     assert lines[3] == "1 plan rescuing 1 pod with 1 eviction"
     assert lines[-1] == f"open the report: file://{out.resolve() / 'report.html'}"
-    assert "xgpu-advisor: 7 Pending GPU pods" in err  # the report command's own line
+    assert "xgpu-advisor: 9 Pending GPU pods" in err  # the report command's own line
     data = json.loads((out / "report.json").read_text())
     (rescue,) = data["plan"]["plans"]
     assert (rescue["rescues"], rescue["evict"]) == (["web/infer-2"], ["ml/train-a"])
+    check_the_rest_of_the_node(data, out)
     assert data["stale"] == []
     assert len(data["usage"]["timestamps"]) >= 2  # a few seconds of history
     # Right-sizing groups by owner, which only the scenario file (--pods-from) knows here,
@@ -113,6 +116,30 @@ def test_demo_with_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str])
     markdown = (out / "report.md").read_text()
     assert all(p.name in markdown for p in DEMO_CLUSTER.pending)
     check_page_in_chromium(out / "report.html", tmp_path)
+
+
+def check_the_rest_of_the_node(data: dict[str, Any], out: Path) -> None:
+    """The demo's whole-node story: a pod whose card fits on a node whose cpu is taken
+    (node-resources), a pod bound by its node selector and toleration to a tainted pool,
+    and a pod the pool's taint keeps off it; the reports name all three."""
+    pods = {p["pod"]: p for p in data["diagnosis"]["pods"]}
+    starved = pods["vision/train-xl"]
+    assert starved["cause"] == "node-resources"
+    # 30 of the node's 32 cores are requested (2 by its GPU pod, 28 by two Spark executors)
+    assert starved["nodes"]["a100-80g-node-1"] == ["Insufficient cpu: 2 free, pod needs 12"]
+    bound = pods["research/sweep-1"]
+    assert bound["placement"] == {"node": "research-node-1", "cards": [0]}
+    assert bound["node_selector"] == {"nodepool": "research"}
+    kept_off = pods["ml/finetune-0"]
+    assert kept_off["nodes"]["research-node-1"] == [
+        "node(s) had untolerated taint {dedicated: research}"
+    ]
+    markdown = (out / "report.md").read_text()
+    assert "**Node resources** (vision/train-xl)" in markdown
+    assert "nodeSelector nodepool=research" in markdown
+    assert "a100-80g-node-1: cpu 30 of 32 requested" in markdown
+    page = (out / "report.html").read_text()
+    assert "taint dedicated=research:NoSchedule" in page
 
 
 def check_page_in_chromium(page: Path, tmp_path: Path) -> None:
@@ -144,7 +171,7 @@ def test_demo_without_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[st
     run(out, lambda: run_demo(DEFAULT_SCENARIO, out, use_prometheus=False, while_up=check))
     assert not [url for url in seen if listening(url)], "a port is still open"
     lines = capfd.readouterr().out.splitlines()
-    assert lines[0] == "xgpu-demo: 3 simulated exporters up; reading the exporters directly"
+    assert lines[0] == f"{UP} the exporters directly"
     assert lines[1].startswith("source: exporters http://127.0.0.1:")
     assert lines[2] == SUMMARY
     data = json.loads((out / "report.json").read_text())
@@ -160,7 +187,7 @@ def test_demo_falls_back_to_the_exporters_without_a_prometheus_binary(
     out = tmp_path / "out"
     run(out, lambda: main(["--output-dir", str(out)]))
     lines = capfd.readouterr().out.splitlines()
-    assert lines[0] == "xgpu-demo: 3 simulated exporters up; reading the exporters directly"
+    assert lines[0] == f"{UP} the exporters directly"
     assert lines[2] == SUMMARY
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import shutil
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from advisor.core.diagnose import CAUSES
 from advisor.metrics import RunFigures, push, write_textfile
 from tests.realparts import promtool_check_metrics
 
@@ -66,3 +68,20 @@ def test_push_replaces_the_group(pushgateway: str) -> None:
     assert got[("xgpu_advisor_pending_pods", (("cause", "capacity"), *group))] == 5
     # the second push replaced the first run's values
     assert got[("xgpu_advisor_pending_pods", (("cause", "fragmentation"), *group))] == 0
+
+
+def test_every_cause_of_the_core_has_its_series(tmp_path: Path) -> None:
+    """node-resources included: the core's list of causes is the one the series follow."""
+    path = tmp_path / "xgpu_advisor.prom"
+    write_textfile(path, replace(RUN, pending_by_cause={"node-resources": 2, "fragmentation": 3}))
+    got = samples(path.read_text())
+    pending = {
+        dict(labels)["cause"]: value
+        for (name, labels), value in got.items()
+        if name == "xgpu_advisor_pending_pods"
+    }
+    assert set(pending) == set(CAUSES)
+    assert "node-resources" in CAUSES
+    assert pending["node-resources"] == 2
+    assert pending["fragmentation"] == 3
+    assert sum(pending.values()) == 5

@@ -8,7 +8,13 @@ from html.parser import HTMLParser
 from typing import Any
 
 from advisor.render import render_html
-from advisor.render.sample import sample_diagnosis, sample_view
+from advisor.render._style import CAUSE_COLOURS
+from advisor.render.sample import (
+    SAMPLE_NODE_FIT,
+    sample_diagnosis,
+    sample_node_resources_pod,
+    sample_view,
+)
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>&amp;"\'`'
 
@@ -69,6 +75,7 @@ def test_header_badges_count_each_cause() -> None:
     assert badges == [
         ("6", "Pending"),
         ("1", "schedulable"),
+        ("0", "node-resources"),
         ("1", "fragmentation"),
         ("2", "capacity"),
         ("1", "unsatisfiable"),
@@ -175,3 +182,45 @@ def test_deterministic_and_tolerant_of_missing_keys() -> None:
     assert "a/b" in "".join(page.text)
     assert "1 Pending GPU pod" in "".join(page.text)
     assert render_html({}, {}).count("<section") == 1  # only the (empty) Pending pods panel
+
+
+def test_node_resources_has_its_badge_tag_advice_and_node_notes() -> None:
+    diagnosis = sample_diagnosis()
+    diagnosis["pods"].append(sample_node_resources_pod())
+    diagnosis["summary"]["node-resources"] = 1
+    diagnosis["summary"]["pending"] += 1
+    view = sample_view()
+    for node in view["nodes"]:
+        node.update(copy.deepcopy(SAMPLE_NODE_FIT.get(node["name"], {})))
+    document = render_html(diagnosis, view)
+    page = Page(document)
+    cyan = CAUSE_COLOURS["node-resources"]
+    assert f'<span class="badge" style="background:{cyan}"><b>1</b>node-resources</span>' in (
+        document
+    )
+    assert f'<span class="tag" style="background:{cyan}">node-resources</span>' in document
+    assert f'<div style="border-color:{cyan}"><strong>Node resources</strong>' in document
+    assert "1 × 16384 MiB · cpu 24, memory 96Gi" in page.text
+    a100 = page.text_of("node-gpu-a100-01")
+    assert "cpu 88 of 94 requested" in a100
+    assert "memory 300 of 720 GiB requested" in a100
+    assert "Insufficient cpu: 6 free, pod needs 24" in a100  # the pod, among the node's
+    assert "taint nvidia.com/gpu=present:NoSchedule" in page.text_of("node-gpu-t4-02")
+    assert "cordoned" in page.text_of("node-gpu-v100-01")
+    assert "requested" not in page.text_of("node-gpu-t4-01")  # nothing known of it
+
+
+def test_odd_node_figures_are_left_out_not_shown_as_zero() -> None:
+    view = sample_view()
+    view["nodes"][0]["resources"] = {
+        "cpu_allocatable_milli": "lots",
+        "memory_allocatable_bytes": True,
+        "cpu_requested_milli": None,
+    }
+    view["nodes"][0]["taints"] = "not a list"
+    view["nodes"][0]["unschedulable"] = "yes"
+    document = render_html(sample_diagnosis(), view)
+    text = Page(document).text_of("node-gpu-a100-01")
+    assert "requested" not in text
+    assert "taint" not in text
+    assert "cordoned" not in text

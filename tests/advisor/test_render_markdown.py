@@ -9,8 +9,13 @@ from typing import Any
 
 from advisor.render import render_markdown
 from advisor.render._common import format_request
+from advisor.render.sample import (
+    SAMPLE_NODE_FIT,
+    sample_diagnosis,
+    sample_node_resources_pod,
+    sample_view,
+)
 from advisor.render.sample import main as sample_main
-from advisor.render.sample import sample_diagnosis, sample_view
 
 # The example in the task brief (DESIGN.md §5 plus the per-pod extras).
 BRIEF_DIAGNOSIS: dict[str, Any] = {
@@ -21,13 +26,13 @@ BRIEF_DIAGNOSIS: dict[str, Any] = {
             "pod": "default/train-2",
             "cause": "fragmentation",
             "message": (
-                "0/1 nodes fit: 1 too-few-cards; gpu-node-1 has 8192 MiB free over 3 healthy "
-                "cards, but not 4096 MiB on each of 2 cards"
+                "0/1 nodes are available: 1 too-few-cards. gpu-node-1 has 8192 MiB free over 3 "
+                "healthy cards, but not 4096 MiB on each of 2 cards"
             ),
             "placement": None,
             "request": {"gpus": 2, "memory_mib": 8192, "core_percent": 0},
             "priority": 0,
-            "node_summary": "0/1 nodes fit: 1 too-few-cards",
+            "node_summary": "0/1 nodes are available: 1 too-few-cards.",
             "nodes": {
                 "gpu-node-1": [
                     "too-few-cards: 1 of 2 cards eligible",
@@ -147,7 +152,7 @@ def test_each_cause_has_its_row() -> None:
         "fits on gpu-v100-01, cards 0, 1",
     ]
     assert by_pod["ml/llm-serve-13b"][3] == "fragmentation"
-    assert by_pod["ml/llm-serve-13b"][4].startswith("0/4 nodes fit: 2 card-memory")
+    assert by_pod["ml/llm-serve-13b"][4].startswith("0/4 nodes are available: 2 card-memory")
     assert by_pod["vision/yolo-batch"][3] == "capacity (consolidate)"
     assert by_pod["batch/etl-gpu"][3] == "capacity (scale up)"
     assert by_pod["research/llama-70b-full"][2:4] == ["4 × 98304 MiB", "unsatisfiable"]
@@ -170,6 +175,15 @@ def test_request_shapes() -> None:
 
 def test_node_summary_leads_when_the_message_lacks_it() -> None:
     diagnosis = copy.deepcopy(BRIEF_DIAGNOSIS)
+    diagnosis["pods"][0]["message"] = "capacity is split across cards"
+    _, row, _ = table_after(render_markdown(diagnosis, BRIEF_VIEW), "## Pending pods")
+    assert row[4] == "0/1 nodes are available: 1 too-few-cards. capacity is split across cards"
+
+
+def test_an_older_reports_node_summary_is_joined_by_a_semicolon() -> None:
+    """Reports written before the summary became kube-scheduler's FitError sentence."""
+    diagnosis = copy.deepcopy(BRIEF_DIAGNOSIS)
+    diagnosis["pods"][0]["node_summary"] = "0/1 nodes fit: 1 too-few-cards"
     diagnosis["pods"][0]["message"] = "capacity is split across cards"
     _, row, _ = table_after(render_markdown(diagnosis, BRIEF_VIEW), "## Pending pods")
     assert row[4] == "0/1 nodes fit: 1 too-few-cards; capacity is split across cards"
@@ -241,7 +255,7 @@ def test_pipes_and_markup_in_cells_are_escaped() -> None:
     assert len(row) == len(header)
     assert row[0] == "evil/a\\|b"
     assert row[4] == (
-        "0/1 nodes fit: 1 too-few-cards; x \\| y z \\<b\\>\\*bold\\*\\</b\\> "
+        "0/1 nodes are available: 1 too-few-cards. x \\| y z \\<b\\>\\*bold\\*\\</b\\> "
         "\\[link\\](http://e) C:\\\\\\|"
     )
     header, card = table_after(text, "## Cards after this cycle")
@@ -277,3 +291,55 @@ def test_sample_module_writes_both_formats(tmp_path: Path) -> None:
     assert sample_main([str(tmp_path / "d.html")]) == 0
     assert (tmp_path / "d.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert sample_main([]) == 2
+
+
+def with_node_resources() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sample with a node-resources pod added, and its nodes' cpu, memory and taints."""
+    diagnosis = sample_diagnosis()
+    diagnosis["pods"].append(sample_node_resources_pod())
+    diagnosis["summary"]["node-resources"] = 1
+    diagnosis["summary"]["pending"] += 1
+    view = sample_view()
+    for node in view["nodes"]:
+        node.update(copy.deepcopy(SAMPLE_NODE_FIT.get(node["name"], {})))
+    return diagnosis, view
+
+
+def test_a_node_resources_pod_has_its_row_advice_and_count() -> None:
+    diagnosis, view = with_node_resources()
+    text = render_markdown(diagnosis, view)
+    assert text.startswith(
+        "**7 Pending GPU pods: 1 schedulable, 1 node-resources, 1 fragmentation, 2 capacity, "
+        "1 unsatisfiable, 1 invalid**"
+    )
+    _, *rows = table_after(text, "## Pending pods")
+    (row,) = [r for r in rows if r[0] == "vision/ocr-batch"]
+    assert row[1:4] == ["0", "1 × 16384 MiB · cpu 24, memory 96Gi", "node-resources"]
+    assert row[4].startswith("0/4 nodes are available: 2 Insufficient cpu, 2 card-memory. The ")
+    advice = text.split("## What to do\n", 1)[1].split("\n## ", 1)[0]
+    (line,) = [a for a in advice.splitlines() if a.startswith("- **Node resources**")]
+    assert line.startswith("- **Node resources** (vision/ocr-batch): ")
+    assert "Free or add cpu and memory on the GPU nodes, not GPUs" in line
+    # the advice comes in the causes' order: after schedulable, before fragmentation
+    titles = re.findall(r"^- \*\*([^*]+)\*\*", advice, re.MULTILINE)
+    assert titles.index("Node resources") == titles.index("Schedulable") + 1
+
+
+def test_nodes_cpu_memory_taints_and_cordon_follow_the_cards() -> None:
+    diagnosis, view = with_node_resources()
+    text = render_markdown(diagnosis, view)
+    section = text.split("Node resources and taints (checked before the cards):\n\n", 1)[1]
+    assert section.splitlines()[:3] == [
+        "- gpu-a100-01: cpu 88 of 94 requested · memory 300 of 720 GiB requested",
+        "- gpu-t4-02: cpu 28.5 of 30 requested · taint nvidia.com/gpu=present:NoSchedule",
+        "- gpu-v100-01: cordoned",
+    ]
+    # a view without any of it (a GPU-only scenario) has no such lines
+    assert "Node resources and taints" not in render_markdown(diagnosis, sample_view())
+
+
+def test_a_node_selector_shows_beside_the_request() -> None:
+    diagnosis = copy.deepcopy(BRIEF_DIAGNOSIS)
+    diagnosis["pods"][1]["node_selector"] = {"zone": "z|1", "pool": "a100"}
+    _, _, row = table_after(render_markdown(diagnosis, BRIEF_VIEW), "## Pending pods")
+    assert row[2] == "1 × 4096 MiB + 1 × 10 % core · nodeSelector pool=a100, zone=z\\|1"

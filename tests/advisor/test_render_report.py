@@ -89,7 +89,7 @@ def test_html_pending_chart_and_every_pending_pod(report: dict[str, Any], page: 
     section = page[page.index('id="pending"') : page.index('id="cards"')]
     chart = section[section.index('<svg class="chart cause-chart"') : section.index("</svg>")]
     bars = re.findall(r'width="([\d.]+)" height="22" rx="4" fill="(#[0-9a-f]{6})"', chart)
-    assert len(bars) == 5 + 5  # a track per cause, and a bar per non-zero cause
+    assert len(bars) == 6 + 5  # a track per cause, and a bar per non-zero cause
     filled = [float(w) for w, colour in bars if colour != "#f1f5f9"]
     assert filled[0] == pytest.approx(3 * filled[1], abs=0.2)  # 3 schedulable, 1 of each other
     for pod in report["diagnosis"]["pods"]:
@@ -120,7 +120,7 @@ def test_html_scaling_fragmentation_usage_rightsizing(page: str) -> None:
     assert "8 × 32,768 MiB cards, any model (a new node shape)" in scaling
     assert "ml/tiny → v100-node-1[0]" in scaling
     assert "6.2%" in scaling
-    assert "<th>Other pods, also moved (not simulated)</th>" in scaling
+    assert "<th>Other pods, also moved</th>" in scaling
     assert '<span class="mono">ml/dashboard</span>' in scaling
     frag = page[page.index('id="fragmentation"') : page.index('id="usage"')]
     assert "61,696 MiB (2.461 GPUs), 68.5% of free" in frag
@@ -173,7 +173,7 @@ def test_output_is_deterministic(report: dict[str, Any], page: str, text: str) -
     assert render_report_html(sample_report()) == page
 
 
-def _card_set(view: dict[str, Any]) -> dict[tuple[str, int], tuple[object, ...]]:
+def _card_set(view: dict[str, Any]) -> dict[tuple[str, int], tuple[Any, ...]]:
     return {
         (node.name, card.index): (
             card.mode,

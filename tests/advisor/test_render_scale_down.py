@@ -16,7 +16,7 @@ from advisor.render.report_markdown import render_report_markdown
 from advisor.render.report_sample import sample_report
 from tests.advisor.core.scenario_dicts import build, node, running
 
-ALSO = "Other pods, also moved (not simulated)"
+ALSO = "Other pods, also moved"
 MARKDOWN_CELL = "web/api, web/\\<i\\>x\\</i\\>\\|y"
 
 
@@ -77,7 +77,7 @@ def test_no_column_when_no_node_knows_its_other_pods() -> None:
 
 
 def test_plans_without_scale_down_show_no_section() -> None:
-    data = {"plans": [], "summary": {}, "scale_down": []}
+    data: dict[str, Any] = {"plans": [], "summary": {}, "scale_down": []}
     assert "Nodes that could go" not in render_plan_markdown(data, [])
     assert "Nodes that could go" not in render_plan_html(data, [])
 

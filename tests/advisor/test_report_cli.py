@@ -69,8 +69,9 @@ def test_json_holds_diagnosis_plan_fragmentation_and_headroom(data: dict[str, An
     assert data["source"] == f"scenario {DEMO}"
     assert (data["warnings"], data["stale"]) == ([], [])
     assert data["diagnosis"]["summary"] == {
-        "pending": 7,
-        "schedulable": 3,
+        "pending": 9,
+        "schedulable": 4,
+        "node-resources": 1,
         "fragmentation": 1,
         "capacity": 1,
         "unsatisfiable": 1,
@@ -78,6 +79,7 @@ def test_json_holds_diagnosis_plan_fragmentation_and_headroom(data: dict[str, An
     }
     causes = {p["pod"]: p["cause"] for p in data["diagnosis"]["pods"]}
     assert causes["web/infer-2"] == "fragmentation"  # CCE's own example
+    assert causes["vision/train-xl"] == "node-resources"  # its card fits; its node's cpu not
     (rescue,) = data["plan"]["plans"]
     assert (rescue["rescues"], rescue["evict"]) == (["web/infer-2"], ["ml/train-a"])
     assert data["plan"]["summary"]["rescued_pods"] == 1
@@ -86,6 +88,7 @@ def test_json_holds_diagnosis_plan_fragmentation_and_headroom(data: dict[str, An
         "ml/finetune-0": "capacity",
         "ml/pretrain-0": "unsatisfiable",
         "web/odd-size": "invalid",
+        "vision/train-xl": "node-resources",
     }
     frag = data["fragmentation"]
     running = sum(p.request.memory_mib for p in DEMO_CLUSTER.running)
@@ -101,7 +104,8 @@ def test_json_holds_diagnosis_plan_fragmentation_and_headroom(data: dict[str, An
 
 def test_plan_is_feasible_by_an_independent_replay(data: dict[str, Any]) -> None:
     """Evict, then place the schedulable pods and the plan's pods where the report says:
-    no card over its memory, no card mixing isolation modes, no pod on a broken card."""
+    no card over its memory, no card mixing isolation modes, no pod on a broken card; and
+    every node admits its pods as kube-scheduler would (selector, taints, cpu, memory)."""
     plan = data["plan"]
     (rescue,) = plan["plans"]
     pods = {p.name: p for p in DEMO_CLUSTER.pods}
@@ -126,6 +130,27 @@ def test_plan_is_feasible_by_an_independent_replay(data: dict[str, Any]) -> None
     for key, used in load.items():
         assert used <= cards[key].memory_mib, key
         assert len(modes[key]) == 1, key
+    hosts = {n.name: n for n in DEMO_CLUSTER.nodes}
+    cpu = {n.name: sum(o.resources.cpu_milli for o in n.other_pods or ()) for n in hosts.values()}
+    memory = {
+        n.name: sum(o.resources.memory_bytes for o in n.other_pods or ()) for n in hosts.values()
+    }
+    for name, (host_name, _) in where.items():
+        pod, host = pods[name], hosts[host_name]
+        labels = dict(host.labels)
+        assert all(labels.get(k) == v for k, v in pod.constraints.node_selector), name
+        for taint in host.taints:  # the demo's tolerations are all Equal, with an effect
+            assert any(
+                (t.key, t.value, t.effect) == (taint.key, taint.value, taint.effect)
+                for t in pod.constraints.tolerations
+            ), name
+        cpu[host_name] += pod.resources.cpu_milli
+        memory[host_name] += pod.resources.memory_bytes
+    for name, host in hosts.items():
+        assert host.allocatable.cpu_milli is not None
+        assert host.allocatable.memory_bytes is not None
+        assert cpu[name] <= host.allocatable.cpu_milli, name
+        assert memory[name] <= host.allocatable.memory_bytes, name
 
 
 def test_markdown_and_html_name_every_pending_pod(written: Path) -> None:
@@ -174,8 +199,8 @@ def test_summary_line_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[st
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
-        "xgpu-advisor: 7 Pending GPU pods (3 schedulable, 1 fragmentation, 1 capacity, "
-        f"1 unsatisfiable, 1 invalid); 1 plan rescuing 1 pod; reports in {out}/\n"
+        "xgpu-advisor: 9 Pending GPU pods (4 schedulable, 1 node-resources, 1 fragmentation, "
+        f"1 capacity, 1 unsatisfiable, 1 invalid); 1 plan rescuing 1 pod; reports in {out}/\n"
     )
 
 
@@ -202,6 +227,7 @@ def test_empty_cluster_reports_nothing_pending(
     ("extra", "code"),
     [
         (["--fail-on", "fragmentation"], 1),  # 1 such pod, default threshold 1
+        (["--fail-on", "node-resources"], 1),
         (["--fail-on", "fragmentation", "--fail-threshold", "5"], 0),
         (["--fail-on", "capacity,invalid", "--fail-threshold", "2"], 1),  # summed over causes
         (["--fail-on", "capacity,invalid", "--fail-threshold", "3"], 0),

@@ -123,7 +123,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         _, kubeconfig = stack.enter_context(kubernetes_holding(DEMO_CLUSTER, home))
         vgpus = sum(len(p.placement.cards) for p in DEMO_CLUSTER.running if p.placement)
         # live samples in: the node series (never backfilled) and fresh vGPU samples
-        prometheus.wait_for("count(xgpu_node_info)", lambda r: _count(r) == 3)
+        nodes = len(DEMO_CLUSTER.nodes)
+        prometheus.wait_for("count(xgpu_node_info)", lambda r: _count(r) == nodes)
         fresh = "count(time() - timestamp(xgpu_memory_used) < 30)"
         prometheus.wait_for(fresh, lambda r: _count(r) == vgpus)
         yield Live(exporters, prometheus, kubeconfig, end)
@@ -160,7 +161,16 @@ def test_report_from_prometheus_and_kubernetes(
     assert data["source"].startswith(f"prometheus {live.prometheus.url}")
     assert data["stale"] == []
     summary = data["diagnosis"]["summary"]
-    assert (summary["pending"], summary["fragmentation"], summary["invalid"]) == (7, 1, 1)
+    assert (summary["pending"], summary["fragmentation"], summary["invalid"]) == (9, 1, 1)
+    # Kubernetes gives the nodes' cpu, labels and taints and the pods' requests and
+    # tolerations: the demo's node-resources pod and its selector-bound pod come out as
+    # from the scenario itself.
+    causes = {p["pod"]: (p["cause"], p["placement"]) for p in data["diagnosis"]["pods"]}
+    assert causes["vision/train-xl"] == ("node-resources", None)
+    assert causes["research/sweep-1"] == (
+        "schedulable",
+        {"node": "research-node-1", "cards": [0]},
+    )
     (rescue,) = data["plan"]["plans"]
     assert (rescue["rescues"], rescue["evict"]) == (["web/infer-2"], ["ml/train-a"])
 
@@ -187,7 +197,7 @@ def test_rightsizing_reads_the_backfilled_history(
     assert (llm["vgpus"], llm["mode"]) == (2, "memory+core")
     assert llm["memory_mib"]["used_p95"] == pytest.approx(28672 * USE, abs=1)
     fit = sizing["pending_fit"]
-    assert (fit["pending"], fit["schedulable_now"]) == (7, 3)
+    assert (fit["pending"], fit["schedulable_now"]) == (9, 4)
 
 
 def test_usage_series_and_chart(
@@ -215,7 +225,7 @@ def test_report_from_the_exporters_directly(
     data, err = run_report(live, tmp_path, capsys, "--exporters", urls)
     assert "warning" not in err
     assert data["source"].startswith("exporters http://127.0.0.1:")
-    assert data["diagnosis"]["summary"]["pending"] == 7
+    assert data["diagnosis"]["summary"]["pending"] == 9
     (rescue,) = data["plan"]["plans"]
     assert rescue["rescues"] == ["web/infer-2"]
     assert (data["rightsizing"], data["usage"]) == (None, None)  # no history without Prometheus

@@ -39,7 +39,7 @@ def test_example_loads_with_defaults() -> None:
     cluster = load_scenario(EXAMPLE)
     assert cluster.policy == Policy("binpack", "binpack")
     assert cluster.max_vgpus_per_card == 20
-    assert len(cluster.nodes) == 3
+    assert len(cluster.nodes) == 5
     assert cluster.pods[0].placement == Placement("cce-node-1", (0,))
     assert not cluster.nodes[1].cards[3].healthy
 

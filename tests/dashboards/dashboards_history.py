@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from advisor.core.diagnose import CAUSES  # the advisor writes every cause, every run
+
 GIB = 1 << 30
 MIB = 1 << 20
 STEP = 15.0
@@ -73,7 +75,6 @@ VGPUS: dict[str, tuple[VGpu, ...]] = {
 UNHEALTHY = ("gpu-node-a", 3, 60.0, 80.0)  # node, card, from minute, to minute
 COLLECTOR_DOWN = ("gpu-node-b", "kubernetes", 20.0, 30.0)
 ADVISOR_SKIPPED = (90.0, 105.0)
-CAUSES = ("schedulable", "fragmentation", "capacity", "unsatisfiable", "invalid")
 PLAN_KINDS = ("rebalance", "scale_up", "scale_down")
 
 
@@ -184,6 +185,7 @@ def _advisor_at(out: Families, minute: float, at: float, start: float) -> None:
     duration = 1.5 + (run % 3) * 0.7
     pending = {
         "schedulable": run % 2,
+        "node-resources": run % 3 // 2,
         "fragmentation": 2 + run % 3,
         "capacity": 1,
         "unsatisfiable": 0,

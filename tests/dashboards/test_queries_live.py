@@ -62,7 +62,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
         gateway_url = stack.enter_context(running_pushgateway(home))
         gateway = urllib.parse.urlsplit(gateway_url).netloc
         figures = RunFigures(
-            pending_by_cause={"fragmentation": 2, "capacity": 1},
+            pending_by_cause={"fragmentation": 2, "node-resources": 1, "capacity": 1},
             stranded_memory_bytes=8 << 30,
             fragmentation_ratio=0.35,
             plans_by_kind={"rebalance": 1, "scale_up": 1},
@@ -116,8 +116,9 @@ def test_advisor_panels_show_what_the_advisor_pushed(
         if p["type"] == "stat"
     }
     expected = {
-        "Pending GPU pods": 3,
+        "Pending GPU pods": 4,
         "Pending for fragmentation": 2,
+        "Pending for node resources": 1,
         "Rescuable by rebalancing": 2,
         "Stranded memory": 8 << 30,
         "Last run took": 1.2,
