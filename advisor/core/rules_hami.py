@@ -161,16 +161,8 @@ class HamiRules:
 
 def node_scores(st: CardState, nodes: IntArray) -> np.ndarray:
     """ComputeDefaultScore of each node, before placement, over all its cards (float32)."""
-    n = len(st.node_names)
-    used = np.bincount(st.node_of, weights=st.vgpus, minlength=n)[nodes]
-    total = np.bincount(st.node_of, weights=st.slots, minlength=n)[nodes]
-    used_core = np.bincount(st.node_of, weights=TOTAL_CORE - st.free_core, minlength=n)[nodes]
-    total_core = TOTAL_CORE * st.card_count[nodes]
-    used_mem = np.bincount(st.node_of, weights=st.capacity - st.free_memory, minlength=n)[nodes]
-    total_mem = np.bincount(st.node_of, weights=st.capacity, minlength=n)[nodes]
+    used, total = st.node_used[nodes], st.node_total[nodes]
     with np.errstate(divide="ignore", invalid="ignore"):
-        use_score = used.astype(F32) / total.astype(F32)
-        core_score = used_core.astype(F32) / total_core.astype(F32)
-        mem_score = used_mem.astype(F32) / total_mem.astype(F32)
-        score = F32(10) * (use_score + core_score + mem_score)
-    return np.where((total == 0) | (total_core == 0) | (total_mem == 0), F32(0), score).astype(F32)
+        ratio = used.astype(F32) / total.astype(F32)
+        score = F32(10) * (ratio[:, 0] + ratio[:, 1] + ratio[:, 2])
+    return np.where((total == 0).any(axis=1), F32(0), score).astype(F32)

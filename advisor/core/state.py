@@ -157,6 +157,21 @@ class CardState:
         # A node whose healthy cards share one size scores from integer sums (exact ties).
         self.uniform_capacity: IntArray = np.where(cap_max == cap_min, cap_max, 0)
         self.allotted_healthy: IntArray = np.zeros(n_nodes, dtype=np.int64)
+        # Per node: vGPUs, cores and memory in use (kept by apply/release), and the card
+        # totals they are scored against (HAMi's node score reads these).
+        self.node_used: IntArray = np.zeros((n_nodes, 3), dtype=np.int64)
+        self.node_total: IntArray = (
+            np.stack(
+                [
+                    np.bincount(self.node_of, weights=self.slots, minlength=n_nodes),
+                    100 * self.card_count,
+                    np.bincount(self.node_of, weights=self.capacity, minlength=n_nodes),
+                ],
+                axis=1,
+            )
+            .astype(np.int64)
+            .reshape(n_nodes, 3)
+        )
         self.counted_count: IntArray = np.bincount(
             self.node_of, weights=self.counted, minlength=n_nodes
         ).astype(np.int64)
@@ -319,6 +334,8 @@ class CardState:
         self.requested[self.node_of[positions[0]]] += shape.demand
         need = self._need_list(shape, positions)
         core = self.rules.card_core(shape)
+        node = self.node_of[positions[0]]
+        self.node_used[node] += (len(positions), core * len(positions), sum(need))
         for k, mib in zip(positions, need, strict=True):
             self.free_memory[k] -= mib
             self.free_core[k] -= core
@@ -333,6 +350,8 @@ class CardState:
         self.requested[self.node_of[positions[0]]] -= shape.demand
         need = self._need_list(shape, positions)
         core = self.rules.card_core(shape)
+        node = self.node_of[positions[0]]
+        self.node_used[node] -= (len(positions), core * len(positions), sum(need))
         for k, mib in zip(positions, need, strict=True):
             self.free_memory[k] += mib
             self.free_core[k] += core
