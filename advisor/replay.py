@@ -1,18 +1,54 @@
-"""Trace replay of the Alibaba openb GPU-sharing trace onto the model (DESIGN.md §7)."""
+"""Trace replay of the Alibaba openb GPU-sharing trace onto the model (docs/design.md §7).
+
+`--resources gpu` (the default) models GPUs only, as the trace replay always has. With
+`--resources all` the trace's node and pod cpu_milli and memory_mib count too, as
+kube-scheduler's NodeResourcesFit would count them (docs/design.md §9.1): a node's
+cpu and memory become its allocatable, a pod's its request.
+
+With `all`, the trace's CPU-only pods are replayed as well. On a real cluster such a pod
+takes a GPU node's cpu and memory like any other pod, and the openb node list holds GPU
+nodes only, so leaving them out would overstate the room the GPU pods have. They arrive in
+trace order among the GPU pods and, like them, never leave. kube-scheduler places them by
+its default resource scores (below), since no GPU scheduler scores a pod that asks no GPU;
+one that fits no node stays Pending and is counted apart from the GPU pods' causes.
+"""
 
 from __future__ import annotations
 
 import csv
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from advisor.core.diagnose import CAUSES, Diagnosis, diagnose
-from advisor.core.model import Card, Cluster, Node, Pod, Policy, Request
+import numpy as np
+
+from advisor.core.diagnose import CAUSES, Cycle, Diagnosis, PodDiagnosis, build_state, diagnose
+from advisor.core.model import (
+    Card,
+    Cluster,
+    Mode,
+    Node,
+    OtherPod,
+    Pod,
+    Policy,
+    Request,
+    queue_order,
+)
+from advisor.core.nodefilters import NO_RESOURCES, Allocatable, Resources
+from advisor.core.state import CPU, MEMORY, UNLIMITED, CardState, IntArray, Shape
 
 CARD_UNITS = 1000  # gpu_milli of a whole card
 CARD_MIB = CARD_UNITS * 128
+MIB = 2**20
+
+ResourceMode = Literal["gpu", "all"]
+RESOURCE_MODES: tuple[ResourceMode, ...] = ("gpu", "all")
+
+# kube-scheduler's default profile scores a pod's node by NodeResourcesFit (LeastAllocated)
+# plus NodeResourcesBalancedAllocation, cpu and memory weighted 1 each, 0..100 each
+# (pkg/scheduler/framework/plugins/noderesources).
+MAX_NODE_SCORE = 100
 
 
 class TraceError(Exception):
@@ -20,26 +56,61 @@ class TraceError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class CpuPod:
+    """A trace pod that asks for no GPU, replayed with `--resources all` only."""
+
+    pod: OtherPod
+    after: int  # GPU pods that arrive before it (in the cluster's queue order)
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    cluster: Cluster  # every GPU pod Pending, in arrival order
+    resources: ResourceMode = "gpu"
+    cpu_pods: tuple[CpuPod, ...] = ()  # in arrival order
+
+
+@dataclass(frozen=True, slots=True)
 class Replay:
     cluster: Cluster  # the trace as a cluster with every GPU pod Pending, in arrival order
     diagnosis: Diagnosis
+    resources: ResourceMode = "gpu"
+    cpu_pods: tuple[CpuPod, ...] = ()
+    cpu_nodes: tuple[str | None, ...] = ()  # where each of cpu_pods landed; None: Pending
 
     def end_state(self) -> Cluster:
-        """Placed pods running where they landed, the rest Pending in queue order."""
+        """Placed pods running where they landed, the rest Pending in queue order; with
+        `all`, each node lists the CPU-only pods placed on it as its other pods."""
         placed = {d.pod.name: d.placement for d in self.diagnosis.pods if d.placement}
         running = tuple(
-            Pod(p.name, p.request, placed[p.name]) for p in self.cluster.pods if p.name in placed
+            Pod(
+                p.name,
+                p.request,
+                placed[p.name],
+                resources=p.resources,
+                constraints=p.constraints,
+            )
+            for p in self.cluster.pods
+            if p.name in placed
         )
         pending = tuple(d.pod for d in self.diagnosis.pods if d.placement is None)
-        return Cluster(self.cluster.nodes, running + pending, self.cluster.policy)
+        nodes = self.cluster.nodes
+        if self.resources == "all":
+            others: dict[str, list[OtherPod]] = {n.name: [] for n in nodes}
+            for cpu_pod, node in zip(self.cpu_pods, self.cpu_nodes, strict=True):
+                if node is not None:
+                    others[node].append(cpu_pod.pod)
+            nodes = tuple(replace(n, other_pods=tuple(others[n.name])) for n in nodes)
+        return Cluster(nodes, running + pending, self.cluster.policy)
 
     def figures(self) -> dict[str, Any]:
         capacity = sum(len(n.cards) for n in self.cluster.nodes)
         demand = sum(_units(p) for p in self.cluster.pods)
         placed = sum(_units(d.pod) for d in self.diagnosis.pods if d.placement)
         failed = Counter(d.cause for d in self.diagnosis.pods if d.placement is None)
-        return {
+        figures: dict[str, Any] = {
             "schema": "xgpu-advisor/replay/v1",
+            "resources": self.resources,
             "policy": {"node": self.cluster.policy.node, "card": self.cluster.policy.card},
             "pods": len(self.cluster.pods),
             "capacity_gpus": capacity,
@@ -48,10 +119,38 @@ class Replay:
             "allocation_ratio": round(placed / CARD_UNITS / capacity, 6) if capacity else 0.0,
             "failed": {c: failed[c] for c in CAUSES if c != "schedulable" and failed[c]},
         }
+        if self.resources == "all":
+            figures |= self._node_figures()
+        return figures
+
+    def _node_figures(self) -> dict[str, Any]:
+        """CPU-only pods placed, and the share of the nodes' cpu and memory requested."""
+        placed_cpu_pods = [c.pod for c, n in zip(self.cpu_pods, self.cpu_nodes, strict=True) if n]
+        requested = [p.resources for p in placed_cpu_pods]
+        requested += [d.pod.resources for d in self.diagnosis.pods if d.placement]
+        known = [n.allocatable for n in self.cluster.nodes]
+        cpu = sum(a.cpu_milli or 0 for a in known)
+        memory = sum(a.memory_bytes or 0 for a in known)
+        return {
+            "cpu_only_pods": {
+                "replayed": len(self.cpu_pods),
+                "placed": len(placed_cpu_pods),
+                "pending": len(self.cpu_pods) - len(placed_cpu_pods),
+            },
+            "node_allocation": {
+                "cpu": round(sum(r.cpu_milli for r in requested) / cpu, 6) if cpu else 0.0,
+                "memory": (
+                    round(sum(r.memory_bytes for r in requested) / memory, 6) if memory else 0.0
+                ),
+            },
+        }
 
 
 def _units(pod: Pod) -> int:
     return pod.request.memory_mib // 128
+
+
+# -- reading the trace -------------------------------------------------------------------
 
 
 def _rows(path: Path, required: set[str]) -> list[tuple[int, dict[str, str]]]:
@@ -81,27 +180,138 @@ def _int(
     return number
 
 
-def load_trace(nodes_csv: Path, pods_csv: Path, policy: Policy) -> Cluster:
+def _resources(path: Path, line: int, row: dict[str, str]) -> Resources:
+    cpu = _int(path, line, row, "cpu_milli")
+    return Resources(cpu, _int(path, line, row, "memory_mib") * MIB)
+
+
+def read_trace(
+    nodes_csv: Path, pods_csv: Path, policy: Policy, resources: ResourceMode = "gpu"
+) -> Trace:
+    """The trace as a cluster of GPU nodes with every GPU pod Pending in arrival order (and,
+    with `all`, node allocatable, pod requests and the CPU-only pods)."""
+    every = resources == "all"
+    node_columns = {"sn", "gpu"} | ({"cpu_milli", "memory_mib"} if every else set())
     nodes = []
-    for line, row in _rows(nodes_csv, {"sn", "gpu"}):
+    for line, row in _rows(nodes_csv, node_columns):
         gpus = _int(nodes_csv, line, row, "gpu")
         if gpus:
             model = row.get("model") or ""
             cards = tuple(Card(i, CARD_MIB, model) for i in range(gpus))
-            nodes.append(Node(row["sn"], cards))
-    arrivals = []
-    for order, (line, row) in enumerate(_rows(pods_csv, {"name", "num_gpu", "gpu_milli"})):
+            node = Node(row["sn"], cards)
+            if every:
+                r = _resources(nodes_csv, line, row)
+                node = replace(node, allocatable=Allocatable(r.cpu_milli, r.memory_bytes))
+            nodes.append(node)
+    pod_columns = {"name", "num_gpu", "gpu_milli"} | (
+        {"cpu_milli", "memory_mib"} if every else set()
+    )
+    arrivals: list[tuple[int, int, Pod | OtherPod]] = []
+    for order, (line, row) in enumerate(_rows(pods_csv, pod_columns)):
         gpus = _int(pods_csv, line, row, "num_gpu")
-        if gpus == 0:
-            continue  # CPU-only pods are not GPU demand
-        milli = _int(pods_csv, line, row, "gpu_milli")
+        if gpus == 0 and not every:
+            continue  # CPU-only pods are not GPU demand, and `gpu` sees no cpu
+        name = f"openb/{row['name']}"
+        asks = _resources(pods_csv, line, row) if every else NO_RESOURCES
+        pod: Pod | OtherPod = OtherPod(name, resources=asks)
+        if gpus:
+            milli = _int(pods_csv, line, row, "gpu_milli")
+            pod = Pod(name, Request(gpus=gpus, memory_mib=gpus * milli * 128), resources=asks)
         created = _int(pods_csv, line, row, "creation_time", default=0)
-        request = Request(gpus=gpus, memory_mib=gpus * milli * 128)
-        arrivals.append((created, order, Pod(f"openb/{row['name']}", request)))
+        arrivals.append((created, order, pod))
     arrivals.sort(key=lambda a: (a[0], a[1]))
-    return Cluster(tuple(nodes), tuple(p for _, _, p in arrivals), policy)
+    gpu_pods: list[Pod] = []
+    cpu_pods: list[CpuPod] = []
+    for _, _, pod in arrivals:
+        if isinstance(pod, Pod):
+            gpu_pods.append(pod)
+        else:
+            cpu_pods.append(CpuPod(pod, len(gpu_pods)))
+    return Trace(Cluster(tuple(nodes), tuple(gpu_pods), policy), resources, tuple(cpu_pods))
 
 
-def replay(cluster: Cluster) -> Replay:
+def load_trace(
+    nodes_csv: Path, pods_csv: Path, policy: Policy, resources: ResourceMode = "gpu"
+) -> Cluster:
+    """The GPU part of `read_trace` (no CPU-only pods)."""
+    return read_trace(nodes_csv, pods_csv, policy, resources).cluster
+
+
+# -- replaying it ------------------------------------------------------------------------
+
+
+def replay(source: Cluster | Trace) -> Replay:
     """Every pod arrives in order and never leaves; misfits are diagnosed at arrival."""
-    return Replay(cluster, diagnose(cluster, node_detail_limit=0))
+    trace = source if isinstance(source, Trace) else Trace(source)
+    cluster = trace.cluster
+    if not trace.cpu_pods:
+        return Replay(cluster, diagnose(cluster, node_detail_limit=0), trace.resources)
+    # diagnose()'s cycle, with the CPU-only pods bound between the GPU pods they arrive
+    # among (queue order is arrival order in a trace: every pod has priority 0).
+    state = build_state(cluster)
+    cycle = Cycle(state, cluster.policy, node_detail_limit=0)
+    cpu_nodes: list[str | None] = []
+    verdicts: list[PodDiagnosis] = []
+    pending = iter(trace.cpu_pods)
+    following = next(pending, None)
+    for count, pod in enumerate((*queue_order(cluster.pending), None)):
+        while following is not None and (following.after <= count or pod is None):
+            cpu_nodes.append(_bind_cpu_pod(state, following.pod.resources))
+            following = next(pending, None)
+        if pod is not None:
+            verdicts.append(cycle.visit(pod))
+    diagnosis = Diagnosis(cluster.policy, tuple(verdicts))
+    return Replay(cluster, diagnosis, trace.resources, trace.cpu_pods, tuple(cpu_nodes))
+
+
+def _bind_cpu_pod(state: CardState, resources: Resources) -> str | None:
+    """Bind a pod that asks no GPU where kube-scheduler would: among the nodes passing
+    every filter, the best by its default resource scores; ties to the name that sorts
+    first (kube-scheduler picks one of the tied at random). None: it fits nowhere."""
+    shape = Shape(
+        gpus=0, card_memory_mib=0, card_core=0, mode=int(Mode.MEMORY), resources=resources
+    )
+    fits = np.flatnonzero(state.node_ok(shape))
+    if fits.size == 0:
+        return None
+    score = resource_scores(state.allocatable[fits], state.requested[fits], resources)
+    best = int(fits[np.lexsort((state.name_rank[fits], -score))[0]])
+    state.requested[best] += shape.demand
+    return state.node_names[best]
+
+
+def resource_scores(allocatable: IntArray, requested: IntArray, pod: Resources) -> IntArray:
+    """kube-scheduler's default resource score of each node for a pod: LeastAllocated plus
+    BalancedAllocation. Rows of (pods, cpu, memory) allocatable and requested, the pod not
+    yet counted. An allocatable not known scores as a capacity of 0 does there."""
+    capacity = np.where(allocatable >= UNLIMITED, 0, allocatable)[:, [CPU, MEMORY]]
+    asked = requested[:, [CPU, MEMORY]] + np.array(
+        [pod.cpu_milli, pod.memory_bytes], dtype=np.int64
+    )
+    score = least_allocated(capacity, asked)
+    if pod.cpu_milli or pod.memory_bytes:  # BalancedAllocation skips a best-effort pod
+        score += balanced_allocation(capacity, asked)
+    return score
+
+
+def least_allocated(capacity: IntArray, asked: IntArray) -> IntArray:
+    """NodeResourcesFit's LeastAllocated score (cpu and memory columns, weights 1, the pod
+    counted in `asked`): noderesources/least_allocated.go `leastRequestedScore`, in
+    integers as there. (The trace states every request, so no default request applies.)"""
+    free = np.where(
+        (capacity == 0) | (asked > capacity),
+        0,
+        (capacity - asked) * MAX_NODE_SCORE // np.maximum(capacity, 1),
+    )
+    return np.asarray(free.sum(axis=1) // free.shape[1], dtype=np.int64)
+
+
+def balanced_allocation(capacity: IntArray, asked: IntArray) -> IntArray:
+    """NodeResourcesBalancedAllocation for cpu and memory: (1 - |f_cpu - f_mem| / 2) * 100,
+    each fraction capped at 1, truncated as Go's int64() does; a resource of capacity 0 is
+    left out, and one fraction alone scores 100 (balanced_allocation.go
+    `balancedResourceScorer`)."""
+    fraction = np.minimum(asked / np.maximum(capacity, 1), 1.0)
+    both = (capacity > 0).all(axis=1)
+    spread = np.where(both, np.abs(fraction[:, 0] - fraction[:, 1]) / 2, 0.0)
+    return np.asarray(((1 - spread) * MAX_NODE_SCORE).astype(np.int64), dtype=np.int64)

@@ -2,7 +2,8 @@
 
 Cases:
 - `diagnose`: build the cluster once (untimed but for a fact), then time
-  `diagnose(cluster)` with the default node detail.
+  `diagnose(cluster)` with the default node detail; `whole_node` 1 adds allocatable,
+  labels, taints, cordons, requests, selectors and tolerations to every node and pod.
 - `cli`: write the cluster as a JSON scenario and time the whole
   `xgpu-advisor diagnose --format json` process (its peak RSS is the CLI's own), with the
   CLI's stages also timed in-process (load, diagnose, JSON) to show where the time goes.
@@ -27,6 +28,7 @@ FULL_NODES, FULL_PENDING = 5_000, 2_000
 NODE_STEPS = (500, 1_000, 2_000, 5_000)
 PENDING_STEPS = (250, 500, 1_000, 2_000)
 SYNTHETIC = "synthetic 5,000 nodes × 8 cards, 30,000 running, 2,000 Pending"
+WHOLE_NODE = "the same with allocatable, labels, taints, requests, selectors, tolerations"
 TABLES = {
     "nodes": ("Diagnose time vs nodes (8 cards, 6 running pods per node; 2,000 Pending)", "nodes"),
     "pending": ("Diagnose time vs Pending pods (5,000 nodes, 30,000 running)", "Pending pods"),
@@ -52,6 +54,16 @@ def cases(quick: bool) -> list[Case]:
         ),
         Case(
             MODULE,
+            "diagnose",
+            f"diagnose(), {WHOLE_NODE}",
+            params=full | {"whole_node": 1},
+            repeats=repeats,
+            goal_phase="diagnose",
+            goal_seconds=2.5,
+            goal_rss_mib=1024.0,
+        ),
+        Case(
+            MODULE,
             "cli",
             f"xgpu-advisor diagnose --format json, {SYNTHETIC}",
             params=full,
@@ -72,7 +84,8 @@ def cases(quick: bool) -> list[Case]:
 
 
 def _spec(params: Params) -> SyntheticSpec:
-    return SyntheticSpec.scaled(int(params["nodes"]), int(params["pending"]))
+    whole_node = bool(int(params.get("whole_node", 0)))
+    return SyntheticSpec.scaled(int(params["nodes"]), int(params["pending"]), whole_node=whole_node)
 
 
 def _summary_text(summary: dict[str, int]) -> str:

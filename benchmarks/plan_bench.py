@@ -1,5 +1,5 @@
 """`python -m benchmarks.plan_bench [--json OUT] [--only binpack|spread] [--budget S]`:
-rebalancing plans (DESIGN.md §8) on the openb end states, verified independently.
+rebalancing plans (docs/design.md §8) on the openb end states, verified independently.
 
 For each node policy (card binpack both): replay openb_pod_list_default onto the node
 list, save the end state as a scenario (what `xgpu-advisor replay --write-scenario`

@@ -1,7 +1,7 @@
 """A plain-Python reference scheduler: the baseline the core is timed against, and an
 independent cross-check of its answers.
 
-It follows DESIGN.md §1–§3 the obvious way — for every Pending pod, one loop over every
+It follows docs/design.md §1–§3 the obvious way — for every Pending pod, one loop over every
 node's cards — with none of the core's arrays, caches or shortcuts, and shares no code with
 it beyond the frozen model values it reads. Nodes score by the mean allotted fraction of
 their healthy cards, summed card by card (`sum(fractions) / len(fractions)`), ties by name.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from advisor.core.model import Cluster, Placement, Pod, PolicyName
 
 UNUSED, MEMORY, MEMORY_CORE = 2, 0, 1
-# Card-level rejections in the order DESIGN.md §3 lists them checked.
+# Card-level rejections in the order docs/design.md §3 lists them checked.
 CARD_CHECKS = ("unhealthy", "mode-conflict", "vgpu-limit", "card-memory", "card-core")
 NODE_REASONS = ("too-few-cards", *CARD_CHECKS)
 
@@ -225,7 +225,7 @@ def reference_diagnose(cluster: Cluster) -> list[Verdict]:
 
 
 def reference_figures(cluster: Cluster, verdicts: list[Verdict]) -> dict[str, object]:
-    """The replay figures of DESIGN.md §7 that a cross-check compares."""
+    """The replay figures of docs/design.md §7 that a cross-check compares."""
     units = 1000
     placed = sum(v.pod.request.memory_mib // 128 for v in verdicts if v.placement is not None)
     failed = Counter(v.cause for v in verdicts if v.placement is None)

@@ -1,7 +1,8 @@
-"""The openb trace replay (DESIGN.md §7): the core against the plain-Python reference.
+"""The openb trace replay (docs/design.md §7): the core against the plain-Python reference.
 
 Cases:
-- `openb`: load the node and pod lists, then replay them (diagnose, figures) — timed apart.
+- `openb`: load the node and pod lists, then replay them (diagnose, figures) — timed apart;
+  GPUs only (`--resources gpu`) or with the trace's cpu and memory (`--resources all`).
 - `reference`: the same replay by `benchmarks.reference`, once, against the core's, with
   every placement and cause compared; the core's figures must come out the same.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from advisor.core.model import Cluster, Policy, PolicyName
-from advisor.replay import load_trace, replay
+from advisor.replay import ResourceMode, Trace, read_trace, replay
 from benchmarks.measure import REPO, Case, Outcome, Params, Timings
 from benchmarks.reference import reference_diagnose, reference_figures
 
@@ -36,19 +37,20 @@ def cases(quick: bool) -> list[Case]:
         return []
     repeats = 1 if quick else 5
     found: list[Case] = []
-    for node in ("binpack", "spread"):
-        found.append(
-            Case(
-                MODULE,
-                "openb",
-                f"openb default replay, node {node}, card binpack",
-                params={"node": node, "card": "binpack"},
-                repeats=repeats,
-                goal_phase="total",
-                goal_seconds=2.0,
-                goal_rss_mib=1024.0,
+    for resources, goal, scope in (("gpu", 2.0, ""), ("all", 1.5, ", --resources all")):
+        for node in ("binpack", "spread"):
+            found.append(
+                Case(
+                    MODULE,
+                    "openb",
+                    f"openb default replay{scope}, node {node}, card binpack",
+                    params={"node": node, "card": "binpack", "resources": resources},
+                    repeats=repeats,
+                    goal_phase="total",
+                    goal_seconds=goal,
+                    goal_rss_mib=1024.0,
+                )
             )
-        )
     for node in ("binpack",) if quick else ("binpack", "spread"):
         pods = QUICK_REFERENCE_PODS if quick else 0
         size = f"first {pods:,} pods" if pods else "all pods"
@@ -64,11 +66,12 @@ def cases(quick: bool) -> list[Case]:
     return found
 
 
-def _load(params: Params) -> Cluster:
+def _load(params: Params) -> Trace:
     policy = Policy(
         node=cast(PolicyName, str(params["node"])), card=cast(PolicyName, str(params["card"]))
     )
-    return load_trace(openb_dir() / NODES_CSV, openb_dir() / PODS_CSV, policy)
+    resources = cast(ResourceMode, str(params.get("resources", "gpu")))
+    return read_trace(openb_dir() / NODES_CSV, openb_dir() / PODS_CSV, policy, resources)
 
 
 def _failed_text(failed: dict[str, int]) -> str:
@@ -79,8 +82,8 @@ def _run_openb(params: Params, repeats: int) -> Outcome:
     timings = Timings()
     figures: dict[str, Any] = {}
     for _ in range(repeats):
-        cluster = timings.time("load", lambda: _load(params))
-        figures = timings.time("replay", lambda: replay(cluster).figures())  # noqa: B023
+        trace = timings.time("load", lambda: _load(params))
+        figures = timings.time("replay", lambda: replay(trace).figures())  # noqa: B023
         timings.add(
             "total",
             timings.wall["load"][-1] + timings.wall["replay"][-1],
@@ -90,11 +93,14 @@ def _run_openb(params: Params, repeats: int) -> Outcome:
         f"{figures['pods']:,} GPU pods; placed {figures['placed_gpus']:,.2f} of "
         f"{figures['capacity_gpus']:,} GPUs; Pending: {_failed_text(figures['failed'])}"
     )
+    if "cpu_only_pods" in figures:
+        cpu_pods = figures["cpu_only_pods"]
+        note += f"; CPU-only pods placed {cpu_pods['placed']:,} of {cpu_pods['replayed']:,}"
     return Outcome(timings, {"figures": figures, "note": note})
 
 
 def _run_reference(params: Params, repeats: int) -> Outcome:
-    cluster = _load(params)
+    cluster = _load(params).cluster
     if int(params["pods"]):
         cluster = Cluster(cluster.nodes, cluster.pods[: int(params["pods"])], cluster.policy)
     timings = Timings()

@@ -4,7 +4,9 @@ Nodes of eight cards of five sizes (a few nodes mix two sizes, a few cards are b
 running pods placed validly at random — one isolation mode per card, the vGPU limit, never
 over-allotted — and Pending pods of every kind: ones that fit, fragmented ones, ones no node
 could ever hold, a few invalid requests. The same `SyntheticSpec` always yields the same
-cluster (one `random.Random(seed)` drives every choice, in a fixed order).
+cluster (one `random.Random(seed)` drives every choice, in a fixed order). With
+`whole_node`, `benchmarks.synthetic_nodes` adds allocatable, labels, taints, cordons,
+requests, selectors and tolerations on top, moving nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from advisor.core.model import (
     Policy,
     Request,
 )
+from benchmarks.synthetic_nodes import with_whole_node
 
 GIB = 1024
 CARDS_PER_NODE = 8
@@ -67,11 +70,16 @@ class SyntheticSpec:
     core_share: float = 0.3  # pods asking memory+core isolation
     special_share: float = 0.01  # each of: invalid, never satisfiable (Pending only)
     max_vgpus_per_card: int = DEFAULT_MAX_VGPUS
+    # Every node and pod also carries what kube-scheduler's other filters read
+    # (benchmarks.synthetic_nodes); the cards and placements stay the same.
+    whole_node: bool = False
 
     @staticmethod
-    def scaled(nodes: int, pending: int, seed: int = 20_231_115) -> SyntheticSpec:
+    def scaled(
+        nodes: int, pending: int, seed: int = 20_231_115, whole_node: bool = False
+    ) -> SyntheticSpec:
         """`nodes` nodes at the benchmark's density (six running pods per node)."""
-        return SyntheticSpec(nodes, nodes * RUNNING_PER_NODE, pending, seed)
+        return SyntheticSpec(nodes, nodes * RUNNING_PER_NODE, pending, seed, whole_node=whole_node)
 
 
 class _Occupancy:
@@ -185,4 +193,5 @@ def synthetic_cluster(spec: SyntheticSpec | None = None) -> Cluster:
     nodes = _make_nodes(rng, spec)
     running = _place_running(rng, spec, nodes, _Occupancy(nodes, spec.max_vgpus_per_card))
     pending = [_pending_pod(rng, spec, i) for i in range(spec.pending)]
-    return Cluster(nodes, (*running, *pending), spec.policy, spec.max_vgpus_per_card)
+    cluster = Cluster(nodes, (*running, *pending), spec.policy, spec.max_vgpus_per_card)
+    return with_whole_node(cluster, spec.seed + 1) if spec.whole_node else cluster

@@ -1,4 +1,4 @@
-"""`xgpu-advisor replay`: the openb trace on the scheduler model (DESIGN.md §7)."""
+"""`xgpu-advisor replay`: the openb trace on the scheduler model (docs/design.md §7)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from advisor.commands import InputError, add_output, emit
 from advisor.core.fragmentation import replay_fragmentation
 from advisor.core.model import POLICIES, Policy
-from advisor.replay import load_trace, replay
+from advisor.replay import RESOURCE_MODES, read_trace, replay
 from advisor.scenario import save_scenario
 
 
@@ -18,10 +18,22 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "replay", help="replay an openb trace onto the scheduler model"
     )
-    parser.add_argument("--nodes", required=True, type=Path, help="node list CSV (sn, gpu, model)")
+    parser.add_argument(
+        "--nodes",
+        required=True,
+        type=Path,
+        help="node list CSV (sn, gpu, model; cpu_milli, memory_mib with --resources all)",
+    )
     parser.add_argument("--pods", required=True, type=Path, help="pod list CSV (openb columns)")
     parser.add_argument("--node-policy", choices=POLICIES, default="binpack")
     parser.add_argument("--card-policy", choices=POLICIES, default="binpack")
+    parser.add_argument(
+        "--resources",
+        choices=RESOURCE_MODES,
+        default="gpu",
+        help="gpu: GPUs only; all: also the nodes' and pods' cpu and memory, "
+        "and the CPU-only pods (default: gpu)",
+    )
     add_output(parser, ("markdown", "json"))
     parser.add_argument(
         "--write-scenario", type=Path, metavar="FILE", help="save the end state as a scenario"
@@ -34,7 +46,7 @@ def markdown(figures: dict[str, Any]) -> str:
     policy, frag = figures["policy"], figures["fragmentation"]
     return "\n".join(
         [
-            f"# Replay ({policy['node']} nodes, {policy['card']} cards)",
+            f"# Replay ({policy['node']} nodes, {policy['card']} cards{_scope(figures)})",
             "",
             "| figure | value |",
             "|---|---|",
@@ -44,6 +56,7 @@ def markdown(figures: dict[str, Any]) -> str:
             f"| placed (GPUs) | {figures['placed_gpus']:.2f} |",
             f"| allocation ratio | {figures['allocation_ratio']:.2%} |",
             f"| Pending pods | {failed} |",
+            *_node_rows(figures),
             f"| free (GPUs) | {frag['free_gpus']:.2f} |",
             f"| FGD fragmentation (GPUs) | {frag['fragment_gpus']:.2f} "
             f"({frag['fragmentation_ratio']:.1%} of free) |",
@@ -53,9 +66,25 @@ def markdown(figures: dict[str, Any]) -> str:
     )
 
 
+def _scope(figures: dict[str, Any]) -> str:
+    return ", cpu and memory too" if figures["resources"] == "all" else ""
+
+
+def _node_rows(figures: dict[str, Any]) -> list[str]:
+    """With `--resources all`: the CPU-only pods and how much cpu and memory is requested."""
+    if figures["resources"] != "all":
+        return []
+    cpu_pods, share = figures["cpu_only_pods"], figures["node_allocation"]
+    return [
+        f"| CPU-only pods placed | {cpu_pods['placed']} of {cpu_pods['replayed']} |",
+        f"| cpu requested | {share['cpu']:.2%} of allocatable |",
+        f"| memory requested | {share['memory']:.2%} of allocatable |",
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     policy = Policy(node=args.node_policy, card=args.card_policy)
-    result = replay(load_trace(args.nodes, args.pods, policy))
+    result = replay(read_trace(args.nodes, args.pods, policy, args.resources))
     figures = result.figures() | {"fragmentation": replay_fragmentation(result)}
     text = json.dumps(figures, indent=2) if args.format == "json" else markdown(figures)
     if args.write_scenario is not None:

@@ -1,4 +1,4 @@
-"""Replay of the openb trace (DESIGN.md §7): consistent, stable figures; end state as a scenario."""
+"""Replay of the openb trace (docs/design.md §7): stable figures; end state as a scenario."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, Mode, request_problem
 from advisor.scenario import parse_text, scenario_from_data, scenario_to_data
 from benchmarks.synthetic import CARDS_PER_NODE, SyntheticSpec, synthetic_cluster
@@ -108,3 +109,74 @@ def test_a_low_vgpu_limit_is_respected() -> None:
     assert cluster.max_vgpus_per_card == 2
     assert_valid(cluster)
     assert max(len(v) for v in card_tally(cluster).values()) == 2
+
+
+# -- the whole-node variant (allocatable, labels, taints, requests, selectors) ---------------
+
+WHOLE = replace(SMALL, nodes=300, running=1_800, pending=300, whole_node=True)
+
+
+@pytest.fixture(scope="module")
+def whole() -> Cluster:
+    return synthetic_cluster(WHOLE)
+
+
+def test_whole_node_moves_no_card_and_no_pod(whole: Cluster) -> None:
+    plain = synthetic_cluster(replace(WHOLE, whole_node=False))
+    assert [(n.name, n.cards) for n in whole.nodes] == [(n.name, n.cards) for n in plain.nodes]
+    assert [(p.name, p.request, p.placement, p.priority) for p in whole.pods] == [
+        (p.name, p.request, p.placement, p.priority) for p in plain.pods
+    ]
+    assert_valid(whole)
+
+
+def test_whole_node_running_pods_fit_their_nodes(whole: Cluster) -> None:
+    """Checked here, not by the core: the requests on each node stay within allocatable,
+    and each running pod's selector and tolerations admit its node."""
+    by_name = {n.name: n for n in whole.nodes}
+    used: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for pod in whole.running:
+        assert pod.placement is not None
+        node = by_name[pod.placement.node]
+        labels = dict(node.labels)
+        assert all(labels.get(k) == v for k, v in pod.constraints.node_selector), pod.name
+        for taint in node.taints:
+            if taint.effect != "PreferNoSchedule":
+                assert any(t.tolerates(taint) for t in pod.constraints.tolerations), pod.name
+        for j, value in enumerate((1, pod.resources.cpu_milli, pod.resources.memory_bytes)):
+            used[node.name][j] += value
+    for node in whole.nodes:
+        for other in node.other_pods or ():
+            used[node.name][0] += 1
+            used[node.name][1] += other.resources.cpu_milli
+            used[node.name][2] += other.resources.memory_bytes
+        a = node.allocatable
+        limits = (a.pods, a.cpu_milli, a.memory_bytes)
+        assert all(
+            limit is not None and u <= limit
+            for u, limit in zip(used[node.name], limits, strict=True)
+        ), node.name
+
+
+def test_whole_node_exercises_every_filter(whole: Cluster) -> None:
+    assert any(n.unschedulable for n in whole.nodes)
+    assert {t.effect for n in whole.nodes for t in n.taints} == {"NoSchedule", "PreferNoSchedule"}
+    assert any(n.other_pods for n in whole.nodes)
+    assert any(p.constraints.required for p in whole.pending)
+    diagnosis = diagnose(whole, node_detail_limit=0)
+    causes = {d.cause for d in diagnosis.pods}
+    assert {"schedulable", "node-resources", "unsatisfiable"} <= causes
+    reasons = {r for d in diagnosis.pods for r, _ in d.reason_counts}
+    assert "node(s) didn't match Pod's node affinity/selector" in reasons
+    assert "node(s) were unschedulable" in reasons
+    assert any(r.startswith("node(s) had untolerated taint {dedicated: training}") for r in reasons)
+    assert "Insufficient cpu" in reasons
+
+
+def test_whole_node_round_trips_and_repeats(whole: Cluster) -> None:
+    data = scenario_to_data(whole)
+    again = scenario_from_data(data, "synthetic")
+    assert again == whole
+    assert scenario_to_data(again) == data  # labels too (not part of a node's equality)
+    assert synthetic_cluster(WHOLE) == whole
+    assert scenario_to_data(synthetic_cluster(WHOLE)) == scenario_to_data(whole)
