@@ -25,6 +25,7 @@ import numpy as np
 
 from advisor.core.diagnose import CAUSES, Cycle, Diagnosis, PodDiagnosis, build_state, diagnose
 from advisor.core.model import (
+    CCE,
     Card,
     Cluster,
     Mode,
@@ -33,10 +34,12 @@ from advisor.core.model import (
     Pod,
     Policy,
     Request,
+    Scheduler,
     queue_order,
 )
 from advisor.core.nodefilters import NO_RESOURCES, Allocatable, Resources
 from advisor.core.state import CPU, MEMORY, UNLIMITED, CardState, IntArray, Shape
+from advisor.scenario_profile import default_max_vgpus
 
 CARD_UNITS = 1000  # gpu_milli of a whole card
 CARD_MIB = CARD_UNITS * 128
@@ -101,7 +104,7 @@ class Replay:
                 if node is not None:
                     others[node].append(cpu_pod.pod)
             nodes = tuple(replace(n, other_pods=tuple(others[n.name])) for n in nodes)
-        return Cluster(nodes, running + pending, self.cluster.policy)
+        return replace(self.cluster, nodes=nodes, pods=running + pending)
 
     def figures(self) -> dict[str, Any]:
         capacity = sum(len(n.cards) for n in self.cluster.nodes)
@@ -111,6 +114,7 @@ class Replay:
         figures: dict[str, Any] = {
             "schema": "xgpu-advisor/replay/v1",
             "resources": self.resources,
+            "scheduler": {"profile": self.cluster.scheduler.profile},
             "policy": {"node": self.cluster.policy.node, "card": self.cluster.policy.card},
             "pods": len(self.cluster.pods),
             "capacity_gpus": capacity,
@@ -147,6 +151,9 @@ class Replay:
 
 
 def _units(pod: Pod) -> int:
+    """The pod's GPU share in the trace's gpu_milli units, whichever way its request says it."""
+    if pod.request.memory_percent:
+        return pod.request.gpus * pod.request.memory_percent * 10
     return pod.request.memory_mib // 128
 
 
@@ -186,10 +193,17 @@ def _resources(path: Path, line: int, row: dict[str, str]) -> Resources:
 
 
 def read_trace(
-    nodes_csv: Path, pods_csv: Path, policy: Policy, resources: ResourceMode = "gpu"
+    nodes_csv: Path,
+    pods_csv: Path,
+    policy: Policy,
+    resources: ResourceMode = "gpu",
+    scheduler: Scheduler = CCE,
 ) -> Trace:
     """The trace as a cluster of GPU nodes with every GPU pod Pending in arrival order (and,
-    with `all`, node allocatable, pod requests and the CPU-only pods)."""
+    with `all`, node allocatable, pod requests and the CPU-only pods). Outside CCE a pod's
+    gpu_milli is read as the share of each card it asks (`memory_percent`), as HAMi's and
+    Volcano's percentage requests say it; on the trace's 1000-unit cards both readings give
+    the same MiB."""
     every = resources == "all"
     node_columns = {"sn", "gpu"} | ({"cpu_milli", "memory_mib"} if every else set())
     nodes = []
@@ -216,7 +230,15 @@ def read_trace(
         pod: Pod | OtherPod = OtherPod(name, resources=asks)
         if gpus:
             milli = _int(pods_csv, line, row, "gpu_milli")
-            pod = Pod(name, Request(gpus=gpus, memory_mib=gpus * milli * 128), resources=asks)
+            request = Request(gpus=gpus, memory_mib=gpus * milli * 128)
+            if scheduler.profile != "cce":
+                if milli % 10 or not 0 < milli <= 1000:
+                    raise TraceError(
+                        f"{pods_csv}: line {line}: gpu_milli {milli} is not a whole percent "
+                        f"of a card, as {scheduler.profile} asks"
+                    )
+                request = Request(gpus=gpus, memory_mib=0, memory_percent=milli // 10)
+            pod = Pod(name, request, resources=asks)
         created = _int(pods_csv, line, row, "creation_time", default=0)
         arrivals.append((created, order, pod))
     arrivals.sort(key=lambda a: (a[0], a[1]))
@@ -227,14 +249,21 @@ def read_trace(
             gpu_pods.append(pod)
         else:
             cpu_pods.append(CpuPod(pod, len(gpu_pods)))
-    return Trace(Cluster(tuple(nodes), tuple(gpu_pods), policy), resources, tuple(cpu_pods))
+    cluster = Cluster(tuple(nodes), tuple(gpu_pods), policy, scheduler=scheduler)
+    if scheduler.profile != "cce":
+        cluster = replace(cluster, max_vgpus_per_card=default_max_vgpus(scheduler))
+    return Trace(cluster, resources, tuple(cpu_pods))
 
 
 def load_trace(
-    nodes_csv: Path, pods_csv: Path, policy: Policy, resources: ResourceMode = "gpu"
+    nodes_csv: Path,
+    pods_csv: Path,
+    policy: Policy,
+    resources: ResourceMode = "gpu",
+    scheduler: Scheduler = CCE,
 ) -> Cluster:
     """The GPU part of `read_trace` (no CPU-only pods)."""
-    return read_trace(nodes_csv, pods_csv, policy, resources).cluster
+    return read_trace(nodes_csv, pods_csv, policy, resources, scheduler).cluster
 
 
 # -- replaying it ------------------------------------------------------------------------

@@ -9,9 +9,10 @@ from typing import Any
 
 from advisor.commands import InputError, add_output, emit
 from advisor.core.fragmentation import replay_fragmentation
-from advisor.core.model import POLICIES, Policy
+from advisor.core.model import POLICIES, PROFILES, Policy, Scheduler
 from advisor.replay import RESOURCE_MODES, read_trace, replay
 from advisor.scenario import save_scenario
+from advisor.scenario_profile import DEFAULTS
 
 
 def register(sub: Any) -> None:
@@ -25,8 +26,21 @@ def register(sub: Any) -> None:
         help="node list CSV (sn, gpu, model; cpu_milli, memory_mib with --resources all)",
     )
     parser.add_argument("--pods", required=True, type=Path, help="pod list CSV (openb columns)")
-    parser.add_argument("--node-policy", choices=POLICIES, default="binpack")
-    parser.add_argument("--card-policy", choices=POLICIES, default="binpack")
+    parser.add_argument(
+        "--scheduler",
+        choices=PROFILES,
+        default="cce",
+        help="whose rules place the pods (default: cce); outside cce gpu_milli is read as "
+        "a share of each card",
+    )
+    parser.add_argument(
+        "--node-policy", choices=POLICIES, help="default: the profile's (binpack for all three)"
+    )
+    parser.add_argument(
+        "--card-policy",
+        choices=(*POLICIES, "legacy"),
+        help="default: the profile's (cce binpack, hami spread, volcano-vgpu legacy)",
+    )
     parser.add_argument(
         "--resources",
         choices=RESOURCE_MODES,
@@ -46,7 +60,8 @@ def markdown(figures: dict[str, Any]) -> str:
     policy, frag = figures["policy"], figures["fragmentation"]
     return "\n".join(
         [
-            f"# Replay ({policy['node']} nodes, {policy['card']} cards{_scope(figures)})",
+            f"# Replay ({figures['scheduler']['profile']}: {policy['node']} nodes, "
+            f"{policy['card']} cards{_scope(figures)})",
             "",
             "| figure | value |",
             "|---|---|",
@@ -83,8 +98,15 @@ def _node_rows(figures: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    policy = Policy(node=args.node_policy, card=args.card_policy)
-    result = replay(read_trace(args.nodes, args.pods, policy, args.resources))
+    scheduler = Scheduler(args.scheduler)
+    default, card_policies, _ = DEFAULTS[scheduler.profile]
+    card = args.card_policy or default.card
+    if card not in card_policies:
+        raise InputError(
+            f"--card-policy {card}: {scheduler.profile} knows {', '.join(card_policies)}"
+        )
+    policy = Policy(node=args.node_policy or default.node, card=card)
+    result = replay(read_trace(args.nodes, args.pods, policy, args.resources, scheduler))
     figures = result.figures() | {"fragmentation": replay_fragmentation(result)}
     text = json.dumps(figures, indent=2) if args.format == "json" else markdown(figures)
     if args.write_scenario is not None:

@@ -261,13 +261,14 @@ class Cycle:
         n_nodes = len(s.node_names)
         if shape.card_memory_mib > 0 and shape.memory_percent == 0:
             return np.full(n_nodes, shape.gpus * shape.card_memory_mib, dtype=np.int64)
-        need = s.card_need(shape)
-        demand = np.full(n_nodes, np.iinfo(np.int64).max // 4, dtype=np.int64)
-        for node in range(n_nodes):
-            cards = sorted(int(need[k]) for k in s.node_positions(node) if s.counted[k])
-            if len(cards) >= shape.gpus:
-                demand[node] = sum(cards[: shape.gpus])
-        return demand
+        width = int(s.card_count.max()) if n_nodes else 0
+        column = np.arange(width)
+        valid = column[None, :] < s.card_count[:, None]
+        pos = np.where(valid, s.first_card[:, None] + column[None, :], 0)
+        big = np.iinfo(np.int64).max // (4 * max(shape.gpus, 1))
+        need = np.where(valid & s.counted[pos], s.card_need(shape)[pos], big)
+        demand = np.sort(need, axis=1)[:, : shape.gpus].sum(axis=1)
+        return np.where(s.counted_count >= shape.gpus, demand, big).astype(np.int64)
 
     def _card_codes(self, shape: Shape) -> IntArray:
         """Per card, 1 + the index of the first card check that rejects it, or 0: read from
