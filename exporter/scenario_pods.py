@@ -1,7 +1,9 @@
 """Pod allotments from a scenario file (DESIGN.md §4), for hosts without Kubernetes.
 
 Each running pod on this node gets one allotment per placed card: memory M/N, core T/N
-(None when T is 0: memory isolation). A scenario names no containers or runtime ids, so
+(None when T is 0: memory isolation). Under hami and volcano-vgpu a share of the card or a
+whole card is allotted as those schedulers account it: the card's memory times the share
+(HAMi and Volcano round down), or all of it. A scenario names no containers or runtime ids, so
 optional pod annotations supply them for attribution:
 `xgpu.io/container` (default: the pod's name), `xgpu.io/pod-uid` (default: a UUID derived
 from the pod's name, stable across runs) and `xgpu.io/container-id`.
@@ -16,7 +18,11 @@ import logging
 import uuid
 from pathlib import Path
 
+import numpy as np
+
 from advisor.core.model import Cluster, Pod
+from advisor.core.rules import rules_for
+from advisor.core.state import Shape
 from advisor.scenario import ScenarioError, load_scenario
 from exporter.allotments import Allotment, PodsView
 
@@ -42,20 +48,26 @@ def container_name(pod: Pod) -> str:
 
 
 def allotments_from_cluster(cluster: Cluster, node: str) -> tuple[Allotment, ...]:
+    rules = rules_for(cluster.scheduler)
+    cards = {c.index: c for n in cluster.nodes if n.name == node for c in n.cards}
     found: list[Allotment] = []
     for pod in cluster.running:
         if pod.placement is None or pod.placement.node != node or pod.invalid:
             continue
         namespace, _, name = pod.name.rpartition("/")
-        for card in pod.placement.cards:
+        shape = Shape.of(pod.request)
+        for index in pod.placement.cards:
+            card = cards.get(index)
+            capacity = np.array([card.memory_mib if card is not None else 0], dtype=np.int64)
+            memory_mib = int(rules.card_need(capacity, shape)[0])
             found.append(
                 Allotment(
                     namespace=namespace,
                     pod=name,
                     container=container_name(pod),
-                    card=str(card),
-                    memory_bytes=pod.request.card_memory_mib * MIB,
-                    core_percent=pod.request.card_core_percent or None,
+                    card=str(index),
+                    memory_bytes=memory_mib * MIB,
+                    core_percent=rules.card_core(shape) or None,
                     pod_uid=pod_uid(pod),
                     container_id=pod.annotations.get("xgpu.io/container-id", ""),
                 )

@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     cards = sum(len(n.cards) for n in cluster.nodes)
     print(
         f"xgpu-advisor: wrote {args.output} from {gathered.source}: {len(cluster.nodes)} nodes, "
-        f"{cards} cards, {len(cluster.running)} running and {len(cluster.pending)} Pending pods",
+        f"{cards} cards, {len(cluster.running)} running and {len(cluster.pending)} Pending pods; "
+        f"scheduler {gathered.scheduler}",
         file=sys.stderr,
     )
     return 0

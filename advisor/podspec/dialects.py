@@ -1,4 +1,9 @@
-"""The three ways a container asks for shared GPUs (DESIGN.md §1) and how to read them."""
+"""The three ways a container asks for shared GPUs (docs/design.md §1, §9.2) and how to read them.
+
+CCE gives pod totals and always a memory. HAMi and Volcano vGPU give per-card values, which are
+multiplied by N into the `Request` totals; their memory share (`memory_percent`) stays per card,
+and a request with neither memory nor share asks whole cards, as their schedulers read it.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ class Dialect:
     count: str | None  # resource holding N; None: N is the pod label (CCE)
     memory: str
     core: str
-    memory_percentage: str | None  # a share of the card, which the model cannot express
+    memory_percentage: str | None  # a share of each card, in percent (HAMi, Volcano vGPU)
     memory_unit_mib: int
     per_card: bool  # memory and core are per card (Volcano vGPU, HAMi) or totals (CCE)
     allocation: str  # annotation that records the granted cards
@@ -87,6 +92,31 @@ def asks(dialect: Dialect, lookup: Lookup) -> bool:
     return any(value is not MISSING and not _is_zero(value) for value in values)
 
 
+class _Reader:
+    """Values of one container, each unreadable one added to `problems` (then None)."""
+
+    def __init__(self, lookup: Lookup, where: str, problems: list[str]) -> None:
+        self.lookup, self.where, self.problems = lookup, where, problems
+
+    def given(self, key: str | None) -> bool:
+        return key is not None and self.lookup(key) is not MISSING
+
+    def number(self, key: str, default: int | None) -> int | None:
+        value = self.lookup(key)
+        if value is MISSING:
+            if default is None:
+                self.problems.append(f"{self.where}: {key} is missing")
+            return default
+        try:
+            return quantity_int(value)
+        except ValueError as error:
+            self.problems.append(f"{self.where}: {key} {error}")
+            return None
+
+    def problem(self, text: str) -> None:
+        self.problems.append(f"{self.where}: {text}")
+
+
 def read_request(
     dialect: Dialect, lookup: Lookup, label_gpus: int | None, where: str, problems: list[str]
 ) -> Request | None:
@@ -94,40 +124,62 @@ def read_request(
 
     `label_gpus` is N from the CCE pod label (None when that label was unreadable).
     """
-
-    def number(key: str, default: int | None) -> int | None:
-        value = lookup(key)
-        if value is MISSING:
-            if default is None:
-                problems.append(f"{where}: {key} is missing")
-            return default
-        try:
-            return quantity_int(value)
-        except ValueError as error:
-            problems.append(f"{where}: {key} {error}")
-            return None
-
-    gpus = label_gpus if dialect.count is None else number(dialect.count, 1)
-    if lookup(dialect.memory) is MISSING:
-        if dialect.memory_percentage and lookup(dialect.memory_percentage) is not MISSING:
-            value = show(lookup(dialect.memory_percentage))
-            problems.append(
-                f"{where}: {dialect.memory_percentage} {value} asks a share of the card, "
-                "which is not modelled (no memory in MiB)"
-            )
-        elif dialect.per_card:
-            problems.append(
-                f"{where}: {dialect.memory} is missing; whole-card requests are not modelled"
-            )
-        else:
-            problems.append(f"{where}: {dialect.memory} is missing")
-        memory: int | None = None
-    else:
-        memory = number(dialect.memory, None)
-    core = number(dialect.core, 0)
-    if gpus is None or memory is None or core is None:
-        return None
-    memory_mib = memory * dialect.memory_unit_mib
+    read = _Reader(lookup, where, problems)
     if dialect.per_card:
-        return Request(gpus=gpus, memory_mib=gpus * memory_mib, core_percent=gpus * core)
-    return Request(gpus=gpus, memory_mib=memory_mib, core_percent=core)
+        return _per_card_request(dialect, read)
+    memory = read.number(dialect.memory, None)
+    core = read.number(dialect.core, 0)
+    if label_gpus is None or memory is None or core is None:
+        return None
+    return Request(gpus=label_gpus, memory_mib=memory * dialect.memory_unit_mib, core_percent=core)
+
+
+def _per_card_request(dialect: Dialect, read: _Reader) -> Request | None:
+    """HAMi's `GenerateResourceRequests` (pkg/device/nvidia/device.go, v2.10.0) and Volcano's
+    `ExtractResourceRequest` (pkg/scheduler/api/devices/util.go, v1.15.0).
+
+    N: the count; without it one card (HAMi's webhook writes its DefaultGPUNum, 1; Volcano
+    takes a memory alone as one card). Memory 0 counts as not given; with no share either the
+    request asks whole cards (HAMi: its DefaultMemory, else 100 %; Volcano: 100 %).
+    """
+    assert dialect.count is not None
+    if dialect is VOLCANO_VGPU and not read.given(dialect.count) and not read.given(dialect.memory):
+        read.problem(
+            f"{dialect.count} and {dialect.memory} are both missing, so Volcano reads no "
+            "card request"
+        )
+        return None
+    gpus = read.number(dialect.count, 1)
+    memory = read.number(dialect.memory, 0)
+    share = _share(dialect, read)
+    core = read.number(dialect.core, 0)
+    if gpus is None or memory is None or share is None or core is None:
+        return None
+    return Request(
+        gpus=gpus,
+        memory_mib=gpus * memory * dialect.memory_unit_mib,
+        core_percent=gpus * core,
+        memory_percent=share,
+    )
+
+
+def _share(dialect: Dialect, read: _Reader) -> int | None:
+    """The memory share per card (0: not given), as each scheduler reads it."""
+    key = dialect.memory_percentage
+    if key is None or not read.given(key):
+        return 0
+    value = read.lookup(key)
+    try:
+        percent = quantity_int(value)
+    except ValueError as error:  # negative too: the API server refuses negative quantities
+        read.problem(f"{key} {error}")
+        return None
+    if dialect is HAMI:
+        return min(percent, 100)  # above 100 clamped, 0 ignored (not positive)
+    if not 1 <= percent <= 100:  # Volcano takes it as given: 0 asks no memory, >100 never fits
+        read.problem(
+            f"{key} {show(value)} is outside 1..100: Volcano would give it "
+            + ("no memory" if percent == 0 else "more than a card, so never place it")
+        )
+        return None
+    return percent

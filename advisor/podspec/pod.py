@@ -152,8 +152,10 @@ def _pod_request(containers: list[_GpuContainer], problems: list[str]) -> Reques
     """The pod's totals for the scheduler model.
 
     Modelling assumption: several GPU containers of one pod that ask the same N are placed
-    as one request on the same N cards, so their memory and core add up per card.
-    Different N, mixed dialects or an unreadable container leave the pod without a request.
+    as one request on the same N cards, so their memory, share and core add up per card.
+    Different N, mixed dialects, containers asking in different forms (MiB, a share, whole
+    cards), several asking whole cards, or an unreadable container leave the pod without a
+    request.
     """
     dialects = list(dict.fromkeys(c.dialect.name for c in containers))
     if len(dialects) > 1:
@@ -165,13 +167,27 @@ def _pod_request(containers: list[_GpuContainer], problems: list[str]) -> Reques
     if any(r is None for r in requests):
         return None
     known = [r for r in requests if r is not None]
+    if len(known) == 1:
+        return known[0]
     if len({r.gpus for r in known}) > 1:
         problems.append(f"{len(known)} GPU containers with different card counts are not modelled")
+        return None
+    forms = {(r.memory_mib > 0, r.memory_percent > 0) for r in known}
+    if len(forms) > 1 or forms == {(False, False)}:
+        problems.append(
+            f"{len(known)} GPU containers asking whole cards, or memory in different forms "
+            "(MiB, a share of the card), are not modelled"
+        )
+        return None
+    share = sum(r.memory_percent for r in known)
+    if share > 100:
+        problems.append(f"{len(known)} GPU containers ask {share}% of each card together")
         return None
     return Request(
         gpus=known[0].gpus,
         memory_mib=sum(r.memory_mib for r in known),
         core_percent=sum(r.core_percent for r in known),
+        memory_percent=share,
     )
 
 

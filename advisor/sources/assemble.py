@@ -8,8 +8,10 @@ whatever the model cannot express is left out with a warning that says what that
 the picture. With Kubernetes, each node also carries what kube-scheduler's other filters read
 (allocatable, labels, taints, cordon), its other pods (`Node.other_pods`: what a drain would
 move besides the modelled GPU pods) and the pods that stay with it (`Node.resident_pods`), and
-every pod its effective request and node constraints. The cluster always loads as a scenario
-file (§4).
+every pod its effective request and node constraints. The scheduler profile is the one named,
+or read from the cluster (advisor.sources.profile_detect); under hami and volcano-vgpu the
+cards are those the scheduler registered on the node when it did (advisor.sources.registered).
+The cluster always loads as a scenario file (§4).
 """
 
 from __future__ import annotations
@@ -20,17 +22,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from advisor.core.model import (
-    DEFAULT_MAX_VGPUS,
     Card,
     Cluster,
     Node,
     Placement,
     Pod,
-    Policy,
+    PolicyName,
+    ProfileName,
     Request,
 )
+from advisor.sources.fitting import compare_modes, fit_cards
 from advisor.sources.kubemerge import merge_kubernetes, with_other_pods
 from advisor.sources.notes import Notes, names
+from advisor.sources.profile_detect import SchedulerChoice, choose_profile, scheduler_settings
+from advisor.sources.registered import registered_cards
 from advisor.sources.values import (
     CARD_FAMILIES,
     CARD_HEALTH,
@@ -48,14 +53,13 @@ from advisor.sources.values import (
     Stale,
 )
 
-DEFAULT_POLICY = Policy()
-
 
 @dataclass(frozen=True, slots=True)
 class Assembled:
     cluster: Cluster
     warnings: tuple[str, ...]
     stale: tuple[Stale, ...]
+    scheduler: str = "cce (default)"  # the profile and why: "hami (auto: ... on 3 pods)"
 
 
 @dataclass(slots=True)
@@ -76,23 +80,43 @@ def assemble(
     kube: KubeState | None = None,
     *,
     stale_after_s: float = 300.0,
-    policy: Policy = DEFAULT_POLICY,
-    max_vgpus_per_card: int = DEFAULT_MAX_VGPUS,
+    scheduler: SchedulerChoice = "auto",
+    node_policy: PolicyName | None = None,
+    card_policy: PolicyName | None = None,
+    max_vgpus_per_card: int | None = None,
 ) -> Assembled:
+    """InputError when the cluster carries several schedulers' marks under `auto`, or for a
+    card policy the profile does not have; the policies and limit default per profile."""
     notes = Notes()
+    chosen = choose_profile(scheduler, kube)
+    profile = chosen.profile
+    settings, policy, limit = scheduler_settings(
+        profile, node_policy, card_policy, max_vgpus_per_card
+    )
     fresh = _drop_stale(list(samples), stale_after_s, notes)
     nodes_seen, cards, vgpus = _collect(fresh, notes)
     kube_nodes = {n.name: n for n in kube.nodes} if kube is not None else {}
-    nodes = _nodes(nodes_seen, cards, vgpus, kube_nodes, notes)
+    nodes = _nodes(nodes_seen, cards, vgpus, kube_nodes, profile, notes)
     running = _running_pods(vgpus, nodes, notes)
-    nodes, running, limit = _fit_cards(nodes, running, max_vgpus_per_card, notes)
-    _compare_modes(cards, running, notes)
+    nodes, running, limit = fit_cards(nodes, running, limit, profile, notes)
+    if profile == "cce":
+        compare_modes(_modes(cards), running, notes)
     pods = running
     if kube is not None:
-        pods = merge_kubernetes(running, nodes, kube, notes)
+        pods = merge_kubernetes(running, nodes, kube, notes, settings)
         nodes = with_other_pods(nodes, pods, kube)
-    cluster = Cluster(tuple(nodes), tuple(pods), policy, limit)
-    return Assembled(cluster, tuple(notes.warnings), tuple(notes.stale))
+    cluster = Cluster(tuple(nodes), tuple(pods), policy, limit, settings)
+    how = "--scheduler" if scheduler != "auto" else f"auto: {chosen.evidence}"
+    return Assembled(cluster, tuple(notes.warnings), tuple(notes.stale), f"{profile} ({how})")
+
+
+def _modes(cards: dict[str, dict[str, _CardData]]) -> dict[tuple[str, int], float]:
+    return {
+        (node, int(index)): data.mode
+        for node, per_index in cards.items()
+        for index, data in per_index.items()
+        if data.mode is not None and index.isdigit()
+    }
 
 
 def _pod_key(sample: Sample) -> str:
@@ -196,6 +220,7 @@ def _nodes(
     cards: dict[str, dict[str, _CardData]],
     vgpus: _Vgpus,
     kube_nodes: Mapping[str, KubeNode],
+    profile: ProfileName,
     notes: Notes,
 ) -> list[Node]:
     nodes: list[Node] = []
@@ -213,10 +238,11 @@ def _nodes(
             for index, card_data in sorted(data.items())
             if (card := _card(name, index, card_data, allotted[index], notes)) is not None
         ]
+        kube_node = kube_nodes.get(name)
+        built = registered_cards(name, built, kube_node, profile, notes)
         if not built:
             notes.warnings.append(f"node {name}: no card with a known memory size; left out")
             continue
-        kube_node = kube_nodes.get(name)
         if kube_node is not None and kube_node.unavailable:
             unavailable.append(f"{name} ({kube_node.unavailable})")
             built = [replace(c, healthy=False) for c in built]
@@ -295,74 +321,3 @@ def _running_pods(vgpus: _Vgpus, nodes: list[Node], notes: Notes) -> list[Pod]:
             indices = tuple(sorted(int(index) for index in per_card))
             pods.append(Pod(name, request, Placement(node, indices)))
     return pods
-
-
-def _fit_cards(
-    nodes: list[Node], pods: list[Pod], limit: int, notes: Notes
-) -> tuple[list[Node], list[Pod], int]:
-    """Make the live state one the model can hold: one mode per card, at most 100 % core,
-    memory within the card (overcommit grows the card), vGPUs within the limit."""
-    while True:
-        drop: dict[str, str] = {}
-        for (host, index), on_card in sorted(_by_card(pods).items()):
-            first_mode = on_card[0].request.mode
-            core = 0
-            for pod in on_card:
-                core += pod.request.card_core_percent
-                if pod.request.mode != first_mode:
-                    drop[pod.name] = f"node {host} card {index} mixes isolation modes"
-                elif core > 100:
-                    drop[pod.name] = f"node {host} card {index} has more than 100% core allotted"
-        if not drop:
-            break
-        for name, why in sorted(drop.items()):
-            notes.warnings.append(
-                f"pod {name}: {why}, which the model cannot hold; pod left out, "
-                "its cards look freer than they are"
-            )
-        pods = [p for p in pods if p.name not in drop]
-    usage = _by_card(pods)
-    grown: list[Node] = []
-    for node in nodes:
-        cards = []
-        for card in node.cards:
-            on_card = usage.get((node.name, card.index), [])
-            memory = sum(p.request.card_memory_mib for p in on_card)
-            if memory > card.memory_mib:
-                notes.warnings.append(
-                    f"node {node.name} card {card.index}: {memory} MiB allotted of "
-                    f"{card.memory_mib} (overcommit?); modelled as {memory} MiB"
-                )
-            cards.append(replace(card, memory_mib=max(memory, card.memory_mib)))
-        grown.append(replace(node, cards=tuple(cards)))
-    most = max((len(on_card) for on_card in usage.values()), default=0)
-    if most > limit:
-        notes.warnings.append(
-            f"a card hosts {most} vGPUs, above the limit of {limit}; the limit is raised to {most}"
-        )
-        limit = most
-    return grown, pods, limit
-
-
-def _by_card(pods: list[Pod]) -> dict[tuple[str, int], list[Pod]]:
-    usage: dict[tuple[str, int], list[Pod]] = defaultdict(list)
-    for pod in sorted(pods, key=lambda p: p.name):
-        assert pod.placement is not None
-        for index in pod.placement.cards:
-            usage[(pod.placement.node, index)].append(pod)
-    return usage
-
-
-def _compare_modes(cards: dict[str, dict[str, _CardData]], pods: list[Pod], notes: Notes) -> None:
-    usage = _by_card(pods)
-    for node, per_index in sorted(cards.items()):
-        for index, data in sorted(per_index.items()):
-            if data.mode is None or not index.isdigit():
-                continue
-            on_card = usage.get((node, int(index)), [])
-            modelled = int(on_card[0].request.mode) if on_card else 2
-            if int(data.mode) != modelled:
-                notes.warnings.append(
-                    f"node {node} card {index}: {CARD_MODE} is {int(data.mode)}, "
-                    f"the modelled vGPUs give mode {modelled}"
-                )

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from advisor.commands import InputError
-from advisor.core.model import DEFAULT_MAX_VGPUS, Cluster, Policy
+from advisor.core.model import Cluster, PolicyName
 from advisor.sources.assemble import assemble
 from advisor.sources.exporters import read_exporters
 from advisor.sources.http import client_session, run_both
 from advisor.sources.kubernetes import read_kubernetes
+from advisor.sources.profile_detect import SchedulerChoice, scheduler_settings
 from advisor.sources.prometheus import read_prometheus
 from advisor.sources.values import NODE_INFO, Stale
 
@@ -21,7 +22,9 @@ DEFAULT_TIMEOUT_S = 30.0
 class SourceConfig:
     """Exactly one metrics source (`prometheus` or `exporters`), optionally Kubernetes.
 
-    The policy and vGPU limit are the cluster scheduler's settings, which no source shows.
+    `scheduler`: the profile, or "auto" to read it from the cluster (advisor.sources.
+    profile_detect). The policies and vGPU limit are the scheduler's settings, which no source
+    shows: None takes the profile's defaults.
     """
 
     prometheus: str | None = None
@@ -30,8 +33,10 @@ class SourceConfig:
     kubeconfig: str | None = None
     stale_after_s: float = DEFAULT_STALE_AFTER_S
     timeout_s: float = DEFAULT_TIMEOUT_S
-    policy: Policy = field(default_factory=Policy)
-    max_vgpus_per_card: int = DEFAULT_MAX_VGPUS
+    scheduler: SchedulerChoice = "auto"
+    node_policy: PolicyName | None = None
+    card_policy: PolicyName | None = None
+    max_vgpus_per_card: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,7 @@ class Gathered:
     warnings: tuple[str, ...]
     stale: tuple[Stale, ...]
     source: str  # what was read, for report headers: "prometheus URL + kubernetes HOST"
+    scheduler: str = "cce (default)"  # the profile and why: "hami (auto: ... on 3 pods)"
 
 
 async def gather(config: SourceConfig) -> Gathered:
@@ -48,6 +54,10 @@ async def gather(config: SourceConfig) -> Gathered:
         raise InputError("give exactly one metrics source: a Prometheus URL or exporter URLs")
     if config.stale_after_s <= 0 or config.timeout_s <= 0:
         raise InputError("the stale limit and the timeout must be positive")
+    if config.scheduler != "auto":  # a policy the named profile lacks fails before any read
+        scheduler_settings(
+            config.scheduler, config.node_policy, config.card_policy, config.max_vgpus_per_card
+        )
     async with client_session(config.timeout_s) as session:
         if config.prometheus is not None:
             metrics_source = f"prometheus {config.prometheus}"
@@ -66,7 +76,9 @@ async def gather(config: SourceConfig) -> Gathered:
         samples,
         kube,
         stale_after_s=config.stale_after_s,
-        policy=config.policy,
+        scheduler=config.scheduler,
+        node_policy=config.node_policy,
+        card_policy=config.card_policy,
         max_vgpus_per_card=config.max_vgpus_per_card,
     )
     warnings = list(assembled.warnings)
@@ -75,6 +87,13 @@ async def gather(config: SourceConfig) -> Gathered:
     if kube is None:
         warnings.append(
             "no Kubernetes source: Pending pods are unknown, the model holds running pods only"
+            + (
+                "; --scheduler auto cannot read the scheduler either: modelled as cce"
+                if config.scheduler == "auto"
+                else ""
+            )
         )
     source = metrics_source if kube is None else f"{metrics_source} + {kube.source}"
-    return Gathered(assembled.cluster, tuple(warnings), assembled.stale, source)
+    return Gathered(
+        assembled.cluster, tuple(warnings), assembled.stale, source, assembled.scheduler
+    )

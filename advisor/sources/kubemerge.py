@@ -1,13 +1,22 @@
 """Kubernetes' view merged into the metric-derived pods: Pending pods, priorities, owners,
 annotations, every pod's effective request and node constraints, each node's other pods and
-the pods that stay with it, and the checks that show where the two sources disagree."""
+the pods that stay with it, and the checks that show where the two sources disagree.
+
+A running pod keeps what the exporter reports it holds, except that a pod asking a share of
+each card or whole cards keeps that request when it gives exactly what the exporter reports
+on every card it holds: moved by a plan, it takes its share of the target card, as the
+scheduler would give it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
 
-from advisor.core.model import Node, Pod, Request
+import numpy as np
+
+from advisor.core.model import CCE, Card, Node, Pod, Request, Scheduler
+from advisor.core.rules import CardRules, rules_for
+from advisor.core.state import Shape
 from advisor.podspec import PodGpu
 from advisor.podspec.scheduling import PodScheduling
 from advisor.sources.notes import Notes, names
@@ -22,9 +31,11 @@ def _annotations(pod: PodGpu) -> dict[str, str]:
 
 
 def merge_kubernetes(
-    running: list[Pod], nodes: list[Node], kube: KubeState, notes: Notes
+    running: list[Pod], nodes: list[Node], kube: KubeState, notes: Notes, scheduler: Scheduler = CCE
 ) -> list[Pod]:
     notes.warnings.extend(kube.warnings)
+    rules = rules_for(scheduler)
+    cards = {(n.name, c.index): c for n in nodes for c in n.cards}
     by_key = {p.key: p for p in kube.pods if p.namespace and p.name}
     if len(by_key) < len(kube.pods):
         notes.warnings.append("Kubernetes: pods without namespace or name ignored")
@@ -49,6 +60,7 @@ def merge_kubernetes(
         pods.append(
             replace(
                 pod,
+                request=_declared(pod, k.request, cards, rules),
                 priority=k.priority,
                 owner=k.owner,
                 annotations=_annotations(k),
@@ -63,8 +75,33 @@ def merge_kubernetes(
     _check_bound_pods(by_key, {p.name for p in pods}, nodes, notes)
     _check_nodes(kube.nodes, nodes, notes)
     order = sorted(pending, key=lambda p: (p.created is None, p.created or "", p.key))
-    pods.extend(_pending_pod(p, kube.scheduling.get(p.key, PodScheduling()), notes) for p in order)
+    pods.extend(
+        _pending_pod(p, kube.scheduling.get(p.key, PodScheduling()), notes, scheduler)
+        for p in order
+    )
     return pods
+
+
+def _declared(
+    pod: Pod, declared: Request | None, cards: Mapping[tuple[str, int], Card], rules: CardRules
+) -> Request:
+    """The pod's own share or whole-card request when the profile's rules give it exactly
+    what the exporter reports on each of its cards; else what the exporter reports."""
+    if declared is None or pod.placement is None or declared.gpus != pod.request.gpus:
+        return pod.request
+    if not (declared.whole_card or declared.memory_percent) or rules.profile == "cce":
+        return pod.request
+    shape = Shape.of(declared)
+    for index in pod.placement.cards:
+        card = cards.get((pod.placement.node, index))
+        if card is None:
+            return pod.request
+        need = rules.card_need(np.array([card.memory_mib], dtype=np.int64), shape)
+        if int(need[0]) != pod.request.card_memory_mib:
+            return pod.request
+    if rules.card_core(shape) != pod.request.card_core_percent:
+        return pod.request
+    return declared
 
 
 def _check_bound_pods(
@@ -104,15 +141,23 @@ def _check_nodes(kube_nodes: tuple[KubeNode, ...], nodes: list[Node], notes: Not
         )
 
 
-def _pending_pod(pod: PodGpu, read: PodScheduling, notes: Notes) -> Pod:
+def _pending_pod(pod: PodGpu, read: PodScheduling, notes: Notes, scheduler: Scheduler) -> Pod:
     """A Pending pod whose GPU request or scheduling fields cannot be read is `invalid`:
-    where it could go, and whether it fits, are not known."""
+    where it could go, and whether it fits, are not known. So is one asking what CCE does not
+    share (whole cards, a share of each card) when the cluster is judged as cce."""
     problems = "; ".join(pod.problems)
     request, invalid = pod.request, None
     if request is None:
         request, invalid = Request(gpus=1, memory_mib=0), problems or "no GPU request readable"
-    elif problems:
-        notes.warnings.append(f"pod {pod.key}: {problems}")
+    else:
+        if problems:
+            notes.warnings.append(f"pod {pod.key}: {problems}")
+        if scheduler.profile == "cce" and (request.whole_card or request.memory_percent):
+            asked = "whole cards" if request.whole_card else "a share of each card"
+            invalid = (
+                f"asks {asked} ({pod.dialect} resources), which CCE xGPU does not share; "
+                f"pass --scheduler {pod.dialect} if that scheduler places it"
+            )
     if read.problems:
         invalid = "; ".join(filter(None, (invalid, *read.problems)))
     return Pod(

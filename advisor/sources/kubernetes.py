@@ -12,7 +12,8 @@ scale-down advice can tell which nodes other workloads pin; and the pods that st
 node, as kube-scheduler counts (`advisor.podspec.scheduling`); each node brings its
 allocatable, labels, taints and cordon (`advisor.podspec.node`). A value there that cannot be
 read is left out, and said (`KubeNode.problems`, warnings for the nodes the model holds; a
-Pending GPU pod's makes it `invalid` instead).
+Pending GPU pod's makes it `invalid` instead). HAMi's and Volcano vGPU's card registrations
+are kept as written, for `advisor.sources.registered` to read under the cluster's profile.
 
 A third list, of the PodDisruptionBudgets, gives each pod the budget that covers it
 (`advisor.sources.budgets`, recorded in an annotation of ours before the pod is parsed).
@@ -28,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import aiohttp
@@ -48,6 +50,7 @@ from advisor.podspec import PodGpu, fields, parse_pod
 from advisor.podspec.dialects import DIALECTS
 from advisor.podspec.node import read_node_scheduling
 from advisor.podspec.quantity import quantity_int
+from advisor.podspec.registration import REGISTRATIONS
 from advisor.podspec.scheduling import PodScheduling, read_pod_scheduling
 from advisor.sources.budgets import by_namespace, mark_pod, read_budgets
 from advisor.sources.http import describe, run_all
@@ -240,6 +243,12 @@ def _node(
         _positive(allocatable[key]) for key in GPU_RESOURCES if key in allocatable
     )
     scheduling = read_node_scheduling(obj)
+    annotations = _object(metadata.get("annotations"))
+    registrations = {
+        key: value
+        for key in REGISTRATIONS.values()
+        if isinstance(value := annotations.get(key), str)
+    }
     problems = list(unreadable.get(name, ()))
     if scheduling.problems:
         problems.insert(0, f"Kubernetes: node {name}: {'; '.join(scheduling.problems)}")
@@ -251,6 +260,7 @@ def _node(
         tuple(sorted(residents.get(name, ()), key=lambda p: p.name)),
         scheduling,
         tuple(f"{problem}; left out" for problem in problems),
+        MappingProxyType(registrations),
     )
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from advisor.commands import InputError
-from advisor.core.model import DEFAULT_MAX_VGPUS, POLICIES, Policy
+from advisor.commands import InputError, add_scheduler_argument, scheduler_choice
+from advisor.core.model import PolicyName
 from advisor.sources.exporters import parse_exporter_list
 from advisor.sources.gather import DEFAULT_STALE_AFTER_S, DEFAULT_TIMEOUT_S, SourceConfig
+
+CARD_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread", "legacy")  # legacy: volcano-vgpu
+NODE_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread")
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -42,16 +45,27 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = Tr
         metavar="SECONDS",
         help=f"per request ({DEFAULT_TIMEOUT_S:g})",
     )
-    parser.add_argument("--node-policy", choices=POLICIES, default="binpack")
-    parser.add_argument("--card-policy", choices=POLICIES, default="binpack")
-    parser.add_argument("--max-vgpus-per-card", type=int, default=DEFAULT_MAX_VGPUS, metavar="N")
+    # None: the scheduler profile's default (cce binpack/binpack 20, hami binpack/spread 10,
+    # volcano-vgpu binpack/legacy 10).
+    parser.add_argument(
+        "--node-policy", choices=NODE_POLICIES, help="default: the scheduler profile's"
+    )
+    parser.add_argument(
+        "--card-policy",
+        choices=CARD_POLICIES,
+        help="default: the scheduler profile's (legacy: volcano-vgpu's n-1..0 walk)",
+    )
+    parser.add_argument(
+        "--max-vgpus-per-card", type=int, metavar="N", help="default: the scheduler profile's"
+    )
+    add_scheduler_argument(parser)  # every command reading a live source judges by a profile
 
 
 def source_config(args: argparse.Namespace) -> SourceConfig:
     exporters = parse_exporter_list(args.exporters) if args.exporters is not None else ()
     if args.exporters is not None and not exporters:
         raise InputError("--exporters: no URL given")
-    if args.max_vgpus_per_card < 1:
+    if args.max_vgpus_per_card is not None and args.max_vgpus_per_card < 1:
         raise InputError("--max-vgpus-per-card must be at least 1")
     return SourceConfig(
         prometheus=args.prometheus,
@@ -60,6 +74,8 @@ def source_config(args: argparse.Namespace) -> SourceConfig:
         kubeconfig=args.kubeconfig,
         stale_after_s=args.stale_after,
         timeout_s=args.source_timeout,
-        policy=Policy(node=args.node_policy, card=args.card_policy),
+        scheduler=scheduler_choice(args) or "auto",
+        node_policy=args.node_policy,
+        card_policy=args.card_policy,
         max_vgpus_per_card=args.max_vgpus_per_card,
     )

@@ -83,6 +83,8 @@ class KubeNode:
     scheduling: NodeScheduling = field(default_factory=NodeScheduling)
     # What could not be read of it and of the pods bound to it, one warning line each.
     problems: tuple[str, ...] = ()
+    # The schedulers' card registrations (annotation -> value), as the node carries them.
+    registrations: Mapping[str, str] = field(default_factory=_frozen)
 
 
 @dataclass(frozen=True, slots=True)

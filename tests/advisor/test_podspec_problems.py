@@ -104,27 +104,41 @@ def test_card_count_label_is_ignored_outside_cce() -> None:
             "container train: volcano.sh/gpu-mem.128Mi is missing",
         ),
         (
-            {"nvidia.com/gpu": "1"},
-            "container train: nvidia.com/gpumem is missing; whole-card requests are not modelled",
+            {"volcano.sh/vgpu-cores": "50"},
+            "container train: volcano.sh/vgpu-number and volcano.sh/vgpu-memory are both "
+            "missing, so Volcano reads no card request",
         ),
         (
-            {"volcano.sh/vgpu-number": "2", "volcano.sh/vgpu-memory-percentage": "50"},
-            "container train: volcano.sh/vgpu-memory-percentage '50' asks a share of the card, "
-            "which is not modelled (no memory in MiB)",
+            {"volcano.sh/vgpu-number": "2", "volcano.sh/vgpu-memory-percentage": "0"},
+            "container train: volcano.sh/vgpu-memory-percentage '0' is outside 1..100: "
+            "Volcano would give it no memory",
+        ),
+        (
+            {"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory-percentage": "150"},
+            "container train: volcano.sh/vgpu-memory-percentage '150' is outside 1..100: "
+            "Volcano would give it more than a card, so never place it",
+        ),
+        (
+            {"nvidia.com/gpu": "1", "nvidia.com/gpumem-percentage": "half"},
+            "container train: nvidia.com/gpumem-percentage 'half' is not an integer",
         ),
     ],
 )
-def test_missing_memory(limits: dict[str, str], problem: str) -> None:
+def test_memory_the_scheduler_cannot_read(limits: dict[str, str], problem: str) -> None:
     pod = parsed(base(limits))
     assert pod.problems == (problem,)
     assert pod.request is None
 
 
-def test_missing_memory_still_reports_bad_core() -> None:
-    pod = parsed(base({"nvidia.com/gpu": "1", "nvidia.com/gpucores": "lots"}))
+def test_unreadable_share_still_reports_bad_core() -> None:
+    pod = parsed(
+        base(
+            {"nvidia.com/gpu": "1", "nvidia.com/gpumem-percentage": "x", "nvidia.com/gpucores": "y"}
+        )
+    )
     assert pod.problems == (
-        "container train: nvidia.com/gpumem is missing; whole-card requests are not modelled",
-        "container train: nvidia.com/gpucores 'lots' is not an integer",
+        "container train: nvidia.com/gpumem-percentage 'x' is not an integer",
+        "container train: nvidia.com/gpucores 'y' is not an integer",
     )
 
 

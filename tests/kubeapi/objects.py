@@ -121,6 +121,7 @@ def node(
     unschedulable: bool = False,
     ready: bool = True,
     taints: Sequence[JsonObject] | None = None,
+    annotations: Mapping[str, str] | None = None,
 ) -> JsonObject:
     resources = {k: str(v) for k, v in (allocatable or {}).items()}
     obj: JsonObject = {
@@ -134,6 +135,8 @@ def node(
             "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
         },
     }
+    if annotations:
+        obj["metadata"]["annotations"] = dict(annotations)
     if unschedulable:
         obj["spec"]["unschedulable"] = True
     if taints is not None:

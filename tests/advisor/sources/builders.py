@@ -110,3 +110,32 @@ def parsed(obj: dict[str, Any]) -> PodGpu:
     pod = parse_pod(obj)
     assert pod is not None
     return pod
+
+
+def per_card_pod(
+    key: str,
+    limits: dict[str, str | int],
+    *,
+    node: str | None = None,
+    allocated: tuple[tuple[str, int, int], ...] = (),
+    allocation: str = "hami.io/vgpu-devices-allocated",
+    created: str = "2024-05-01T10:00:00Z",
+) -> dict[str, Any]:
+    """A HAMi (or, with `allocation` volcano.sh/vgpu-ids-new, Volcano vGPU) pod with one
+    container; `allocated` (UUID, MiB, cores) per card, written as those schedulers do."""
+    namespace, name = key.split("/")
+    annotations = {}
+    if allocated:
+        cards = "".join(f"{uuid},NVIDIA,{mib},{cores}:" for uuid, mib, cores in allocated)
+        annotations[allocation] = cards + (";" if allocation.startswith("hami") else "")
+    obj = objects.pod(
+        name,
+        namespace=namespace,
+        node=node,
+        phase="Running" if node else "Pending",
+        annotations=annotations,
+        containers=[objects.container("main", limits=limits)],
+        uid=f"uid-{namespace}-{name}",
+    )
+    obj["metadata"]["creationTimestamp"] = created
+    return obj

@@ -1,0 +1,120 @@
+"""Which scheduler profile a live cluster runs (`--scheduler auto`), and its settings.
+
+Each scheduler writes its own allocation annotation on every pod it places: CCE's
+`volcano.sh/gpu-index`, HAMi's `hami.io/vgpu-devices-allocated`, Volcano vGPU's
+`volcano.sh/vgpu-ids-new`. The placed pods carrying them name the profile. A cluster with no
+placed GPU pod yet falls back to the nodes' card registrations (`hami.io/node-nvidia-register`,
+`volcano.sh/node-vgpu-register`), then to cce. Two schedulers' marks at once cannot be
+modelled as one cluster: that is an input error naming both, and `--scheduler` decides.
+
+The policies and the vGPU limit are scheduler settings no source shows: what the user gave,
+else the profile's defaults (advisor.scenario_profile.DEFAULTS).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from advisor.commands import InputError
+from advisor.core.model import PROFILES, Policy, PolicyName, ProfileName, Scheduler
+from advisor.podspec.registration import HAMI_REGISTER, VOLCANO_REGISTER
+from advisor.scenario_profile import DEFAULTS
+from advisor.sources.values import KubeState
+
+SchedulerChoice = Literal["auto", "cce", "hami", "volcano-vgpu"]
+SCHEDULER_CHOICES: tuple[SchedulerChoice, ...] = ("auto", *PROFILES)
+
+# The annotation each scheduler writes on a pod it places, and the profile it names.
+ALLOCATION_SIGNALS: tuple[tuple[str, ProfileName], ...] = (
+    ("volcano.sh/gpu-index", "cce"),
+    ("hami.io/vgpu-devices-allocated", "hami"),
+    ("volcano.sh/vgpu-ids-new", "volcano-vgpu"),
+)
+REGISTRATION_SIGNALS: tuple[tuple[str, ProfileName], ...] = (
+    (HAMI_REGISTER, "hami"),
+    (VOLCANO_REGISTER, "volcano-vgpu"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Detected:
+    profile: ProfileName
+    evidence: str  # why, for a note: "hami.io/vgpu-devices-allocated on 3 pods"
+
+
+def detect_profile(kube: KubeState | None) -> Detected:
+    """The profile the cluster's own marks name; InputError when they name several."""
+    if kube is None:
+        return Detected("cce", "no Kubernetes source to read allocation annotations from")
+    placed = ((pod.key, pod.annotations.keys()) for pod in kube.pods if pod.node and pod.namespace)
+    found = _signals(placed, ALLOCATION_SIGNALS, "pods")
+    if found is None:
+        nodes = ((node.name, node.registrations.keys()) for node in kube.nodes)
+        found = _signals(nodes, REGISTRATION_SIGNALS, "nodes")
+    return found or Detected("cce", "no pod or node carries another scheduler's annotation")
+
+
+def _signals(
+    holders: Iterable[tuple[str, Iterable[str]]],
+    signals: tuple[tuple[str, ProfileName], ...],
+    what: str,
+) -> Detected | None:
+    carriers: dict[str, list[str]] = defaultdict(list)  # annotation -> holders, sorted later
+    for name, keys in holders:
+        present = set(keys)
+        for annotation, _ in signals:
+            if annotation in present:
+                carriers[annotation].append(name)
+    if not carriers:
+        return None
+    named = dict(signals)
+    ranked = sorted(carriers, key=lambda a: (-len(carriers[a]), a))
+    if len(ranked) > 1:
+        parts = [f"{a} ({named[a]}, e.g. {min(carriers[a])})" for a in ranked]
+        listed = " and ".join(parts) if len(parts) == 2 else ", ".join(parts[:-1])
+        if len(parts) > 2:
+            listed += f" and {parts[-1]}"
+        raise InputError(
+            f"--scheduler auto: {what} carry {'both ' if len(parts) == 2 else ''}{listed}; "
+            "pass --scheduler to choose"
+        )
+    (annotation,) = ranked
+    count = len(carriers[annotation])
+    return Detected(
+        named[annotation], f"{annotation} on {count} {what[:-1] if count == 1 else what}"
+    )
+
+
+def choose_profile(choice: str | None, kube: KubeState | None) -> Detected:
+    """THE entry point for `--scheduler` on a live source: auto (or None) detects, a profile
+    name is taken as given; InputError (exit 2) for anything else or mixed signals."""
+    if choice is None or choice == "auto":
+        return detect_profile(kube)
+    for profile in PROFILES:
+        if choice == profile:
+            return Detected(profile, "--scheduler")
+    raise InputError(f"--scheduler: expected one of {', '.join(SCHEDULER_CHOICES)}, got {choice!r}")
+
+
+def scheduler_settings(
+    profile: ProfileName,
+    node_policy: PolicyName | None = None,
+    card_policy: PolicyName | None = None,
+    max_vgpus_per_card: int | None = None,
+) -> tuple[Scheduler, Policy, int]:
+    """The profile's scheduler, policy and vGPU limit: the user's values where given (None:
+    the profile's default); InputError for a card policy the profile does not have."""
+    default, card_policies, limit = DEFAULTS[profile]
+    card = card_policy or default.card
+    if card not in card_policies:
+        raise InputError(
+            f"--card-policy {card} is not a card policy of {profile} "
+            f"(one of {', '.join(card_policies)})"
+        )
+    if node_policy == "legacy":
+        raise InputError("--node-policy legacy: legacy is a card order of volcano-vgpu only")
+    chosen = max_vgpus_per_card if max_vgpus_per_card is not None else limit
+    return Scheduler(profile), Policy(node_policy or default.node, card), chosen
