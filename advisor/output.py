@@ -6,11 +6,15 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from advisor.core.diagnose import Diagnosis, PodDiagnosis
-from advisor.core.model import Cluster, Mode, Node, Placement, Pod
+from advisor.core.diagnose import CAUSES, Diagnosis, PodDiagnosis
+from advisor.core.fragmentation import summary_json
+from advisor.core.model import Cluster, Mode, Node, Placement, Pod, ProfileName, Scheduler
 from advisor.core.nodefilters import Resources, Taint, bytes_text, cpu_text
+from advisor.core.rules import CardRules, rules_for
+from advisor.core.whatif import ProfileOutcome, WhatIf, held_mib
 
 DIAGNOSIS_SCHEMA = "xgpu-advisor/diagnosis/v1"
+WHATIF_SCHEMA = "xgpu-advisor/whatif/v1"
 
 
 def placement_json(placement: Placement | None) -> dict[str, Any] | None:
@@ -19,9 +23,31 @@ def placement_json(placement: Placement | None) -> dict[str, Any] | None:
     return {"node": placement.node, "cards": list(placement.cards)}
 
 
-def request_json(pod: Pod) -> dict[str, int]:
+def request_json(pod: Pod, profile: ProfileName = "cce") -> dict[str, Any]:
+    """The totals; a share of each card and (outside cce) a whole-card request only when
+    asked, so cce's JSON stays as it was."""
     r = pod.request
-    return {"gpus": r.gpus, "memory_mib": r.memory_mib, "core_percent": r.core_percent}
+    data: dict[str, Any] = {
+        "gpus": r.gpus,
+        "memory_mib": r.memory_mib,
+        "core_percent": r.core_percent,
+    }
+    if r.memory_percent:
+        data["memory_percent"] = r.memory_percent
+    if r.whole_card and profile != "cce":
+        data["whole_card"] = True
+    return data
+
+
+def scheduler_json(scheduler: Scheduler) -> dict[str, Any]:
+    """Which profile judged the cluster, with that profile's own settings (§9.2)."""
+    data: dict[str, Any] = {"profile": scheduler.profile}
+    if scheduler.profile == "hami":
+        data["default_memory_mib"] = scheduler.default_memory_mib
+        data["weights"] = dict(zip(("slot", "core", "memory"), scheduler.weights, strict=True))
+    elif scheduler.profile == "volcano-vgpu":
+        data["schedule_weight"] = scheduler.schedule_weight
+    return data
 
 
 def resources_json(resources: Resources) -> dict[str, str]:
@@ -40,13 +66,13 @@ def taint_text(taint: Taint) -> str:
     return f"{taint.key}{value}:{taint.effect}"
 
 
-def pod_diagnosis_json(d: PodDiagnosis) -> dict[str, Any]:
+def pod_diagnosis_json(d: PodDiagnosis, profile: ProfileName = "cce") -> dict[str, Any]:
     entry: dict[str, Any] = {
         "pod": d.pod.name,
         "cause": d.cause,
         "message": d.message,
         "placement": placement_json(d.placement),
-        "request": request_json(d.pod),
+        "request": request_json(d.pod, profile),
         "priority": d.pod.priority,
         "nodes": {node: list(reasons) for node, reasons in d.node_reasons},
         "nodes_omitted": d.nodes_omitted,
@@ -65,14 +91,23 @@ def pod_diagnosis_json(d: PodDiagnosis) -> dict[str, Any]:
     return entry
 
 
-def diagnosis_json(diagnosis: Diagnosis) -> dict[str, Any]:
+def diagnosis_json(diagnosis: Diagnosis, scheduler: Scheduler | None = None) -> dict[str, Any]:
+    """`scheduler`: the cluster's, named beside the policy (every command passes it)."""
     policy = diagnosis.policy
+    profile = "cce" if scheduler is None else scheduler.profile
     return {
         "schema": DIAGNOSIS_SCHEMA,
         "policy": {"node": policy.node, "card": policy.card},
-        "pods": [pod_diagnosis_json(d) for d in diagnosis.pods],
+        **({"scheduler": scheduler_json(scheduler)} if scheduler is not None else {}),
+        "pods": [pod_diagnosis_json(d, profile) for d in diagnosis.pods],
         "summary": diagnosis.summary,
     }
+
+
+def card_allotment_mib(rules: CardRules, pod: Pod, card_mib: int) -> int:
+    """What `pod` holds of a card of `card_mib`: its memory per card, or (a share, a whole
+    card: hami, volcano-vgpu) what the profile gives it of this card."""
+    return held_mib(rules, pod, (card_mib,))
 
 
 def card_view(
@@ -84,6 +119,7 @@ def card_view(
     """Cards (of `nodes`, or all) with the pods `where` puts on them; pods in `fresh` are
     marked `pending` (placed by this cycle or plan, not running yet)."""
     wanted = None if nodes is None else set(nodes)
+    rules = rules_for(cluster.scheduler)
     on_card: dict[tuple[str, int], list[Pod]] = defaultdict(list)
     for pod in cluster.pods:
         placement = where.get(pod.name)
@@ -114,7 +150,7 @@ def card_view(
                     "allotments": [
                         {
                             "pod": p.name,
-                            "memory_mib": p.request.card_memory_mib,
+                            "memory_mib": card_allotment_mib(rules, p, card.memory_mib),
                             "core_percent": p.request.card_core_percent,
                             "pending": p.name in fresh,
                         }
@@ -159,3 +195,72 @@ def cluster_view(cluster: Cluster, diagnosis: Diagnosis | None = None) -> dict[s
                 where[d.pod.name] = d.placement
                 fresh.add(d.pod.name)
     return card_view(cluster, where, fresh)
+
+
+# -- what-if -----------------------------------------------------------------------------------
+
+
+def whatif_json(w: WhatIf) -> dict[str, Any]:
+    """One profile's policy what-if; `scheduler` names the profile that judged it."""
+    return {
+        "schema": WHATIF_SCHEMA,
+        "current": {
+            "policy": {"node": w.cluster_policy.node, "card": w.cluster_policy.card},
+            "scheduler": scheduler_json(w.scheduler),
+            "running": w.running,
+            "pending": w.pending,
+            "pending_mib": w.pending_mib,
+            **({"pending_relative": w.pending_relative} if w.pending_relative else {}),
+            "fragmentation": summary_json(w.fragmentation),
+        },
+        "policies": [
+            {
+                "node": o.policy.node,
+                "card": o.policy.card,
+                "pending_placed": o.pending_placed,
+                "pending_placed_mib": o.pending_placed_mib,
+                "fragmentation": summary_json(o.fragmentation),
+                "repack": {
+                    "pods": o.repack.pods,
+                    "placed": o.repack.placed,
+                    "placed_mib": o.repack.placed_mib,
+                    "running_placed": o.repack.running_placed,
+                    "running_lost": o.repack.running_lost,
+                    "pending_placed": o.repack.pending_placed,
+                    "fragmentation": summary_json(o.repack.fragmentation),
+                },
+            }
+            for o in w.outcomes
+        ],
+    }
+
+
+def schedulers_json(outcomes: Collection[ProfileOutcome], running: int) -> dict[str, Any]:
+    """The same cluster and queue under several profiles, side by side (the per-policy
+    what-if is left out: it answers which policy within one scheduler)."""
+    pending = next(iter(outcomes)).pending_by_cause["pending"] if outcomes else 0
+    return {
+        "schema": WHATIF_SCHEMA,
+        "running": running,
+        "pending": pending,
+        "schedulers": [
+            {
+                "profile": o.scheduler.profile,
+                "scheduler": scheduler_json(o.scheduler),
+                "policy": {"node": o.policy.node, "card": o.policy.card},
+                "max_vgpus_per_card": o.max_vgpus_per_card,
+                "pending": {cause: o.pending_by_cause[cause] for cause in CAUSES},
+                "placed": o.placed,
+                "placed_mib": o.placed_mib,
+                "random_ties": o.random_ties,
+                "running_invalid": o.running_invalid,
+                "fragmentation_now": summary_json(o.fragmentation_now),
+                "fragmentation": summary_json(o.fragmentation),
+                "placements": {
+                    name: placement_json(where.placement) for name, where in o.placements
+                },
+                "causes": dict(o.causes),
+            }
+            for o in outcomes
+        ],
+    }

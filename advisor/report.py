@@ -17,6 +17,7 @@ from advisor.core.diagnose import diagnose
 from advisor.core.fragmentation import fragmentation, fragmentation_json
 from advisor.core.model import Cluster
 from advisor.core.plan import PlanOptions, plan
+from advisor.core.rules import rules_for
 from advisor.core.scaling import (
     allotted_gpus,
     capacity_gpus,
@@ -130,7 +131,8 @@ def build_report(
     frag = fragmentation(cluster)
     timer.end("fragmentation")
     ups, downs = scaling_advice(cluster, plans, diagnosis, options.scale_down_threshold)
-    capacity = capacity_gpus(cluster)
+    # volcano-vgpu has no health check: its unhealthy cards still take pods
+    capacity = capacity_gpus(cluster, healthy_only=rules_for(cluster.scheduler).checks_health)
     peak_allotted, peak_used = allotted_gpus(cluster), None
     if inputs.history is not None:
         history_allotted, peak_used = history_peaks(inputs.history, cluster)
@@ -154,7 +156,7 @@ def build_report(
         "source": inputs.source,
         "warnings": list(inputs.warnings),
         "stale": list(inputs.stale),
-        "diagnosis": diagnosis_json(diagnosis),
+        "diagnosis": diagnosis_json(diagnosis, cluster.scheduler),
         "view": cluster_view(cluster, diagnosis),
         "plan": plan_json(plans, cluster, ups, downs),
         "fragmentation": fragmentation_json(frag, node_limit=NODE_DETAIL),

@@ -33,6 +33,8 @@ import pandas as pd
 
 from advisor.core.diagnose import diagnose
 from advisor.core.model import CORE_STEP, MAX_MEMORY_UNITS, MIB_PER_UNIT, Cluster, Pod, Request
+from advisor.core.rules import rules_for
+from advisor.core.whatif import held_mib
 
 RIGHTSIZING_SCHEMA = "xgpu-advisor/rightsizing/v1"
 MIB = 1024 * 1024
@@ -264,21 +266,44 @@ def shrunk_cluster(cluster: Cluster, workloads: list[dict[str, Any]]) -> Cluster
         core_rec = entry["core_percent"]["recommended"]
         previous = core.get(name, 0)
         core[name] = None if previous is None or core_rec is None else previous + core_rec
-    pods = tuple(_shrunk(p, memory, core) if p.running else p for p in cluster.pods)
+    held = _held_per_card(cluster)
+    pods = tuple(_shrunk(p, memory, core, held) if p.running else p for p in cluster.pods)
     return dataclasses.replace(cluster, pods=pods)
 
 
-def _shrunk(pod: Pod, memory: dict[str, int], core: dict[str, int | None]) -> Pod:
+def _held_per_card(cluster: Cluster) -> dict[str, int]:
+    """Memory each running pod holds per card under the cluster's profile: its memory per
+    card, or for a share or a whole card (hami, volcano-vgpu) what the profile gives it of
+    the smallest of its cards."""
+    rules = rules_for(cluster.scheduler)
+    sizes = _card_sizes(cluster)
+    held = {}
+    for pod in cluster.running:
+        assert pod.placement is not None
+        keys = [(pod.placement.node, i) for i in pod.placement.cards]
+        cards = [sizes[key] for key in keys if key in sizes]
+        held[pod.name] = held_mib(rules, pod, cards)
+    return held
+
+
+def _shrunk(
+    pod: Pod, memory: dict[str, int], core: dict[str, int | None], held: dict[str, int]
+) -> Pod:
     key = pod.owner or pod.name
     if key not in memory:
         return pod
     r = pod.request
-    card_memory = min(r.card_memory_mib, memory[key])
+    holds = held.get(pod.name, r.card_memory_mib)
+    card_memory = min(holds, memory[key])
     card_core = r.card_core_percent
     recommended_core = core[key]
     if card_core > 0 and recommended_core is not None:
         card_core = min(card_core, recommended_core)
-    request = Request(r.gpus, card_memory * r.gpus, card_core * r.gpus)
+    if card_memory < holds:
+        # An absolute request (in volcano-vgpu a share would win over it, so none is kept).
+        request = Request(r.gpus, card_memory * r.gpus, card_core * r.gpus)
+    else:  # memory as it was asked: a share or a whole card keeps its form
+        request = dataclasses.replace(r, core_percent=card_core * r.gpus)
     # only the GPU request shrinks: cpu, memory and node constraints stay the pod's own
     return dataclasses.replace(pod, request=request)
 
@@ -288,9 +313,11 @@ def pending_fit(cluster: Cluster, workloads: list[dict[str, Any]]) -> dict[str, 
     shrunk = shrunk_cluster(cluster, workloads)
     before = {d.pod.name for d in diagnose(cluster, node_detail_limit=0).pods if d.placement}
     after = {d.pod.name for d in diagnose(shrunk, node_detail_limit=0).pods if d.placement}
+    held, now_held = _held_per_card(cluster), _held_per_card(shrunk)
     freed = sum(
-        old.request.memory_mib - new.request.memory_mib
+        (held[old.name] - now_held[new.name]) * old.request.gpus
         for old, new in zip(cluster.pods, shrunk.pods, strict=True)
+        if old.running
     )
     return {
         "pending": len(cluster.pending),

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from advisor.commands import add_output, emit
+from advisor.commands import add_output, add_scheduler_argument, emit, scheduler_choice
 from advisor.core.diagnose import DEFAULT_NODE_DETAIL, diagnose
 from advisor.output import cluster_view, diagnosis_json
 from advisor.scenario import load_scenario
@@ -18,6 +18,7 @@ def register(sub: Any) -> None:
         "diagnose", help="why each Pending GPU pod is Pending"
     )
     parser.add_argument("--scenario", required=True, type=Path, help="scenario file (YAML or JSON)")
+    add_scheduler_argument(parser)
     add_output(parser, ("markdown", "json", "html"))
     parser.add_argument(
         "--node-detail",
@@ -31,10 +32,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cluster = load_scenario(args.scenario)
+    cluster = load_scenario(args.scenario, scheduler=scheduler_choice(args))
     limit = None if args.node_detail < 0 else args.node_detail
     diagnosis = diagnose(cluster, node_detail_limit=limit)
-    data = diagnosis_json(diagnosis)
+    data = diagnosis_json(diagnosis, cluster.scheduler)
     if args.format == "json":
         text = json.dumps(data, indent=2)
     elif args.format == "markdown":

@@ -8,7 +8,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from advisor.commands import InputError, add_output, emit
+from advisor.commands import (
+    InputError,
+    add_output,
+    add_scheduler_argument,
+    emit,
+    scheduler_choice,
+)
 from advisor.core.diagnose import diagnose
 from advisor.core.plan import DEFAULT_TIME_BUDGET_S, PlanOptions, plan
 from advisor.core.scaling import scaling_advice
@@ -24,6 +30,7 @@ def register(sub: Any) -> None:
         "plan", help="evictions that let Pending GPU pods run, verified by simulation"
     )
     parser.add_argument("--scenario", required=True, type=Path, help="scenario file (YAML or JSON)")
+    add_scheduler_argument(parser)
     add_output(parser, ("markdown", "json", "html", "kubectl"))
     parser.add_argument(
         "--time-budget",
@@ -65,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             "--max-evictions-per-gpu and --max-plan-evictions-per-gpu must be positive"
         )
-    cluster = load_scenario(args.scenario)
+    cluster = load_scenario(args.scenario, scheduler=scheduler_choice(args))
     options = PlanOptions(
         time_budget_s=args.time_budget,
         max_evictions_per_gpu=args.max_evictions_per_gpu,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from advisor.commands import InputError
+from advisor.commands import InputError, scheduler_choice
 from advisor.commands.snapshot import print_notes
 from advisor.core.diagnose import CAUSES
 from advisor.core.model import Cluster
@@ -139,14 +139,15 @@ def _inputs(args: argparse.Namespace) -> ReportInputs:
         raise InputError("give exactly one source: --scenario, --prometheus or --exporters")
     now = time.time()
     if args.scenario is not None:
-        return _add_pods_from(
-            ReportInputs(load_scenario(args.scenario), f"scenario {args.scenario}", now), args
-        )
+        cluster = load_scenario(args.scenario, scheduler=scheduler_choice(args))
+        return _add_pods_from(ReportInputs(cluster, f"scenario {args.scenario}", now), args)
     return asyncio.run(_live_inputs(args, now))
 
 
 async def _live_inputs(args: argparse.Namespace, now: float) -> ReportInputs:
     """State, then history, in one event loop (one connection pool, one loop to set up)."""
+    # --scheduler travels in the source config: gathering settles the profile (auto: from
+    # the cluster's own annotations) before the cluster is assembled.
     gathered = await gather(source_config(args))
     if args.pods_from is not None:  # the file stands in for Kubernetes
         kept = tuple(w for w in gathered.warnings if not w.startswith("no Kubernetes source"))

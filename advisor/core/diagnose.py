@@ -351,12 +351,13 @@ class Cycle:
         if reasons[0] not in names:  # rejected before the GPU filter
             return tuple(_resource_detail(r, s.free_resources(node), shape) for r in reasons)
         if s.card_count[node] < shape.gpus:
-            return (f"{names[0]}: node has {int(s.card_count[node])} cards, {shape.gpus} needed",)
+            few = names[s.rules.few_cards_reason]
+            return (f"{few}: node has {int(s.card_count[node])} cards, {shape.gpus} needed",)
         lines = []
         if reasons[0] == names[0]:
             lines.append(f"{names[0]}: {int(counts[0])} of {shape.gpus} cards eligible")
-        elif reasons[0] == names[-1] and len(names) > checks + 1:
-            lines.append(f"{names[-1]}: no {shape.gpus} eligible cards on one NUMA node")
+        elif s.rules.refused_reason is not None and reasons[0] == names[s.rules.refused_reason]:
+            lines.append(f"{reasons[0]}: no {shape.gpus} eligible cards on one NUMA node")
         for code in sorted(range(1, 1 + checks), key=lambda c: (-int(counts[c]), c)):
             if counts[code] == 0:
                 continue

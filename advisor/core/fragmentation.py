@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.core.diagnose import build_state
-from advisor.core.model import Cluster, Pod, request_problem
+from advisor.core.model import Cluster, Pod, ProfileName, request_problem
 from advisor.core.state import CardState, Shape
 
 FloatArray = npt.NDArray[np.float64]
@@ -76,14 +76,18 @@ class Fragmentation:
         return self.stranded_mib / self.free_mib if self.free_mib else 0.0
 
 
-def valid_shape(pod: Pod) -> Shape | None:
-    """The pod's per-card shape, or None when its request breaks a rule of §1."""
-    if pod.invalid is not None or request_problem(pod.request) is not None:
+def valid_shape(pod: Pod, profile: ProfileName = "cce") -> Shape | None:
+    """The pod's per-card shape, or None when its request breaks a rule of the profile
+    (§1, §9.2; under hami also a pod annotation HAMi refuses), as the diagnosis judges it."""
+    if pod.invalid is not None or request_problem(pod.request, profile) is not None:
         return None
-    return Shape.of_pod(pod)
+    shape = Shape.of_pod(pod)
+    return None if profile == "hami" and shape.options.problem is not None else shape
 
 
-def typical_shapes(pods: Iterable[Pod], coverage: float = 1.0) -> tuple[WeightedShape, ...]:
+def typical_shapes(
+    pods: Iterable[Pod], coverage: float = 1.0, profile: ProfileName = "cce"
+) -> tuple[WeightedShape, ...]:
     """The workload's distinct valid shapes, most popular first, with their share of pods.
 
     `coverage` < 1 keeps only the most popular shapes that together cover that share of the
@@ -92,7 +96,7 @@ def typical_shapes(pods: Iterable[Pod], coverage: float = 1.0) -> tuple[Weighted
     """
     if not 0 < coverage <= 1:
         raise ValueError(f"coverage must be in (0, 1], got {coverage}")
-    counts = Counter(s for s in map(valid_shape, pods) if s is not None)
+    counts = Counter(s for pod in pods if (s := valid_shape(pod, profile)) is not None)
     total = sum(counts.values())
     ranked = sorted(
         counts.items(), key=lambda kv: (-kv[1], kv[0].gpus, kv[0].card_memory_mib, kv[0].card_core)
@@ -118,7 +122,7 @@ def fragmentation(
     (the pods whose needs define stranded memory) to its Pending pods.
     """
     if shapes is None:
-        shapes = typical_shapes(cluster.pods)
+        shapes = typical_shapes(cluster.pods, profile=cluster.scheduler.profile)
     if pending is None:
         pending = cluster.pending
     return measure(build_state(cluster), shapes, pending)
@@ -129,7 +133,8 @@ def measure(
 ) -> Fragmentation:
     """FGD fragmentation and stranded memory of an occupancy (see the module docstring)."""
     n_nodes = len(state.node_names)
-    free = np.where(state.healthy, state.free_memory, 0).astype(np.float64)
+    # the cards the profile counts: healthy ones, or all where it has no health check
+    free = np.where(state.counted, state.free_memory, 0).astype(np.float64)
     free_gpus = np.divide(free, state.capacity, out=np.zeros_like(free), where=state.capacity > 0)
     fragment = np.zeros_like(free)
     fragment_gpus = np.zeros_like(free)
@@ -137,7 +142,8 @@ def measure(
         unusable = ~_usable(state, weighted.shape)
         fragment += weighted.share * np.where(unusable, free, 0.0)
         fragment_gpus += weighted.share * np.where(unusable, free_gpus, 0.0)
-    waiting = {s for s in map(valid_shape, pending) if s is not None}
+    profile = state.rules.profile
+    waiting = {s for pod in pending if (s := valid_shape(pod, profile)) is not None}
     usable_by_some = np.zeros(free.size, dtype=np.bool_)
     for shape in sorted(waiting, key=_shape_key):
         usable_by_some |= _usable(state, shape)

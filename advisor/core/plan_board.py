@@ -65,7 +65,10 @@ class Board:
         self.state = CardState(cluster)
         n_cards = len(self.state.capacity)
         self.shape: list[Shape | None] = [
-            None if p.invalid or request_problem(p.request) else Shape.of_pod(p) for p in self.pods
+            None
+            if p.invalid or request_problem(p.request, cluster.scheduler.profile)
+            else Shape.of_pod(p)
+            for p in self.pods
         ]
         self.priority = [p.priority for p in self.pods]
         self.evictable = [may_evict(p) for p in self.pods]

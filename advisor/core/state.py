@@ -83,6 +83,9 @@ class Shape:
             self.mode == than.mode
             and self.constraints == than.constraints
             and self.memory_percent == than.memory_percent
+            # memory asked the same way: a whole card (or hami's share beside no memory)
+            # needs the card's size, which no absolute figure bounds
+            and (self.card_memory_mib == 0) == (than.card_memory_mib == 0)
             and self.options == than.options
             and self.gpus >= than.gpus
             and self.card_memory_mib >= than.card_memory_mib

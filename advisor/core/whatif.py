@@ -1,4 +1,5 @@
-"""Policy what-if: the same cluster under each node × card policy (binpack, spread).
+"""Policy what-if: the same cluster under each node × card policy (binpack, spread), and
+under each scheduler profile (`profile_outcome`, on clusters the caller has re-targeted).
 
 Two questions per combination, so a team can choose its scheduler policy on evidence:
 
@@ -7,8 +8,9 @@ Two questions per combination, so a team can choose its scheduler policy on evid
 - *Repack*: placing every pod again from empty, running pods first (priority desc, then
   list order) and then the Pending queue, how many pods land, and at what fragmentation?
 
-Fragmentation uses the same typical shapes (all pods' requests) everywhere, so the figures
-compare; stranded memory is judged against the pods each scenario leaves unplaced.
+Fragmentation uses the same typical shapes (all pods' requests valid under the profile)
+everywhere, so the figures compare; stranded memory is judged against the pods each scenario
+leaves unplaced.
 """
 
 from __future__ import annotations
@@ -17,21 +19,31 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
-from typing import Any
 
-from advisor.core.diagnose import build_state
+import numpy as np
+
+from advisor.core.diagnose import build_state, diagnose
 from advisor.core.fragmentation import (
     Fragmentation,
     WeightedShape,
     measure,
-    summary_json,
     typical_shapes,
     valid_shape,
 )
-from advisor.core.model import POLICIES, Cluster, Placement, Pod, Policy, queue_order
+from advisor.core.model import (
+    CCE,
+    POLICIES,
+    Cluster,
+    Placement,
+    Pod,
+    Policy,
+    Request,
+    Scheduler,
+    queue_order,
+)
+from advisor.core.rules import CardRules, rules_for
 from advisor.core.state import CardState, Shape
 
-WHATIF_SCHEMA = "xgpu-advisor/whatif/v1"
 ALL_POLICIES: tuple[Policy, ...] = tuple(Policy(n, c) for n, c in product(POLICIES, POLICIES))
 
 
@@ -48,21 +60,43 @@ def place_queue(
     more, and as much per card or more, has no more cards to choose from. Queues re-placed
     again and again (scale-down's removals) are mostly such repeats.
     """
+    return tuple(landing.placement for landing in landings(state, pods, policy))
+
+
+@dataclass(frozen=True, slots=True)
+class Landing:
+    """Where one pod of a queue landed (None: nowhere), what memory it took there (a share
+    or a whole card takes what the profile gives it of those cards), and whether the node
+    was one of several tied ones the real scheduler picks among at random."""
+
+    placement: Placement | None
+    mib: int = 0
+    random_tie: bool = False
+
+
+def landings(state: CardState, pods: Sequence[Pod], policy: Policy) -> tuple[Landing, ...]:
+    """`place_queue` with the memory each pod took and its random ties."""
+    profile = state.rules.profile
     failed: list[Shape] = []
-    placements: list[Placement | None] = []
+    placed: list[Landing] = []
     for pod in pods:
-        shape = valid_shape(pod)
+        shape = valid_shape(pod, profile)
         if shape is None or any(shape.needs_no_less(f) for f in failed):
-            placements.append(None)
+            placed.append(NOWHERE)
             continue
         positions = state.place(shape, policy.node, policy.card)
         if positions is None:
             failed.append(shape)
-            placements.append(None)
+            placed.append(NOWHERE)
             continue
+        tied = state.tied > 1
+        mib = int(state.card_need(shape, np.array(positions, dtype=np.int64)).sum())
         state.apply(positions, shape)
-        placements.append(state.placement_of(positions))
-    return tuple(placements)
+        placed.append(Landing(state.placement_of(positions), mib, tied))
+    return tuple(placed)
+
+
+NOWHERE = Landing(None)
 
 
 def repack_order(cluster: Cluster) -> tuple[Pod, ...]:
@@ -98,10 +132,15 @@ class WhatIf:
     pending_mib: int
     fragmentation: Fragmentation  # as it runs now
     outcomes: tuple[PolicyOutcome, ...]
+    scheduler: Scheduler = CCE  # the profile that judged every outcome
+    # Pending pods asking a share or a whole card: `pending_mib` cannot count them, as
+    # what they take depends on the cards they get (hami, volcano-vgpu).
+    pending_relative: int = 0
 
 
 def what_if(cluster: Cluster, policies: Sequence[Policy] = ALL_POLICIES) -> WhatIf:
-    shapes = typical_shapes(cluster.pods)
+    profile = cluster.scheduler.profile
+    shapes = typical_shapes(cluster.pods, profile=profile)
     base = build_state(cluster)
     queue = queue_order(cluster.pending)
     outcomes = tuple(_outcome(cluster, base, queue, shapes, policy) for policy in policies)
@@ -112,6 +151,10 @@ def what_if(cluster: Cluster, policies: Sequence[Policy] = ALL_POLICIES) -> What
         pending_mib=sum(p.request.memory_mib for p in queue),
         fragmentation=measure(base, shapes, queue),
         outcomes=outcomes,
+        scheduler=cluster.scheduler,
+        pending_relative=sum(
+            1 for p in queue if p.request.memory_percent or p.request.memory_mib == 0
+        ),
     )
 
 
@@ -123,13 +166,12 @@ def _outcome(
     policy: Policy,
 ) -> PolicyOutcome:
     state = base.copy()
-    placed = place_queue(state, queue, policy)
-    left = [pod for pod, where in zip(queue, placed, strict=True) if where is None]
-    landed = [pod for pod, where in zip(queue, placed, strict=True) if where is not None]
+    placed = landings(state, queue, policy)
+    left = [pod for pod, where in zip(queue, placed, strict=True) if where.placement is None]
     return PolicyOutcome(
         policy=policy,
-        pending_placed=len(landed),
-        pending_placed_mib=sum(p.request.memory_mib for p in landed),
+        pending_placed=len(queue) - len(left),
+        pending_placed_mib=sum(where.mib for where in placed),
         fragmentation=measure(state, shapes, left),
         repack=_repack(cluster, shapes, policy),
     )
@@ -139,14 +181,14 @@ def _repack(cluster: Cluster, shapes: tuple[WeightedShape, ...], policy: Policy)
     empty = dataclasses.replace(cluster, pods=(), policy=policy)
     state = build_state(empty)
     order = repack_order(cluster)
-    placed = place_queue(state, order, policy)
-    landed = [pod for pod, where in zip(order, placed, strict=True) if where is not None]
-    left = [pod for pod, where in zip(order, placed, strict=True) if where is None]
+    placed = landings(state, order, policy)
+    landed = [pod for pod, where in zip(order, placed, strict=True) if where.placement]
+    left = [pod for pod, where in zip(order, placed, strict=True) if where.placement is None]
     running_placed = sum(1 for pod in landed if pod.running)
     return Repack(
         pods=len(order),
         placed=len(landed),
-        placed_mib=sum(p.request.memory_mib for p in landed),
+        placed_mib=sum(where.mib for where in placed),
         running_placed=running_placed,
         running_lost=len(cluster.running) - running_placed,
         pending_placed=len(landed) - running_placed,
@@ -154,33 +196,92 @@ def _repack(cluster: Cluster, shapes: tuple[WeightedShape, ...], policy: Policy)
     )
 
 
-def whatif_json(w: WhatIf) -> dict[str, Any]:
-    return {
-        "schema": WHATIF_SCHEMA,
-        "current": {
-            "policy": {"node": w.cluster_policy.node, "card": w.cluster_policy.card},
-            "running": w.running,
-            "pending": w.pending,
-            "pending_mib": w.pending_mib,
-            "fragmentation": summary_json(w.fragmentation),
-        },
-        "policies": [
-            {
-                "node": o.policy.node,
-                "card": o.policy.card,
-                "pending_placed": o.pending_placed,
-                "pending_placed_mib": o.pending_placed_mib,
-                "fragmentation": summary_json(o.fragmentation),
-                "repack": {
-                    "pods": o.repack.pods,
-                    "placed": o.repack.placed,
-                    "placed_mib": o.repack.placed_mib,
-                    "running_placed": o.repack.running_placed,
-                    "running_lost": o.repack.running_lost,
-                    "pending_placed": o.repack.pending_placed,
-                    "fragmentation": summary_json(o.repack.fragmentation),
-                },
-            }
-            for o in w.outcomes
-        ],
-    }
+# -- the same cluster under each scheduler profile --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileOutcome:
+    """One profile's verdict on the cluster and its Pending queue (docs/design.md §9.2)."""
+
+    scheduler: Scheduler
+    policy: Policy
+    max_vgpus_per_card: int
+    pending_by_cause: dict[str, int]  # the diagnosis summary, "pending" included
+    placements: tuple[tuple[str, Landing], ...]  # the Pending queue in queue order
+    causes: tuple[tuple[str, str], ...]  # each Pending pod's cause, queue order
+    running_invalid: int  # running pods whose request breaks this profile's rules
+    fragmentation_now: Fragmentation
+    fragmentation: Fragmentation  # after the cycle placed what it could
+
+    @property
+    def placed(self) -> int:
+        return sum(1 for _, where in self.placements if where.placement is not None)
+
+    @property
+    def placed_mib(self) -> int:
+        return sum(where.mib for _, where in self.placements)
+
+    @property
+    def random_ties(self) -> int:
+        return sum(1 for _, where in self.placements if where.random_tie)
+
+
+def held_mib(rules: CardRules, pod: Pod, capacities: Sequence[int]) -> int:
+    """Memory per card `pod` holds on cards of these sizes: its memory per card, or for a
+    share or a whole card (hami, volcano-vgpu) what the profile gives it, the least over the
+    cards (a request is the same on each of its cards)."""
+    request = pod.request
+    if (request.memory_percent == 0 and request.memory_mib > 0) or not capacities:
+        return request.card_memory_mib
+    need = rules.card_need(np.array(capacities, dtype=np.int64), Shape.of_pod(pod))
+    return int(need.min())
+
+
+def as_held(cluster: Cluster) -> Cluster:
+    """The cluster with each running pod that asks a share or a whole card asking instead the
+    memory it holds, so that another profile, which would read that request its own way (or
+    not at all: cce), sees the cards as full as they are. Pending pods keep their requests:
+    what the queue asks is the question."""
+    rules = rules_for(cluster.scheduler)
+    sizes = {(n.name, c.index): c.memory_mib for n in cluster.nodes for c in n.cards}
+    pods = []
+    for pod in cluster.pods:
+        r = pod.request
+        if pod.placement is None or (r.memory_percent == 0 and r.memory_mib > 0):
+            pods.append(pod)
+            continue
+        keys = [(pod.placement.node, i) for i in pod.placement.cards]
+        cards = [sizes[key] for key in keys if key in sizes]
+        held = held_mib(rules, pod, cards)
+        pods.append(
+            dataclasses.replace(pod, request=Request(r.gpus, held * r.gpus, r.core_percent))
+        )
+    return dataclasses.replace(cluster, pods=tuple(pods))
+
+
+def profile_outcome(cluster: Cluster) -> ProfileOutcome:
+    """The cluster as its own profile judges it: the diagnosis's causes, and one scheduling
+    cycle over the queue (the same greedy cycle the diagnosis runs, so the pods placed are
+    the ones it calls schedulable), with fragmentation before and after. Typical shapes are
+    those valid under the profile: a whole-card request has no shape under cce."""
+    profile = cluster.scheduler.profile
+    shapes = typical_shapes(cluster.pods, profile=profile)
+    base = build_state(cluster)
+    queue = queue_order(cluster.pending)
+    state = base.copy()
+    placed = landings(state, queue, cluster.policy)
+    left = [pod for pod, where in zip(queue, placed, strict=True) if where.placement is None]
+    diagnosis = diagnose(cluster, node_detail_limit=0)
+    return ProfileOutcome(
+        scheduler=cluster.scheduler,
+        policy=cluster.policy,
+        max_vgpus_per_card=cluster.max_vgpus_per_card,
+        pending_by_cause=diagnosis.summary,
+        placements=tuple((pod.name, where) for pod, where in zip(queue, placed, strict=True)),
+        causes=tuple((d.pod.name, d.cause) for d in diagnosis.pods),
+        running_invalid=sum(
+            1 for pod in cluster.running if base.rules.request_problem(pod.request) is not None
+        ),
+        fragmentation_now=measure(base, shapes, queue),
+        fragmentation=measure(state, shapes, left),
+    )

@@ -85,6 +85,13 @@ def headline(diagnosis: Mapping[str, Any]) -> str:
     )
 
 
+def profile_of(data: Mapping[str, Any]) -> str | None:
+    """The scheduler profile that judged a diagnosis or plan JSON, when it is not cce (the
+    reports read as they always did for cce clusters, and for JSON that names none)."""
+    profile = as_str(as_map(data.get("scheduler")).get("profile"))
+    return profile if profile and profile != "cce" else None
+
+
 def policy_text(diagnosis: Mapping[str, Any]) -> str:
     policy = as_map(diagnosis.get("policy"))
     node = as_str(policy.get("node"), "binpack")
@@ -92,11 +99,27 @@ def policy_text(diagnosis: Mapping[str, Any]) -> str:
     return f"node {node}, card {card}"
 
 
+def judged_by(data: Mapping[str, Any]) -> str:
+    """ "policy: node binpack, card binpack", led by "scheduler: hami; " outside cce."""
+    profile = profile_of(data)
+    policy = f"policy: {policy_text(data)}"
+    return policy if profile is None else f"scheduler: {profile}; {policy}"
+
+
 def format_request(request: Mapping[str, Any]) -> str:
-    """Per-card shape as the scheduler sees it: "2 × 4096 MiB + 2 × 10 % core"."""
+    """Per-card shape as the scheduler sees it: "2 × 4096 MiB + 2 × 10 % core"; outside cce
+    also "1 × 50 % of the card" (a share) and "2 × whole card" (neither memory nor share)."""
     gpus = as_int(request.get("gpus"), 1)
     memory = as_int(request.get("memory_mib"))
     core = as_int(request.get("core_percent"))
+    share = as_int(request.get("memory_percent"))
+    whole = request.get("whole_card") is True
+    if (share or whole) and gpus >= 1 and core % gpus == 0:
+        # A share wins over memory in volcano-vgpu, memory over a share in hami: show both.
+        text = f"{gpus} × " + (f"{share} % of the card" if share else "whole card")
+        if share and memory and memory % gpus == 0:
+            text += f" or {memory // gpus} MiB"
+        return f"{text} + {gpus} × {core // gpus} % core" if core else text
     if gpus < 1 or memory % gpus or core % gpus:
         # Not an even split (an invalid pod): show the totals rather than a false shape.
         text = f"{memory} MiB over {gpus} cards"
@@ -147,9 +170,9 @@ def explanation(pod: Mapping[str, Any]) -> str:
     """Where the pod fits, or why it does not: the message, led by the node summary
     (kube-scheduler's FitError sentence, "0/3 nodes are available: 3 too-few-cards.")."""
     placement = as_map(pod.get("placement"))
-    if pod.get("cause") == "schedulable" and placement:
-        return format_placement(placement)
     message = as_str(pod.get("message"))
+    if pod.get("cause") == "schedulable" and placement:
+        return format_placement(placement) + tie_note(message)
     summary = as_str(pod.get("node_summary"))
     if summary and summary not in message:
         if not message:
@@ -157,6 +180,13 @@ def explanation(pod: Mapping[str, Any]) -> str:
         # The summary is a sentence of its own; an older report's ("0/3 nodes fit: ...") is not.
         return f"{summary} {message}" if summary.endswith(".") else f"{summary}; {message}"
     return message
+
+
+def tie_note(message: str) -> str:
+    """The message's note that the node was a random tie (hami, volcano-vgpu): " (3 nodes
+    score the same ... the real pick may differ)", or "" when the pick was not a tie."""
+    _, bracket, note = message.partition(" (")
+    return f" ({note}" if bracket and "may differ" in note else ""
 
 
 @dataclass(frozen=True, slots=True)

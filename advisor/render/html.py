@@ -31,6 +31,7 @@ from advisor.render._common import (
     pods_for_node,
     pods_of,
     policy_text,
+    profile_of,
     summary_counts,
 )
 from advisor.render._style import CAUSE_COLOURS, CSS, MODE_PALETTES, MODE_TAGS, pod_colour
@@ -74,8 +75,10 @@ def _header(diagnosis: Mapping[str, Any], view_nodes: list[NodeView], title: str
     total = sum(card.memory_mib for card in cards)
     allotted = sum(min(card.allotted_mib, card.memory_mib) for card in cards)
     share = f" ({allotted * 100 // total} %)" if total else ""
+    profile = profile_of(diagnosis)
     meta = (
-        f"Policy: {escape(policy_text(diagnosis))} · {len(view_nodes)} nodes · "
+        (f"Scheduler: {escape(profile)} · " if profile else "")
+        + f"Policy: {escape(policy_text(diagnosis))} · {len(view_nodes)} nodes · "
         f"{len(cards)} cards · {format_mib(allotted)} of {format_mib(total)} "
         f"allotted after this cycle{share}"
     )

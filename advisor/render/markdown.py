@@ -12,11 +12,11 @@ from advisor.render._common import (
     explanation,
     grouped_advice,
     headline,
+    judged_by,
     mode_name,
     node_views,
     pod_request_text,
     pods_of,
-    policy_text,
 )
 
 # Characters that would end a table cell or start inline markup. Underscores are left
@@ -105,7 +105,7 @@ def node_fit_lines(view: Mapping[str, Any]) -> list[str]:
 def render_markdown(diagnosis: Mapping[str, Any], view: Mapping[str, Any]) -> str:
     """The diagnosis as Markdown: headline, Pending pods, what to do, cards per node."""
     lines = [
-        f"**{headline(diagnosis)}** (policy: {escape_cell(policy_text(diagnosis))})",
+        f"**{headline(diagnosis)}** ({escape_cell(judged_by(diagnosis))})",
         "",
         *pending_section(diagnosis),
         *advice_section(diagnosis),

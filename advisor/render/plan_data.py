@@ -12,7 +12,7 @@ from advisor.core.model import Cluster, Placement
 from advisor.core.plan import Plan, PlanReport
 from advisor.core.scaledown import ScaleDownAdvice
 from advisor.core.scaling import ScaleUp, ScaleUpAdvice
-from advisor.output import card_view, placement_json
+from advisor.output import card_view, placement_json, scheduler_json
 from advisor.render._common import as_list, as_map, as_str
 
 PLAN_SCHEMA = "xgpu-advisor/plan/v1"
@@ -62,6 +62,7 @@ def plan_json(
     return {
         "schema": PLAN_SCHEMA,
         "policy": {"node": report.policy.node, "card": report.policy.card},
+        **({"scheduler": scheduler_json(cluster.scheduler)} if cluster is not None else {}),
         "plans": [_plan_json(p, ref, owners) for p in report.plans],
         "unresolved": unresolved,
         "scale_up": [u.json() for u in scale_up],

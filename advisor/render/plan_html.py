@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from advisor.render._common import NodeView, as_int, as_list, as_map, as_str, node_views
+from advisor.render._common import (
+    NodeView,
+    as_int,
+    as_list,
+    as_map,
+    as_str,
+    node_views,
+    profile_of,
+)
 from advisor.render._style import CSS, MODE_PALETTES, MODE_TAGS
 from advisor.render.html import card_row, escape, format_mib
 from advisor.render.plan_data import kubectl_script, unresolved_causes
@@ -60,8 +68,10 @@ def _header(data: Mapping[str, Any], title: str) -> str:
         "ideal repack</span>",
     ]
     per_gpu = s.get("evictions_per_gpu")
+    profile = profile_of(data)
     meta = (
-        f"Policy: node {escape(as_str(policy.get('node'), 'binpack'))}, card "
+        (f"Scheduler: {escape(profile)} · " if profile else "")
+        + f"Policy: node {escape(as_str(policy.get('node'), 'binpack'))}, card "
         f"{escape(as_str(policy.get('card'), 'binpack'))} · "
         f"{escape(s.get('pending_gpus'))} GPUs Pending"
         + (f" · {escape(per_gpu)} evictions per rescued GPU" if per_gpu is not None else "")

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from advisor.render._common import as_int, as_list, as_map, as_str, node_views, plural
+from advisor.render._common import (
+    as_int,
+    as_list,
+    as_map,
+    as_str,
+    node_views,
+    plural,
+    profile_of,
+)
 from advisor.render.markdown import escape_cell, markdown_table
 from advisor.render.node_templates import (
     NOT_TRIGGERED_HEADER,
@@ -228,8 +236,10 @@ def pictures_section(views: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def render_plan_markdown(data: Mapping[str, Any], views: Sequence[Mapping[str, Any]]) -> str:
     policy = as_map(data.get("policy"))
+    profile = profile_of(data)
     lines = [
-        f"# Rebalancing plans (node {as_str(policy.get('node'), 'binpack')}, "
+        f"# Rebalancing plans ({'' if profile is None else profile + ': '}"
+        f"node {as_str(policy.get('node'), 'binpack')}, "
         f"card {as_str(policy.get('card'), 'binpack')})",
         "",
         *headline(data),

@@ -24,6 +24,7 @@ from advisor.render._common import (
     plural,
     pods_of,
     policy_text,
+    profile_of,
     summary_counts,
 )
 
@@ -133,9 +134,13 @@ def stale_rows(report: Mapping[str, Any]) -> list[StaleRow]:
 
 
 def policy_of(report: Mapping[str, Any]) -> str | None:
-    """ "node binpack, card binpack", or None when the report does not say."""
+    """ "node binpack, card binpack" (led by "hami: " outside cce), or None when the report
+    does not say."""
     diagnosis = as_map(report.get("diagnosis"))
-    return policy_text(diagnosis) if as_map(diagnosis.get("policy")) else None
+    if not as_map(diagnosis.get("policy")):
+        return None
+    profile = profile_of(diagnosis)
+    return policy_text(diagnosis) if profile is None else f"{profile}: {policy_text(diagnosis)}"
 
 
 def run_text(report: Mapping[str, Any]) -> str:

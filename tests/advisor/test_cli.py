@@ -6,10 +6,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from advisor.cli import main
+from tests.advisor.test_whatif_profiles import HAMI_WHOLE
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "advisor" / "examples" / "demo.yaml"
 
@@ -117,3 +120,145 @@ def test_node_detail_flag(tmp_path: Path) -> None:
     frag = next(p for p in json.loads(proc.stdout)["pods"] if p["pod"] == "web/infer-2")
     assert len(frag["nodes"]) == 1
     assert frag["nodes_omitted"] == 4
+
+
+# --- --scheduler (docs/design.md §9.2) ------------------------------------------------------
+
+
+def scenario_file(tmp_path: Path, data: dict[str, Any], name: str = "s.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "html"])
+def test_scheduler_cce_or_auto_on_a_cce_file_changes_nothing(fmt: str) -> None:
+    plain = run("diagnose", "--scenario", str(EXAMPLE), "--format", fmt)
+    assert plain.returncode == 0, plain.stderr
+    for value in ("cce", "auto"):
+        flagged = run("diagnose", "--scenario", str(EXAMPLE), "--format", fmt, "--scheduler", value)
+        assert flagged.stdout == plain.stdout, value
+    if fmt == "json":
+        assert json.loads(plain.stdout)["scheduler"] == {"profile": "cce"}
+    else:  # a cce cluster's reports read as they always did
+        assert "hami" not in plain.stdout
+        assert "Scheduler:" not in plain.stdout
+
+
+def test_diagnose_judges_by_the_files_profile_or_the_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = scenario_file(tmp_path, HAMI_WHOLE)
+    assert main(["diagnose", "--scenario", str(path), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["scheduler"] == {
+        "profile": "hami",
+        "default_memory_mib": 0,
+        "weights": {"slot": 1, "core": 1, "memory": 1},
+    }
+    assert data["policy"] == {"node": "binpack", "card": "spread"}  # hami's defaults
+    requests = {p["pod"]: p["request"] for p in data["pods"]}
+    assert requests["a/whole"] == {
+        "gpus": 1,
+        "memory_mib": 0,
+        "core_percent": 0,
+        "whole_card": True,
+    }
+    assert requests["a/half"] == {
+        "gpus": 1,
+        "memory_mib": 0,
+        "core_percent": 0,
+        "memory_percent": 50,
+    }
+    assert (
+        main(
+            ["diagnose", "--scenario", str(path), "--format", "json", "--scheduler", "volcano-vgpu"]
+        )
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert data["scheduler"] == {"profile": "volcano-vgpu", "schedule_weight": 0}
+    assert data["policy"] == {"node": "binpack", "card": "legacy"}
+    # hand-computed in test_whatif_profiles: whole card on card 1, the share on card 0
+    placements = {p["pod"]: p["placement"] for p in data["pods"]}
+    assert placements == {
+        "a/whole": {"node": "n1", "cards": [1]},
+        "a/half": {"node": "n1", "cards": [0]},
+    }
+
+
+def test_markdown_names_the_profile_and_its_requests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = scenario_file(tmp_path, HAMI_WHOLE)
+    assert main(["diagnose", "--scenario", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(
+        "**2 Pending GPU pods: 2 schedulable** (scheduler: hami; policy: node binpack, card spread)"
+    )
+    assert "| a/whole | 0 | 1 × whole card | schedulable | fits on n1, card 1 |" in text
+    assert "| a/half | 0 | 1 × 50 % of the card | schedulable | fits on n1, card 0 |" in text
+    # card 0: 1000 MiB running + the share's 8192 * 50 // 100 = 4096; card 1: the whole 8192
+    assert "| n1 | 0 |  | memory isolation | 5096 / 8192 (+4096 pending) |" in text
+    assert "| n1 | 1 |  | memory isolation | 8192 / 8192 (+8192 pending) |" in text
+    assert main(["diagnose", "--scenario", str(path), "--format", "html"]) == 0
+    assert "Scheduler: hami · Policy: node binpack, card spread" in capsys.readouterr().out
+
+
+def test_a_random_tie_is_said_in_markdown_and_html(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two empty identical nodes: HAMi's node scores (before placement) are both 0, so its
+    # scheduler picks one at random; the model takes n1 and says so.
+    card = [{"index": 0, "memory_mib": 8192}]
+    data = {
+        "scheduler": {"profile": "hami"},
+        "nodes": [{"name": "n1", "cards": card}, {"name": "n2", "cards": card}],
+        "pods": [{"name": "a/p", "request": {"gpus": 1, "memory_mib": 1024}}],
+    }
+    path = scenario_file(tmp_path, data)
+    note = (
+        "fits on n1, card 0 (2 nodes score the same and the scheduler picks one of them at "
+        "random, so the real pick may differ)"
+    )
+    for fmt in ("markdown", "html"):
+        assert main(["diagnose", "--scenario", str(path), "--format", fmt]) == 0
+        assert note in capsys.readouterr().out, fmt
+    assert main(["diagnose", "--scenario", str(path), "--scheduler", "cce"]) == 0
+    assert "may differ" not in capsys.readouterr().out  # cce breaks the tie by name
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["diagnose", "--scenario", str(EXAMPLE)],
+        ["plan", "--scenario", str(EXAMPLE)],
+        ["whatif", "--scenario", str(EXAMPLE)],
+        ["report", "--scenario", str(EXAMPLE), "--output-dir", "never-written"],
+        ["report", "--exporters", "http://127.0.0.1:9", "--output-dir", "never-written"],
+        ["snapshot", "--exporters", "http://127.0.0.1:9", "--output", "never-written.yaml"],
+    ],
+    ids=lambda c: "-".join(c[:2]),
+)
+def test_an_unknown_profile_is_one_line_and_exit_2(tmp_path: Path, command: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "advisor.cli", *command, "--scheduler", "kai"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "xgpu-advisor: error: --scheduler: unknown profile 'kai'; known: cce, hami, "
+        "volcano-vgpu, auto"
+    ]
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_only_whatif_takes_several_profiles() -> None:
+    proc = run("diagnose", "--scenario", str(EXAMPLE), "--scheduler", "cce,hami")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "xgpu-advisor: error: --scheduler: one profile here; only whatif compares several"
+    ]

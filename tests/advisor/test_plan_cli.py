@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from advisor.cli import main
 from advisor.core.model import Cluster
@@ -367,3 +368,70 @@ def test_idle_nodes_kept_are_listed_with_why(
     panel = page[page.index("<h3>Nodes that could go</h3>") :]
     assert "<h3>Idle nodes kept, and why</h3>" in panel
     assert "<td>kube-system/probe: kube-system pod</td>" in panel
+
+
+# --- --scheduler (docs/design.md §9.2) ------------------------------------------------------
+
+# Cards 0 and 1 each hold a 1024-MiB pod; card 2 is unhealthy and empty; 1 x 8192 MiB waits.
+# hami refuses the unhealthy card (CardNotHealth): the pod needs an empty healthy card, which
+# one eviction makes (the small pod fits beside the other, 7168 MiB free there).
+# volcano-vgpu has no health check: card 2 takes the pod now, and no plan is needed.
+SICK_CARD: dict[str, Any] = {
+    "scheduler": {"profile": "hami"},
+    "nodes": [
+        {
+            "name": "n1",
+            "cards": [
+                {"index": 0, "memory_mib": 8192},
+                {"index": 1, "memory_mib": 8192},
+                {"index": 2, "memory_mib": 8192, "healthy": False},
+            ],
+        }
+    ],
+    "pods": [
+        {
+            "name": f"a/small-{i}",
+            "owner": "Deployment/a/small",
+            "request": {"gpus": 1, "memory_mib": 1024},
+            "node": "n1",
+            "cards": [i],
+        }
+        for i in (0, 1)
+    ]
+    + [{"name": "a/big", "request": {"gpus": 1, "memory_mib": 8192}}],
+}
+
+
+def test_plans_follow_the_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "sick.yaml"
+    path.write_text(yaml.safe_dump(SICK_CARD))
+    data = json.loads(run_plan(capsys, "--scenario", str(path), "--format", "json"))
+    assert data["scheduler"]["profile"] == "hami"
+    assert data["policy"] == {"node": "binpack", "card": "spread"}
+    [only] = data["plans"]
+    assert only["rescues"] == ["a/big"]
+    [evicted] = only["evict"]
+    assert evicted in {"a/small-0", "a/small-1"}
+    left = only["evicted_from"][evicted]["cards"]
+    assert only["placements"]["a/big"] == {"node": "n1", "cards": left}
+    assert only["placements"][evicted]["cards"] == [1 - left[0]]  # the other healthy card
+    volcano = json.loads(
+        run_plan(capsys, "--scenario", str(path), "--format", "json", "--scheduler", "volcano-vgpu")
+    )
+    assert volcano["scheduler"] == {"profile": "volcano-vgpu", "schedule_weight": 0}
+    assert volcano["plans"] == []
+    assert volcano["schedulable"] == {"a/big": {"node": "n1", "cards": [2]}}
+    text = run_plan(capsys, "--scenario", str(path), "--scheduler", "volcano-vgpu")
+    assert text.startswith("# Rebalancing plans (volcano-vgpu: node binpack, card legacy)\n")
+    page = run_plan(capsys, "--scenario", str(path), "--format", "html")
+    assert "Scheduler: hami · Policy: node binpack, card spread" in page
+
+
+def test_a_cce_plan_names_its_profile_and_reads_as_before(
+    scenario: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(run_plan(capsys, "--scenario", str(scenario), "--format", "json"))
+    assert data["scheduler"] == {"profile": "cce"}
+    text = run_plan(capsys, "--scenario", str(scenario))
+    assert text.startswith("# Rebalancing plans (node binpack, card binpack)\n")
+    assert run_plan(capsys, "--scenario", str(scenario), "--scheduler", "cce") == text

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.cli import main
 from advisor.core.diagnose import CAUSES
 from advisor.report import REPORT_SCHEMA
 from advisor.scenario import load_scenario
+from tests.advisor.test_whatif_profiles import THREE_CARDS
 from tests.realparts import DEMO, free_port, promtool_check_metrics
 
 pytest_plugins = ["tests.advisor.pushgateway"]  # the `pushgateway` fixture
@@ -381,3 +383,33 @@ def test_unreachable_pushgateway_exits_2_with_one_line(tmp_path: Path) -> None:
     proc = run_cli(*report(tmp_path / "out", "--pushgateway", gateway))
     assert proc.returncode == 2
     assert proc.stderr == f"xgpu-advisor: error: {gateway}: cannot push: Connection refused\n"
+
+
+# --- --scheduler (docs/design.md §9.2) ------------------------------------------------------
+
+
+def test_report_judges_by_the_profile_and_says_which(tmp_path: Path) -> None:
+    scenario = tmp_path / "three.yaml"
+    scenario.write_text(yaml.safe_dump(THREE_CARDS))
+    out = tmp_path / "out"
+    assert main(report(out, "--scheduler", "hami", scenario=scenario)) == 0
+    data = json.loads((out / "report.json").read_text())
+    assert data["schema"] == REPORT_SCHEMA  # still v1: the profile is an added key
+    hami = {
+        "profile": "hami",
+        "default_memory_mib": 0,
+        "weights": {"slot": 1, "core": 1, "memory": 1},
+    }
+    assert data["diagnosis"]["scheduler"] == hami
+    assert data["plan"]["scheduler"] == hami
+    assert data["diagnosis"]["policy"] == {"node": "binpack", "card": "spread"}
+    [pod] = data["diagnosis"]["pods"]
+    assert pod["placement"] == {"node": "n1", "cards": [0]}  # hand-computed in THREE_CARDS
+    assert "· policy hami: node binpack, card spread" in (out / "report.md").read_text()
+    assert "· policy hami: node binpack, card spread" in (out / "report.html").read_text()
+
+
+def test_a_cce_report_names_cce_in_its_json_only(data: dict[str, Any], written: Path) -> None:
+    assert data["diagnosis"]["scheduler"] == {"profile": "cce"}
+    assert data["plan"]["scheduler"] == {"profile": "cce"}
+    assert "· policy node binpack, card binpack" in (written / "report.md").read_text()

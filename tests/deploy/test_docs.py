@@ -258,6 +258,7 @@ OTHER_PROGRAMS_FLAGS = {
     "--persistence.file",
     "--raw",
     "--skip-nodes-with-custom-controller-pods",
+    "--field-selector",  # kubectl get pods, in the runbooks
 }
 
 

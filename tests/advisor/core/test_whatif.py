@@ -12,11 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.cli import main
-from advisor.core.diagnose import build_state
+from advisor.core.diagnose import build_state, diagnose
 from advisor.core.fragmentation import valid_shape
 from advisor.core.model import POLICIES, Cluster, Placement, Policy, PolicyName, queue_order
 from advisor.core.nodefilters import Taint
-from advisor.core.whatif import place_queue, repack_order, what_if, whatif_json
+from advisor.core.whatif import landings, place_queue, repack_order, what_if
+from advisor.output import whatif_json
 from advisor.scenario import scenario_from_data
 from tests.advisor.core.constrained import (
     CORE,
@@ -25,6 +26,7 @@ from tests.advisor.core.constrained import (
     strip_node_fields,
     tolerating,
 )
+from tests.advisor.core.test_profile_property import random_scenario
 from tests.advisor.core.test_properties import clusters
 
 GiB = 1024
@@ -223,3 +225,60 @@ def test_what_if_honours_the_node_filters() -> None:
     assert place_queue(state, cluster.pending, cluster.policy) == (Placement("a", (0,)), None)
     plain = what_if(strip_node_fields(cluster))
     assert [(o.pending_placed, o.repack.pending_placed) for o in plain.outcomes] == [(2, 2)] * 4
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["hami", "volcano-vgpu"]))
+def test_place_queue_under_each_profile_is_the_diagnosis_cycle(seed: int, profile: str) -> None:
+    """Under hami and volcano-vgpu, whole-card and share requests are placed (not skipped as
+    cce would judge them), the skipping shortcut changes nothing, and the pods placed are the
+    ones the diagnosis calls schedulable, where it places them."""
+    cluster = scenario_from_data(random_scenario(seed, profile), "random.yaml")
+    queue = queue_order(cluster.pending)
+    state = build_state(cluster)
+    expected: list[Placement | None] = []
+    for pod in queue:
+        shape = valid_shape(pod, cluster.scheduler.profile)
+        positions = None if shape is None else state.place(shape, *policy_pair(cluster))
+        if shape is None or positions is None:
+            expected.append(None)
+            continue
+        state.apply(positions, shape)
+        expected.append(state.placement_of(positions))
+    placed = place_queue(build_state(cluster), queue, cluster.policy)
+    assert placed == tuple(expected)
+    diagnosed = {d.pod.name: d.placement for d in diagnose(cluster, node_detail_limit=0).pods}
+    assert dict(zip((p.name for p in queue), placed, strict=True)) == diagnosed
+
+
+def policy_pair(cluster: Cluster) -> tuple[PolicyName, PolicyName]:
+    return cluster.policy.node, cluster.policy.card
+
+
+def test_whole_card_and_share_requests_land_with_what_they_take() -> None:
+    """hami, one node with cards of 8192 and 4096 MiB, binpack / spread. A whole card
+    first: both empty cards score alike for slots and cores, memory 8192/8192 vs 4096/4096,
+    so equal; the tie goes to the later card, 1 (4096 MiB). Then 50 %: card 1 is full (its
+    one slot is free but no memory), card 0 gives 8192 * 50 // 100 = 4096."""
+    data = {
+        "scheduler": {"profile": "hami"},
+        "nodes": [
+            {
+                "name": "n1",
+                "cards": [{"index": 0, "memory_mib": 8192}, {"index": 1, "memory_mib": 4096}],
+            }
+        ],
+        "pods": [
+            {"name": "a/whole", "request": {"gpus": 1}},
+            {"name": "a/half", "request": {"gpus": 1, "memory_percent": 50}},
+        ],
+    }
+    cluster = scenario_from_data(data, "s.yaml")
+    landed = landings(build_state(cluster), queue_order(cluster.pending), cluster.policy)
+    assert [(w.placement, w.mib) for w in landed] == [
+        (Placement("n1", (1,)), 4096),
+        (Placement("n1", (0,)), 4096),
+    ]
+    result = what_if(cluster, [cluster.policy])
+    assert (result.outcomes[0].pending_placed, result.outcomes[0].pending_placed_mib) == (2, 8192)
+    assert result.pending_relative == 2
