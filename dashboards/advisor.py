@@ -57,7 +57,7 @@ def dashboard() -> Json:
     findings = [
         stat(
             "Pending for fragmentation",
-            "Pending pods whose memory exists, split across cards.",
+            "Pending pods whose memory exists, split across cards or behind a vGPU limit.",
             Query('max(xgpu_advisor_pending_pods{cause="fragmentation"})'),
             "none",
             thresholds=steps("green", (1, "orange")),
@@ -85,7 +85,8 @@ def dashboard() -> Json:
     layout.row("Findings over time")
     layout.add(
         pending_by_cause(
-            "Pending GPU pods by the advisor's diagnosis (schedulable: fits now, the "
+            "Pending GPU pods by the advisor's diagnosis, by the rules of the cluster's "
+            "scheduler: CCE xGPU, HAMi or Volcano vGPU (schedulable: fits now, the "
             "scheduler has not placed it yet; node-resources: the GPUs fit, the node's cpu, "
             "memory or pod slots do not)."
         ),

@@ -134,9 +134,10 @@ def dashboard() -> Json:
 
     layout.row("Scheduling (from the advisor's last runs)")
     pending = pending_by_cause(
-        "Pending GPU pods by the advisor's diagnosis: fragmentation means the free "
-        "memory exists but is split across cards; node-resources that the GPUs fit but the "
-        "node's cpu, memory or pod slots do not."
+        "Pending GPU pods by the advisor's diagnosis, by the rules of the cluster's "
+        "scheduler (CCE xGPU, HAMi or Volcano vGPU): fragmentation means the free memory "
+        "exists but is split across cards or behind a vGPU limit; node-resources that the "
+        "GPUs fit but the node's cpu, memory or pod slots do not."
     )
     for panel in (pending, fragmentation(), stranded_memory()):
         layout.add(panel, 8, 8)

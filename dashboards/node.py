@@ -166,7 +166,9 @@ def _core_and_state(layout: Layout) -> None:
     layout.add(
         state_timeline(
             "Mode",
-            "Isolation mode (gpu_schedule_policy): memory, memory+core, or unused (no vGPU).",
+            "Isolation mode (gpu_schedule_policy): memory, memory+core, or unused (no vGPU). "
+            "CCE xGPU keeps one mode per card; under HAMi and Volcano vGPU, memory+core means "
+            "some vGPU on the card asks for core.",
             Query(f"gpu_schedule_policy{{{CARD}}}", CARD_LEGEND),
             MODE_MAPPING,
         ),

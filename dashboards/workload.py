@@ -87,7 +87,7 @@ def dashboard() -> Json:
     layout.add(
         timeseries(
             "Core allotted vs used",
-            "Each vGPU's core allotment (dashed; memory+core cards only) and the share of "
+            "Each vGPU's core allotment (dashed; vGPUs that ask for core only) and the share of "
             "the card's SMs its processes use, in percent of the card (0-100).",
             [
                 Query(f"xgpu_core_percentage_total{{{POD}}}", f"allotted {VGPU_LEGEND}"),
@@ -105,7 +105,7 @@ def dashboard() -> Json:
     layout.add(
         timeseries(
             "Core used / allotted",
-            "Share of each vGPU's core allotment in use (0-100 %), memory+core cards only.",
+            "Share of each vGPU's core allotment in use (0-100 %), vGPUs that ask for core only.",
             [
                 Query(
                     f"xgpu_core_percentage_used{{{POD}}}"

@@ -14,6 +14,10 @@ import pytest
 import yaml
 from kubernetes_validate.utils import latest_version
 
+from advisor.core.model import Node
+from advisor.podspec.scheduling import read_pod_scheduling
+from tests.advisor.core.filter_checker import static_refusal
+
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 BASE = DEPLOY / "base"
@@ -224,12 +228,37 @@ def test_exporter_runs_on_gpu_nodes_only_and_tolerates_gpu_taints(exporter_pod: 
     expressions = [e for term in terms["nodeSelectorTerms"] for e in term["matchExpressions"]]
     assert {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]} in expressions
     assert {"key": "accelerator", "operator": "Exists"} in expressions
+    assert {"key": "gpu", "operator": "In", "values": ["on"]} in expressions  # HAMi's label
     # Each term is a single GPU-label condition: no term may match a CPU-only node.
     assert all(len(term["matchExpressions"]) == 1 for term in terms["nodeSelectorTerms"])
     tolerations = exporter_pod["tolerations"]
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in tolerations
     # Never tolerate everything (a toleration without key).
     assert all(toleration.get("key") for toleration in tolerations)
+
+
+@pytest.mark.parametrize(
+    ("labels", "admitted"),
+    [
+        ({"nvidia.com/gpu.present": "true"}, True),  # GPU operator / feature discovery
+        ({"accelerator": "nvidia-tesla-t4"}, True),  # CCE and others
+        ({"gpu": "on"}, True),  # HAMi's device plugin selects these
+        ({"gpu": "on", "nvidia.com/gpu.present": "false"}, True),  # terms are ORed
+        ({"gpu": "off"}, False),
+        ({"nvidia.com/gpu.present": "false"}, False),
+        ({"kubernetes.io/os": "linux"}, False),  # a CPU-only node
+    ],
+)
+def test_exporter_lands_on_every_schedulers_gpu_nodes(
+    exporter_pod: Document, labels: dict[str, str], admitted: bool
+) -> None:
+    """The DaemonSet's affinity as kube-scheduler reads it (the advisor's pod reader, judged
+    by the tests' independent NodeAffinity restatement), on nodes labelled as the GPU
+    operator, CCE and HAMi label them."""
+    scheduling = read_pod_scheduling({"spec": exporter_pod})
+    assert scheduling.problems == ()
+    node = Node("n1", cards=(), labels=labels)
+    assert (static_refusal(node, scheduling.constraints) is None) is admitted
 
 
 def test_exporter_container_wiring(exporter_pod: Document) -> None:
