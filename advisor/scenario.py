@@ -29,6 +29,7 @@ from advisor.core.model import (
 )
 from advisor.core.rules import rules_for
 from advisor.core.state import Shape
+from advisor.core.whatif import as_held
 from advisor.scenario_fit import (
     NODE_FIT_KEYS,
     POD_FIT_KEYS,
@@ -43,6 +44,7 @@ from advisor.scenario_profile import (
     default_max_vgpus,
     read_policy,
     read_scheduler,
+    retarget,
     scheduler_data,
 )
 from advisor.scenario_reader import Reader as _Reader
@@ -82,12 +84,22 @@ def load_scenario(path: Path | str, scheduler: ProfileName | None = None) -> Clu
 def scenario_from_data(
     data: object, source: str, scheduler_override: ProfileName | None = None
 ) -> Cluster:
-    """`scheduler_override` (the CLI's --scheduler) judges the cluster under that profile."""
+    """The cluster the file describes, judged by its own profile; `scheduler_override` (the
+    CLI's --scheduler) then judges it under another one: running pods keep the memory they
+    hold (`as_held`), and the policy and vGPU limit follow that profile's defaults where the
+    file left them to its own (`retarget`)."""
+    cluster = _read_cluster(data, source)
+    if scheduler_override is None or scheduler_override == cluster.scheduler.profile:
+        return cluster
+    return retarget(as_held(cluster), scheduler_override)
+
+
+def _read_cluster(data: object, source: str) -> Cluster:
     r = _Reader(source)
     top = r.mapping(
         data, "", {"scheduler", "policy", "max_vgpus_per_card", "nodes", "pods"}, {"nodes"}
     )
-    scheduler = read_scheduler(r, top.get("scheduler", {}), scheduler_override)
+    scheduler = read_scheduler(r, top.get("scheduler", {}))
     policy = read_policy(r, top.get("policy", {}), scheduler)
     limit = r.integer(
         top.get("max_vgpus_per_card", default_max_vgpus(scheduler)), "max_vgpus_per_card", 1

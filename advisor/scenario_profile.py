@@ -43,29 +43,25 @@ _KEYS: dict[str, ProfileName] = {
 }
 
 
-def read_scheduler(r: Reader, raw: object, override: ProfileName | None) -> Scheduler:
-    """The `scheduler:` block; `override` (the CLI's --scheduler) replaces its profile, and
-    then the other profile's keys are dropped rather than refused."""
+def read_scheduler(r: Reader, raw: object) -> Scheduler:
+    """The `scheduler:` block."""
     m = r.mapping(raw, "scheduler", {"profile", *_KEYS}, set())
     profile = m.get("profile", "cce")
     if profile not in PROFILES:
         raise r.fail(
             "scheduler.profile", f"expected one of {', '.join(PROFILES)}, got {kind(profile)}"
         )
-    chosen: ProfileName = override or profile
     settings: dict[str, Any] = {}
     for key, owner in _KEYS.items():
         if key not in m:
             continue
         if owner != profile:
             raise r.fail(f"scheduler.{key}", f"a {owner} setting; profile {profile} has none")
-        if owner != chosen:
-            continue
         if key == "weights":
             settings[key] = _weights(r, m[key])
         else:
             settings[key] = r.integer(m[key], f"scheduler.{key}", 0)
-    return Scheduler(profile=chosen, **settings)
+    return Scheduler(profile=profile, **settings)
 
 
 def _weights(r: Reader, raw: object) -> tuple[int, int, int]:

@@ -33,13 +33,12 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import itertools
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from advisor.core.diagnose import Cause, Diagnosis, diagnose
 from advisor.core.model import Cluster, Placement, Policy
-from advisor.core.plan_board import Board
+from advisor.core.plan_board import Board, reference_card_mib
 from advisor.core.plan_ideal import IdealBound, healthy_free_mib, ideal_bound
 from advisor.core.plan_search import (
     Limits,
@@ -205,14 +204,6 @@ def plan(
     )
 
 
-def reference_card_mib(cluster: Cluster) -> int:
-    """One GPU of demand: the commonest healthy card size (the larger on a tie)."""
-    sizes = Counter(c.memory_mib for n in cluster.nodes for c in n.cards if c.healthy)
-    if not sizes:
-        return 1
-    return max(sizes.items(), key=lambda kv: (kv[1], kv[0]))[0]
-
-
 def apply_plans(cluster: Cluster, report: PlanReport) -> Cluster:
     """The cluster after the current cycle and every plan: who runs where."""
     where = dict(report.schedulable)
@@ -349,7 +340,7 @@ class _Greedy:
 
     def _commit(self, proposal: Proposal) -> tuple[Plan, set[int]] | None:
         b = self.board
-        mib = sum(b.pods[p].request.memory_mib for p in proposal.rescued)
+        mib = sum(b.mib(p) for p in proposal.rescued)
         gpus = mib / self.search.reference_mib
         evictions = self.evictions + len(proposal.evict)
         if evictions > self.evictions_per_gpu * (self.rescued_gpus + gpus) + 1e-9:
@@ -360,7 +351,7 @@ class _Greedy:
             self.mismatches += 1
             return None
         names = [b.pods[p].name for p in exact.rescued]
-        rescued_mib = sum(b.pods[p].request.memory_mib for p in exact.rescued)
+        rescued_mib = sum(b.mib(p) for p in exact.rescued)
         made = Plan(
             rescues=tuple(names),
             evict=tuple(b.pods[p].name for p in proposal.evict),
@@ -373,7 +364,7 @@ class _Greedy:
             ),
             rescued_mib=rescued_mib,
             rescued_gpus=rescued_mib / self.search.reference_mib,
-            moved_mib=sum(b.pods[p].request.memory_mib for p in proposal.evict),
+            moved_mib=sum(b.mib(p) for p in proposal.evict),
         )
         changed = b.commit(proposal.evict, exact)
         self.evictions = evictions

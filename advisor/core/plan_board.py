@@ -15,6 +15,7 @@ literal simulation agrees.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -55,6 +56,14 @@ class Outcome:
     touched: set[int] = field(default_factory=set)  # node indices whose cards were freed
 
 
+def reference_card_mib(cluster: Cluster) -> int:
+    """One GPU of demand: the commonest healthy card size (the larger on a tie)."""
+    sizes = Counter(c.memory_mib for n in cluster.nodes for c in n.cards if c.healthy)
+    if not sizes:
+        return 1
+    return max(sizes.items(), key=lambda kv: (kv[1], kv[0]))[0]
+
+
 class Board:
     """Mutable; private to one planning run. Pod ids index `pods`."""
 
@@ -84,6 +93,13 @@ class Board:
             assert shape is not None, f"running pod {pod.name} has an invalid request"
             self._bind(i, self.state.positions(placement))
             self.state.apply(self.where[i] or [], shape)
+        # What each pod takes of one card, in MiB: a running pod what it holds on its first
+        # card, a Pending one what it would take of the commonest card. Outside CCE a share
+        # or whole-card request has no MiB of its own; the search ranks and sizes by these.
+        self.reference_mib = reference_card_mib(cluster)
+        self.card_mib = [
+            0 if shape is None else self._held_mib(i, shape) for i, shape in enumerate(self.shape)
+        ]
         self.pending: list[int] = []  # Pending pods still waiting, queue order
         self._shapes: dict[Shape, int] = {}
         self._movable: dict[tuple[Shape, int], bool] = {}
@@ -114,6 +130,32 @@ class Board:
     def placement(self, positions: Sequence[int]) -> Placement:
         return self.state.placement_of(list(positions))
 
+    def nominal_mib(self, shape: Shape) -> int:
+        """What `shape` takes of one card of the commonest size."""
+        return self.need_on(shape, None)
+
+    def need_on(self, shape: Shape, card: int | None) -> int:
+        """What `shape` takes of card `card` (None: a card of the commonest size)."""
+        if shape.card_memory_mib > 0 and shape.memory_percent == 0:
+            return shape.card_memory_mib
+        if card is None:
+            capacity = np.array([self.reference_mib], dtype=np.int64)
+            return int(self.state.rules.card_need(capacity, shape)[0])
+        return int(self.state.card_need(shape, np.array([card], dtype=np.int64))[0])
+
+    def mib(self, pod: int) -> int:
+        """What the pod takes of all its cards (nominally, for a Pending share)."""
+        return self.shape_of(pod).gpus * self.card_mib[pod]
+
+    def _held_mib(self, pod: int, shape: Shape) -> int:
+        positions = self.where[pod]
+        return self.need_on(shape, positions[0] if positions else None)
+
+    def conflicts(self, shape: Shape, level: Shape) -> bool:
+        """Whether a pod of `shape` must leave a card before one of `level` can join it:
+        CCE's one isolation mode per card."""
+        return self.state.rules.profile == "cce" and shape.mode != level.mode
+
     def demand(self, pods: Iterable[int]) -> tuple[int, int, int]:
         """(pod slots, cpu, memory) the pods take from their nodes, summed."""
         slots = cpu = memory = 0
@@ -130,7 +172,7 @@ class Board:
     def movable_limit(self) -> int:
         """Single-card pods at or above this memory cannot move while Pending single-card
         pods of that size wait (see `movable`); used where a bound is enough."""
-        sizes = [s.card_memory_mib for s in self._pending_shapes() if s.gpus == 1]
+        sizes = [self.nominal_mib(s) for s in self._pending_shapes() if s.gpus == 1]
         return min(sizes) if sizes else int(BIG)
 
     def movable(self, pod: int) -> bool:
@@ -246,7 +288,7 @@ class Board:
         """Per card, the smallest evictable single-card pods: what a chain may move away."""
         for k in positions:
             small = sorted(
-                (self.shape_of(p).card_memory_mib, p)
+                (self.card_mib[p], p)
                 for p in self.on_card[k]
                 if self.evictable[p] and self.shape_of(p).gpus == 1
             )[:FODDER]

@@ -25,15 +25,15 @@ def chain_options(b: Board, shape: Shape, limit: int) -> list[ChainOption]:
     `shape`, best first: fewer evictions, a room no Pending pod takes first (safe), less
     memory moved, the tightest fit."""
     st, sizes, cores, pods = b.state, b.fodder_size, b.fodder_core, b.fodder_pod
-    size = shape.card_memory_mib
-    deficit = size - st.free_memory
+    need = st.card_need(shape)
+    deficit = need - st.free_memory
     core_short = (
-        shape.card_core - st.free_core
-        if shape.mode == int(Mode.MEMORY_CORE)
-        else np.full_like(deficit, -1)
+        shape.card_core - st.free_core if shape.card_core > 0 else np.full_like(deficit, -1)
     )
-    usable = (pods != NO_POD) & (sizes < size) & (sizes < limit)
-    base = st.healthy & (deficit > 0) & ((st.mode == int(Mode.UNUSED)) | (st.mode == shape.mode))
+    usable = (pods != NO_POD) & (sizes < need[:, None]) & (sizes < limit)
+    base = st.counted & (deficit > 0)
+    if st.rules.profile == "cce":  # a CCE card hosts one isolation mode
+        base &= (st.mode == int(Mode.UNUSED)) | (st.mode == shape.mode)
     # Only nodes the real scheduler would let the pod on (static filters: they never
     # change; cpu, memory and pod slots are checked per simulation, `Chains.card`).
     base &= st.static_ok(shape.constraints)[st.node_of]
@@ -73,7 +73,7 @@ def chain_options(b: Board, shape: Shape, limit: int) -> list[ChainOption]:
         count = np.concatenate(counts)
         room = st.free_memory[card] + mem
         unsafe = room >= limit
-        order = np.lexsort((card, room - size, mem, unsafe, count))
+        order = np.lexsort((card, room - need[card], mem, unsafe, count))
         first = np.concatenate([a for a, _ in picks])
         second = np.concatenate(
             [b_ if b_ is not None else np.full(a.size, NO_POD) for a, b_ in picks]
@@ -109,7 +109,7 @@ class Chains:
             excluded[b.where[pod] or []] = True
         limit = b.movable_limit()
         extra: list[int] = []
-        for pod in sorted(homeless, key=lambda p: (-b.shape_of(p).card_memory_mib, p)):
+        for pod in sorted(homeless, key=lambda p: (-b.card_mib[p], p)):
             shape = b.shape_of(pod)
             if shape.gpus != 1:
                 return None
@@ -132,12 +132,15 @@ class Chains:
             count = len(pods)
             if (
                 excluded[card]
-                or st.free_memory[card] + moved < shape.card_memory_mib
+                or st.free_memory[card] + moved < self.board.need_on(shape, card)
                 or st.vgpus[card] - count + 1 > st.slots[card]
-                or int(st.mode[card]) not in (int(Mode.UNUSED), shape.mode)
+                or (
+                    st.rules.profile == "cce"
+                    and int(st.mode[card]) not in (int(Mode.UNUSED), shape.mode)
+                )
             ):
                 continue
-            if shape.mode == int(Mode.MEMORY_CORE) and st.free_core[card] + core < shape.card_core:
+            if shape.card_core > 0 and st.free_core[card] + core < shape.card_core:
                 continue
             if not st.resources_fit(int(st.node_of[card]), shape, self.board.demand(pods)):
                 continue

@@ -21,6 +21,8 @@ from fractions import Fraction
 import numpy as np
 
 from advisor.core.model import Cluster, Pod, Policy, request_problem
+from advisor.core.plan_board import reference_card_mib
+from advisor.core.rules import rules_for
 from advisor.core.state import CardState, Shape
 
 REPACK_POLICY = Policy(node="binpack", card="binpack")
@@ -61,14 +63,15 @@ def ideal_bound(cluster: Cluster, free_mib: int) -> IdealBound:
     free memory of its healthy cards."""
     items: list[tuple[tuple[bool, int, int, int], Pod, Shape]] = []
     pending_pods = pending_mib = 0
+    reference = reference_card_mib(cluster)
     for order, pod in enumerate(cluster.pods):
-        if pod.invalid or request_problem(pod.request):
+        if pod.invalid or request_problem(pod.request, cluster.scheduler.profile):
             continue
+        shape = Shape.of_pod(pod)
+        size = shape.gpus * card_mib(cluster, reference, shape)
         if pod.placement is None:
             pending_pods += 1
-            pending_mib += pod.request.memory_mib
-        shape = Shape.of_pod(pod)
-        size = shape.gpus * shape.card_memory_mib
+            pending_mib += size
         items.append(((pod.placement is None, -size, -shape.gpus, order), pod, shape))
     items.sort(key=lambda item: item[0])
     best = max(
@@ -92,7 +95,7 @@ def _repack(
     empty = dataclasses.replace(cluster, pods=(), policy=REPACK_POLICY)
     state = CardState(empty)
     pods = mib = unplaced = 0
-    for _, pod, shape in items:
+    for item_key, pod, shape in items:
         positions: list[int] | None
         if best_fit and shape.gpus == 1:
             # cards eligible on nodes passing every non-GPU filter, as `place` requires
@@ -106,9 +109,17 @@ def _repack(
         state.apply(positions, shape)
         if pod.placement is None:
             pods += 1
-            mib += pod.request.memory_mib
+            mib += -item_key[1]  # the sort key holds -(gpus x MiB per card)
     method = "best-fit-decreasing" if best_fit else "first-fit-decreasing (core placement)"
     return _Repack(pods, mib, unplaced, f"{method}, running pods first")
+
+
+def card_mib(cluster: Cluster, capacity: int, shape: Shape) -> int:
+    """What `shape` takes of one card of `capacity` MiB under the cluster's profile."""
+    if shape.card_memory_mib > 0 and shape.memory_percent == 0:
+        return shape.card_memory_mib
+    need = rules_for(cluster.scheduler).card_need(np.array([capacity], dtype=np.int64), shape)
+    return int(need[0])
 
 
 def healthy_free_mib(state: CardState) -> int:
@@ -154,9 +165,12 @@ def packing_bound(cluster: Cluster, steps: WeightSteps) -> PackingBound | None:
     running: list[Shape] = []
     pending: list[Shape] = []
     for pod in cluster.pods:
-        if pod.invalid or request_problem(pod.request):
+        if pod.invalid or request_problem(pod.request, cluster.scheduler.profile):
             continue
         shape = Shape.of_pod(pod)
+        mib = card_mib(cluster, capacity, shape)
+        if mib != shape.card_memory_mib:  # a share or a whole card: its MiB on this size
+            shape = dataclasses.replace(shape, card_memory_mib=mib, memory_percent=0)
         if pod.placement is None:
             pending.append(shape)
         elif all((pod.placement.node, k) in healthy for k in pod.placement.cards):

@@ -100,7 +100,7 @@ class Search:
             self.level_ids.setdefault(board.shape_of(pod), pod)
 
     def gpus(self, pod: int) -> float:
-        return self.board.pods[pod].request.memory_mib / self.reference_mib
+        return self.board.mib(pod) / self.reference_mib
 
     # -- victims ---------------------------------------------------------------------
 
@@ -115,15 +115,16 @@ class Search:
         for pod in b.on_card[k]:
             shape = b.shape_of(pod)
             movable = b.movable(pod)
-            if shape.mode != level.mode:  # a card hosts one mode: all of the other must go
+            if b.conflicts(shape, level):  # a CCE card hosts one mode: the other must go
                 if not movable:
                     return None
                 forced.append(pod)
             elif movable:
                 optional.append(pod)
-        forced_mem = sum(b.shape_of(p).card_memory_mib for p in forced)
+        held = {p: b.need_on(b.shape_of(p), k) for p in forced + optional}
+        forced_mem = sum(held[p] for p in forced)
         forced_core = sum(b.shape_of(p).card_core for p in forced)
-        need_mem = level.card_memory_mib - int(st.free_memory[k]) - forced_mem
+        need_mem = b.need_on(level, k) - int(st.free_memory[k]) - forced_mem
         need_core = (
             level.card_core - int(st.free_core[k]) - forced_core
             if level.mode == int(Mode.MEMORY_CORE)
@@ -132,14 +133,14 @@ class Search:
         need_slots = int(st.vgpus[k]) - len(forced) - (int(st.slots[k]) - 1)
         if need_mem <= 0 and need_core <= 0 and need_slots <= 0:
             return tuple(forced)
-        optional.sort(key=lambda p: (-b.shape_of(p).card_memory_mib, p))
+        optional.sort(key=lambda p: (-held[p], p))
         optional = optional[:MAX_OPTIONAL]
-        if sum(b.shape_of(p).card_memory_mib for p in optional) < need_mem:
+        if sum(held[p] for p in optional) < need_mem:
             return None
         for count in range(max(1, need_slots), self.limits.max_victims_per_card + 1):
             best: tuple[tuple[int, int, tuple[int, ...]], tuple[int, ...]] | None = None
             for combo in combinations(optional, count):
-                mem = sum(b.shape_of(p).card_memory_mib for p in combo)
+                mem = sum(held[p] for p in combo)
                 core = sum(b.shape_of(p).card_core for p in combo)
                 if mem < need_mem or core < need_core:
                     continue
@@ -183,10 +184,10 @@ class Search:
         singles = sorted((lv for lv in levels if lv.gpus == 1), key=_level_order)
         if not singles:
             return
-        smallest = singles[0].card_memory_mib
+        smallest = min(b.nominal_mib(lv) for lv in singles)
         for k in positions:
             free = int(b.state.free_memory[k])
-            room = free + sum(b.shape_of(p).card_memory_mib for p in b.on_card[k] if b.movable(p))
+            room = free + sum(b.card_mib[p] for p in b.on_card[k] if b.movable(p))
             if room < smallest or not b.state.healthy[k]:
                 continue
             node = b.node_of_card(k)
@@ -210,7 +211,7 @@ class Search:
                 for k in st.node_positions(n):
                     found = self.card_victims(k, level)
                     if found is not None:
-                        mem = sum(b.shape_of(p).card_memory_mib for p in found)
+                        mem = sum(b.need_on(b.shape_of(p), k) for p in found)
                         costs.append((len(found), mem, k))
                 if len(costs) < level.gpus:
                     continue
@@ -228,7 +229,7 @@ class Search:
         victims = self.victims(target)
         if not victims:
             return None
-        value = target.level.gpus * target.level.card_memory_mib / self.reference_mib
+        value = target.level.gpus * self.board.nominal_mib(target.level) / self.reference_mib
         count = len(victims)
         if count > self.limits.max_plan_evictions_per_gpu * value + 1e-9:
             return None
@@ -245,7 +246,7 @@ class Search:
         if not found:
             return None
         evict = self._ordered(found)
-        best_value = target.level.gpus * target.level.card_memory_mib / self.reference_mib
+        best_value = target.level.gpus * b.nominal_mib(target.level) / self.reference_mib
         for depth in range(lim.max_chain_depth + 1):
             outcome = b.simulate(evict, quick=True)
             homeless = outcome.stranded
@@ -280,7 +281,7 @@ class Search:
                 key=lambda p: (
                     -b.priority[p],
                     -b.shape_of(p).gpus,
-                    -b.shape_of(p).card_memory_mib,
+                    -b.card_mib[p],
                     p,
                 ),
             )
@@ -289,7 +290,7 @@ class Search:
     def _key(self, target: Target, evict: Sequence[int], gpus: float, outcome: Outcome) -> PlanKey:
         b = self.board
         worst = max(b.priority[p] for p in evict)
-        moved = sum(b.pods[p].request.memory_mib for p in evict)
+        moved = sum(b.mib(p) for p in evict)
         count = len(evict)
         if self.objective == "value":
             first = VALUE_EVICTION_WEIGHT * count - gpus
@@ -325,13 +326,13 @@ def _median_movable_mib(board: Board) -> int:
     """The median memory of the running single-card pods a plan may evict now."""
     limit = board.movable_limit()
     sizes = sorted(
-        shape.card_memory_mib
+        board.card_mib[pod]
         for pod, shape in enumerate(board.shape)
         if shape is not None
         and shape.gpus == 1
         and board.where[pod] is not None
         and board.evictable[pod]
-        and shape.card_memory_mib < limit
+        and board.card_mib[pod] < limit
     )
     return sizes[len(sizes) // 2] if sizes else int(BIG)
 

@@ -333,11 +333,6 @@ def test_cce_would_judge_the_same_cluster_otherwise(diagnosis: Json) -> None:
     assert hami["placements"] == {p["pod"]: p["placement"] for p in diagnosis["pods"]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the scenario loader still requires request.memory_mib under --scheduler cce, "
-    "so a HAMi file with whole-card or share pods exits 2, while whatif judges it",
-)
 def test_diagnose_scheduler_cce_judges_the_same_file() -> None:
     pods = by_pod(cli_json("diagnose", "--scheduler", "cce"))
     assert pods["web/embed-0"]["placement"] == {"node": "t4-node-1", "cards": [0]}
