@@ -136,7 +136,7 @@ def _prometheus(stack: ExitStack, binary: str, exporters: dict[str, str], work: 
         "scrape_configs": [
             {
                 "job_name": "xgpu-exporter",
-                # The exporter's namespace/pod/container name the workload (DESIGN.md §6).
+                # The exporter's namespace/pod/container name the workload (docs/design.md §6).
                 "honor_labels": True,
                 "static_configs": [
                     {"targets": [url.removeprefix("http://")], "labels": {"node": node}}

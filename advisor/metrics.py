@@ -1,4 +1,4 @@
-"""The advisor's own series (DESIGN.md §6), one set per run: textfile and Pushgateway.
+"""The advisor's own series (docs/design.md §6), one set per run: textfile and Pushgateway.
 
 Written with prometheus-client's textfile writer (atomic rename) so node_exporter's
 textfile collector, or a Prometheus scraping the report volume, never sees half a file.

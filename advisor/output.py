@@ -1,4 +1,4 @@
-"""JSON-ready forms of the core's results (DESIGN.md §5) and the card view the reports draw."""
+"""JSON-ready forms of the core's results (docs/design.md §5) and the card view the reports draw."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One advisor run as data: diagnose, plan, measure fragmentation, advise (DESIGN.md §3–§8).
+"""One advisor run as data: diagnose, plan, measure fragmentation, advise (docs/design.md §3–§8).
 
 `build_report` is pure apart from the clock it is handed (the plan search's time budget);
 the `report` command does the I/O around it.

@@ -1,4 +1,4 @@
-"""Scenario files (DESIGN.md §4): strict loading into a `Cluster`, and atomic writing.
+"""Scenario files (docs/design.md §4): strict loading into a `Cluster`, and atomic writing.
 
 Every rejection names the file, the path inside it and the problem, so a user can fix
 the file from the one line they see.

@@ -16,10 +16,13 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import cast
 
 from advisor.core.diagnose import diagnose
+from advisor.core.model import ProfileName
 from advisor.output import diagnosis_json
 from advisor.scenario import load_scenario, save_scenario
+from advisor.scenario_profile import retarget
 from benchmarks.measure import Case, Outcome, Params, Timings, run_child
 from benchmarks.synthetic import SyntheticSpec, synthetic_cluster
 
@@ -62,6 +65,19 @@ def cases(quick: bool) -> list[Case]:
             goal_seconds=2.5,
             goal_rss_mib=1024.0,
         ),
+        *(
+            Case(
+                MODULE,
+                "diagnose",
+                f"diagnose() --scheduler {profile}, {WHOLE_NODE}",
+                params=full | {"whole_node": 1, "scheduler": profile},
+                repeats=repeats,
+                goal_phase="diagnose",
+                goal_seconds=2.5,
+                goal_rss_mib=1024.0,
+            )
+            for profile in ("hami", "volcano-vgpu")
+        ),
         Case(
             MODULE,
             "cli",
@@ -96,6 +112,9 @@ def _summary_text(summary: dict[str, int]) -> str:
 def _run_diagnose(params: Params, repeats: int) -> Outcome:
     built = Timings()
     cluster = built.time("build", lambda: synthetic_cluster(_spec(params)))
+    profile = str(params.get("scheduler", "cce"))
+    if profile != "cce":  # the same cluster under another profile's rules and defaults
+        cluster = retarget(cluster, cast(ProfileName, profile))
     timings = Timings()
     for _ in range(repeats):
         diagnosis = timings.time("diagnose", lambda: diagnose(cluster))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -35,7 +34,8 @@ from advisor.core.model import Cluster, Placement, Policy, PolicyName
 from advisor.core.plan_ideal import WeightSteps, packing_bound
 from advisor.replay import load_trace, replay
 from advisor.scenario import load_scenario, save_scenario
-from benchmarks.measure import REPO, Case, Outcome, Params, Timings, run_child
+from benchmarks.measure import Case, Outcome, Params, Timings, run_child
+from benchmarks.trace_dir import candidates, find_openb
 
 MODULE = "benchmarks.plan_bench"
 NODES_CSV = "openb_node_list_gpu_node.csv"
@@ -57,7 +57,8 @@ TABLES = {"plan": ("Rebalancing plans on the openb end states (verified)", "end 
 
 
 def openb_dir() -> Path:
-    return Path(os.environ.get("XGPU_OPENB_DIR") or REPO.parent / "shared" / "data" / "openb")
+    """Where the trace lives (`benchmarks.trace_dir`); the first candidate when absent."""
+    return find_openb() or candidates()[0]
 
 
 def end_state(node_policy: str) -> Cluster:

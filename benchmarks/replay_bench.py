@@ -9,16 +9,16 @@ Cases:
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 from pathlib import Path
 from typing import Any, cast
 
-from advisor.core.model import Cluster, Policy, PolicyName
+from advisor.core.model import Cluster, Policy, PolicyName, ProfileName, Scheduler
 from advisor.replay import ResourceMode, Trace, read_trace, replay
-from benchmarks.measure import REPO, Case, Outcome, Params, Timings
+from benchmarks.measure import Case, Outcome, Params, Timings
 from benchmarks.reference import reference_diagnose, reference_figures
+from benchmarks.trace_dir import candidates, find_openb
 
 MODULE = "benchmarks.replay_bench"
 NODES_CSV = "openb_node_list_gpu_node.csv"
@@ -27,8 +27,8 @@ QUICK_REFERENCE_PODS = 1_000  # --quick replays only this many pods in the refer
 
 
 def openb_dir() -> Path:
-    """Where the trace lives: $XGPU_OPENB_DIR, else ../shared/data/openb next to the repo."""
-    return Path(os.environ.get("XGPU_OPENB_DIR") or REPO.parent / "shared" / "data" / "openb")
+    """Where the trace lives (`benchmarks.trace_dir`); the first candidate when absent."""
+    return find_openb() or candidates()[0]
 
 
 def cases(quick: bool) -> list[Case]:
@@ -51,6 +51,20 @@ def cases(quick: bool) -> list[Case]:
                     goal_rss_mib=1024.0,
                 )
             )
+    # the other profiles' default card policies (hami spread, volcano-vgpu legacy)
+    for profile, card in (("hami", "spread"), ("volcano-vgpu", "legacy")):
+        found.append(
+            Case(
+                MODULE,
+                "openb",
+                f"openb default replay --scheduler {profile}, node binpack, card {card}",
+                params={"node": "binpack", "card": card, "resources": "gpu", "scheduler": profile},
+                repeats=repeats,
+                goal_phase="total",
+                goal_seconds=2.0,
+                goal_rss_mib=1024.0,
+            )
+        )
     for node in ("binpack",) if quick else ("binpack", "spread"):
         pods = QUICK_REFERENCE_PODS if quick else 0
         size = f"first {pods:,} pods" if pods else "all pods"
@@ -71,7 +85,8 @@ def _load(params: Params) -> Trace:
         node=cast(PolicyName, str(params["node"])), card=cast(PolicyName, str(params["card"]))
     )
     resources = cast(ResourceMode, str(params.get("resources", "gpu")))
-    return read_trace(openb_dir() / NODES_CSV, openb_dir() / PODS_CSV, policy, resources)
+    scheduler = Scheduler(cast(ProfileName, str(params.get("scheduler", "cce"))))
+    return read_trace(openb_dir() / NODES_CSV, openb_dir() / PODS_CSV, policy, resources, scheduler)
 
 
 def _failed_text(failed: dict[str, int]) -> str:

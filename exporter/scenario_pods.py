@@ -1,4 +1,4 @@
-"""Pod allotments from a scenario file (DESIGN.md §4), for hosts without Kubernetes.
+"""Pod allotments from a scenario file (docs/design.md §4), for hosts without Kubernetes.
 
 Each running pod on this node gets one allotment per placed card: memory M/N, core T/N
 (None when T is 0: memory isolation). Under hami and volcano-vgpu a share of the card or a

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.trace_dir import find_openb, not_found
+
 # Helper modules that assert (or are plugins that tests also import from): rewrite their
 # asserts, as in a test, before anything imports them.
 pytest.register_assert_rewrite("tests.realparts", "tests.exporter.kube_source")
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
 
 
 @pytest.fixture(scope="session")
@@ -21,7 +22,7 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def openb_dir() -> Path:
-    path = SHARED / "data" / "openb"
-    if not path.is_dir():
-        pytest.skip(f"openb trace not found at {path}")
+    path = find_openb()
+    if path is None:
+        pytest.skip(not_found())
     return path

@@ -1,4 +1,4 @@
-"""`xgpu-advisor diagnose`: why each Pending GPU pod is Pending (DESIGN.md §3, §5)."""
+"""`xgpu-advisor diagnose`: why each Pending GPU pod is Pending (docs/design.md §3, §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`xgpu-advisor plan`: rebalancing plans verified by simulation (DESIGN.md §8)."""
+"""`xgpu-advisor plan`: rebalancing plans verified by simulation (docs/design.md §8)."""
 
 from __future__ import annotations
 

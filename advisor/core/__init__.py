@@ -1,1 +1,1 @@
-"""The scheduler core: a pure model of multi-card even-split vGPU scheduling (DESIGN.md §1–§3)."""
+"""The scheduler core: a pure model of multi-card even-split vGPU scheduling (docs/design.md §1–§3)."""

@@ -1,4 +1,4 @@
-"""Why is each Pending GPU pod Pending? (DESIGN.md §3)
+"""Why is each Pending GPU pod Pending? (docs/design.md §3)
 
 One simulated scheduling cycle: Pending pods in queue order, each placed if it fits and
 seeing the placements before it; every pod that does not fit gets a cause, and every node

@@ -1,4 +1,4 @@
-"""Frozen values the scheduler core works on (DESIGN.md §1, §4)."""
+"""Frozen values the scheduler core works on (docs/design.md §1, §4)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ MAX_MEMORY_UNITS = 16384
 CORE_STEP = 5
 DEFAULT_MAX_VGPUS = 20
 
-# Disruption (DESIGN.md §8): the annotations and namespaces that keep a pod where it is.
+# Disruption (docs/design.md §8): the annotations and namespaces that keep a pod where it is.
 DO_NOT_DISRUPT = "xgpu.io/do-not-disrupt"  # "true": never evicted (Karpenter's rule)
 # Set by the Kubernetes source from the PodDisruptionBudgets covering the pod:
 # "<pdb-name>:<disruptions allowed>", or "<pdb-a>,<pdb-b>:0" when several cover it (the
@@ -263,7 +263,7 @@ def disruption_budget(annotations: Mapping[str, str]) -> tuple[str, int] | None:
 def disruption_blocker(pod: Pod) -> str | None:
     """Why no plan or node removal may evict this pod, or None: it is in kube-system, it is
     annotated do-not-disrupt "true", or its PodDisruptionBudget allows no disruption now.
-    The one rule of DESIGN.md §8 that the planner and scale-down share."""
+    The one rule of docs/design.md §8 that the planner and scale-down share."""
     if pod.namespace in PROTECTED_NAMESPACES:
         return f"{pod.namespace} pod"
     if pod.annotations.get(DO_NOT_DISRUPT, "").strip().lower() == "true":

@@ -1,4 +1,4 @@
-"""Rebalancing plans verified by simulation (DESIGN.md §8).
+"""Rebalancing plans verified by simulation (docs/design.md §8).
 
 A plan is a set of pods to evict. The advisor never evicts; the workload controllers
 recreate the pods and the real scheduler places them, so a plan is judged by simulating

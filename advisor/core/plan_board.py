@@ -1,4 +1,4 @@
-"""The planner's working state and the §8 simulation of one plan (DESIGN.md §8).
+"""The planner's working state and the §8 simulation of one plan (docs/design.md §8).
 
 A `Board` holds the cluster as the scheduler core sees it (a `CardState`) plus who sits
 where, so a plan can be judged by simulation: evict its pods, queue them behind the
@@ -203,7 +203,7 @@ class Board:
             self._movable = {}  # (shape, priority) -> movable, for these Pending shapes
         return self._shapes
 
-    # -- simulation (DESIGN.md §8) -------------------------------------------------------
+    # -- simulation (docs/design.md §8) -------------------------------------------------------
 
     def queue(self, evict: Sequence[int]) -> list[tuple[int, bool]]:
         """(pod, evicted?) in scheduling order: priority desc; evicted pods after the Pending

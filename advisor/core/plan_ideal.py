@@ -1,4 +1,4 @@
-"""How much of the Pending demand could any rearrangement place? (DESIGN.md §8, "ideal")
+"""How much of the Pending demand could any rearrangement place? (docs/design.md §8, "ideal")
 
 Two bounds frame the plans. From below: repack the whole cluster onto empty cards,
 every running pod first and then the Pending ones, largest first, and count the Pending

@@ -1,6 +1,6 @@
 """The one parser of Kubernetes pod objects into GPU requests and allocations.
 
-Reads the three dialects of DESIGN.md §1 (CCE xGPU, Volcano vGPU, HAMi); shared by the
+Reads the three dialects of docs/design.md §1 (CCE xGPU, Volcano vGPU, HAMi); shared by the
 advisor (Pending and running pods) and the exporter (vGPU attribution). Only readability is
 checked here; the even-split rules are `advisor.core.model.request_problem`.
 """

@@ -1,6 +1,6 @@
 """Live state into the scheduler's `Cluster` (pure: no I/O, no clock).
 
-Cards and running vGPUs come from the exporter's series (DESIGN.md §6); Pending pods, and the
+Cards and running vGPUs come from the exporter's series (docs/design.md §6); Pending pods, and the
 priority, owner and annotations of every pod, from Kubernetes. A running pod is its vGPUs
 grouped: N = its distinct cards, memory and core = the sums. Stale series are reported and
 left out together with what depends on them (a stale node takes its cards and pods along);

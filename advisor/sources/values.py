@@ -1,6 +1,6 @@
 """What the live sources hand to `assemble`: exporter samples and Kubernetes objects.
 
-Metric names are DESIGN.md §6's contract. A `Sample` is one series as a source read it, with
+Metric names are docs/design.md §6's contract. A `Sample` is one series as a source read it, with
 the `node` label the scrape config adds (or, scraping exporters directly, the node their
 `xgpu_node_info` names) and its age, so that stale data can be flagged instead of used.
 """

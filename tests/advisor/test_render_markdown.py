@@ -17,7 +17,7 @@ from advisor.render.sample import (
 )
 from advisor.render.sample import main as sample_main
 
-# The example in the task brief (DESIGN.md §5 plus the per-pod extras).
+# The example in the task brief (docs/design.md §5 plus the per-pod extras).
 BRIEF_DIAGNOSIS: dict[str, Any] = {
     "schema": "xgpu-advisor/diagnosis/v1",
     "policy": {"node": "binpack", "card": "spread"},

@@ -1,6 +1,6 @@
 """Two hours of history, as OpenMetrics with timestamps, for promtool to backfill.
 
-Every series the dashboards read, as the exporter publishes it (DESIGN.md §6) plus the
+Every series the dashboards read, as the exporter publishes it (docs/design.md §6) plus the
 `node`, `job` and `instance` labels the scrape adds, for two nodes:
 
 - gpu-node-a, 4 x A100 40 GiB: cards 0 and 1 memory+core (infer/llm-0 on both, ml/notebook-0

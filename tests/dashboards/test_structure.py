@@ -12,7 +12,7 @@ from dashboards_grafana import Json, panels, query_variables, targets
 from dashboards.common import DATASOURCE, TAG
 
 VARIABLE_CHAIN = ["datasource", "node", "gpu", "namespace"]
-# Series that every exporter or every card exports (DESIGN.md §6): the only ones a node
+# Series that every exporter or every card exports (docs/design.md §6): the only ones a node
 # or card variable may come from (a card lacking the series would vanish from the list).
 EVERY_NODE_OR_CARD = {"xgpu_node_info", "xgpu_card_memory_total_bytes", "xgpu_card_info"}
 RANGE_FUNCTIONS = re.compile(r"\b(rate|irate|increase|delta|deriv)\(([^\[]*)\[([^\]]+)\]")

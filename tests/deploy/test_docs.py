@@ -31,7 +31,7 @@ from tests.realparts import simulated_exporter
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
-DOCS = sorted(p for p in (REPO / "docs").glob("*.md") if p.name != "HELPERS.md")
+DOCS = sorted((REPO / "docs").glob("*.md"))
 RULES = REPO / "deploy" / "rules" / "xgpu.rules.yaml"
 RENDERED = REPO / "deploy" / "rendered" / "all.yaml"
 SCENARIO = REPO / "advisor" / "examples" / "demo.yaml"

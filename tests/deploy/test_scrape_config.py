@@ -30,7 +30,7 @@ STATIC = DEPLOY / "prometheus" / "scrape-config.static.yaml"
 RULES = DEPLOY / "rules" / "xgpu.rules.yaml"
 NO_KUBERNETES_SD = "field kubernetes_sd_configs not found"
 
-# What an exporter on a node with one shared card would publish (DESIGN.md §6).
+# What an exporter on a node with one shared card would publish (docs/design.md §6).
 CARD = 'gpu_index="0",gpu_uuid="GPU-a"'
 TRAIN = f'namespace="team-a",pod="train-0",container="main",{CARD}'
 INFER = f'namespace="team-b",pod="infer-0",container="srv",{CARD}'

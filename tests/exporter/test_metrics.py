@@ -1,4 +1,4 @@
-"""The exposition: DESIGN.md §6 names and labels exactly, both formats, promtool-clean."""
+"""The exposition: docs/design.md §6 names and labels exactly, both formats, promtool-clean."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Causes, per-node reasons and their counts (DESIGN.md §3)."""
+"""Causes, per-node reasons and their counts (docs/design.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Placement: card and node policies, eligibility rules, queue order (DESIGN.md §1–§2)."""
+"""Placement: card and node policies, eligibility rules, queue order (docs/design.md §1–§2)."""
 
 from __future__ import annotations
 

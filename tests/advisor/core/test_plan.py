@@ -1,4 +1,4 @@
-"""Rebalancing plans (DESIGN.md §8) on hand-built clusters, each checked independently."""
+"""Rebalancing plans (docs/design.md §8) on hand-built clusters, each checked independently."""
 
 from __future__ import annotations
 

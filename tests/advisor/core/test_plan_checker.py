@@ -1,4 +1,4 @@
-"""An independent checker of rebalancing plans (DESIGN.md §8), and tests that it bites.
+"""An independent checker of rebalancing plans (docs/design.md §8), and tests that it bites.
 
 It shares nothing with the planner but `diagnose`: it rebuilds a plain `Cluster` for each
 plan — the evicted pods removed from their cards and appended, in eviction order, at the

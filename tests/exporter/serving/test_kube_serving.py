@@ -1,7 +1,7 @@
 """`xgpu-exporter` with its Kubernetes collector: the API double, the fake libnvidia-ml.so.1
 and a fake /proc, under one real subprocess.
 
-Pods of node gpu-node-1 in the three dialects of DESIGN.md §1 (CCE `volcano.sh/gpu-index`,
+Pods of node gpu-node-1 in the three dialects of docs/design.md §1 (CCE `volcano.sh/gpu-index`,
 Volcano `volcano.sh/vgpu-ids-new`, HAMi `hami.io/vgpu-devices-allocated`), a pod of another
 node and a finished pod. The cluster then changes while the exporter runs: pods come and go,
 the watch expires (410), the API answers 500s, the API goes away and comes back. The exporter
