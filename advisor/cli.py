@@ -1,4 +1,4 @@
-"""`xgpu-advisor`: explain Pending GPU pods, plan, advise, replay (docs/design.md §4, §5, §7, §8)."""
+"""`xgpu-advisor`: explain Pending GPU pods, plan, advise, replay (docs/design.md §4–§8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Metric families of docs/design.md §6, built from one `Snapshot` (names and labels are a contract).
+"""Metric families of docs/design.md §6, built from one `Snapshot` (names, labels: a contract).
 
 Rendered on the exporter's own `CollectorRegistry`, once per collection and format; every
 scrape in the freshness window gets the same bytes (hence "cached" in the HELP texts).

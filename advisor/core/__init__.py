@@ -1,1 +1,1 @@
-"""The scheduler core: a pure model of multi-card even-split vGPU scheduling (docs/design.md §1–§3)."""
+"""The scheduler core: a pure model of the cluster's GPU scheduler (docs/design.md §1–§3, §9)."""
