@@ -22,7 +22,7 @@ import pandas as pd
 from advisor.commands import InputError, scheduler_choice
 from advisor.commands.snapshot import print_notes
 from advisor.core.diagnose import CAUSES
-from advisor.core.model import Cluster
+from advisor.core.model import Card, Cluster
 from advisor.metrics import push, write_textfile
 from advisor.render._common import plural
 from advisor.report import Report, ReportInputs, ReportOptions, build_report
@@ -94,12 +94,21 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _with_pods_from(cluster: Cluster, path: Path) -> Cluster:
+def _with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
     """From a scenario file, the stand-in for the Kubernetes API: Pending pods; what metrics
     cannot know of running ones (owner, priority, annotations, cpu/memory requests, node
-    selector, affinity, tolerations); and of each node what its Node object and its other
-    pods would say (allocatable, labels, taints, cordon, CPU-only pods)."""
+    selector, affinity, tolerations); of each node what its Node object and its other pods
+    would say (allocatable, labels, taints, cordon, CPU-only pods) and what the scheduler
+    registered of its cards (NUMA, slots); and, with `--scheduler auto`, the profile, which
+    the Kubernetes API's annotations would have told."""
     scenario = load_scenario(path)
+    if auto and scenario.scheduler != cluster.scheduler:
+        cluster = dataclasses.replace(
+            cluster,
+            scheduler=scenario.scheduler,
+            policy=scenario.policy,
+            max_vgpus_per_card=scenario.max_vgpus_per_card,
+        )
     described = {p.name: p for p in scenario.pods}
     running = tuple(
         dataclasses.replace(
@@ -125,12 +134,28 @@ def _with_pods_from(cluster: Cluster, path: Path) -> Cluster:
             taints=node.taints,
             unschedulable=node.unschedulable,
             other_pods=n.other_pods if node.other_pods is None else node.other_pods,
+            cards=_registered(n.cards, node.cards),
         )
         if (node := nodes.get(n.name)) is not None
         else n
         for n in cluster.nodes
     )
     return dataclasses.replace(cluster, nodes=merged, pods=running + pending)
+
+
+def _registered(cards: tuple[Card, ...], described: tuple[Card, ...]) -> tuple[Card, ...]:
+    """The exporter's cards with the NUMA node and slots the file gives the same index."""
+    by_index = {c.index: c for c in described}
+    return tuple(
+        dataclasses.replace(
+            c,
+            numa=c.numa if c.numa is not None else d.numa,
+            max_vgpus=c.max_vgpus if c.max_vgpus is not None else d.max_vgpus,
+        )
+        if (d := by_index.get(c.index)) is not None
+        else c
+        for c in cards
+    )
 
 
 def _inputs(args: argparse.Namespace) -> ReportInputs:
@@ -179,7 +204,8 @@ async def _live_inputs(args: argparse.Namespace, now: float) -> ReportInputs:
 def _add_pods_from(inputs: ReportInputs, args: argparse.Namespace) -> ReportInputs:
     if args.pods_from is None:
         return inputs
-    cluster = _with_pods_from(inputs.cluster, args.pods_from)
+    auto = scheduler_choice(args) in (None, "auto")
+    cluster = _with_pods_from(inputs.cluster, args.pods_from, auto)
     source = f"{inputs.source} + pods from {args.pods_from}"
     return dataclasses.replace(inputs, cluster=cluster, source=source)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from advisor.core.diagnose import diagnose
 from advisor.demo import DEFAULT_SCENARIO, Services, main, run_demo
 from advisor.scenario import load_scenario
 from tests.advisor.chromium import chromium_path, decode_png, dump_dom, pixel_counts, screenshot
@@ -221,3 +222,21 @@ def test_a_bad_scenario_is_one_line(tmp_path: Path, capfd: pytest.CaptureFixture
     err = capfd.readouterr().err
     assert err.startswith(f"xgpu-demo: error: {bad}: nodes")
     assert err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_demo_on_the_hami_example_judges_it_as_hami(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # The scenario stands in for the Kubernetes API (--pods-from), so --scheduler auto takes
+    # its profile from the file, as it would from the cluster's own annotations: the report
+    # read through the simulated exporters agrees with diagnosing the file itself.
+    scenario = DEFAULT_SCENARIO.parent / "hami.yaml"
+    out = tmp_path / "out"
+    run(out, lambda: run_demo(scenario, out, use_prometheus=False))
+    summary = diagnose(load_scenario(scenario)).summary
+    expected = ", ".join(f"{n} {c}" for c, n in summary.items() if c != "pending" and n)
+    lines = capfd.readouterr().out.splitlines()
+    assert lines[2] == f"{summary['pending']} Pending GPU pods: {expected}"
+    data = json.loads((out / "report.json").read_text())
+    assert data["diagnosis"]["scheduler"]["profile"] == "hami"
