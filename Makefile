@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck unit system-deps demo-deps bench clean
+.PHONY: demo test lint typecheck unit system-deps demo-deps bench clean openb
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -32,6 +32,10 @@ unit: $(STAMP) system-deps
 	$(BIN)/pytest
 
 test: lint typecheck unit
+
+# The public openb trace (pinned commits, SHA-256 checked) into the git-ignored data/openb.
+openb: $(STAMP)
+	$(BIN)/python scripts/fetch_openb.py --dest data/openb
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
