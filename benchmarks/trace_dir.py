@@ -1,7 +1,8 @@
 """Where the Alibaba openb trace (cluster-trace-gpu-v2023) is found, for tests and benchmarks.
 
-It is not part of the repository. The places looked in, in order: `$XGPU_OPENB_DIR`, the
-git-ignored `data/openb` folder inside the repository, and `../shared/data/openb` beside it.
+It is not part of the repository (`make openb` fetches it). The places looked in, in order:
+`$XGPU_OPENB_DIR`, the git-ignored `data/openb` folder inside the repository, and a
+`shared/data/openb` folder beside the checkout.
 """
 
 from __future__ import annotations
