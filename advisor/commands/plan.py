@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
 
-from advisor.commands import (
-    InputError,
-    add_output,
-    add_scheduler_argument,
-    emit,
-    scheduler_choice,
-)
+from advisor.commands import add_output, add_scheduler_argument, emit, scheduler_choice
 from advisor.core.diagnose import diagnose
 from advisor.core.plan import DEFAULT_TIME_BUDGET_S, PlanOptions, plan
+from advisor.core.plan_limits import EvictionBudget, NeverEvict
 from advisor.core.scaling import scaling_advice
-from advisor.render.plan_data import kubectl_script, plan_json, plan_views
+from advisor.errors import InputError
+from advisor.output import plan_json
+from advisor.render.plan_data import kubectl_script, plan_views
 from advisor.scenario import load_scenario
 
 DEFAULT_PICTURES = 50
@@ -33,26 +31,48 @@ def register(sub: Any) -> None:
     add_scheduler_argument(parser)
     add_output(parser, ("markdown", "json", "html", "kubectl"))
     parser.add_argument(
+        "--max-plan-evictions",
+        type=int,
+        default=DEFAULTS.max_plan_evictions,
+        metavar="N",
+        help="evictions any one plan may make (default "
+        f"{DEFAULTS.max_plan_evictions}: a plan a person can read, check and undo); a plan "
+        "above it is reported as such, with the value it needs",
+    )
+    parser.add_argument(
+        "--max-evictions",
+        default=DEFAULTS.max_evictions.text,
+        metavar="N|N/card|N/gpu",
+        help="evictions for all plans together: a count, or a rate per card the rescued "
+        "pods get, or per rescued GPU of memory (default "
+        f"{DEFAULTS.max_evictions.text}: on average no rescued card costs more than "
+        f"{DEFAULTS.max_evictions.amount:g} restarts, and a 128 MiB pod counts as much as a "
+        "whole-card one)",
+    )
+    parser.add_argument(
+        "--never-evict",
+        action="append",
+        default=[],
+        metavar="KIND|KEY=VALUE",
+        help="never evict pods of this owner kind (StatefulSet) or with this label "
+        "(team=search); repeatable; besides kube-system pods, xgpu.io/do-not-disrupt and "
+        "exhausted disruption budgets",
+    )
+    parser.add_argument(
+        "--plan-work",
+        type=int,
+        default=DEFAULTS.work,
+        metavar="N",
+        help="the search's budget, in simulated placements (default "
+        f"{DEFAULTS.work:,}); the same input gives the same plans on any machine",
+    )
+    parser.add_argument(
         "--time-budget",
         type=float,
         default=DEFAULT_TIME_BUDGET_S,
         metavar="SECONDS",
-        help=f"stop searching after this long (default {DEFAULT_TIME_BUDGET_S:g})",
-    )
-    parser.add_argument(
-        "--max-evictions-per-gpu",
-        type=float,
-        default=DEFAULTS.max_evictions_per_gpu,
-        metavar="N",
-        help="evictions per rescued GPU, all plans together "
-        f"(default {DEFAULTS.max_evictions_per_gpu:g})",
-    )
-    parser.add_argument(
-        "--max-plan-evictions-per-gpu",
-        type=float,
-        default=DEFAULTS.max_plan_evictions_per_gpu,
-        metavar="N",
-        help=f"the same for any one plan (default {DEFAULTS.max_plan_evictions_per_gpu:g})",
+        help="a safety stop only: the search ends after this long even with work left, "
+        f"and says so (default {DEFAULT_TIME_BUDGET_S:g})",
     )
     parser.add_argument(
         "--pictures",
@@ -65,19 +85,32 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.time_budget <= 0:
-        raise InputError(f"--time-budget must be positive, got {args.time_budget:g}")
-    if args.max_evictions_per_gpu <= 0 or args.max_plan_evictions_per_gpu <= 0:
-        raise InputError(
-            "--max-evictions-per-gpu and --max-plan-evictions-per-gpu must be positive"
-        )
-    cluster = load_scenario(args.scenario, scheduler=scheduler_choice(args))
-    options = PlanOptions(
+def options_from(args: argparse.Namespace) -> PlanOptions:
+    """The plan options the flags ask for; InputError (exit 2) naming the flag otherwise."""
+    if not (math.isfinite(args.time_budget) and args.time_budget > 0):
+        raise InputError(f"--time-budget must be a positive number, got {args.time_budget:g}")
+    if args.max_plan_evictions < 1:
+        raise InputError(f"--max-plan-evictions must be 1 or more, got {args.max_plan_evictions}")
+    if args.plan_work < 1:
+        raise InputError(f"--plan-work must be 1 or more, got {args.plan_work}")
+    try:
+        budget = EvictionBudget.parse(args.max_evictions)
+        never = tuple(NeverEvict.parse(text) for text in args.never_evict)
+    except ValueError as error:
+        flag = "--never-evict" if "key=value" in str(error) else "--max-evictions"
+        raise InputError(f"{flag}: {error}") from None
+    return PlanOptions(
+        max_plan_evictions=args.max_plan_evictions,
+        max_evictions=budget,
+        never_evict=never,
+        work=args.plan_work,
         time_budget_s=args.time_budget,
-        max_evictions_per_gpu=args.max_evictions_per_gpu,
-        max_plan_evictions_per_gpu=args.max_plan_evictions_per_gpu,
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    options = options_from(args)
+    cluster = load_scenario(args.scenario, scheduler=scheduler_choice(args))
     diagnosis = diagnose(cluster, node_detail_limit=0)
     report = plan(cluster, options, clock=time.monotonic, diagnosis=diagnosis)
     data = plan_json(report, cluster, *scaling_advice(cluster, report, diagnosis))

@@ -150,6 +150,8 @@ class Pod:
     invalid: str | None = None
     resources: Resources = NO_RESOURCES  # effective cpu/memory request (§9.1)
     constraints: NodeConstraints = NO_CONSTRAINTS  # nodeSelector, affinity, tolerations
+    started: str | None = None  # RFC 3339 (status.startTime): what an eviction loses (§8)
+    labels: Mapping[str, str] = field(default_factory=_frozen_map, compare=False)  # --never-evict
 
     @property
     def namespace(self) -> str:

@@ -9,51 +9,53 @@ state the ones before it leave. Plans start from the state after the current cyc
 pods `diagnose` finds schedulable are taken as placed where it places them (the scheduler
 binds them before anyone could act on a plan).
 
-The search is a lazy greedy over targets (cards to free for a Pending shape): each
-target's best plan is simulated when it reaches the top of a heap ordered by evictions
-per rescued GPU, then fewer evictions, lower priority and less memory moved; a plan
-whose simulation is of the current state is committed once the literal §8 simulation
-agrees. Evictions per rescued GPU are capped for all plans together (and, more loosely,
-per plan), so cheap rescues pay for dearer ones.
+The search is a lazy greedy over targets (cards to free for a Pending shape,
+`plan_greedy`): each target's best plan is simulated when it reaches the top of a heap
+ordered by what its evictions cost per rescued GPU (`plan_cost`), then fewer evictions,
+lower priority and less memory moved. The caps are counts (`plan_limits`): at most
+`max_plan_evictions` per plan, and the whole advice within `max_evictions`. A plan that
+exists but is above a cap is reported as such (`plan_above`), with the flag to raise.
 
-Which plan is "best" first is a choice: fewest evictions per rescued GPU, most GPUs
-rescued, or fewest evictions and large holes used up per rescued GPU. On a packed cluster
-the large holes that evicted pods need are what runs out, and any of these orders (and how
-long the greedy waits for a better plan) can spend them better, so while the work done
-stays within `portfolio_evaluations` the greedy runs again from scratch under the next of
-`RUNS` and the run that rescues the most wins (then fewer evictions, then the earlier run).
+Which plan is "best" first is a choice: cheapest per rescued GPU, most GPUs rescued, or
+cheapest counting the large holes used up. On a packed cluster the large holes that
+evicted pods need are what runs out, and any of these orders (and how long the greedy
+waits for a better plan) can spend them better, so while the simulations stay within
+`portfolio_evaluations` the greedy runs again from scratch under the next of `RUNS` and the
+run that rescues the most wins (then the cheaper, then fewer evictions, then the earlier).
 
-Pure: frozen values in and out; the only outside input is the optional `clock` the caller
-passes for the time budget. Without one (or when the budget is not reached) the result is
-deterministic.
+The budget is work, counted in units (`Board.work`): the same input gives the same plans
+on any machine. Wall time is only a safety stop, and the report says when it fired.
+Pure: frozen values in and out; the only outside input is the optional `clock` for that
+safety stop.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import heapq
-import itertools
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
 
 from advisor.core.diagnose import Cause, Diagnosis, diagnose
 from advisor.core.model import Cluster, Placement, Policy
-from advisor.core.plan_board import Board, reference_card_mib
+from advisor.core.plan_above import HeldBack, held_back
+from advisor.core.plan_board import CHECKS_PER_PLACEMENT, Board, reference_card_mib
+from advisor.core.plan_greedy import Greedy, Plan
 from advisor.core.plan_ideal import IdealBound, healthy_free_mib, ideal_bound
-from advisor.core.plan_search import (
-    Limits,
-    Objective,
-    PlanKey,
-    Proposal,
-    Search,
-    Target,
-    TargetKey,
-    levels_of,
-)
+from advisor.core.plan_limits import DEFAULT_MAX_PLAN_EVICTIONS, EvictionBudget, NeverEvict
+from advisor.core.plan_search import Limits, Objective, Search
+
+__all__ = ["HeldBack", "Plan", "PlanOptions", "PlanReport", "apply_plans", "plan"]
 
 Clock = Callable[[], float]
-DEFAULT_TIME_BUDGET_S = 60.0
-REGENERATE_CHECK_EVERY = 64  # targets listed between looks at the clock
+DEFAULT_TIME_BUDGET_S = 300.0  # a safety stop only: the work budget is what bounds a run
+# Work for the whole search, in simulated placements (`Board.work`): the openb end states
+# (6,212 cards) need at most a third of it; about 45 s on 2,000 nodes of 8 cards.
+DEFAULT_WORK = 200_000
+DEFAULT_BUDGET = EvictionBudget()  # 3 evictions per card the rescued pods get
+SEARCH_EVICTIONS = 32  # how far past the per-plan cap the search looks for plans above it
 # The greedy's runs, in order: the objective, and its patience (simulations after a
 # commit before the best fresh plan is taken anyway).
 RUNS: tuple[tuple[Objective, int], ...] = (("ratio", 16), ("value", 16), ("holes", 128))
@@ -61,26 +63,17 @@ RUNS: tuple[tuple[Objective, int], ...] = (("ratio", 16), ("value", 16), ("holes
 
 @dataclass(frozen=True, slots=True)
 class PlanOptions:
-    time_budget_s: float | None = DEFAULT_TIME_BUDGET_S  # needs a clock to apply
-    max_evictions_per_gpu: float = 3.0  # all plans together: evictions / rescued GPUs
-    max_plan_evictions_per_gpu: float = 6.0  # any one plan
+    max_plan_evictions: int = DEFAULT_MAX_PLAN_EVICTIONS  # any one plan
+    max_evictions: EvictionBudget = DEFAULT_BUDGET  # the whole advice
+    never_evict: tuple[NeverEvict, ...] = ()
+    work: int = DEFAULT_WORK  # units of work for the whole search (deterministic)
+    time_budget_s: float | None = DEFAULT_TIME_BUDGET_S  # a safety stop; needs a clock
+    now: datetime | None = None  # run times are measured to this (None: the latest start)
     max_chain_depth: int = 3  # rounds of chains for evicted pods with no room
     max_victims_per_card: int = 4
-    max_evictions_per_plan: int = 32
-    max_evaluations: int | None = None  # a deterministic bound on the work, for tests
+    max_evaluations: int | None = None  # a bound on the simulations, for tests
     # a further greedy run (next objective) starts only while the runs so far did less
     portfolio_evaluations: int = 5000
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    rescues: tuple[str, ...]  # queue order
-    evict: tuple[str, ...]  # the order to evict in (the order they re-enter the queue)
-    placements: tuple[tuple[str, Placement], ...]  # rescued, then evicted
-    evicted_from: tuple[tuple[str, Placement], ...]
-    rescued_mib: int
-    rescued_gpus: float
-    moved_mib: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +92,19 @@ class PlanReport:
     ideal: IdealBound
     reference_card_mib: int  # one "GPU" in the figures
     elapsed_s: float
-    budget_s: float | None
-    budget_exhausted: bool
-    evaluations: int
+    budget_s: float | None  # the time safety stop, when a clock was given
+    evaluations: int  # targets simulated
+    targets: int = 0  # targets looked at
+    cards_checked: int = 0  # cards whose victims were worked out
+    work: int = 0  # units of work done (`Board.work`)
+    work_budget: int = DEFAULT_WORK
+    stopped: str | None = None  # "work" or "time" when the search stopped early
+    held_back: tuple[HeldBack, ...] = ()
+    options: PlanOptions = field(default_factory=PlanOptions)
+
+    @property
+    def budget_exhausted(self) -> bool:
+        return self.stopped is not None
 
     @property
     def rescued_pods(self) -> int:
@@ -128,6 +131,47 @@ class PlanReport:
     def evictions(self) -> int:
         return sum(len(p.evict) for p in self.plans)
 
+    @property
+    def cost(self) -> float:
+        return round(sum(p.cost for p in self.plans), 6)
+
+    def limits_json(self) -> dict[str, Any]:
+        """The caps the plans were held to, as the flags take them."""
+        options = self.options
+        return {
+            "max_plan_evictions": options.max_plan_evictions,
+            "max_evictions": options.max_evictions.text,
+            "never_evict": [selector.text for selector in options.never_evict],
+        }
+
+    def search_json(self) -> dict[str, Any]:
+        """How far the search looked, and why it stopped if it stopped early. No wall time:
+        the same input gives the same bytes on any machine."""
+        return {
+            "cost": self.cost,
+            "cards_checked": self.cards_checked,
+            "targets": self.targets,
+            "simulations": self.evaluations,
+            "work": self.work,
+            "work_budget": self.work_budget,
+            "stopped_by": self.stopped,
+        }
+
+
+@dataclass(slots=True)
+class _Run:
+    board: Board
+    greedy: Greedy
+    plans: list[Plan]
+
+    def rank(self) -> tuple[int, float, int]:
+        plans = self.plans
+        return (
+            -sum(p.rescued_mib for p in plans),
+            sum(p.cost for p in plans),
+            sum(len(p.evict) for p in plans),
+        )
+
 
 def plan(
     cluster: Cluster,
@@ -146,44 +190,58 @@ def plan(
     targetable = {
         d.pod.name for d in waiting if d.cause == "fragmentation" or d.cluster_free_sufficient
     }
+    # Every Pending pod is in the real queue: one short of cpu or memory now may take the
+    # room a plan's evictions leave, so each simulation has it (and then rejects the plan).
+    queued = [d.pod.name for d in diagnosis.pods if d.cause not in ("schedulable", "invalid")]
     reference = reference_card_mib(cluster)
     limits = Limits(
-        options.max_plan_evictions_per_gpu,
-        options.max_chain_depth,
-        options.max_victims_per_card,
-        options.max_evictions_per_plan,
+        options.max_plan_evictions, options.max_chain_depth, options.max_victims_per_card
     )
     deadline = None
     if clock is not None and options.time_budget_s is not None:
         deadline = start + options.time_budget_s
     ideal: IdealBound | None = None
-    best: tuple[tuple[int, int], list[Plan]] | None = None
-    evaluations = 0
-    exhausted = False
+    best: _Run | None = None
+    tally = _Tally()
+    stopped: str | None = None
     for objective, patience in RUNS:
-        if best is not None and (exhausted or evaluations >= options.portfolio_evaluations):
+        if best is not None and (stopped or tally.evaluations >= options.portfolio_evaluations):
             break
-        board = Board(cluster, bound)
-        board.set_pending(d.pod.name for d in waiting)
+        board = Board(cluster, bound, options.never_evict, options.now)
+        board.set_pending(queued, (d.pod.name for d in waiting))
         if ideal is None:
             ideal = ideal_bound(_with_bound(cluster, bound), healthy_free_mib(board.state))
         search = Search(board, limits, reference, objective)
-        greedy = _Greedy(
-            board,
-            search,
-            {board.ids[n] for n in targetable},
-            options.max_evictions_per_gpu,
-            patience,
+        greedy = Greedy(
+            board, search, {board.ids[n] for n in targetable}, options.max_evictions, patience
         )
-        left = None if options.max_evaluations is None else options.max_evaluations - evaluations
-        plans, exhausted = greedy.run(clock, deadline, left)
-        evaluations += search.evaluations
-        rank = (-sum(p.rescued_mib for p in plans), sum(len(p.evict) for p in plans))
-        if best is None or rank < best[0]:
-            best = (rank, plans)
+        spent = dataclasses.replace(tally)
+        stop = functools.partial(_stop, options, clock, deadline, board, search, spent)
+        run = _Run(board, greedy, greedy.run(stop))
+        stopped = greedy.stopped
+        tally.add(board, search, (0, 0))
+        if best is None or run.rank() < best.rank():
+            best = run
     assert best is not None
     assert ideal is not None
-    plans = best[1]
+    plans = best.plans
+    held: tuple[HeldBack, ...] = ()
+    if stopped != "time":
+        before = (best.board.placements, best.board.card_checks)
+        wide = Search(
+            best.board,
+            Limits(
+                max(SEARCH_EVICTIONS, options.max_plan_evictions),
+                options.max_chain_depth,
+                options.max_victims_per_card,
+            ),
+            reference,
+        )
+        out_of_time = functools.partial(_stop, None, clock, deadline, best.board, wide, tally)
+        held = held_back(
+            best.greedy, wide, options.max_plan_evictions, options.max_evictions, out_of_time
+        )
+        tally.add(best.board, wide, before)
     rescued = {name for p in plans for name in p.rescues}
     unresolved = tuple(
         Unresolved(d.pod.name, d.cause, d.cluster_free_sufficient)
@@ -199,9 +257,60 @@ def plan(
         reference_card_mib=reference,
         elapsed_s=(clock() - start) if clock else 0.0,
         budget_s=options.time_budget_s if clock else None,
-        budget_exhausted=exhausted,
-        evaluations=evaluations,
+        evaluations=tally.evaluations,
+        targets=tally.targets,
+        cards_checked=tally.card_checks,
+        work=tally.work,
+        work_budget=options.work,
+        stopped=stopped,
+        held_back=held,
+        options=options,
     )
+
+
+@dataclass(slots=True)
+class _Tally:
+    """The work of every search so far."""
+
+    placements: int = 0
+    card_checks: int = 0
+    evaluations: int = 0
+    targets: int = 0
+
+    @property
+    def work(self) -> int:
+        return self.placements + self.card_checks // CHECKS_PER_PLACEMENT
+
+    def add(self, board: Board, search: Search, before: tuple[int, int]) -> None:
+        """What `search` did on `board`, less the board's counts `before` it."""
+        self.placements += board.placements - before[0]
+        self.card_checks += board.card_checks - before[1]
+        self.evaluations += search.evaluations
+        self.targets += search.estimates
+
+
+def _stop(
+    options: PlanOptions | None,
+    clock: Clock | None,
+    deadline: float | None,
+    board: Board,
+    search: Search,
+    spent: _Tally,
+) -> str | None:
+    """Why the search must stop now: its work budget is spent (with what the runs before
+    did, `spent`; no budget without `options`), or the time safety stop fired; None to go
+    on."""
+    if options is not None and (
+        board.work + spent.work >= options.work
+        or (
+            options.max_evaluations is not None
+            and search.evaluations + spent.evaluations >= options.max_evaluations
+        )
+    ):
+        return "work"
+    if deadline is not None and clock is not None and clock() >= deadline:
+        return "time"
+    return None
 
 
 def apply_plans(cluster: Cluster, report: PlanReport) -> Cluster:
@@ -218,155 +327,3 @@ def _with_bound(cluster: Cluster, bound: dict[str, Placement]) -> Cluster:
         replace(p, placement=bound[p.name]) if p.name in bound else p for p in cluster.pods
     )
     return dataclasses.replace(cluster, pods=pods)
-
-
-# (key, -epoch: the freshest simulation first among equal keys, seq, target, epoch, plan)
-_Entry = tuple[PlanKey, int, int, Target, int, Proposal | None]
-
-
-class _Greedy:
-    """Lazy greedy: a heap of targets keyed by an optimistic estimate or by a simulated
-    plan; a plan is committed only when its simulation is of the current board."""
-
-    def __init__(
-        self,
-        board: Board,
-        search: Search,
-        targetable: set[int],
-        evictions_per_gpu: float,
-        patience: int,
-    ) -> None:
-        self.board = board
-        self.search = search
-        self.targetable = targetable
-        self.evictions_per_gpu = evictions_per_gpu
-        self.patience = patience
-        self.evictions = 0
-        self.rescued_gpus = 0.0
-        self.heap: list[_Entry] = []
-        self.latest: dict[TargetKey, int] = {}
-        self.counter = itertools.count()
-        self.mismatches = 0  # quick and literal simulations disagreeing (never, if correct)
-        self.out_of_time: Callable[[], bool] = lambda: False  # set by `run` from its clock
-
-    def run(
-        self, clock: Clock | None, deadline: float | None, max_evaluations: int | None
-    ) -> tuple[list[Plan], bool]:
-        plans: list[Plan] = []
-        if deadline is not None and clock is not None:
-            self.out_of_time = lambda: clock() >= deadline
-        signature = self._regenerate(None)
-        commits_since_full = 0
-        best: tuple[Proposal, int] | None = None  # best plan simulated on this board
-        misses = 0  # simulations since the last commit
-        while True:
-            if self.out_of_time() or (
-                max_evaluations is not None and self.search.evaluations >= max_evaluations
-            ):
-                return plans, True
-            if not self.heap:
-                if commits_since_full == 0:
-                    return plans, False
-                signature = self._regenerate(None)
-                commits_since_full = 0
-                continue
-            _, _, seq, target, epoch, proposal = heapq.heappop(self.heap)
-            if self.latest.get(target.key) != seq:
-                continue  # superseded
-            if proposal is None or epoch != self.board.epoch:
-                fresh = self.search.evaluate(target)
-                if fresh is None:
-                    del self.latest[target.key]
-                else:
-                    fresh_seq = self._push(fresh.key, target, self.board.epoch, fresh)
-                    if best is None or fresh.key < best[0].key:
-                        best = (fresh, fresh_seq)
-                misses += 1
-                if misses < self.patience or best is None:
-                    continue
-                # A change that touches every target (the queue's next pod is smaller, say)
-                # would have them all re-simulated before one is committed: after `patience`
-                # simulations, take the best plan simulated on this board.
-                proposal, seq = best
-                target = proposal.target
-                if self.latest.get(target.key) != seq:
-                    best, misses = None, 0
-                    continue
-            del self.latest[target.key]
-            best, misses = None, 0
-            done = self._commit(proposal)
-            if done is None:
-                continue
-            made, changed = done
-            plans.append(made)
-            commits_since_full += 1
-            now = self._signature()
-            if now != signature:
-                signature = self._regenerate(None)
-                commits_since_full = 0
-            else:
-                self._regenerate(changed)
-
-    def _signature(self) -> tuple[object, ...]:
-        levels = levels_of(self.board, (p for p in self.board.pending if p in self.targetable))
-        return (tuple(levels), self.board.movable_limit())
-
-    def _regenerate(self, positions: Iterable[int] | None) -> tuple[object, ...]:
-        b = self.board
-        levels = levels_of(b, (p for p in b.pending if p in self.targetable))
-        if positions is None:
-            cards: list[int] = list(range(len(b.state.capacity)))
-            nodes: list[int] = list(range(len(b.state.node_names)))
-        else:
-            cards = sorted(set(positions))
-            nodes = sorted({b.node_of_card(k) for k in cards})
-        targets = itertools.chain(
-            self.search.card_targets(cards, levels), self.search.node_targets(nodes, levels)
-        )
-        for count, target in enumerate(targets):
-            # On a large cluster listing every target can outlast the budget by itself.
-            if count % REGENERATE_CHECK_EVERY == 0 and self.out_of_time():
-                break
-            key = self.search.estimate(target)
-            if key is not None:
-                self._push(key, target, -1, None)
-        return (tuple(levels), b.movable_limit())
-
-    def _push(self, key: PlanKey, target: Target, epoch: int, proposal: Proposal | None) -> int:
-        seq = next(self.counter)
-        self.latest[target.key] = seq
-        heapq.heappush(self.heap, (key, -epoch, seq, target, epoch, proposal))
-        return seq
-
-    def _commit(self, proposal: Proposal) -> tuple[Plan, set[int]] | None:
-        b = self.board
-        mib = sum(b.mib(p) for p in proposal.rescued)
-        gpus = mib / self.search.reference_mib
-        evictions = self.evictions + len(proposal.evict)
-        if evictions > self.evictions_per_gpu * (self.rescued_gpus + gpus) + 1e-9:
-            return None  # too dear now; plans come cheapest first, so it stays too dear
-        exact = b.simulate(proposal.evict, quick=False)
-        same = tuple(exact.rescued) == proposal.rescued and exact.landed == proposal.landed
-        if exact.stranded or not same:
-            self.mismatches += 1
-            return None
-        names = [b.pods[p].name for p in exact.rescued]
-        rescued_mib = sum(b.mib(p) for p in exact.rescued)
-        made = Plan(
-            rescues=tuple(names),
-            evict=tuple(b.pods[p].name for p in proposal.evict),
-            placements=tuple(
-                (b.pods[p].name, b.placement(exact.landed[p]))
-                for p in [*exact.rescued, *proposal.evict]
-            ),
-            evicted_from=tuple(
-                (b.pods[p].name, b.placement(b.where[p] or [])) for p in proposal.evict
-            ),
-            rescued_mib=rescued_mib,
-            rescued_gpus=rescued_mib / self.search.reference_mib,
-            moved_mib=sum(b.mib(p) for p in proposal.evict),
-        )
-        changed = b.commit(proposal.evict, exact)
-        self.evictions = evictions
-        self.rescued_gpus += gpus
-        return made, changed

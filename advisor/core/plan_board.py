@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 
@@ -32,11 +33,14 @@ from advisor.core.model import (
     queue_order,
     request_problem,
 )
+from advisor.core.plan_cost import EvictionCost, eviction_cost, latest_start, plan_cost
+from advisor.core.plan_limits import NeverEvict, never_evict_reason
 from advisor.core.state import CardState, IntArray, Shape
 
 FODDER = 4  # smallest evictable pods remembered per card, for chains
 NO_POD = -1
 BIG = np.iinfo(np.int64).max // 4
+CHECKS_PER_PLACEMENT = 32  # cards whose victims are worked out in the time of a placement
 
 
 def may_evict(pod: Pod) -> bool:
@@ -54,6 +58,7 @@ class Outcome:
     rescued: list[int]  # Pending pods that landed, queue order
     stranded: list[int]  # evicted pods that found no room, queue order
     touched: set[int] = field(default_factory=set)  # node indices whose cards were freed
+    intruders: list[int] = field(default_factory=list)  # landed, but no plan may rescue them
 
 
 def reference_card_mib(cluster: Cluster) -> int:
@@ -65,9 +70,17 @@ def reference_card_mib(cluster: Cluster) -> int:
 
 
 class Board:
-    """Mutable; private to one planning run. Pod ids index `pods`."""
+    """Mutable; private to one planning run. Pod ids index `pods`. `never_evict`: the
+    selectors that keep pods where they are besides `may_evict`; `now`: the time run times
+    are measured to (None: the latest start in the cluster, `plan_cost`)."""
 
-    def __init__(self, cluster: Cluster, bound: dict[str, Placement]) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        bound: dict[str, Placement],
+        never_evict: Sequence[NeverEvict] = (),
+        now: datetime | None = None,
+    ) -> None:
         self.policy: Policy = cluster.policy
         self.pods: list[Pod] = list(cluster.pods)
         self.ids = {pod.name: i for i, pod in enumerate(self.pods)}
@@ -80,7 +93,27 @@ class Board:
             for p in self.pods
         ]
         self.priority = [p.priority for p in self.pods]
-        self.evictable = [may_evict(p) for p in self.pods]
+        self.evictable = [
+            may_evict(p) and never_evict_reason(p, never_evict) is None for p in self.pods
+        ]
+        when = now if now is not None else latest_start(self.pods)
+        self.costs: list[EvictionCost] = [eviction_cost(p, when) for p in self.pods]
+        # Where every pod a plan may evict costs the same, fewer evictions are cheaper.
+        self.uniform_costs = (
+            len(
+                {
+                    c.cost
+                    for i, (p, c) in enumerate(zip(self.pods, self.costs, strict=True))
+                    if self.evictable[i] and (p.placement is not None or p.name in bound)
+                }
+            )
+            <= 1
+        )
+        # Work done: pods placed or tried in a simulation, and cards whose victims were
+        # worked out (`work`). The search's budget counts it, so the same input gives the
+        # same plans on any machine.
+        self.placements = 0
+        self.card_checks = 0
         # (budget, disruptions it allows) per pod; None: no budget covers it
         self.budget = [budget_key(p.namespace, p.annotations) for p in self.pods]
         self.where: list[list[int] | None] = [None] * len(self.pods)
@@ -101,6 +134,7 @@ class Board:
             0 if shape is None else self._held_mib(i, shape) for i, shape in enumerate(self.shape)
         ]
         self.pending: list[int] = []  # Pending pods still waiting, queue order
+        self.rescuable: set[int] = set()
         self._shapes: dict[Shape, int] = {}
         self._movable: dict[tuple[Shape, int], bool] = {}
         self._shapes_epoch = -1
@@ -110,11 +144,17 @@ class Board:
         self._refresh_fodder(range(n_cards))
         self.epoch = 0  # bumped by every commit
 
-    def set_pending(self, names: Iterable[str]) -> None:
-        """The Pending pods the plans may rescue (they must all fail on this board)."""
-        wanted = {self.ids[name] for name in names}
+    def set_pending(self, names: Iterable[str], rescuable: Iterable[str] | None = None) -> None:
+        """The Pending pods in the queue (they must all fail on this board; those whose
+        request the profile cannot read are left out), and those of them a plan may rescue
+        (None: all). A plan after which another one lands is no plan: that pod, short of
+        cpu or memory say, would take the room the evictions leave."""
+        wanted = {i for name in names if self.shape[i := self.ids[name]] is not None}
         queue = queue_order(tuple(self.pods[i] for i in sorted(wanted)))
         self.pending = [self.ids[p.name] for p in queue]
+        self.rescuable = (
+            set(self.pending) if rescuable is None else {self.ids[n] for n in rescuable}
+        )
         self._shapes_epoch = -1
 
     # -- facts ---------------------------------------------------------------------
@@ -163,6 +203,16 @@ class Board:
             d = self.shape_of(pod).demand
             slots, cpu, memory = slots + d[0], cpu + d[1], memory + d[2]
         return (slots, cpu, memory)
+
+    @property
+    def work(self) -> int:
+        """Work done, in simulated placements: a card's victims take about a thirtieth of
+        the time of one placement (which scans the cluster's cards)."""
+        return self.placements + self.card_checks // CHECKS_PER_PLACEMENT
+
+    def cost(self, evict: Iterable[int]) -> float:
+        """What evicting these pods together costs (`plan_cost`)."""
+        return plan_cost(self.costs, evict)
 
     def within_budgets(self, evict: Iterable[int]) -> bool:
         """Whether evicting these pods together keeps every PodDisruptionBudget they fall
@@ -233,6 +283,7 @@ class Board:
         landed: dict[int, list[int]] = {}
         rescued: list[int] = []
         stranded: list[int] = []
+        intruders: list[int] = []
         node_policy, card_policy = self.policy.node, self.policy.card
         for pod, evicted in self.queue(evict):
             shape = self.shape_of(pod)
@@ -242,6 +293,7 @@ class Board:
                 if not local.could_fit(shape):
                     dead.add(shape)
                     continue
+            self.placements += 1
             positions = st.place(shape, node_policy, card_policy)
             if positions is None:
                 if evicted:
@@ -252,8 +304,8 @@ class Board:
             st.apply(positions, shape)
             landed[pod] = positions
             if not evicted:
-                rescued.append(pod)
-        return Outcome(st, landed, rescued, stranded, touched)
+                (rescued if pod in self.rescuable else intruders).append(pod)
+        return Outcome(st, landed, rescued, stranded, touched, intruders)
 
     # -- commit ----------------------------------------------------------------------
 

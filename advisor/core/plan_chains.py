@@ -101,37 +101,51 @@ class Chains:
         target_cards: Sequence[int],
     ) -> list[int] | None:
         """For each homeless evicted pod, one card elsewhere where evicting one or two
-        smaller pods makes room for it; None when one has none."""
+        smaller pods makes room for it; None when one has none. Cards the plan already
+        frees are tried last: on one of them a swap can make room (CCE's example: the
+        evicted 12 GiB pod takes the card the rescued pod shares with an 8 GiB pod, which
+        moves to the room the 12 GiB pod left)."""
         b, st = self.board, outcome.state
-        excluded = np.zeros(len(st.capacity), dtype=np.bool_)
-        excluded[list(target_cards)] = True
+        elsewhere = np.zeros(len(st.capacity), dtype=np.bool_)
+        elsewhere[list(target_cards)] = True
         for pod in evict:
-            excluded[b.where[pod] or []] = True
+            elsewhere[b.where[pod] or []] = True
+        chosen = np.zeros(len(st.capacity), dtype=np.bool_)
         limit = b.movable_limit()
         extra: list[int] = []
         for pod in sorted(homeless, key=lambda p: (-b.card_mib[p], p)):
             shape = b.shape_of(pod)
             if shape.gpus != 1:
                 return None
-            pick = self.card(outcome, shape, excluded, limit)
+            pick = self.card(outcome, shape, elsewhere | chosen, limit)
+            if pick is None:
+                taken = {*evict, *extra}
+                pick = self.card(outcome, shape, chosen, limit, taken)
             if pick is None:
                 return None
             card, pods = pick
-            excluded[card] = True
+            chosen[card] = True
             extra.extend(pods)
         return extra
 
     def card(
-        self, outcome: Outcome, shape: Shape, excluded: BoolArray, limit: int
+        self,
+        outcome: Outcome,
+        shape: Shape,
+        excluded: BoolArray,
+        limit: int,
+        taken: set[int] | frozenset[int] = frozenset(),
     ) -> tuple[int, list[int]] | None:
         """The best chain option of the board that still holds in the simulated state: the
-        card has room once its pods go, and its node then passes every non-GPU filter
-        (`chain_options` already kept only nodes the static filters admit)."""
+        card has room once its pods go (none of them `taken` already), and its node then
+        passes every non-GPU filter (`chain_options` kept only nodes the static filters
+        admit)."""
         st = outcome.state
         for card, moved, core, pods in self.options(shape, limit):
             count = len(pods)
             if (
                 excluded[card]
+                or not taken.isdisjoint(pods)
                 or st.free_memory[card] + moved < self.board.need_on(shape, card)
                 or st.vgpus[card] - count + 1 > st.slots[card]
                 or (

@@ -27,24 +27,25 @@ MAX_OPTIONAL = 10  # pods per card considered as victims (the largest movable on
 # (node, cards, then the level: gpus, card memory, card core, mode, cpu, memory, its id)
 TargetKey = tuple[int, tuple[int, ...], int, int, int, int, int, int, int]
 PlanKey = tuple[float, int, int, int, TargetKey]
-# What a simulated plan is ranked by first: evictions per rescued GPU ("ratio": cheap
-# rescues pay for dear ones), or the GPUs it rescues ("value": a key below zero, so ahead
-# of every estimate whenever a plan rescues more GPUs than VALUE_EVICTION_WEIGHT per
-# eviction: the greedy commits the most valuable plan it has simulated, which spends the
-# few large holes of a packed cluster on big pods), or evictions plus large holes used up
-# per rescued GPU ("holes": a large hole is room for a movable pod of the median size; it
-# is what the next evicted pods need). Estimates are evictions per GPU in all three: they
-# only order which targets are simulated first.
+# What a simulated plan is ranked by first: the cost of its evictions per rescued GPU
+# ("ratio": cheap rescues pay for dear ones), or the GPUs it rescues ("value": a key below
+# zero, so ahead of every estimate whenever a plan rescues more GPUs than
+# VALUE_EVICTION_WEIGHT per unit of cost: the greedy commits the most valuable plan it has
+# simulated, which spends the few large holes of a packed cluster on big pods), or cost
+# plus large holes used up per rescued GPU ("holes": a large hole is room for a movable pod
+# of the median size; it is what the next evicted pods need). Costs are counted in units of
+# the median eviction cost (`plan_cost`), so where every pod costs the same they rank as
+# counts. Estimates are cost per GPU in all three: they only order which targets are
+# simulated first.
 Objective = Literal["ratio", "value", "holes"]
-VALUE_EVICTION_WEIGHT = 0.01  # "value": among equal rescues, fewer evictions first
+VALUE_EVICTION_WEIGHT = 0.01  # "value": among equal rescues, cheaper first
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    max_plan_evictions_per_gpu: float
+    max_evictions: int  # per plan: what this search looks for
     max_chain_depth: int
     max_victims_per_card: int
-    max_evictions_per_plan: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +92,9 @@ class Search:
         self.limits = limits
         self.reference_mib = reference_mib
         self.objective: Objective = objective
-        self.evaluations = 0
+        self.evaluations = 0  # targets simulated
+        self.estimates = 0  # targets looked at
+        self.cost_unit = _median_cost(board)
         self.hole_mib = _median_movable_mib(board) if objective == "holes" else 0
         self.chains = Chains(board)
         # Pending only shrinks during a search, so each level's first pod stays its id.
@@ -105,9 +108,11 @@ class Search:
     # -- victims ---------------------------------------------------------------------
 
     def card_victims(self, k: int, level: Shape) -> tuple[int, ...] | None:
-        """Fewest movable pods to evict from card `k` so that it is eligible for `level`
-        (then lowest priority, then least memory); None when no such set is small enough."""
+        """The cheapest set of movable pods to evict from card `k` so that it is eligible
+        for `level` (then the fewest, lowest priority, least memory); None when no set of
+        at most `max_victims_per_card` pods is enough."""
         b, st = self.board, self.board.state
+        b.card_checks += 1
         if not st.healthy[k]:
             return None
         forced: list[int] = []
@@ -137,19 +142,24 @@ class Search:
         optional = optional[:MAX_OPTIONAL]
         if sum(held[p] for p in optional) < need_mem:
             return None
+        # Fewest pods first; where pods cost differently (`Board.uniform_costs`), the
+        # cheapest set of any size up to the limit: larger sets are tried while their
+        # cheapest members alone could still cost less.
+        cheapest = sorted(b.costs[p].cost for p in optional)
+        best: tuple[tuple[float, int, int, int, tuple[int, ...]], tuple[int, ...]] | None = None
         for count in range(max(1, need_slots), self.limits.max_victims_per_card + 1):
-            best: tuple[tuple[int, int, tuple[int, ...]], tuple[int, ...]] | None = None
+            if best is not None and (b.uniform_costs or best[0][0] <= sum(cheapest[:count])):
+                break
             for combo in combinations(optional, count):
                 mem = sum(held[p] for p in combo)
                 core = sum(b.shape_of(p).card_core for p in combo)
                 if mem < need_mem or core < need_core:
                     continue
-                rank = (max(b.priority[p] for p in combo), mem, combo)
+                cost = sum(b.costs[p].cost for p in combo)
+                rank = (cost, count, max(b.priority[p] for p in combo), mem, combo)
                 if best is None or rank < best[0]:
                     best = (rank, combo)
-            if best is not None:
-                return tuple(forced) + best[1]
-        return None
+        return None if best is None else tuple(forced) + best[1]
 
     def victims(self, target: Target) -> tuple[int, ...] | None:
         """The target's victims, or None when its cards cannot be freed or the real
@@ -212,28 +222,31 @@ class Search:
                     found = self.card_victims(k, level)
                     if found is not None:
                         mem = sum(b.need_on(b.shape_of(p), k) for p in found)
-                        costs.append((len(found), mem, k))
+                        price = sum(b.costs[p].cost for p in found)
+                        costs.append((price, len(found), mem, k))
                 if len(costs) < level.gpus:
                     continue
                 chosen = sorted(costs)[: level.gpus]
-                if all(count == 0 for count, _, _ in chosen):
+                if all(count == 0 for _, count, _, _ in chosen):
                     continue
                 # `victims` checks the node's cpu, memory and pod slots for this choice
                 yield Target(
-                    n, tuple(sorted(k for _, _, k in chosen)), level, self.level_ids.get(level, 0)
+                    n, tuple(sorted(k for *_, k in chosen)), level, self.level_ids.get(level, 0)
                 )
 
     def estimate(self, target: Target) -> PlanKey | None:
         """A hopeful key before any simulation: the victims alone, rescuing one pod of the
         target's shape."""
+        self.estimates += 1
         victims = self.victims(target)
-        if not victims:
+        if not victims or len(victims) > self.limits.max_evictions:
             return None
         value = target.level.gpus * self.board.nominal_mib(target.level) / self.reference_mib
-        count = len(victims)
-        if count > self.limits.max_plan_evictions_per_gpu * value + 1e-9:
-            return None
-        return (count / value, count, 0, 0, target.key)
+        return (self.units(victims) / value, len(victims), 0, 0, target.key)
+
+    def units(self, evict: Iterable[int]) -> float:
+        """What evicting these pods costs, in units of the median eviction cost."""
+        return self.board.cost(evict) / self.cost_unit
 
     # -- evaluation ------------------------------------------------------------------
 
@@ -249,6 +262,8 @@ class Search:
         best_value = target.level.gpus * b.nominal_mib(target.level) / self.reference_mib
         for depth in range(lim.max_chain_depth + 1):
             outcome = b.simulate(evict, quick=True)
+            if outcome.intruders:
+                return None  # a Pending pod no plan may rescue takes the room
             homeless = outcome.stranded
             if not outcome.rescued:
                 # An evicted pod of higher priority is queued first and may take its own
@@ -258,7 +273,7 @@ class Search:
                 if not homeless:
                     return None
             gpus = sum(self.gpus(p) for p in outcome.rescued) or best_value
-            allowed = min(lim.max_evictions_per_plan, lim.max_plan_evictions_per_gpu * gpus + 1e-9)
+            allowed = lim.max_evictions
             if not homeless:
                 if len(evict) > allowed or not b.within_budgets(evict):
                     return None  # over a cap, or over a disruption budget (never committed)
@@ -292,12 +307,13 @@ class Search:
         worst = max(b.priority[p] for p in evict)
         moved = sum(b.mib(p) for p in evict)
         count = len(evict)
+        cost = self.units(evict)
         if self.objective == "value":
-            first = VALUE_EVICTION_WEIGHT * count - gpus
+            first = VALUE_EVICTION_WEIGHT * cost - gpus
         elif self.objective == "holes":
-            first = (count + self._holes_used(evict, outcome)) / gpus
+            first = (cost + self._holes_used(evict, outcome)) / gpus
         else:
-            first = count / gpus
+            first = cost / gpus
         return (round(first, 9), count, worst, moved, target.key)
 
     def _holes_used(self, evict: Sequence[int], outcome: Outcome) -> int:
@@ -335,6 +351,16 @@ def _median_movable_mib(board: Board) -> int:
         and board.card_mib[pod] < limit
     )
     return sizes[len(sizes) // 2] if sizes else int(BIG)
+
+
+def _median_cost(board: Board) -> float:
+    """The median cost of evicting one running pod a plan may evict (1 when none costs)."""
+    costs = sorted(
+        c.cost
+        for pod, c in enumerate(board.costs)
+        if board.where[pod] is not None and board.evictable[pod] and c.cost > 0
+    )
+    return costs[len(costs) // 2] if costs else 1.0
 
 
 def levels_of(board: Board, pods: Iterable[int]) -> list[Shape]:

@@ -21,6 +21,13 @@ from advisor.render._common import (
 from advisor.render._style import CSS, MODE_PALETTES, MODE_TAGS
 from advisor.render.html import card_row, escape, format_mib
 from advisor.render.plan_data import kubectl_script, unresolved_causes
+from advisor.render.plan_text import (
+    caps_line,
+    cost_text,
+    held_back_lines,
+    no_plan_text,
+    stop_line,
+)
 from advisor.render.report_findings import (
     NO_SCALE_DOWN,
     NO_SCALE_UP,
@@ -78,14 +85,22 @@ def _header(data: Mapping[str, Any], title: str) -> str:
         + f" · ideal: {escape(as_str(ideal.get('method')))} places "
         f"{escape(ideal.get('repack_gpus'))} "
         f"GPUs; free memory bounds it at {escape(ideal.get('upper_bound_gpus'))}"
-        + f" · planned in {escape(s.get('elapsed_seconds'))} s"
-        + (" · <strong>time budget ran out</strong>" if s.get("budget_exhausted") else "")
+        + (f" · disruption cost {escape(cost_text(s.get('cost')))}" if "cost" in s else "")
+        + (
+            f" · {as_int(s.get('simulations')):,} plans simulated, "
+            f"{as_int(s.get('work')):,} placements of work"
+            if "work" in s
+            else ""
+        )
+    )
+    notes = "".join(
+        f'<p class="meta">{escape(line)}</p>' for line in (caps_line(data), stop_line(data)) if line
     )
     return (
         f'<header class="panel"><h1>{escape(title)}</h1>'
         '<p class="headline">Each plan is a set of pods to evict; it was simulated through the '
         "scheduler and every pod it rescues or evicts lands. Apply them in order.</p>"
-        f'<div class="badges">{"".join(badges)}</div><p class="meta">{meta}</p></header>'
+        f'<div class="badges">{"".join(badges)}</div><p class="meta">{meta}</p>{notes}</header>'
     )
 
 
@@ -133,10 +148,14 @@ def plan_panel(number: int, plan: Mapping[str, Any], pair: Mapping[str, Any] | N
         f"{escape(_where(as_map(placements.get(n))))}</li>"
         for n in as_list(plan.get("rescues"))
     ]
+    why = {
+        as_str(c.get("pod"), "?"): f" · cost {cost_text(c.get('cost'))}: {as_str(c.get('why'))}"
+        for c in (as_map(raw) for raw in as_list(plan.get("costs")))
+    }
     items += [
         f'<li>evicts <span class="mono">{escape(n)}</span> from '
         f"{escape(_where(as_map(origins.get(n))))}, it comes back on "
-        f"{escape(_where(as_map(placements.get(n))))}</li>"
+        f"{escape(_where(as_map(placements.get(n))))}{escape(why.get(as_str(n), ''))}</li>"
         for n in as_list(plan.get("evict"))
     ]
     pictures = ""
@@ -151,7 +170,26 @@ def plan_panel(number: int, plan: Mapping[str, Any], pair: Mapping[str, Any] | N
         f'<section class="panel" id="plan-{number}"><h2>Plan {number}: '
         f"{as_int(plan.get('evictions'))} eviction(s), "
         f"{escape(plan.get('rescued_gpus'))} GPUs rescued"
-        f'</h2><ul class="moves">{"".join(items)}</ul>{pictures}</section>'
+        + (f", cost {escape(cost_text(plan.get('cost')))}" if "cost" in plan else "")
+        + f'</h2><ul class="moves">{"".join(items)}</ul>{pictures}</section>'
+    )
+
+
+def caps_panel(data: Mapping[str, Any]) -> str:
+    """The plans above a cap, each with the flag to raise; with no plan at all, why (empty
+    when there are plans and none above a cap)."""
+    held = "".join(f"<li>{escape(line)}</li>" for line in held_back_lines(data))
+    held_list = f'<ul class="moves">{held}</ul>' if held else ""
+    if as_list(data.get("plans")):
+        if not held:
+            return ""
+        return (
+            f'<section class="panel"><h3>Above the caps, after these plans</h3>{held_list}'
+            "</section>"
+        )
+    return (
+        f'<section class="panel"><p class="none">{escape(no_plan_text(data))}</p>{held_list}'
+        "</section>"
     )
 
 
@@ -217,12 +255,7 @@ def render_plan_html(
             '<section class="panel"><h3>Commands</h3>'
             f'<pre class="cmds">{escape(kubectl_script(data))}</pre></section>'
         )
-    empty = (
-        ""
-        if plans
-        else '<section class="panel"><p class="none">No plan found: no eviction set lets a '
-        "Pending pod run.</p></section>"
-    )
+    empty = caps_panel(data)
     schema = as_str(data.get("schema"), "xgpu-advisor/plan/v1")
     body = "".join(
         [

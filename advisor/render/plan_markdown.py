@@ -21,6 +21,13 @@ from advisor.render.node_templates import (
     not_triggered_rows,
 )
 from advisor.render.plan_data import kubectl_script, unresolved_causes
+from advisor.render.plan_text import (
+    caps_line,
+    cost_text,
+    held_back_lines,
+    no_plan_text,
+    stop_line,
+)
 from advisor.render.report_findings import (
     HELD_HEADER,
     HELD_TITLE,
@@ -57,6 +64,8 @@ def headline(data: Mapping[str, Any]) -> list[str]:
         return ["**No Pending GPU pods: nothing to rebalance.**"]
     per_gpu = s.get("evictions_per_gpu")
     cost = f", {per_gpu} per GPU" if per_gpu is not None else ""
+    if "cost" in s and plans:
+        cost += f"; disruption cost {cost_text(s.get('cost'))}"
     lines = [
         f"**{plural(plans, 'plan')} {'rescues' if plans == 1 else 'rescue'} "
         f"{as_int(s.get('rescued_pods'))} of "
@@ -69,16 +78,25 @@ def headline(data: Mapping[str, Any]) -> list[str]:
         f"Pending demand; free memory bounds it at {ideal.get('upper_bound_gpus')} GPUs "
         f"({float(ideal.get('upper_bound_share') or 0):.1%}).",
     ]
-    if s.get("budget_exhausted"):
-        lines += [
-            "",
-            f"The time budget ({s.get('time_budget_seconds')} s) ran out: more may exist.",
-        ]
+    for extra in (caps_line(data), stop_line(data)):
+        if extra:
+            lines += ["", extra]
     return lines
 
 
+def _cost_cell(plan: Mapping[str, Any]) -> str:
+    """The plan's cost, and what each evicted pod adds to it and why."""
+    parts = [
+        f"{as_str(c.get('pod'), '?')} {cost_text(c.get('cost'))}: {as_str(c.get('why'), '?')}"
+        for c in (as_map(raw) for raw in as_list(plan.get("costs")))
+    ]
+    head = cost_text(plan.get("cost"))
+    return f"{head} ({_names(parts)})" if parts else head
+
+
 def plans_section(data: Mapping[str, Any]) -> list[str]:
-    """The "Plans" section: what each plan rescues and evicts, in the order to apply them."""
+    """The "Plans" section: what each plan rescues and evicts, in the order to apply them,
+    what it costs and why; the plans above a cap; how far the search looked."""
     rows = []
     for number, raw in enumerate(as_list(data.get("plans")), 1):
         plan = as_map(raw)
@@ -98,12 +116,21 @@ def plans_section(data: Mapping[str, Any]) -> list[str]:
                 escape_cell(_names(moves)),
                 str(as_int(plan.get("evictions"))),
                 str(plan.get("rescued_gpus")),
+                escape_cell(_cost_cell(plan)),
             ]
         )
+    held = [f"- {escape_cell(line)}" for line in held_back_lines(data)]
     if not rows:
-        return ["## Plans", "", "No plan found: no eviction set lets a Pending pod run.", ""]
-    header = ["#", "Rescues (→ node[cards])", "Evicts (from → to)", "Evictions", "GPUs rescued"]
-    return [
+        return ["## Plans", "", no_plan_text(data), "", *([*held, ""] if held else [])]
+    header = [
+        "#",
+        "Rescues (→ node[cards])",
+        "Evicts (from → to)",
+        "Evictions",
+        "GPUs rescued",
+        "Cost (per eviction: why)",
+    ]
+    lines = [
         "## Plans",
         "",
         "Apply in order; each is simulated on the state the ones before it leave.",
@@ -111,6 +138,9 @@ def plans_section(data: Mapping[str, Any]) -> list[str]:
         *markdown_table(header, rows, right={0, 3, 4}),
         "",
     ]
+    if held:
+        lines += ["Above the caps, after these plans:", "", *held, ""]
+    return lines
 
 
 def unresolved_section(data: Mapping[str, Any]) -> list[str]:

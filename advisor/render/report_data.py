@@ -177,8 +177,11 @@ def rescue_tile(plan: Mapping[str, Any]) -> Tile:
         f"GPUs ({fmt_pct(ideal.get('repack_share'))}); free memory bounds it at "
         f"{fmt_num(ideal.get('upper_bound_gpus'))} ({fmt_pct(ideal.get('upper_bound_share'))})."
     )
-    if s.get("budget_exhausted"):
+    stopped = as_str(s.get("stopped_by"))
+    if stopped == "time":
         detail += " The time budget ran out: more may exist."
+    elif stopped == "work":
+        detail += " The work budget (--plan-work) ran out: more may exist."
     return Tile(
         "Rescuable by plans",
         f"{rescued} of {blocked} pods",

@@ -17,7 +17,7 @@ from advisor.render._common import as_list, as_map, as_str, headline, plural
 from advisor.render._style import CAUSE_COLOURS, CSS
 from advisor.render.html import advice_panel, card_legend, escape, node_panel, pending_table
 from advisor.render.plan_data import kubectl_script
-from advisor.render.plan_html import PLAN_CSS, plan_panel, unresolved_panel
+from advisor.render.plan_html import PLAN_CSS, caps_panel, plan_panel, unresolved_panel
 from advisor.render.report_data import (
     REPORT_SCHEMA,
     Tile,
@@ -185,13 +185,7 @@ def _plans(report: Mapping[str, Any]) -> str:
     intro = (
         '<section class="panel"><p class="lead">Each plan is a set of pods to evict, checked by '
         "simulating the scheduler: every pod it rescues or evicts lands. Apply them in order; "
-        "the advisor never evicts.</p>"
-        + (
-            ""
-            if plans
-            else '<p class="none">No plan found: no eviction set lets a Pending pod run.</p>'
-        )
-        + "</section>"
+        "the advisor never evicts.</p></section>" + caps_panel(plan)
     )
     panels = [
         plan_panel(i, p, pairs[i - 1] if i <= len(pairs) else None) for i, p in enumerate(plans, 1)

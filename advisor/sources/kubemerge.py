@@ -20,7 +20,7 @@ from advisor.core.state import Shape
 from advisor.podspec import PodGpu
 from advisor.podspec.scheduling import PodScheduling
 from advisor.sources.notes import Notes, names
-from advisor.sources.values import KubeNode, KubeState
+from advisor.sources.values import KubeNode, KubeState, PodFacts
 
 # Kept out of scenario files: large and never read by the advisor.
 NOISY_ANNOTATIONS = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
@@ -57,6 +57,7 @@ def merge_kubernetes(
             continue
         # A bound pod's unreadable scheduling fields were warned about with its node.
         read = kube.scheduling.get(k.key, PodScheduling())
+        facts = kube.facts.get(k.key, PodFacts())  # what a plan's cost reads (§8)
         pods.append(
             replace(
                 pod,
@@ -66,6 +67,8 @@ def merge_kubernetes(
                 annotations=_annotations(k),
                 resources=read.resources,
                 constraints=read.constraints,
+                started=facts.started,
+                labels=facts.labels,
             )
         )
     if unknown:

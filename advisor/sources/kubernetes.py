@@ -24,17 +24,14 @@ budgets and says so in a warning.
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import aiohttp
 
-from advisor.commands import InputError
 from advisor.core.model import (
     DO_NOT_DISRUPT,
     PROTECTED_NAMESPACES,
@@ -45,7 +42,10 @@ from advisor.core.model import (
     budgets_overrun,
     disruption_budget,
 )
+from advisor.core.plan_cost import parse_time
 from advisor.core.scaledown import SAFE_TO_EVICT
+from advisor.errors import InputError
+from advisor.kubeconfig import KubeConfigError, load_configuration
 from advisor.podspec import PodGpu, fields, parse_pod
 from advisor.podspec.dialects import DIALECTS
 from advisor.podspec.node import read_node_scheduling
@@ -54,7 +54,7 @@ from advisor.podspec.registration import REGISTRATIONS
 from advisor.podspec.scheduling import PodScheduling, read_pod_scheduling
 from advisor.sources.budgets import by_namespace, mark_pod, read_budgets
 from advisor.sources.http import describe, run_all
-from advisor.sources.values import KubeNode, KubeState
+from advisor.sources.values import KubeNode, KubeState, PodFacts
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 PAGE_SIZE = 500
@@ -79,8 +79,8 @@ class BoundPod:
 async def read_kubernetes(
     kubeconfig: str | None = None, *, timeout_s: float = 30.0, page_size: int = PAGE_SIZE
 ) -> KubeState:
-    """In-cluster credentials when running in a pod and no kubeconfig is named, else the
-    kubeconfig file (`kubeconfig`, $KUBECONFIG, ~/.kube/config)."""
+    """The API that `advisor.kubeconfig` picks: `kubeconfig`, $KUBECONFIG, in-cluster
+    credentials when running in a pod, ~/.kube/config."""
     from kubernetes_asyncio.client import ApiClient, CoreV1Api, PolicyV1Api
 
     configuration = await _configuration(kubeconfig)
@@ -116,6 +116,7 @@ async def read_kubernetes(
     in_namespace = by_namespace(budgets)
     pods: list[PodGpu] = []
     scheduling: dict[str, PodScheduling] = {}
+    facts: dict[str, PodFacts] = {}
     on_node: dict[str, list[Budgeted]] = defaultdict(list)
     residents: dict[str, list[OtherPod]] = defaultdict(list)
     unreadable: dict[str, list[str]] = defaultdict(list)  # node -> its pods' problems
@@ -130,6 +131,7 @@ async def read_kubernetes(
         if pod is not None and read is not None:
             pods.append(pod)
             scheduling[pod.key] = read
+            facts[pod.key] = pod_facts(item)
         if bound is None or read is None:
             continue
         if read.problems:
@@ -146,28 +148,32 @@ async def read_kubernetes(
         for item in node_items
         if (node := _node(item, judged, residents, unreadable)) is not None
     ]
-    return KubeState(f"kubernetes {host}", tuple(pods), tuple(nodes), tuple(warnings), scheduling)
+    return KubeState(
+        f"kubernetes {host}", tuple(pods), tuple(nodes), tuple(warnings), scheduling, facts
+    )
+
+
+def pod_facts(obj: Any) -> PodFacts:
+    """The pod's `status.startTime` when it reads as RFC 3339, and its string labels."""
+    item = _object(obj)
+    metadata, status = _object(item.get("metadata")), _object(item.get("status"))
+    started = status.get("startTime")
+    labels = metadata.get("labels")
+    return PodFacts(
+        started if isinstance(started, str) and parse_time(started) is not None else None,
+        MappingProxyType(
+            {k: v for k, v in labels.items() if isinstance(k, str) and isinstance(v, str)}
+            if isinstance(labels, dict)
+            else {}
+        ),
+    )
 
 
 async def _configuration(kubeconfig: str | None) -> Any:
-    from kubernetes_asyncio import config
-    from kubernetes_asyncio.client import Configuration
-
-    configuration = Configuration()
-    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        try:
-            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        except Exception as error:
-            raise InputError(f"Kubernetes: in-cluster config: {describe(error)}") from None
-        return configuration
-    path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path.home() / ".kube" / "config")
     try:
-        await config.load_kube_config(
-            config_file=path, client_configuration=configuration, persist_config=False
-        )
-    except Exception as error:  # ConfigException, OSError, YAML errors: all mean "bad file"
-        raise InputError(f"Kubernetes: kubeconfig {path}: {describe(error)}") from None
-    return configuration
+        return await load_configuration(kubeconfig)
+    except KubeConfigError as error:
+        raise InputError(f"Kubernetes: {error}") from None
 
 
 async def _optional_list(

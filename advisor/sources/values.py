@@ -41,6 +41,18 @@ def _frozen_scheduling() -> Mapping[str, PodScheduling]:
 
 
 @dataclass(frozen=True, slots=True)
+class PodFacts:
+    """A GPU pod's `status.startTime` (RFC 3339, None when absent or unreadable) and labels."""
+
+    started: str | None = None
+    labels: Mapping[str, str] = field(default_factory=_frozen)
+
+
+def _frozen_facts() -> Mapping[str, PodFacts]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
 class Sample:
     """One series' latest value. `age_s`: seconds since it was sampled (None: scraped just now).
     `ended`: the store marked the series stale (its target vanished), whatever its age."""
@@ -97,3 +109,6 @@ class KubeState:
     warnings: tuple[str, ...] = ()
     # Each GPU pod's effective request and node constraints, by "namespace/pod".
     scheduling: Mapping[str, PodScheduling] = field(default_factory=_frozen_scheduling)
+    # Each GPU pod's start time and labels: what the plans' disruption cost and
+    # --never-evict read (docs/design.md §8), by "namespace/pod".
+    facts: Mapping[str, PodFacts] = field(default_factory=_frozen_facts)

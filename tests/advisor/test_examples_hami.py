@@ -205,9 +205,10 @@ def test_without_its_annotation_the_binpack_pod_would_spread(tmp_path: Path) -> 
 def test_the_plan_frees_a_t4_card(plan: Json, diagnosis: Json) -> None:
     # ml/t4-train needs 14336 on one T4 card. Card 0 (notebook-a 8192, notebook-b 6144, 2048
     # free) cannot get there with one eviction; card 1 (notebook-c 2048, web/embed-0 2048
-    # just bound, 12288 free) can by evicting either 2048 pod; at equal priority and memory
-    # the planner takes the one listed first, ml/notebook-c. It comes back to card 0's
-    # 2048 free: t4-node-1 is the busiest node that fits it and card 0 its only card left.
+    # just bound, 12288 free) can by evicting either 2048 pod; the Deployment's replica
+    # costs 1 to restart, the StatefulSet's notebook 2 (docs/design.md §8), so web/embed-0
+    # goes. It comes back to card 0's 2048 free: t4-node-1 is the busiest node that fits it
+    # and card 0 its only card left.
     # 14336 MiB rescued in units of the commonest card, the A100's 40960: 0.35 GPUs for
     # 1 eviction, 2.857 per GPU, within the default 3.
     assert plan["scheduler"]["profile"] == "hami"
@@ -216,11 +217,12 @@ def test_the_plan_frees_a_t4_card(plan: Json, diagnosis: Json) -> None:
     }
     (only,) = plan["plans"]
     assert only["rescues"] == ["ml/t4-train"]
-    assert only["evict"] == ["ml/notebook-c"]
-    assert only["evicted_from"] == {"ml/notebook-c": {"node": "t4-node-1", "cards": [1]}}
+    assert only["evict"] == ["web/embed-0"]
+    assert only["costs"] == [{"pod": "web/embed-0", "cost": 1.0, "why": "Deployment replica"}]
+    assert only["evicted_from"] == {"web/embed-0": {"node": "t4-node-1", "cards": [1]}}
     assert only["placements"] == {
         "ml/t4-train": {"node": "t4-node-1", "cards": [1]},
-        "ml/notebook-c": {"node": "t4-node-1", "cards": [0]},
+        "web/embed-0": {"node": "t4-node-1", "cards": [0]},
     }
     assert plan["summary"]["reference_card_mib"] == 40960
     assert plan["summary"]["evictions_per_gpu"] == pytest.approx(1 / (14336 / 40960), abs=1e-3)
@@ -238,7 +240,7 @@ def test_the_plan_frees_a_t4_card(plan: Json, diagnosis: Json) -> None:
     ]
     script = run("plan", "--scenario", str(EXAMPLE), "--format", "kubectl")
     assert script.returncode == 0, script.stderr
-    assert "/api/v1/namespaces/ml/pods/notebook-c/eviction" in script.stdout
+    assert "/api/v1/namespaces/web/pods/embed-0/eviction" in script.stdout
 
 
 def _card_memory(request: Json, card_mib: int) -> int:

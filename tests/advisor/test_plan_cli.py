@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from advisor.cli import main
 from advisor.core.model import Cluster
 from advisor.scenario import save_scenario
 from tests.advisor.chromium import chromium_path, dump_dom
+from tests.advisor.core.test_placement import cce_example
 from tests.advisor.core.test_plan_checker import (
     build,
     node,
@@ -73,8 +75,14 @@ def test_json_follows_the_contract(scenario: Path, capsys: pytest.CaptureFixture
             "moved_mib": 12288,
             "moved_gpus": 0.75,
             "unowned": [],
+            "rescued_cards": 2,
+            # a Job with no start time known: the batch base price
+            "cost": 4.0,
+            "costs": [{"pod": "ml/train-a", "cost": 4.0, "why": "Job, run time unknown"}],
         }
     ]
+    assert data["held_back"] == []
+    assert data["limits"] == {"max_plan_evictions": 4, "max_evictions": "3/card", "never_evict": []}
     assert data["unresolved"] == [{"pod": "web/too-big", "cause": "unsatisfiable"}]
     # web/too-big asks 4 cards of 8 GiB: no node has 4 cards, so a new shape; `spare` takes the
     # evicted ml/train-a, and `b` runs a kube-system pod: no node can go.
@@ -90,8 +98,13 @@ def test_json_follows_the_contract(scenario: Path, capsys: pytest.CaptureFixture
     assert summary["rescued_gpus"] == 0.5
     assert summary["evictions"] == 1
     assert summary["evictions_per_gpu"] == 2.0
-    assert summary["time_budget_seconds"] == 60.0
+    assert summary["cost"] == 4.0
+    assert summary["time_budget_seconds"] == 300.0
     assert summary["budget_exhausted"] is False
+    assert (summary["stopped_by"], summary["work_budget"]) == (None, 200_000)
+    assert 0 < summary["simulations"] <= summary["targets"] + summary["simulations"]
+    assert summary["work"] > 0
+    assert "elapsed_seconds" not in summary  # the same input gives the same bytes
     assert summary["reference_card_mib"] == 16384
     ideal = data["ideal"]
     assert ideal["pending_pods"] == 2
@@ -104,7 +117,7 @@ def test_kubectl_script_evicts_in_plan_order(
 ) -> None:
     text = run_plan(capsys, "--scenario", str(scenario), "--format", "kubectl")
     assert text.startswith("#!/bin/sh\n")
-    commands = [line for line in text.splitlines() if line.startswith("kubectl")]
+    commands = [line for line in text.splitlines() if line.startswith("kubectl create")]
     assert commands == [
         "kubectl create --raw /api/v1/namespaces/ml/pods/train-a/eviction -f - <<'EOF'"
         "  # comes back on spare card(s) 0"
@@ -117,68 +130,7 @@ def test_kubectl_script_evicts_in_plan_order(
     assert done.returncode == 0  # valid shell
 
 
-FAKE_KUBECTL = """#!/bin/sh
-# Records each call (arguments, then the body read from stdin); answers like the API does
-# when a PodDisruptionBudget forbids the eviction for a path named in $REFUSE.
-printf '%s\\n' "$*" >> "$CALLS"
-cat >> "$CALLS"
-printf '\\n' >> "$CALLS"
-case "$3" in
-  "$REFUSE") echo 'Error from server (TooManyRequests): Cannot evict pod' >&2; exit 1 ;;
-esac
-echo '{"kind":"Status","apiVersion":"v1","status":"Success"}'
-"""
-
-
-def run_script(tmp_path: Path, script: str, refuse: str = "") -> tuple[int, list[list[str]]]:
-    """Runs the script with `sh` and a stand-in kubectl; (exit code, per call: args, body)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    kubectl = bin_dir / "kubectl"
-    kubectl.write_text(FAKE_KUBECTL)
-    kubectl.chmod(0o755)
-    calls = tmp_path / "calls"
-    calls.write_text("")
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls)}
-    done = subprocess.run(
-        ["sh"],
-        input=script,
-        text=True,
-        env={**env, "REFUSE": refuse},
-        capture_output=True,
-        check=False,
-    )
-    chunks = [c.splitlines() for c in calls.read_text().split("\n\n") if c.strip()]
-    return done.returncode, chunks
-
-
-def test_kubectl_script_evicts_through_the_eviction_api(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Run for real by sh: each eviction POSTs a policy/v1 Eviction to the pod's eviction
-    subresource, in plan order; a refusal (a budget forbids it) stops the script there."""
-    path = tmp_path / "two.yaml"
-    save_scenario(path, two_dependent_plans())
-    data = json.loads(run_plan(capsys, "--scenario", str(path), "--format", "json"))
-    evicted = [name for p in data["plans"] for name in p["evict"]]
-    assert len(evicted) == 2
-    script = run_plan(capsys, "--scenario", str(path), "--format", "kubectl")
-    code, calls = run_script(tmp_path, script)
-    assert code == 0
-    paths = [f"/api/v1/namespaces/t/pods/{n.split('/')[1]}/eviction" for n in evicted]
-    assert [call[0] for call in calls] == [f"create --raw {p} -f -" for p in paths]
-    bodies = [json.loads(call[1]) for call in calls]
-    assert bodies == [
-        {
-            "apiVersion": "policy/v1",
-            "kind": "Eviction",
-            "metadata": {"name": n.split("/")[1], "namespace": "t"},
-        }
-        for n in evicted
-    ]
-    code, calls = run_script(tmp_path, script, refuse=paths[0])
-    assert code != 0
-    assert len(calls) == 1  # set -e: the second eviction is never tried
+# Scripts run by sh with a stand-in kubectl: tests/advisor/test_plan_script.py.
 
 
 def test_kubectl_warns_about_pods_no_controller_recreates(
@@ -189,7 +141,7 @@ def test_kubectl_warns_about_pods_no_controller_recreates(
     data = json.loads(run_plan(capsys, "--scenario", str(path), "--format", "json"))
     assert [p["unowned"] for p in data["plans"]] == [p["evict"] for p in data["plans"]]
     text = run_plan(capsys, "--scenario", str(path), "--format", "kubectl")
-    commands = [line for line in text.splitlines() if line.startswith("kubectl")]
+    commands = [line for line in text.splitlines() if line.startswith("kubectl create")]
     assert len(commands) == 2
     assert all("no controller known" in line for line in commands)
 
@@ -232,27 +184,52 @@ def test_no_pictures_when_asked(scenario: Path, capsys: pytest.CaptureFixture[st
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--time-budget", "0"], "--time-budget must be positive"),
-        (["--max-evictions-per-gpu", "-1"], "must be positive"),
+        (["--time-budget", "0"], "--time-budget must be a positive number, got 0"),
+        (["--time-budget", "nan"], "--time-budget must be a positive number, got nan"),
+        (["--max-plan-evictions", "0"], "--max-plan-evictions must be 1 or more, got 0"),
+        (["--plan-work", "0"], "--plan-work must be 1 or more, got 0"),
+        (["--max-evictions", "3/pod"], "--max-evictions: expected N, N/card or N/gpu, got '3/pod'"),
+        (["--max-evictions", "-1"], "--max-evictions: expected a number >= 0"),
+        (["--max-evictions", "2.5"], "--max-evictions: a count of evictions is a whole number"),
+        (["--max-evictions", "nan/card"], "--max-evictions: expected a number >= 0"),
+        (["--never-evict", "=x"], "--never-evict: expected key=value or an owner kind, got '=x'"),
+        (["--never-evict", "a b"], "--never-evict: expected key=value or an owner kind"),
     ],
 )
 def test_bad_options_exit_2(
     scenario: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
     assert main(["plan", "--scenario", str(scenario), *args]) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
 
 
-def test_a_tiny_time_budget_is_respected_and_reported(
+def test_a_tiny_time_budget_is_a_safety_stop_and_says_so(
     scenario: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ("--scenario", str(scenario), "--time-budget", "0.000001")
     data = json.loads(run_plan(capsys, *args, "--format", "json"))
     assert data["summary"]["budget_exhausted"] is True
+    assert data["summary"]["stopped_by"] == "time"
     assert data["summary"]["time_budget_seconds"] == 0.000001
     assert data["plans"] == []
     assert [u["pod"] for u in data["unresolved"]] == ["web/infer-2", "web/too-big"]
-    assert "time budget (1e-06 s) ran out" in run_plan(capsys, *args)
+    text = run_plan(capsys, *args)
+    assert "The time safety stop fired after 1e-06 s (--time-budget)" in text
+    assert "depends on this machine's speed" in text
+
+
+def test_a_work_budget_stops_the_search_and_says_so(
+    scenario: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ("--scenario", str(scenario), "--plan-work", "1")
+    data = json.loads(run_plan(capsys, *args, "--format", "json"))
+    assert (data["summary"]["stopped_by"], data["summary"]["work_budget"]) == ("work", 1)
+    assert data["plans"] == []
+    text = run_plan(capsys, *args)
+    assert "The search stopped at its work budget (1 simulated placements, --plan-work)" in text
 
 
 def test_missing_scenario_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -435,3 +412,169 @@ def test_a_cce_plan_names_its_profile_and_reads_as_before(
     text = run_plan(capsys, "--scenario", str(scenario))
     assert text.startswith("# Rebalancing plans (node binpack, card binpack)\n")
     assert run_plan(capsys, "--scenario", str(scenario), "--scheduler", "cce") == text
+
+
+# --- caps, disruption cost, never-evict, reproducibility (docs/design.md §8) ---------------
+
+
+def test_a_plan_above_a_cap_is_reported_with_the_flag_to_raise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CCE's worked example needs two evictions (tests/advisor/core/test_plan.py): under
+    --max-plan-evictions 1 no plan runs, and every format says which plan exists and what
+    would allow it."""
+    path = tmp_path / "cce-example.yaml"
+    save_scenario(path, cce_example("binpack"))
+    args = ("--scenario", str(path), "--max-plan-evictions", "1")
+    data = json.loads(run_plan(capsys, *args, "--format", "json"))
+    assert data["plans"] == []
+    assert data["held_back"] == [
+        {
+            "rescues": ["web/r2"],
+            "evict": ["ml/a", "ml/c"],
+            "evictions": 2,
+            "cost": 8.0,  # two pods with no controller known: 4 each
+            "flag": "--max-plan-evictions",
+            "limit": "1",
+            "needs": "2",
+            "waiting": 1,  # no other Pending pod of its shape
+        }
+    ]
+    line = (
+        "1 plan rescues web/r2 with 2 evictions, above --max-plan-evictions 1 (cost 8): "
+        "--max-plan-evictions 2 would allow it."
+    )
+    text = run_plan(capsys, *args)
+    assert "No plan within the caps; plans above them exist:" in text
+    assert f"- {line}" in text
+    assert "No plan found" not in text
+    page = run_plan(capsys, *args, "--format", "html")
+    assert f"<li>{line}</li>" in page
+    # Raised as it says, the plan runs.
+    raised = json.loads(
+        run_plan(capsys, "--scenario", str(path), "--max-plan-evictions", "2", "--format", "json")
+    )
+    assert [p["evict"] for p in raised["plans"]] == [["ml/a", "ml/c"]]
+    assert raised["held_back"] == []
+
+
+def test_the_eviction_budget_for_the_whole_advice(
+    scenario: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ("--scenario", str(scenario), "--max-evictions", "0", "--format", "json")
+    data = json.loads(run_plan(capsys, *args))
+    assert data["plans"] == []
+    assert data["limits"]["max_evictions"] == "0"
+    [held] = data["held_back"]
+    assert (held["rescues"], held["flag"], held["limit"], held["needs"]) == (
+        ["web/infer-2"],
+        "--max-evictions",
+        "0",
+        "1",
+    )
+
+
+def test_never_evict_by_owner_kind_and_label(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ml/train-a is a Job's pod, ml/train-b carries team=search: either alone frees a card
+    for web/infer-2. Keeping the Job's pod moves the other; keeping both leaves no plan, and
+    the page says how far the search looked."""
+    cluster = cce_cluster()
+    pods = tuple(
+        dataclasses.replace(p, labels={"team": "search"}) if p.name == "ml/train-b" else p
+        for p in cluster.pods
+    )
+    path = tmp_path / "labelled.yaml"
+    save_scenario(path, dataclasses.replace(cluster, pods=pods))
+    base = ("--scenario", str(path), "--never-evict", "Job")
+    data = json.loads(run_plan(capsys, *base, "--format", "json"))
+    assert [p["evict"] for p in data["plans"]] == [["ml/train-b"]]
+    assert data["limits"]["never_evict"] == ["Job"]
+    both = (*base, "--never-evict", "team=search")
+    data = json.loads(run_plan(capsys, *both, "--format", "json"))
+    assert (data["plans"], data["held_back"]) == ([], [])
+    summary = data["summary"]
+    # No card has a pod left to move for the replica: the search checked cards, and found
+    # no target to simulate.
+    assert summary["cards_checked"] >= 3
+    assert (summary["targets"], summary["simulations"]) == (0, 0)
+    text = run_plan(capsys, *both)
+    assert (
+        f"No plan found: the search checked {summary['cards_checked']:,} cards for pods to "
+        "move, looked at 0 targets (cards or nodes to free for a Pending pod) and simulated 0"
+        in text
+    )
+    assert "never evicted besides the usual protections: Job, team=search" in text
+
+
+def test_each_plan_shows_its_cost_and_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two Jobs' pods could each free the card: the one that started later (1 hour before
+    the newest start in the file, against 10 hours) is cheaper to restart and is evicted."""
+    cluster = cce_cluster()
+    started = {
+        "ml/train-a": "2024-05-01T02:00:00Z",  # 10 h before the newest start
+        "ml/train-b": "2024-05-01T11:00:00Z",  # 1 h before it
+        "ml/notebook-c": "2024-05-01T12:00:00Z",  # the newest: "now"
+    }
+    pods = tuple(
+        dataclasses.replace(
+            p, started=started[p.name], owner=f"Job/{p.name}" if "train" in p.name else p.owner
+        )
+        if p.name in started
+        else p
+        for p in cluster.pods
+    )
+    path = tmp_path / "aged.yaml"
+    save_scenario(path, dataclasses.replace(cluster, pods=pods))
+    data = json.loads(run_plan(capsys, "--scenario", str(path), "--format", "json"))
+    [only] = data["plans"]
+    assert only["evict"] == ["ml/train-b"]
+    # batch: 4, plus 1 per hour run
+    assert only["costs"] == [{"pod": "ml/train-b", "cost": 5.0, "why": "Job, ran 1.0 h"}]
+    text = run_plan(capsys, "--scenario", str(path), "--pictures", "0")
+    assert "| 5 (ml/train-b 5: Job, ran 1.0 h) |" in text
+    assert "disruption cost 5" in text
+
+
+def test_the_same_input_gives_the_same_bytes_under_cpu_load(tmp_path: Path) -> None:
+    """The search's budget is work, not time: a moderately large cluster planned twice, once
+    with another CPU-hungry process beside it, gives the same JSON to the byte, including
+    where the work budget stops the search."""
+    from benchmarks.synthetic import SyntheticSpec, synthetic_cluster
+
+    path = tmp_path / "synthetic.json"
+    save_scenario(path, synthetic_cluster(SyntheticSpec.scaled(200, 80)))  # 1,600 cards
+    command = [sys.executable, "-m", "advisor.cli", "plan", "--scenario", str(path)]
+    command += ["--format", "json", "--plan-work", "8000"]  # the whole search needs ~19,000
+
+    def planned() -> bytes:
+        return subprocess.run(command, capture_output=True, check=True).stdout
+
+    quiet = planned()
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        loaded = planned()
+    finally:
+        hog.kill()
+        hog.wait()
+    assert loaded == quiet
+    summary = json.loads(quiet)["summary"]
+    assert summary["stopped_by"] == "work"  # the budget, not the clock, ended it
+    assert summary["rescued_pods"] > 0
+
+
+def test_many_plans_above_the_caps_are_listed_up_to_ten() -> None:
+    from advisor.render.plan_text import MAX_HELD_BACK_LISTED, held_back_lines
+
+    entry = {"rescues": ["a/p"], "evictions": 5, "cost": 20.0, "flag": "--max-plan-evictions"}
+    entry |= {"limit": "4", "needs": "5", "waiting": 3}
+    lines = held_back_lines({"held_back": [entry] * 12})
+    assert len(lines) == MAX_HELD_BACK_LISTED + 1 == 11
+    assert lines[0] == (
+        "1 plan rescues a/p with 5 evictions, above --max-plan-evictions 4 (cost 20; 2 more "
+        "Pending of its shape): --max-plan-evictions 5 would allow it."
+    )
+    assert lines[-1] == "And 2 more plans above a cap (the JSON lists them all)."

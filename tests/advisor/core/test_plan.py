@@ -6,9 +6,13 @@ import itertools
 
 import pytest
 
-from advisor.core.model import Placement
+from advisor.core.model import Cluster, Placement
 from advisor.core.plan import PlanOptions, apply_plans, plan
 from advisor.core.plan_board import Board
+from advisor.core.plan_greedy import REGENERATE_CHECK_EVERY, Greedy
+from advisor.core.plan_limits import EvictionBudget
+from advisor.core.plan_search import Limits, Search
+from tests.advisor.core.test_placement import cce_example
 from tests.advisor.core.test_plan_checker import (
     GiB,
     build,
@@ -48,6 +52,40 @@ def test_cce_example_one_eviction_rescues_the_second_replica() -> None:
     assert report.unresolved == ()
     assert report.rescued_share == 1.0
     assert report.evictions == 1
+
+
+def test_cce_worked_example_two_evictions_swap_the_second_replica_in() -> None:
+    # CCE's docs on one node: cards with 4, 4 and 8 GiB free (12, 12 and 8 GiB held); two
+    # replicas of 2 cards x 4 GiB. Card binpack puts the first on cards 0 and 1 and the
+    # second finds one card. Evicting ml/a (12 GiB, card 0) and ml/c (8 GiB, card 2) leaves
+    # 12 and 16 GiB free: the replica takes 4 of each (the least free first), ml/a the 12
+    # left on card 2, ml/c the 8 left on card 0. Two evictions rescue 0.5 GPU of memory on
+    # two cards: 1 per card, within the default budget (3 per card) and cap (4 per plan).
+    cluster = cce_example("binpack")
+    report = plan(cluster)
+    check_report(cluster, report)
+    (only,) = report.plans
+    assert only.rescues == ("web/r2",)
+    assert only.evict == ("ml/a", "ml/c")  # larger first: the order they re-enter the queue
+    assert dict(only.placements) == {
+        "web/r2": Placement("n1", (0, 2)),
+        "ml/a": Placement("n1", (2,)),
+        "ml/c": Placement("n1", (0,)),
+    }
+    assert (only.rescued_gpus, only.rescued_cards) == (0.5, 2)
+    assert report.unresolved == ()
+    # Refused by a cap, it is still reported, with the flag to raise.
+    capped = plan(cluster, PlanOptions(max_plan_evictions=1))
+    check_report(cluster, capped)
+    assert capped.plans == ()
+    (held,) = capped.held_back
+    assert (held.rescues, held.evict, held.flag, held.limit, held.needs) == (
+        ("web/r2",),
+        ("ml/a", "ml/c"),
+        "--max-plan-evictions",
+        "1",
+        "2",
+    )
 
 
 @pytest.mark.parametrize(
@@ -259,9 +297,9 @@ def test_a_multi_card_pod_gets_a_node_freed() -> None:
     assert dict(only.placements)["t/pair"] == Placement("b", (0, 1))
 
 
-def test_the_eviction_budget_holds_for_all_plans_together() -> None:
-    # Card a0 empties only by moving its three 4 GiB pods into node c's 4 GiB gaps.
-    cluster = build(
+def three_small_pods_in_the_way() -> Cluster:
+    """Card a0 empties only by moving its three 4 GiB pods into node c's 4 GiB gaps."""
+    return build(
         [node("a", 16), node("c", 16, 16, 16)],
         [
             running("t/v1", "a", [0], 4),
@@ -273,12 +311,47 @@ def test_the_eviction_budget_holds_for_all_plans_together() -> None:
             pending("t/big", 1, 16),
         ],
     )
-    # Three evictions for one GPU: allowed at 3 per GPU, not at 2.
-    check_report(cluster, plan(cluster))
-    assert plan(cluster).evictions == 3
-    tight = plan(cluster, PlanOptions(max_evictions_per_gpu=2))
-    check_report(cluster, tight, evictions_per_gpu=2)
-    assert tight.plans == ()
+
+
+def test_the_eviction_budget_holds_for_all_plans_together() -> None:
+    cluster = three_small_pods_in_the_way()
+    # Three evictions for one rescued card: allowed at 3 per card (the default), and by a
+    # count of 3; not at 2 per card nor by a count of 2, and then said so.
+    for allowing in (EvictionBudget(), EvictionBudget(3, "advice")):
+        report = plan(cluster, PlanOptions(max_evictions=allowing))
+        check_report(cluster, report)
+        assert report.evictions == 3
+        assert report.held_back == ()
+    for refusing, needs in (
+        (EvictionBudget(2, "card"), "3/card"),
+        (EvictionBudget(2, "advice"), "3"),
+    ):
+        tight = plan(cluster, PlanOptions(max_evictions=refusing))
+        check_report(cluster, tight)
+        assert tight.plans == ()
+        (held,) = tight.held_back
+        assert (held.rescues, held.flag, held.limit, held.needs) == (
+            ("t/big",),
+            "--max-evictions",
+            refusing.text,
+            needs,
+        )
+        assert len(held.evict) == 3
+
+
+def test_a_plan_above_the_per_plan_cap_is_reported_with_the_flag_to_raise() -> None:
+    cluster = three_small_pods_in_the_way()
+    report = plan(cluster, PlanOptions(max_plan_evictions=2))
+    check_report(cluster, report)
+    assert report.plans == ()
+    (held,) = report.held_back
+    assert (held.rescues, held.flag, held.limit, held.needs) == (
+        ("t/big",),
+        "--max-plan-evictions",
+        "2",
+        "3",  # the three 4 GiB pods
+    )
+    assert [u.pod for u in report.unresolved] == ["t/big"]
 
 
 def test_a_tiny_time_budget_stops_the_search_and_says_so() -> None:
@@ -289,20 +362,30 @@ def test_a_tiny_time_budget_stops_the_search_and_says_so() -> None:
 
     cluster = two_dependent_plans()
     report = plan(cluster, PlanOptions(time_budget_s=0.5), clock=clock)
-    assert report.budget_exhausted
+    assert report.stopped == "time"
     assert report.plans == ()
     assert report.budget_s == 0.5
     check_report(cluster, report)
     untimed = plan(cluster)
-    assert not untimed.budget_exhausted
+    assert untimed.stopped is None
     assert untimed.budget_s is None
 
 
 def test_a_work_bound_gives_the_same_plans_every_time() -> None:
     cluster = two_dependent_plans()
     first = plan(cluster, PlanOptions(max_evaluations=1))
-    assert first.budget_exhausted
+    assert first.stopped == "work"
     assert first == plan(cluster, PlanOptions(max_evaluations=1))
+    whole = plan(cluster)
+    assert whole.stopped is None
+    assert len(whole.plans) == 2
+    # One unit of work: it stops before any plan, and says so, every time.
+    tiny = PlanOptions(work=1)
+    stopped = plan(cluster, tiny)
+    assert (stopped.stopped, stopped.plans) == ("work", ())
+    assert stopped.work >= 1
+    assert stopped == plan(cluster, tiny)
+    check_report(cluster, stopped)
 
 
 def test_ideal_bound_repacks_and_free_memory_caps() -> None:
@@ -349,26 +432,23 @@ def test_invalid_and_unsatisfiable_pods_are_reported_not_planned() -> None:
 
 def test_listing_targets_stops_when_the_budget_runs_out() -> None:
     """On a large cluster listing every target can outlast the budget by itself: the
-    greedy looks at the clock while it lists them and stops there."""
-    from advisor.core.plan import REGENERATE_CHECK_EVERY, _Greedy
-    from advisor.core.plan_search import Limits, Search
-
+    greedy looks at the budget while it lists them and stops there."""
     nodes = [node(f"n{i:03}", 16, 16) for i in range(REGENERATE_CHECK_EVERY * 3)]
     pods = [running(f"t/r{i:03}", f"n{i:03}", [0], 10) for i in range(len(nodes))]
     cluster = build(nodes, [*pods, pending("w/p", 1, 12)])
 
-    def listed(clock_ticks: list[float] | None) -> int:
+    def listed(looks: list[str | None] | None) -> int:
         board = Board(cluster, {})
         board.set_pending(["w/p"])
-        search = Search(board, Limits(6.0, 3, 4, 32), 16 * 1024)
-        greedy = _Greedy(board, search, {board.ids["w/p"]}, 3.0, 16)
-        if clock_ticks is not None:
-            greedy.out_of_time = lambda: bool(clock_ticks.pop(0) if clock_ticks else True)
+        search = Search(board, Limits(4, 3, 4), 16 * 1024)
+        greedy = Greedy(board, search, {board.ids["w/p"]}, EvictionBudget(), 16)
+        if looks is not None:
+            greedy.stop = lambda: looks.pop(0) if looks else "time"
         greedy._regenerate(None)
         return len(greedy.heap)
 
     everything = listed(None)
     assert everything >= len(nodes)  # one target per running card at least
     # in time for the first look only: stops at the second, one block of targets in
-    assert listed([False]) == REGENERATE_CHECK_EVERY
+    assert listed([None]) == REGENERATE_CHECK_EVERY
     assert listed([]) == 0

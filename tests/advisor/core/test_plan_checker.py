@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ import pytest
 from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.plan import PlanReport, plan
+from advisor.core.plan_limits import EvictionBudget, NeverEvict
 from advisor.scenario import scenario_from_data
 from tests.advisor.core.filter_checker import placement_refusals
 
@@ -51,8 +53,41 @@ def _protected(pod: Pod) -> bool:
     )
 
 
-def check_report(cluster: Cluster, report: PlanReport, evictions_per_gpu: float = 3.0) -> None:
-    """Raise AssertionError unless every plan of `report` holds when applied in order."""
+def _never_evicted(pod: Pod, selectors: Sequence[NeverEvict]) -> bool:
+    """Whether a --never-evict selector names the pod: its owner's kind, or a label."""
+    kind = (pod.owner or "").split("/", 1)[0]
+    for selector in selectors:
+        if selector.kind is not None and selector.kind == kind:
+            return True
+        if selector.key is not None and pod.labels.get(selector.key) == selector.value:
+            return True
+    return False
+
+
+def _within(budget: EvictionBudget, evictions: int, cards: int, gpus: float) -> bool:
+    allowed = {"advice": budget.amount, "card": budget.amount * cards, "gpu": budget.amount * gpus}
+    return evictions <= allowed[budget.per] + 1e-9
+
+
+def _landed(cluster: Cluster, pods: list[Pod], evict: Sequence[str]) -> dict[str, Placement]:
+    """One scheduling cycle with `evict` removed from their cards and queued at the end."""
+    by_name = {p.name: p for p in pods}
+    gone = set(evict)
+    queue = [p for p in pods if p.name not in gone]
+    queue += [_with(by_name[name], None) for name in evict]
+    trial = Cluster(cluster.nodes, tuple(queue), cluster.policy, cluster.max_vgpus_per_card)
+    return {
+        d.pod.name: d.placement
+        for d in diagnose(trial, node_detail_limit=0).pods
+        if d.placement is not None
+    }
+
+
+def check_report(cluster: Cluster, report: PlanReport) -> None:
+    """Raise AssertionError unless every plan of `report` holds when applied in order, within
+    the caps the report was asked for, and every plan it holds back as above a cap holds on
+    the state the plans leave and is above that cap."""
+    options = report.options
     first = diagnose(cluster, node_detail_limit=0)
     causes = {d.pod.name: d.cause for d in first.pods}
     bound = {d.pod.name: d.placement for d in first.pods if d.placement is not None}
@@ -61,7 +96,7 @@ def check_report(cluster: Cluster, report: PlanReport, evictions_per_gpu: float 
     by_name = {p.name: p for p in pods}
     refused = placement_refusals(cluster.nodes, pods, bound)
     assert not refused, f"the current cycle breaks a node filter: {refused}"
-    evictions = 0
+    evictions = cards = 0
     rescued_mib = 0
     rescued_all: set[str] = set()
     for number, made in enumerate(report.plans, 1):
@@ -69,24 +104,19 @@ def check_report(cluster: Cluster, report: PlanReport, evictions_per_gpu: float 
         assert made.rescues, f"plan {number} rescues nothing"
         evicted = set(made.evict)
         assert len(evicted) == len(made.evict), f"plan {number} evicts a pod twice"
+        assert len(made.evict) <= options.max_plan_evictions, f"plan {number} is above the cap"
         for name in made.evict:
             pod = by_name[name]
             assert pod.placement is not None, f"plan {number} evicts {name}, which is not running"
             assert not _protected(pod), f"plan {number} evicts protected {name}"
+            assert not _never_evicted(pod, options.never_evict), f"plan {number} evicts {name}"
             assert dict(made.evicted_from)[name] == pod.placement
         under = Counter(b for name in made.evict if (b := _budget(by_name[name])) is not None)
         for (budget, allowed), count in under.items():
             assert count <= allowed, f"plan {number} evicts {count} pods under {budget}"
         for name in made.rescues:
             assert by_name[name].placement is None, f"plan {number}: {name} is not Pending"
-        queue = [p for p in pods if p.name not in evicted]
-        queue += [_with(by_name[name], None) for name in made.evict]
-        trial = Cluster(cluster.nodes, tuple(queue), cluster.policy, cluster.max_vgpus_per_card)
-        landed = {
-            d.pod.name: d.placement
-            for d in diagnose(trial, node_detail_limit=0).pods
-            if d.placement is not None
-        }
+        landed = _landed(cluster, pods, made.evict)
         for name in [*made.rescues, *made.evict]:
             assert name in landed, f"plan {number}: {name} does not land"
         newly = {name for name in landed if name not in evicted}
@@ -97,11 +127,33 @@ def check_report(cluster: Cluster, report: PlanReport, evictions_per_gpu: float 
         refused = placement_refusals(cluster.nodes, pods, landed)
         assert not refused, f"plan {number} breaks a node filter: {refused}"
         evictions += len(made.evict)
+        cards += sum(by_name[name].request.gpus for name in made.rescues)
         rescued_mib += sum(by_name[name].request.memory_mib for name in made.rescues)
         rescued_all |= set(made.rescues)
-    if report.plans:
-        gpus = rescued_mib / report.reference_card_mib
-        assert evictions <= evictions_per_gpu * gpus + 1e-9
+    gpus = rescued_mib / report.reference_card_mib
+    assert _within(options.max_evictions, evictions, cards, gpus), "over --max-evictions"
+    for held in report.held_back:
+        assert not rescued_all.intersection(held.rescues), f"held back: {held} is rescued"
+        landed = _landed(cluster, pods, held.evict)
+        assert all(name in landed for name in [*held.rescues, *held.evict]), f"{held} fails"
+        assert {n for n in landed if n not in set(held.evict)} == set(held.rescues)
+        # the rescued pod and those of its request that no plan rescues
+        alike = {by_name[name].request for name in held.rescues}
+        unrescued = [n for n, c in causes.items() if c != "schedulable" and n not in rescued_all]
+        assert 1 <= held.waiting <= sum(by_name[n].request in alike for n in unrescued)
+        if held.flag == "--max-plan-evictions":
+            assert len(held.evict) > options.max_plan_evictions
+            assert held.needs == str(len(held.evict))
+        else:
+            assert held.flag == "--max-evictions"
+            more_cards = sum(by_name[name].request.gpus for name in held.rescues)
+            more_mib = sum(by_name[name].request.memory_mib for name in held.rescues)
+            assert not _within(
+                options.max_evictions,
+                evictions + len(held.evict),
+                cards + more_cards,
+                (rescued_mib + more_mib) / report.reference_card_mib,
+            ), f"{held} is within --max-evictions"
     expected = [
         (name, cause)
         for name, cause in causes.items()

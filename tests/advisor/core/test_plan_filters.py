@@ -42,7 +42,7 @@ def listed_targets(cluster: Cluster) -> list[tuple[str, tuple[int, ...]]]:
     first = diagnose(cluster, node_detail_limit=0)
     board = Board(cluster, {d.pod.name: d.placement for d in first.pods if d.placement})
     board.set_pending(d.pod.name for d in first.pods if d.cause in ("fragmentation", "capacity"))
-    search = Search(board, Limits(6.0, 3, 4, 32), 16 * GiB)
+    search = Search(board, Limits(32, 3, 4), 16 * GiB)
     levels = levels_of(board, board.pending)
     targets = [
         *search.card_targets(range(len(board.state.capacity)), levels),
@@ -304,3 +304,32 @@ def test_the_quick_simulation_equals_the_literal_one_under_filters(cluster: Clus
             literal.stranded,
         )
         assert (quick.state.requested == literal.state.requested).all()
+
+
+def test_no_plan_whose_room_a_pod_short_of_cpu_would_take() -> None:
+    """a: one 16 GiB card, 4 cores, v (8 GiB, 3 cores); b: the same, w (8 GiB, 1 core) and an
+    other pod of 2 cores. p (16 GiB, 1 core) waits, and q (4 GiB, 2 cores, priority 5),
+    short of cpu on both nodes (3 + 2 > 4): node-resources, not a plan's to rescue. Evicting
+    w frees b for p on paper, but q is queued first and takes b (2 + 2 cores); evicting v
+    frees a, and q takes it the same way. Either plan would leave p Pending: none is made."""
+    cluster = Cluster(
+        (
+            gpu_node("a", 16, cpu=4),
+            gpu_node("b", 16, cpu=4, others=(other("web/x", 2 * CORE),)),
+        ),
+        (
+            gpu_pod("t/v", 8, "a", cpu_milli=3 * CORE),
+            gpu_pod("t/w", 8, "b", cpu_milli=CORE),
+            gpu_pod("t/p", 16, cpu_milli=CORE),
+            replace(gpu_pod("t/q", 4, cpu_milli=2 * CORE), priority=5),
+        ),
+    )
+    causes = {d.pod.name: d.cause for d in diagnose(cluster, node_detail_limit=0).pods}
+    assert (causes["t/p"], causes["t/q"]) == ("capacity", "node-resources")
+    report = plan(cluster)
+    check_report(cluster, report)
+    assert report.plans == ()
+    # Without q in the queue, evicting w would do (what a planner blind to q proposes).
+    alone = replace(cluster, pods=cluster.pods[:3])
+    (only,) = plan(alone).plans
+    assert only.evict == ("t/w",)

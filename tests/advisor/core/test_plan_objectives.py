@@ -119,9 +119,11 @@ def test_a_tie_keeps_the_first_run() -> None:
 
 def cheap_plans_fill_the_large_hole() -> Cluster:
     """Found by searching random fragmented clusters: the cheapest plan for the 6 GiB pod
-    (one small eviction) puts the evicted pod in the room the 12 GiB pod's plan needs for
-    its own evicted pods; the third run ("holes": evictions plus large holes used up per
-    GPU) rescues the 6 GiB pod by moving a 5 GiB pod elsewhere and then the 12 GiB one."""
+    (one small eviction, ml/p29) puts the evicted pod in the room the 12 GiB pod's plan
+    needs for its own evicted pods, which must then move ml/p29 a second time; the third
+    run ("holes": cost plus large holes used up per GPU) rescues the 6 GiB pod by moving a
+    5 GiB pod elsewhere, and then the 12 GiB one with two evictions: the same rescue with
+    one eviction fewer."""
     placed = [
         ("ml/p0", "n0", 0, 4),
         ("ml/p2", "n0", 0, 8),
@@ -154,10 +156,12 @@ def test_the_holes_run_keeps_the_large_hole_for_the_bigger_pod() -> None:
     cluster = cheap_plans_fill_the_large_hole()
     two_runs = plan(cluster, PlanOptions(portfolio_evaluations=20))  # ratio, then value
     check_report(cluster, two_runs)
-    assert [p.rescues for p in two_runs.plans] == [("ml/p104",)]
+    assert [p.rescues for p in two_runs.plans] == [("ml/p104",), ("ml/p101",)]
+    assert [p.evict for p in two_runs.plans] == [("ml/p29",), ("ml/p2", "ml/p17", "ml/p29")]
     report = plan(cluster)
     check_report(cluster, report)
     assert [p.rescues for p in report.plans] == [("ml/p104",), ("ml/p101",)]
     assert [p.evict for p in report.plans] == [("ml/p14",), ("ml/p2", "ml/p17")]
-    assert report.rescued_mib == 18 * GiB
+    assert report.rescued_mib == two_runs.rescued_mib == 18 * GiB
+    assert (report.evictions, two_runs.evictions) == (3, 4)  # equal rescue: the cheaper wins
     assert report == plan(cluster)  # deterministic
