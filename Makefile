@@ -24,6 +24,7 @@ demo: $(STAMP) demo-deps
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports  # the layers of docs/architecture.md (pyproject.toml)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -41,4 +42,4 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache

@@ -6,9 +6,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from advisor.commands import InputError, diagnose, plan, replay, report, snapshot, whatif
+from advisor.commands import diagnose, plan, replay, report, snapshot, whatif
+from advisor.errors import InputError
 from advisor.replay import TraceError
 from advisor.scenario import ScenarioError
+from advisor.terminal import one_line
 
 EXIT_OK, EXIT_INPUT = 0, 2
 COMMANDS = (diagnose, plan, report, snapshot, whatif, replay)
@@ -30,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
     except (ScenarioError, TraceError, InputError) as err:
-        print(f"xgpu-advisor: error: {err}", file=sys.stderr)
+        print(f"xgpu-advisor: error: {one_line(err)}", file=sys.stderr)
         return EXIT_INPUT
     return code
 

@@ -15,7 +15,6 @@ one that fits no node stays Pending and is counted apart from the GPU pods' caus
 
 from __future__ import annotations
 
-import csv
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,6 +39,8 @@ from advisor.core.model import (
 from advisor.core.nodefilters import NO_RESOURCES, Allocatable, Resources
 from advisor.core.state import CPU, MEMORY, UNLIMITED, CardState, IntArray, Shape
 from advisor.scenario_profile import default_max_vgpus
+from advisor.trace_rows import TraceError as TraceError  # where the CLI catches it
+from advisor.trace_rows import read_int, read_name, read_rows
 
 CARD_UNITS = 1000  # gpu_milli of a whole card
 CARD_MIB = CARD_UNITS * 128
@@ -52,10 +53,6 @@ RESOURCE_MODES: tuple[ResourceMode, ...] = ("gpu", "all")
 # plus NodeResourcesBalancedAllocation, cpu and memory weighted 1 each, 0..100 each
 # (pkg/scheduler/framework/plugins/noderesources).
 MAX_NODE_SCORE = 100
-
-
-class TraceError(Exception):
-    """Bad trace input: str() is 'FILE: line N: problem'."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,36 +157,16 @@ def _units(pod: Pod) -> int:
 # -- reading the trace -------------------------------------------------------------------
 
 
-def _rows(path: Path, required: set[str]) -> list[tuple[int, dict[str, str]]]:
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            missing = required - set(reader.fieldnames or [])
-            if missing:
-                raise TraceError(f"{path}: line 1: missing columns {', '.join(sorted(missing))}")
-            return [(reader.line_num, row) for row in reader]
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise TraceError(f"{path}: (file): {err}") from None
-
-
-def _int(
-    path: Path, line: int, row: dict[str, str], column: str, default: int | None = None
-) -> int:
-    value = row.get(column)
-    if (value is None or value == "") and default is not None:
-        return default
-    try:
-        number = int(value or "")
-    except ValueError:
-        raise TraceError(f"{path}: line {line}: {column} {value!r} is not an integer") from None
-    if number < 0:
-        raise TraceError(f"{path}: line {line}: {column} {number} is negative")
-    return number
-
-
 def _resources(path: Path, line: int, row: dict[str, str]) -> Resources:
-    cpu = _int(path, line, row, "cpu_milli")
-    return Resources(cpu, _int(path, line, row, "memory_mib") * MIB)
+    cpu = read_int(path, line, row, "cpu_milli")
+    return Resources(cpu, read_int(path, line, row, "memory_mib") * MIB)
+
+
+def _once(path: Path, line: int, what: str, name: str, seen: dict[str, int]) -> None:
+    """A node or pod row names its node or pod once: a second row would count it twice."""
+    if name in seen:
+        raise TraceError(f"{path}: line {line}: {what} {name!r} again (first on line {seen[name]})")
+    seen[name] = line
 
 
 def read_trace(
@@ -207,12 +184,15 @@ def read_trace(
     every = resources == "all"
     node_columns = {"sn", "gpu"} | ({"cpu_milli", "memory_mib"} if every else set())
     nodes = []
-    for line, row in _rows(nodes_csv, node_columns):
-        gpus = _int(nodes_csv, line, row, "gpu")
+    seen: dict[str, int] = {}
+    for line, row in read_rows(nodes_csv, node_columns):
+        sn = read_name(nodes_csv, line, row, "sn")
+        _once(nodes_csv, line, "node", sn, seen)
+        gpus = read_int(nodes_csv, line, row, "gpu")
         if gpus:
             model = row.get("model") or ""
             cards = tuple(Card(i, CARD_MIB, model) for i in range(gpus))
-            node = Node(row["sn"], cards)
+            node = Node(sn, cards)
             if every:
                 r = _resources(nodes_csv, line, row)
                 node = replace(node, allocatable=Allocatable(r.cpu_milli, r.memory_bytes))
@@ -221,15 +201,19 @@ def read_trace(
         {"cpu_milli", "memory_mib"} if every else set()
     )
     arrivals: list[tuple[int, int, Pod | OtherPod]] = []
-    for order, (line, row) in enumerate(_rows(pods_csv, pod_columns)):
-        gpus = _int(pods_csv, line, row, "num_gpu")
+    seen = {}
+    for order, (line, row) in enumerate(read_rows(pods_csv, pod_columns)):
+        name = f"openb/{read_name(pods_csv, line, row, 'name')}"
+        _once(pods_csv, line, "pod", name.removeprefix("openb/"), seen)
+        gpus = read_int(pods_csv, line, row, "num_gpu")
         if gpus == 0 and not every:
             continue  # CPU-only pods are not GPU demand, and `gpu` sees no cpu
-        name = f"openb/{row['name']}"
         asks = _resources(pods_csv, line, row) if every else NO_RESOURCES
         pod: Pod | OtherPod = OtherPod(name, resources=asks)
         if gpus:
-            milli = _int(pods_csv, line, row, "gpu_milli")
+            milli = read_int(pods_csv, line, row, "gpu_milli")
+            if milli == 0:
+                raise TraceError(f"{pods_csv}: line {line}: gpu_milli 0 for a pod of {gpus} GPU(s)")
             request = Request(gpus=gpus, memory_mib=gpus * milli * 128)
             if scheduler.profile != "cce":
                 if milli % 10 or not 0 < milli <= 1000:
@@ -239,7 +223,7 @@ def read_trace(
                     )
                 request = Request(gpus=gpus, memory_mib=0, memory_percent=milli // 10)
             pod = Pod(name, request, resources=asks)
-        created = _int(pods_csv, line, row, "creation_time", default=0)
+        created = read_int(pods_csv, line, row, "creation_time", default=0)
         arrivals.append((created, order, pod))
     arrivals.sort(key=lambda a: (a[0], a[1]))
     gpu_pods: list[Pod] = []

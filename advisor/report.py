@@ -25,8 +25,7 @@ from advisor.core.scaling import (
     scaling_advice,
 )
 from advisor.metrics import RunFigures
-from advisor.output import cluster_view, diagnosis_json
-from advisor.render.plan_data import plan_json
+from advisor.output import cluster_view, diagnosis_json, plan_json
 from advisor.rightsizing import rightsize
 
 REPORT_SCHEMA = "xgpu-advisor/report/v1"

@@ -6,6 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+MAX_COUNT = 2**31 - 1  # counts, indexes and priorities: Kubernetes keeps them in int32
+# Memory of one card or one request, MiB: 1 EiB, beyond any card, and a million of them
+# still add up within int64.
+MAX_MEMORY_MIB = 2**40
+
 
 class ScenarioError(Exception):
     """Bad scenario input: str() is 'FILE: PATH: PROBLEM'."""
@@ -31,11 +36,13 @@ class Reader:
             raise self.fail(join(where, key), "missing")
         return value
 
-    def integer(self, value: object, where: str, minimum: int) -> int:
+    def integer(self, value: object, where: str, minimum: int, maximum: int = MAX_COUNT) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(where, f"expected an integer, got {kind(value)}")
         if value < minimum:
-            raise self.fail(where, f"must be at least {minimum}, got {value}")
+            raise self.fail(where, f"must be at least {minimum}, got {_short(value)}")
+        if value > maximum:
+            raise self.fail(where, f"must be at most {maximum}, got {_short(value)}")
         return value
 
     def string(self, value: object, where: str) -> str:
@@ -47,6 +54,11 @@ class Reader:
         if not isinstance(value, list):
             raise self.fail(where, f"expected a list, got {kind(value)}")
         return value
+
+
+def _short(number: int) -> str:
+    text = str(number) if abs(number) < 10**30 else f"a number of {len(str(abs(number)))} digits"
+    return text
 
 
 def kind(value: object) -> str:

@@ -10,7 +10,9 @@ sending the same bytes (both real subprocesses, one client here, Prometheus's Ac
 - 50 concurrent scrapers: p99 latency, target <= 2x static;
 - resident memory after the load, target <= 80 MB;
 - CPU seconds per hour at a 15 s scrape interval: CPU of N cold scrapes, extrapolated, plus
-  idle CPU.
+  idle CPU;
+- 10,000 idle connections (benchmarks.exporter_connections): memory, scrapes meanwhile, and
+  how soon the timeouts close them.
 Timings are reported, never asserted.
 """
 
@@ -36,6 +38,7 @@ from typing import Any
 import aiohttp
 import yaml
 
+from benchmarks import exporter_connections
 from exporter.metrics import render
 from exporter.scenario_pods import ScenarioPodSource
 from exporter.simulate import SimulatedReader
@@ -266,6 +269,9 @@ def run(
             for process in (cached, cold, static):
                 process.terminate()
                 process.wait(timeout=10)
+        results["connections"] = exporter_connections.run(
+            lambda extra: start_exporter(scenario, extra)
+        )
     cached_ms, static_ms = (
         statistics.median(exporter_times) * 1000,
         statistics.median(static_times) * 1000,
@@ -337,6 +343,7 @@ def table(r: dict[str, Any]) -> str:
             f"{cpu['per_cold_scrape_ms']:.2f} ms/scrape, idle {cpu['idle_per_hour_s']:.2f} s/h",
         ),
     ]
+    rows += exporter_connections.rows(r["connections"])
     width = max(len(name) for name, _, _ in rows)
     return "\n".join(f"{name:<{width}}  {value:>22}  {note}" for name, value, note in rows)
 

@@ -28,8 +28,6 @@ import yaml
 DEPLOY = Path(__file__).resolve().parent
 BASE = DEPLOY / "base"
 RULES = DEPLOY / "rules" / "xgpu.rules.yaml"
-PROMETHEUS_RULE = BASE / "prometheusrule.yaml"
-KUSTOMIZATION = BASE / "kustomization.yaml"
 RENDERED = DEPLOY / "rendered" / "all.yaml"
 DASHBOARD_GLOB = "dashboards/*.json"
 DASHBOARD_CONFIGMAP = "xgpu-dashboards"

@@ -6,7 +6,6 @@ them by card (index or UUID) and by process -> container attribution.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -42,6 +41,3 @@ class PodSource(Protocol):
     def view(self) -> PodsView: ...
 
     async def close(self) -> None: ...
-
-
-PodSourceFactory = Callable[[], Awaitable[PodSource]]

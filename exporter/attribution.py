@@ -99,13 +99,3 @@ class ProcCgroupResolver:
             if owner is not None:
                 found[pid] = owner
         return found
-
-
-class StaticResolver:
-    """A fixed pid -> owner map (the simulated source knows its processes' owners)."""
-
-    def __init__(self, table: Mapping[int, Owner]) -> None:
-        self.table = dict(table)
-
-    def owners(self, pids: Iterable[int]) -> dict[int, Owner]:
-        return {pid: self.table[pid] for pid in pids if pid in self.table}

@@ -13,23 +13,32 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import math
 import os
-import re
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NoReturn
 
 from aiohttp import web
 
 from advisor.core.model import Cluster
+from advisor.durations import parse_duration
 from advisor.scenario import ScenarioError
+from advisor.terminal import one_line
 from exporter.allotments import PodSource
 from exporter.attribution import PidResolver, ProcCgroupResolver
 from exporter.collection import Engine, Reader
+from exporter.connections import (
+    DEFAULT_IDLE_TIMEOUT_S,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_READ_HEADER_TIMEOUT_S,
+    ConnectionLimits,
+    connection_count,
+    fit_file_limit,
+    serve_guarded,
+)
 from exporter.logfmt import setup_logging
 from exporter.metrics import exporter_version
 from exporter.scenario_pods import ScenarioPodSource
@@ -43,21 +52,13 @@ class ConfigError(Exception):
     """A flag combination or input that makes no sense; exit code 2."""
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h)?")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-
-
 def duration(text: str) -> float:
-    """Seconds from "2", "0.5", "500ms", "30s", "5m" or "1h"; never negative, NaN or infinite."""
-    match = _DURATION.fullmatch(text.strip())
-    if match is None:
-        raise argparse.ArgumentTypeError(
-            f"expected seconds or a duration like 500ms, 30s or 5m, got {text!r}"
-        )
-    seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    if not math.isfinite(seconds):
-        raise argparse.ArgumentTypeError(f"duration {text!r} is too large")
-    return seconds
+    """Seconds from "2", "0.5", "500ms", "30s", "5m" or "1h30m" (advisor.durations, the
+    advisor's grammar too); never negative, NaN or infinite."""
+    try:
+        return parse_duration(text, plain_seconds=True)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,6 +79,33 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=":9400",
         metavar="[HOST]:PORT",
         help="address to serve on (:9400)",
+    )
+    p.add_argument(
+        "--web.read-header-timeout",
+        dest="read_header_timeout",
+        type=duration,
+        default=DEFAULT_READ_HEADER_TIMEOUT_S,
+        metavar="DURATION",
+        help="how long a client may take to send a request's header; slower ones are "
+        f"disconnected ({DEFAULT_READ_HEADER_TIMEOUT_S:g}s)",
+    )
+    p.add_argument(
+        "--web.idle-timeout",
+        dest="idle_timeout",
+        type=duration,
+        default=DEFAULT_IDLE_TIMEOUT_S,
+        metavar="DURATION",
+        help="how long a kept-alive connection may wait for its next request "
+        f"({DEFAULT_IDLE_TIMEOUT_S / 60:g}m)",
+    )
+    p.add_argument(
+        "--web.max-connections",
+        dest="max_connections",
+        type=connection_count,
+        default=DEFAULT_MAX_CONNECTIONS,
+        metavar="COUNT",
+        help="most connections open at once; past it a new one closes the one quiet longest "
+        f"({DEFAULT_MAX_CONNECTIONS})",
     )
     p.add_argument(
         "--node", default=os.environ.get("NODE_NAME", ""), help="node name (env NODE_NAME)"
@@ -114,7 +142,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--kubeconfig",
         default=os.environ.get("KUBECONFIG"),
-        help="kubeconfig file for the Kubernetes API (env KUBECONFIG; default: in-cluster)",
+        help="kubeconfig file for the Kubernetes API (env KUBECONFIG; default: in-cluster in a "
+        "pod, else ~/.kube/config)",
     )
     p.add_argument(
         "--kubernetes.backoff-initial",
@@ -192,6 +221,7 @@ def parse_listen(listen: str) -> tuple[str | None, int]:
 class Wiring:
     engine: Engine
     pods: PodSource | None
+    limits: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 def build(args: argparse.Namespace) -> Wiring:
@@ -203,6 +233,9 @@ def build(args: argparse.Namespace) -> Wiring:
     if not args.node:
         raise ConfigError("--node (or NODE_NAME) is required")
     _check_durations(args)
+    limits = ConnectionLimits(args.read_header_timeout, args.idle_timeout, args.max_connections)
+    if limits.problems():
+        raise ConfigError(limits.problems()[0])
 
     reader: Reader | None = None
     resolver: PidResolver | None = None
@@ -234,7 +267,7 @@ def build(args: argparse.Namespace) -> Wiring:
         freshness_s=args.freshness,
         timeout_s=args.timeout,
     )
-    return Wiring(engine=engine, pods=pods)
+    return Wiring(engine=engine, pods=pods, limits=limits)
 
 
 def _check_durations(args: argparse.Namespace) -> None:
@@ -292,10 +325,17 @@ async def serve(wiring: Wiring, host: str | None, port: int) -> int:
         loop.add_signal_handler(sig, stop.set)
     if wiring.pods is not None:
         await wiring.pods.start()
-    runner = web.AppRunner(make_app(wiring.engine), access_log=None, handle_signals=False)
+    cap = fit_file_limit(wiring.limits.max_connections)  # the open-file limit may lower it
+    limits = replace(wiring.limits, max_connections=cap)
+    runner = web.AppRunner(
+        make_app(wiring.engine),
+        access_log=None,
+        handle_signals=False,
+        keepalive_timeout=limits.idle_timeout_s,  # idle between requests: aiohttp knows when
+    )
     await runner.setup()
-    site = web.TCPSite(runner, host, port, reuse_address=True)
-    await site.start()
+    assert runner.server is not None  # set up above
+    server, guard = await serve_guarded(runner.server, host, port, limits)
     log.info("listening", extra={"address": f"{host or ''}:{port}", "version": exporter_version()})
     first = asyncio.create_task(wiring.engine.latest(), name="first-collection")  # -> ready
     await stop.wait()
@@ -303,7 +343,9 @@ async def serve(wiring: Wiring, host: str | None, port: int) -> int:
     first.cancel()
     with contextlib.suppress(asyncio.CancelledError, Exception):
         await first
+    server.close()
     await runner.cleanup()
+    guard.close_all()  # those that never sent a byte aiohttp would wait for
     if wiring.pods is not None:
         await wiring.pods.close()
     await wiring.engine.close()
@@ -318,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         host, port = parse_listen(args.listen)
         wiring = build(args)
     except ConfigError as exc:
-        print(f"xgpu-exporter: {exc}", file=sys.stderr)
+        print(f"xgpu-exporter: {one_line(exc)}", file=sys.stderr)
         return 2
     try:
         return asyncio.run(serve(wiring, host, port))

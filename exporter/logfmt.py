@@ -9,6 +9,8 @@ import logging
 import sys
 import time
 
+from advisor.terminal import one_line
+
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
     "asctime",
@@ -17,10 +19,12 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
 
 
 def _value(value: object) -> str:
+    """Bare when it can be, else quoted; a control character (from a pod name, an error
+    body...) is escaped, so it never reaches the terminal or breaks the line in two."""
     text = str(value)
-    if text and not any(c in text for c in ' "=\n\t'):
+    if text and one_line(text) == text and not any(c in text for c in ' "='):
         return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return '"' + one_line(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
 
 
 class LogfmtFormatter(logging.Formatter):

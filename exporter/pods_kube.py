@@ -16,15 +16,14 @@ import asyncio
 import inspect
 import json
 import logging
-import os
 import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 
+from advisor.kubeconfig import load_configuration
 from advisor.podspec import PodGpu, parse_pod
 from advisor.podspec.dialects import DIALECTS
 from exporter.allotments import Allotment, PodsView
@@ -322,23 +321,11 @@ class KubePodSource:
             await client.close()
 
     async def _client_from_config(self) -> Any:
-        """A kubeconfig file when one is named, else the in-cluster service account when
-        running in a pod, else ~/.kube/config (as client-go's BuildConfigFromFlags)."""
-        from kubernetes_asyncio import config
-        from kubernetes_asyncio.client import ApiClient, Configuration
+        """A client configured as `advisor.kubeconfig` picks: --kubeconfig, $KUBECONFIG,
+        in-cluster when running in a pod, ~/.kube/config."""
+        from kubernetes_asyncio.client import ApiClient
 
-        configuration = Configuration()
-        in_cluster = self._in_cluster
-        if in_cluster is None:  # an explicit --kubeconfig wins, even inside a pod
-            in_cluster = not self._kubeconfig and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
-        if in_cluster:
-            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        else:
-            path = self._kubeconfig or os.environ.get("KUBECONFIG") or ""
-            path = path or str(Path.home() / ".kube" / "config")
-            await config.load_kube_config(
-                config_file=path, client_configuration=configuration, persist_config=False
-            )
+        configuration = await load_configuration(self._kubeconfig, in_cluster=self._in_cluster)
         return ApiClient(configuration=configuration)
 
 

@@ -7,18 +7,18 @@ import sys
 from pathlib import Path
 
 from advisor.core.model import PROFILES, ProfileName
+from advisor.errors import InputError
 from advisor.scenario import write_atomic
+from advisor.terminal import terminal_text
 
 AUTO = "auto"
 
 
-class InputError(Exception):
-    """Bad input or unreachable source: exit code 2 with this message."""
-
-
 def emit(text: str, output: Path | None) -> None:
-    """Print, or write atomically to `output` (never a half-written report)."""
+    """Print, or write atomically to `output` (never a half-written report). Printed, a
+    control character from remote text is escaped (JSON has none: it escapes them itself)."""
     if output is None:
+        text = terminal_text(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
     try:

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from advisor.commands import InputError, add_output, emit
+from advisor.commands import add_output, emit
 from advisor.core.fragmentation import replay_fragmentation
 from advisor.core.model import POLICIES, PROFILES, Policy, Scheduler
+from advisor.errors import InputError
 from advisor.replay import RESOURCE_MODES, read_trace, replay
 from advisor.scenario import save_scenario
 from advisor.scenario_profile import DEFAULTS

@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import dataclasses
 import json
-import re
 import sys
 import time
 import urllib.error
@@ -19,32 +18,31 @@ from typing import Any
 
 import pandas as pd
 
-from advisor.commands import InputError, scheduler_choice
+from advisor.commands import scheduler_choice
+from advisor.commands.options import add_source_arguments, source_config
 from advisor.commands.snapshot import print_notes
 from advisor.core.diagnose import CAUSES
 from advisor.core.model import Card, Cluster
+from advisor.durations import parse_duration
+from advisor.errors import InputError
 from advisor.metrics import push, write_textfile
 from advisor.render._common import plural
 from advisor.report import Report, ReportInputs, ReportOptions, build_report
 from advisor.scenario import load_scenario, write_atomic
 from advisor.sources import gather
 from advisor.sources.history import usage_history
-from advisor.sources.options import add_source_arguments, source_config
 
 EXIT_FINDINGS = 1
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h|d|w)$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 REPORT_FILES = ("report.json", "report.md", "report.html")
 
 
 def duration(text: str) -> float:
-    """Prometheus-style durations: 90s, 15m, 24h, 7d, 1w; 0 turns a feature off."""
-    if text == "0":
-        return 0.0
-    match = _DURATION.match(text)
-    if match is None:
-        raise argparse.ArgumentTypeError(f"expected a duration like 15m, 24h or 7d, got {text!r}")
-    return float(match.group(1)) * _UNITS[match.group(2)]
+    """Prometheus durations (advisor.durations): 90s, 15m, 1h30m, 24h, 7d; 0 turns a feature
+    off."""
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def causes(text: str) -> frozenset[str]:

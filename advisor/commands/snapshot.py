@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from advisor.commands import InputError
+from advisor.commands.options import add_source_arguments, source_config
+from advisor.errors import InputError
 from advisor.scenario import ScenarioError, save_scenario, scenario_from_data, scenario_to_data
 from advisor.sources import Gathered, gather
-from advisor.sources.options import add_source_arguments, source_config
+from advisor.terminal import one_line
 
 
 def register(sub: Any) -> None:
@@ -35,9 +36,9 @@ def print_notes(gathered: Gathered, stream: TextIO | None = None) -> None:
     """Warnings and stale series, one line each, for stderr."""
     out = sys.stderr if stream is None else stream
     for warning in gathered.warnings:
-        print(f"xgpu-advisor: warning: {warning}", file=out)
+        print(f"xgpu-advisor: warning: {one_line(warning)}", file=out)
     for stale in gathered.stale:
-        print(f"xgpu-advisor: stale, left out: {stale}", file=out)
+        print(f"xgpu-advisor: stale, left out: {one_line(stale)}", file=out)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -38,19 +38,22 @@ def kubectl_input(plan: Mapping[str, Any]) -> dict[str, Any]:
     plans = []
     for raw in as_list(plan.get("plans")):
         entry = as_map(raw)
-        placements = {
-            _safe(name): {
-                "node": _safe(as_map(where).get("node")),
-                "cards": [as_int(c) for c in as_list(as_map(where).get("cards"))],
+        placements, evicted_from = (
+            {
+                _safe(name): {
+                    "node": _safe(as_map(where).get("node")),
+                    "cards": [as_int(c) for c in as_list(as_map(where).get("cards"))],
+                }
+                for name, where in as_map(entry.get(key)).items()
             }
-            for name, where in as_map(entry.get("placements")).items()
-        }
+            for key in ("placements", "evicted_from")
+        )
         plans.append(
             {
                 key: [_safe(n) for n in as_list(entry.get(key))]
                 for key in ("rescues", "evict", "unowned")
             }
-            | {"placements": placements}
+            | {"placements": placements, "evicted_from": evicted_from}
         )
     summary = as_map(plan.get("summary"))
     figures = ("evictions", "rescued_pods", "rescued_gpus")

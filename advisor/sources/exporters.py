@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from advisor.commands import InputError
+from advisor.errors import InputError
 from advisor.sources.http import describe, run_all
 from advisor.sources.values import FAMILIES, NODE_INFO, Sample
 

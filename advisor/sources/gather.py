@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.commands import InputError
 from advisor.core.model import Cluster, PolicyName
+from advisor.errors import InputError
 from advisor.sources.assemble import assemble
 from advisor.sources.exporters import read_exporters
 from advisor.sources.http import client_session, run_both

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 
-from advisor.commands import InputError
+from advisor.errors import InputError
 
 T = TypeVar("T")
 U = TypeVar("U")

@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from advisor.commands import InputError
 from advisor.core.model import PROFILES, Policy, PolicyName, ProfileName, Scheduler
+from advisor.errors import InputError
 from advisor.podspec.registration import HAMI_REGISTER, VOLCANO_REGISTER
 from advisor.scenario_profile import DEFAULTS
 from advisor.sources.values import KubeState

@@ -19,7 +19,7 @@ from typing import Any
 
 import aiohttp
 
-from advisor.commands import InputError
+from advisor.errors import InputError
 from advisor.sources.http import describe, run_all
 from advisor.sources.values import (
     CARD_HEALTH,

@@ -24,6 +24,9 @@ BASE = ["--node", "gpu-node-1", "--no-collector.nvml", "--no-collector.kubernete
         ("30s", 30.0),
         ("5m", 300.0),
         ("1.5h", 5400.0),
+        # the advisor's grammar too (advisor.durations): Prometheus's, several units in a row
+        ("1h30m", 5400.0),  # 3600 + 30 * 60
+        ("1d", 86400.0),
     ],
 )
 def test_durations_are_seconds_or_carry_a_unit(text: str, seconds: float) -> None:
@@ -84,7 +87,7 @@ async def test_the_back_off_reaches_the_pod_source() -> None:
         (["--kubernetes.backoff-max", "-1"], "--kubernetes.backoff-max: expected"),
         (["--nvml.xid-hold", "nan"], "--nvml.xid-hold: expected"),
         (["--collection.timeout", "inf"], "--collection.timeout: expected"),
-        (["--nvml.call-timeout", "5d"], "--nvml.call-timeout: expected"),
+        (["--nvml.call-timeout", "30m1h"], "--nvml.call-timeout: expected units from the"),
         (["--collection.freshness", "1" + "0" * 400], "too large"),
     ],
 )

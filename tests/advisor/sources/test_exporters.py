@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 from aiohttp import web
 
-from advisor.commands import InputError
 from advisor.core.model import Placement, Pod, Request
+from advisor.errors import InputError
 from advisor.sources import SourceConfig, gather
 from advisor.sources.exporters import metrics_url, parse_exporter_list, read_exporters
 from advisor.sources.http import client_session

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from advisor.commands import InputError
 from advisor.core.model import OtherPod, Request
 from advisor.core.scaledown import scale_down
+from advisor.errors import InputError
 from advisor.podspec.node import NodeScheduling
 from advisor.scenario import scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from advisor.cli import main
-from advisor.commands import InputError
 from advisor.core.diagnose import diagnose
 from advisor.core.model import Card, Placement, Policy, Request, Scheduler
+from advisor.errors import InputError
 from advisor.podspec.registration import HAMI_REGISTER, VOLCANO_REGISTER
 from advisor.scenario import load_scenario, scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble

@@ -6,8 +6,8 @@ from types import MappingProxyType
 
 import pytest
 
-from advisor.commands import InputError
 from advisor.core.model import Policy, Scheduler
+from advisor.errors import InputError
 from advisor.podspec.registration import HAMI_REGISTER, VOLCANO_REGISTER
 from advisor.sources.profile_detect import choose_profile, detect_profile, scheduler_settings
 from advisor.sources.values import KubeNode, KubeState

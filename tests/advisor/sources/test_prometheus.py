@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 from aiohttp import web
 
-from advisor.commands import InputError
 from advisor.core.model import Placement, Pod, Request
+from advisor.errors import InputError
 from advisor.rightsizing import HISTORY_COLUMNS, rightsize
 from advisor.sources import SourceConfig, gather
 from advisor.sources import history as history_module

@@ -1,16 +1,21 @@
-"""Command-line flags for the live sources, shared by every command that reads them."""
+"""Command-line flags for the live sources, shared by every command that reads them.
+
+The flags are the CLI's; `advisor.sources` takes the plain `SourceConfig` that
+`source_config` makes of them, and knows nothing of argparse.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from advisor.commands import InputError, add_scheduler_argument, scheduler_choice
+from advisor.commands import add_scheduler_argument, scheduler_choice
 from advisor.core.model import PolicyName
+from advisor.errors import InputError
+from advisor.scenario_profile import NODE_POLICIES
 from advisor.sources.exporters import parse_exporter_list
 from advisor.sources.gather import DEFAULT_STALE_AFTER_S, DEFAULT_TIMEOUT_S, SourceConfig
 
 CARD_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread", "legacy")  # legacy: volcano-vgpu
-NODE_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread")
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = True) -> None:

@@ -1,0 +1,86 @@
+"""Reading the openb trace's CSV files within bounds, for `advisor.replay`.
+
+A line is at most MAX_LINE_CHARS long and a file holds at most MAX_ROWS rows (so /dev/zero
+or a runaway file is refused, not read into memory whole); numbers are plain ASCII digits
+within each column's range (`int()` would also take "١٢", "1_000" or thousands of digits);
+a byte-order mark before the header is no part of the first column's name. Every refusal
+is one `TraceError` line: 'FILE: line N: problem'.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+MAX_LINE_CHARS = 64 * 1024
+MAX_ROWS = 1_000_000  # the openb files hold about 9,000
+# Per column, the largest value the model takes: far beyond any real node or pod, small
+# enough that sums over a whole trace stay within int64.
+MAXIMUM = {
+    "gpu": 64,  # cards on one node; openb's largest has 8
+    "num_gpu": 64,  # cards of one pod: more than one node has never fit
+    "gpu_milli": 1000,  # a share of one card, in thousandths
+    "cpu_milli": 2**40,
+    "memory_mib": 2**40,  # 1 EiB: 2**60 bytes
+    "creation_time": 10**15,  # seconds: 30 million years
+}
+_DIGITS = re.compile(r"[0-9]+")
+
+
+class TraceError(Exception):
+    """Bad trace input: str() is 'FILE: line N: problem'."""
+
+
+def _bounded_lines(handle: IO[str], path: Path) -> Iterator[str]:
+    number = 0
+    while line := handle.readline(MAX_LINE_CHARS + 1):
+        number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise TraceError(f"{path}: line {number}: longer than {MAX_LINE_CHARS:,} characters")
+        yield line
+
+
+def read_rows(path: Path, required: set[str]) -> list[tuple[int, dict[str, str]]]:
+    """(line number, row) of each data row; the header must name every `required` column."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(_bounded_lines(handle, path))
+            missing = required - set(reader.fieldnames or [])
+            if missing:
+                raise TraceError(f"{path}: line 1: missing columns {', '.join(sorted(missing))}")
+            rows: list[tuple[int, dict[str, str]]] = []
+            for row in reader:
+                if len(rows) == MAX_ROWS:
+                    raise TraceError(f"{path}: line {reader.line_num}: more than {MAX_ROWS:,} rows")
+                rows.append((reader.line_num, row))
+            return rows
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise TraceError(f"{path}: (file): {err}") from None
+
+
+def read_int(
+    path: Path, line: int, row: dict[str, str], column: str, default: int | None = None
+) -> int:
+    """The column's value: ASCII digits, at most MAXIMUM[column]; empty gives `default`
+    where there is one."""
+    value = (row.get(column) or "").strip()
+    if value == "" and default is not None:
+        return default
+    if value.startswith("-") and _DIGITS.fullmatch(value[1:]):
+        raise TraceError(f"{path}: line {line}: {column} {value} is negative")
+    if _DIGITS.fullmatch(value) is None:
+        raise TraceError(f"{path}: line {line}: {column} {value[:30]!r} is not an integer")
+    maximum = MAXIMUM.get(column, 2**62)
+    if len(value) > len(str(maximum)) or int(value) > maximum:
+        raise TraceError(f"{path}: line {line}: {column} {value[:30]} is more than {maximum:,}")
+    return int(value)
+
+
+def read_name(path: Path, line: int, row: dict[str, str], column: str) -> str:
+    name = row.get(column) or ""
+    if not name.strip():
+        raise TraceError(f"{path}: line {line}: {column} is empty")
+    return name
