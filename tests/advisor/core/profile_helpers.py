@@ -231,3 +231,8 @@ def hami_card_scores(cluster: Cluster, node_name: str, pod_name: str | None = No
     scores = rules.card_scores(st, shape, at)
     assert scores.dtype == np.float32
     return [float(s) for s in scores]
+
+
+def hami_source(path: str, test: str) -> Upstream:
+    """A HAMi test table at the tag the hami profile follows."""
+    return Upstream(HAMI, HAMI_TAG, path, test)

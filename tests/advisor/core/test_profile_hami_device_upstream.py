@@ -18,14 +18,12 @@ from advisor.core.diagnose import build_state
 from advisor.core.model import Card, Cluster, Node, Pod, Request, Scheduler
 from advisor.core.rules_hami import node_scores
 from tests.advisor.core.profile_helpers import (
-    HAMI,
-    HAMI_TAG,
     Data,
-    Upstream,
     card,
     fit_reason,
     hami_card_scores,
     hami_node_score,
+    hami_source,
     load,
     node,
     pod,
@@ -34,17 +32,14 @@ from tests.advisor.core.profile_helpers import (
     walk_on,
 )
 
-
-def source(path: str, test: str) -> Upstream:
-    return Upstream(HAMI, HAMI_TAG, path, test)
-
-
-SCORE = source("pkg/scheduler/policy/gpu_policy_test.go", "TestComputeScore")
-WEIGHTS = source("pkg/scheduler/policy/gpu_policy_test.go", "TestComputeScoreWithResourceWeights")
-LESS = source("pkg/scheduler/policy/gpu_policy_test.go", "TestDeviceUsageList_Less")
-NODE_SCORE = source("pkg/scheduler/policy/node_policy_test.go", "TestComputeDefaultScore")
-DEVICES_FIT = source("pkg/device/nvidia/device_test.go", "TestDevices_Fit")
-NUMA_SWITCH = source("pkg/device/nvidia/device_test.go", "TestFit_NumaSwitching")
+SCORE = hami_source("pkg/scheduler/policy/gpu_policy_test.go", "TestComputeScore")
+WEIGHTS = hami_source(
+    "pkg/scheduler/policy/gpu_policy_test.go", "TestComputeScoreWithResourceWeights"
+)
+LESS = hami_source("pkg/scheduler/policy/gpu_policy_test.go", "TestDeviceUsageList_Less")
+NODE_SCORE = hami_source("pkg/scheduler/policy/node_policy_test.go", "TestComputeDefaultScore")
+DEVICES_FIT = hami_source("pkg/device/nvidia/device_test.go", "TestDevices_Fit")
+NUMA_SWITCH = hami_source("pkg/device/nvidia/device_test.go", "TestFit_NumaSwitching")
 NUMA_BIND = {"nvidia.com/numa-bind": "true"}
 
 

@@ -25,6 +25,7 @@ from tests.advisor.core.profile_helpers import (
     card,
     fit_reason,
     hami_node_score,
+    hami_source,
     load,
     node,
     pending_verdict,
@@ -35,15 +36,10 @@ from tests.advisor.core.profile_helpers import (
     walk_on,
 )
 
-
-def source(path: str, test: str) -> Upstream:
-    return Upstream(HAMI, HAMI_TAG, path, test)
-
-
-CALC = source("pkg/scheduler/score_test.go", "Test_calcScore")
-CERTAIN = source("pkg/scheduler/score_test.go", "Test_fitInCertainDevice")
-IN_DEVICES = source("pkg/scheduler/score_test.go", "Test_fitInDevices")
-FILTER = source("pkg/scheduler/scheduler_test.go", "Test_Filter")
+CALC = hami_source("pkg/scheduler/score_test.go", "Test_calcScore")
+CERTAIN = hami_source("pkg/scheduler/score_test.go", "Test_fitInCertainDevice")
+IN_DEVICES = hami_source("pkg/scheduler/score_test.go", "Test_fitInDevices")
+FILTER = hami_source("pkg/scheduler/scheduler_test.go", "Test_Filter")
 NUMA_SORT = "pkg/scheduler/numa_sort_test.go"
 POLICY_KEYS = ("hami.io/node-scheduler-policy", "hami.io/gpu-scheduler-policy")
 NUMA_BIND = {"nvidia.com/numa-bind": "true"}

@@ -4,9 +4,7 @@ double, through assemble, the diagnosis and `xgpu-advisor snapshot` (exit 2 on m
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from advisor.sources.assemble import assemble
 from advisor.sources.kubernetes import read_kubernetes
 from advisor.sources.values import Sample
 from tests.advisor.sources.builders import card, cce_pod, node_info, per_card_pod, vgpu
+from tests.advisor.sources.pages_server import serving
 from tests.kubeapi import objects
 from tests.kubeapi.server import KubeApiDouble
 from tests.kubeapi.store import KubeStore
@@ -183,27 +182,8 @@ def exporters() -> Iterator[str]:
     """One HTTP server answering /n1 and /n2 with each node's exposition; the URL list."""
     pages = {f"/{n}": exposition(n, hami_samples()).encode() for n in ("n1", "n2")}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = pages.get(self.path)
-            self.send_response(200 if body else 404)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.end_headers()
-            self.wfile.write(body or b"")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
-        yield ",".join(f"{base}{path}" for path in pages)
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serving(pages) as urls:
+        yield urls
 
 
 def test_snapshot_of_a_hami_cluster_loads_back_as_hami(

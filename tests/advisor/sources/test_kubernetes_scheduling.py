@@ -14,9 +14,7 @@ The cluster, with every figure worked by hand below:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +38,7 @@ from advisor.sources.assemble import assemble
 from advisor.sources.kubernetes import read_kubernetes
 from advisor.sources.values import Sample
 from tests.advisor.sources.builders import card, cce_pod, node_info, vgpu
+from tests.advisor.sources.pages_server import serving
 from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.server import KubeApiDouble
@@ -271,27 +270,8 @@ def exporters() -> Iterator[str]:
     """One HTTP server answering /n1, /n2, /n3 with each node's exposition; the URL list."""
     pages = {f"/{n}": exposition(n, samples()).encode() for n in ("n1", "n2", "n3")}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = pages.get(self.path)
-            self.send_response(200 if body else 404)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.end_headers()
-            self.wfile.write(body or b"")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
-        yield ",".join(f"{base}{path}" for path in pages)
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serving(pages) as urls:
+        yield urls
 
 
 def test_snapshot_writes_what_the_loader_reads(
