@@ -12,10 +12,16 @@ from typing import Literal
 
 import numpy as np
 
-from advisor.core.model import Cluster, Mode, Placement, Pod, Policy, queue_order
-from advisor.core.nodefilters import RESOURCE_REASONS, bytes_text, cpu_text, fit_error
+from advisor.core.diagnose_text import (
+    card_reason_text,
+    per_card_text,
+    resource_detail,
+    resources_text,
+)
+from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
+from advisor.core.nodefilters import RESOURCE_REASONS, fit_error
 from advisor.core.rules_cce import CceRules
-from advisor.core.state import UNLIMITED, BoolArray, CardState, IntArray, Shape
+from advisor.core.state import BoolArray, CardState, IntArray, Shape
 
 Cause = Literal[
     "invalid", "unsatisfiable", "schedulable", "node-resources", "fragmentation", "capacity"
@@ -160,7 +166,7 @@ class Cycle:
         if (allowed & big).any():
             return (
                 f"no node the pod may use has the allocatable it requests "
-                f"({_resources_text(shape)}), even with no other pod on it"
+                f"({resources_text(shape)}), even with no other pod on it"
             )
         considered = np.flatnonzero(allowed)
         positions = np.isin(s.node_of, considered)
@@ -224,7 +230,7 @@ class Cycle:
             others = f" (and {starved.size - 1} other nodes)" if starved.size > 1 else ""
             message = (
                 f"{summary} The GPUs fit now on {s.node_names[best]}{others}, but {lacks} there "
-                f"for {_resources_text(shape)}: free or add cpu and memory on GPU nodes, "
+                f"for {resources_text(shape)}: free or add cpu and memory on GPU nodes, "
                 "not GPUs"
             )
             return replace(verdict, cause="node-resources", message=message)
@@ -237,7 +243,7 @@ class Cycle:
             message = (
                 f"{summary} {s.node_names[best]} has {int(node_free[best])} MiB free over "
                 f"{int(s.counted_count[best])} {s.rules.card_word}cards, but not "
-                f"{_per_card_text(shape)} on each of {shape.gpus} eligible cards"
+                f"{per_card_text(shape)} on each of {shape.gpus} eligible cards"
             )
             return replace(verdict, cause="fragmentation", message=message)
         cluster_free = int(free_memory.sum())
@@ -246,7 +252,7 @@ class Cycle:
         if core > 0:
             sufficient = sufficient and int(free_core.sum()) >= total_core
         scope = "the cluster has" if open_nodes.all() else "the nodes it may use have"
-        wanted = f"{least} MiB" if shape.card_memory_mib > 0 else f"{_per_card_text(shape)} each"
+        wanted = f"{least} MiB" if shape.card_memory_mib > 0 else f"{per_card_text(shape)} each"
         message = (
             f"{summary} No node has {wanted} free on {shape.gpus} or more {s.rules.card_word}"
             f"cards; {scope} {cluster_free} MiB free in all"
@@ -349,7 +355,7 @@ class Cycle:
         # count does not depend on which cards; judging every card costs 40k comparisons).
         checks = len(s.card_rejections(shape, np.asarray(positions, dtype=np.int64)))
         if reasons[0] not in names:  # rejected before the GPU filter
-            return tuple(_resource_detail(r, s.free_resources(node), shape) for r in reasons)
+            return tuple(resource_detail(r, s.free_resources(node), shape) for r in reasons)
         if s.card_count[node] < shape.gpus:
             few = names[s.rules.few_cards_reason]
             return (f"{few}: node has {int(s.card_count[node])} cards, {shape.gpus} needed",)
@@ -363,54 +369,8 @@ class Cycle:
                 continue
             cards = [int(s.card_index[k]) for k in positions if codes[k] == code]
             if s.rules.profile == "cce":
-                lines.append(_card_reason_text(code, cards, shape, s.limit))
+                lines.append(card_reason_text(code, cards, shape, s.limit))
             else:
                 noun = "card" if len(cards) == 1 else "cards"
                 lines.append(f"{names[code]}: {noun} {', '.join(map(str, cards))}")
         return tuple(lines)
-
-
-def _per_card_text(shape: Shape) -> str:
-    if shape.card_memory_mib > 0 and shape.memory_percent == 0:
-        return f"{shape.card_memory_mib} MiB"
-    if shape.memory_percent > 0:
-        return f"{shape.memory_percent}% of the card"
-    return "the whole card"
-
-
-def _resources_text(shape: Shape) -> str:
-    r = shape.resources
-    return f"cpu {cpu_text(r.cpu_milli)}, memory {bytes_text(r.memory_bytes)}"
-
-
-def _resource_detail(
-    reason: str, free: tuple[int | None, int | None, int | None], shape: Shape
-) -> str:
-    """A NodeResourcesFit reason with the figures behind it; other reasons as they are."""
-    if reason not in RESOURCE_REASONS:
-        return reason
-    column = RESOURCE_REASONS.index(reason)
-    left = free[column]
-    if left is None or left >= UNLIMITED:
-        return reason
-    if column == 0:
-        return f"{reason}: no pod slot left"
-    show = cpu_text if column == 1 else bytes_text
-    want = shape.demand[column]
-    return f"{reason}: {show(max(left, 0))} free, pod needs {show(want)}"
-
-
-def _card_reason_text(code: int, cards: list[int], shape: Shape, limit: int) -> str:
-    listed = ", ".join(map(str, cards))
-    noun = "card" if len(cards) == 1 else "cards"
-    verb = "has" if len(cards) == 1 else "have"
-    wanted = "memory+core" if shape.mode == int(Mode.MEMORY_CORE) else "memory"
-    other = "memory" if shape.mode == int(Mode.MEMORY_CORE) else "memory+core"
-    text = {
-        1: f"{noun} {listed} {'is' if len(cards) == 1 else 'are'} unhealthy",
-        2: f"{noun} {listed} host {other} isolation vGPUs, pod needs {wanted} isolation",
-        3: f"{noun} {listed} {verb} {limit} vGPUs (the limit)",
-        4: f"{noun} {listed} {verb} less than {shape.card_memory_mib} MiB free",
-        5: f"{noun} {listed} {verb} less than {shape.card_core}% core free",
-    }[code]
-    return f"{REASONS[code]}: {text}"
