@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from advisor.commands import diagnose, plan, replay, report, snapshot, whatif
 from advisor.errors import InputError
@@ -16,8 +17,16 @@ EXIT_OK, EXIT_INPUT = 0, 2
 COMMANDS = (diagnose, plan, report, snapshot, whatif, replay)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad flag is one line on stderr (no usage block) and exit 2, as every
+    other bad input is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_INPUT, f"{self.prog}: error: {one_line(message)}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="xgpu-advisor",
         description="Explain Pending vGPU pods and advise on shared-GPU clusters.",
     )
@@ -28,7 +37,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as stop:  # --help, or a bad flag (one line already printed)
+        return stop.code if isinstance(stop.code, int) else EXIT_INPUT
     try:
         code: int = args.func(args)
     except (ScenarioError, TraceError, InputError) as err:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.commands import add_output, add_scheduler_argument, emit, scheduler_choice
+from advisor.commands.flag_types import count_or_all
 from advisor.core.diagnose import DEFAULT_NODE_DETAIL, diagnose
 from advisor.output import cluster_view, diagnosis_json
 from advisor.scenario import load_scenario
@@ -22,7 +23,7 @@ def register(sub: Any) -> None:
     add_output(parser, ("markdown", "json", "html"))
     parser.add_argument(
         "--node-detail",
-        type=int,
+        type=count_or_all,
         default=DEFAULT_NODE_DETAIL,
         metavar="N",
         help="list the reasons of at most N nodes per pod, nearest to fitting first "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from advisor.commands import add_scheduler_argument, scheduler_choice
+from advisor.commands.flag_types import count, positive_seconds
 from advisor.core.model import PolicyName
 from advisor.errors import InputError
 from advisor.scenario_profile import NODE_POLICIES
@@ -38,14 +39,14 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = Tr
     )
     parser.add_argument(
         "--stale-after",
-        type=float,
+        type=positive_seconds,
         default=DEFAULT_STALE_AFTER_S,
         metavar="SECONDS",
         help=f"series older than this are reported and left out ({DEFAULT_STALE_AFTER_S:g})",
     )
     parser.add_argument(
         "--source-timeout",
-        type=float,
+        type=positive_seconds,
         default=DEFAULT_TIMEOUT_S,
         metavar="SECONDS",
         help=f"per request ({DEFAULT_TIMEOUT_S:g})",
@@ -61,7 +62,7 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = Tr
         help="default: the scheduler profile's (legacy: volcano-vgpu's n-1..0 walk)",
     )
     parser.add_argument(
-        "--max-vgpus-per-card", type=int, metavar="N", help="default: the scheduler profile's"
+        "--max-vgpus-per-card", type=count(1), metavar="N", help="default: the scheduler profile's"
     )
     add_scheduler_argument(parser)  # every command reading a live source judges by a profile
 
@@ -70,8 +71,6 @@ def source_config(args: argparse.Namespace) -> SourceConfig:
     exporters = parse_exporter_list(args.exporters) if args.exporters is not None else ()
     if args.exporters is not None and not exporters:
         raise InputError("--exporters: no URL given")
-    if args.max_vgpus_per_card is not None and args.max_vgpus_per_card < 1:
-        raise InputError("--max-vgpus-per-card must be at least 1")
     return SourceConfig(
         prometheus=args.prometheus,
         exporters=exporters,

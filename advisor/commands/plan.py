@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from pathlib import Path
 from typing import Any
 
 from advisor.commands import add_output, add_scheduler_argument, emit, scheduler_choice
+from advisor.commands.flag_types import count, positive_seconds
 from advisor.core.diagnose import diagnose
 from advisor.core.plan import DEFAULT_TIME_BUDGET_S, PlanOptions, plan
 from advisor.core.plan_limits import EvictionBudget, NeverEvict
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
     add_output(parser, ("markdown", "json", "html", "kubectl"))
     parser.add_argument(
         "--max-plan-evictions",
-        type=int,
+        type=count(1),
         default=DEFAULTS.max_plan_evictions,
         metavar="N",
         help="evictions any one plan may make (default "
@@ -60,7 +60,7 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--plan-work",
-        type=int,
+        type=count(1),
         default=DEFAULTS.work,
         metavar="N",
         help="the search's budget, in simulated placements (default "
@@ -68,7 +68,7 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--time-budget",
-        type=float,
+        type=positive_seconds,
         default=DEFAULT_TIME_BUDGET_S,
         metavar="SECONDS",
         help="a safety stop only: the search ends after this long even with work left, "
@@ -76,7 +76,7 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--pictures",
-        type=int,
+        type=count(0),
         default=DEFAULT_PICTURES,
         metavar="N",
         help=f"before/after pictures for the first N plans (html, markdown; default "
@@ -87,12 +87,7 @@ def register(sub: Any) -> None:
 
 def options_from(args: argparse.Namespace) -> PlanOptions:
     """The plan options the flags ask for; InputError (exit 2) naming the flag otherwise."""
-    if not (math.isfinite(args.time_budget) and args.time_budget > 0):
-        raise InputError(f"--time-budget must be a positive number, got {args.time_budget:g}")
-    if args.max_plan_evictions < 1:
-        raise InputError(f"--max-plan-evictions must be 1 or more, got {args.max_plan_evictions}")
-    if args.plan_work < 1:
-        raise InputError(f"--plan-work must be 1 or more, got {args.plan_work}")
+    # --time-budget, --max-plan-evictions and --plan-work are in range by their flag types.
     try:
         budget = EvictionBudget.parse(args.max_evictions)
         never = tuple(NeverEvict.parse(text) for text in args.never_evict)

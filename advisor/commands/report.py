@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from advisor.commands import scheduler_choice
+from advisor.commands.flag_types import positive_duration, positive_seconds
 from advisor.commands.options import add_source_arguments, source_config
 from advisor.commands.snapshot import print_notes
 from advisor.core.diagnose import CAUSES
@@ -78,9 +79,15 @@ def register(sub: Any) -> None:
         metavar="WINDOW",
         help="usage history for right-sizing and the usage chart (Prometheus only; 0: off)",
     )
-    parser.add_argument("--history-step", type=duration, default=duration("5m"), metavar="STEP")
     parser.add_argument(
-        "--time-budget", type=float, default=60.0, metavar="SECONDS", help="for plan search"
+        "--history-step", type=positive_duration, default=duration("5m"), metavar="STEP"
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=positive_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="for plan search",
     )
     parser.add_argument(
         "--fail-on",

@@ -184,10 +184,13 @@ def test_no_pictures_when_asked(scenario: Path, capsys: pytest.CaptureFixture[st
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--time-budget", "0"], "--time-budget must be a positive number, got 0"),
-        (["--time-budget", "nan"], "--time-budget must be a positive number, got nan"),
-        (["--max-plan-evictions", "0"], "--max-plan-evictions must be 1 or more, got 0"),
-        (["--plan-work", "0"], "--plan-work must be 1 or more, got 0"),
+        (["--time-budget", "0"], "argument --time-budget: must be a finite number above 0"),
+        (["--time-budget", "nan"], "--time-budget: must be a finite number above 0, got 'nan'"),
+        (["--time-budget", "inf"], "--time-budget: must be a finite number above 0, got 'inf'"),
+        (["--max-plan-evictions", "0"], "--max-plan-evictions: must be at least 1, got '0'"),
+        (["--plan-work", "0"], "argument --plan-work: must be at least 1, got '0'"),
+        (["--pictures", "-3"], "argument --pictures: must be at least 0, got '-3'"),
+        (["--pictures", "many"], "argument --pictures: 'many' is not a whole number"),
         (["--max-evictions", "3/pod"], "--max-evictions: expected N, N/card or N/gpu, got '3/pod'"),
         (["--max-evictions", "-1"], "--max-evictions: expected a number >= 0"),
         (["--max-evictions", "2.5"], "--max-evictions: a count of evictions is a whole number"),
