@@ -37,10 +37,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as stop:  # --help, or a bad flag (one line already printed)
-        return stop.code if isinstance(stop.code, int) else EXIT_INPUT
+    args = _parser().parse_args(argv)  # exits 2 on a bad flag (one line), 0 after --help
     try:
         code: int = args.func(args)
     except (ScenarioError, TraceError, InputError) as err:

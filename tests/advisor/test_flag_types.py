@@ -30,7 +30,9 @@ CASES = [
 def test_a_bad_number_is_one_line_and_exit_2(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert main(argv) == 2
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.count("\n") == 1, captured.err
@@ -46,5 +48,7 @@ def test_in_range_values_are_taken(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_help_still_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["plan", "--help"]) == 0
+    with pytest.raises(SystemExit) as stop:
+        main(["plan", "--help"])
+    assert stop.value.code == 0
     assert "--plan-work" in capsys.readouterr().out
