@@ -8,6 +8,28 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from advisor.sources.values import Sample
+
+
+def exposition(node: str, found: list[Sample]) -> str:
+    """The node's samples as an exporter shows them (no `node` label: xgpu_node_info says)."""
+    lines = []
+    for s in found:
+        if s.label("node") != node:
+            continue
+        labels = ",".join(f'{k}="{v}"' for k, v in s.labels.items() if k != "node")
+        if s.metric == "xgpu_node_info":
+            labels = f'node="{node}"'
+        lines.append(f"{s.metric}{{{labels}}} {s.value}")
+    return "\n".join(lines) + "\n"
+
+
+@contextmanager
+def serving_exporters(found: list[Sample], nodes: tuple[str, ...]) -> Iterator[str]:
+    """Each of `nodes` as a stand-in exporter of its samples; yields the URL list."""
+    with serving({f"/{n}": exposition(n, found).encode() for n in nodes}) as urls:
+        yield urls
+
 
 @contextmanager
 def serving(pages: Mapping[str, bytes]) -> Iterator[str]:

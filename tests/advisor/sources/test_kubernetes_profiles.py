@@ -19,7 +19,7 @@ from advisor.sources.assemble import assemble
 from advisor.sources.kubernetes import read_kubernetes
 from advisor.sources.values import Sample
 from tests.advisor.sources.builders import card, cce_pod, node_info, per_card_pod, vgpu
-from tests.advisor.sources.pages_server import serving
+from tests.advisor.sources.pages_server import serving_exporters
 from tests.kubeapi import objects
 from tests.kubeapi.server import KubeApiDouble
 from tests.kubeapi.store import KubeStore
@@ -164,25 +164,10 @@ async def test_mixed_marks_are_an_input_error(kube_api: KubeApiDouble, tmp_path:
 # -- `xgpu-advisor snapshot`, end to end -------------------------------------------------
 
 
-def exposition(node: str, found: list[Sample]) -> str:
-    """The node's samples as an exporter shows them (no `node` label: xgpu_node_info says)."""
-    lines = []
-    for s in found:
-        if s.label("node") != node:
-            continue
-        labels = ",".join(f'{k}="{v}"' for k, v in s.labels.items() if k != "node")
-        if s.metric == "xgpu_node_info":
-            labels = f'node="{node}"'
-        lines.append(f"{s.metric}{{{labels}}} {s.value}")
-    return "\n".join(lines) + "\n"
-
-
 @pytest.fixture
 def exporters() -> Iterator[str]:
-    """One HTTP server answering /n1 and /n2 with each node's exposition; the URL list."""
-    pages = {f"/{n}": exposition(n, hami_samples()).encode() for n in ("n1", "n2")}
-
-    with serving(pages) as urls:
+    """Stand-in exporters answering /n1 and /n2 with each node's exposition; the URL list."""
+    with serving_exporters(hami_samples(), ("n1", "n2")) as urls:
         yield urls
 
 
