@@ -233,9 +233,8 @@ def read_trace(
             gpu_pods.append(pod)
         else:
             cpu_pods.append(CpuPod(pod, len(gpu_pods)))
-    cluster = Cluster(tuple(nodes), tuple(gpu_pods), policy, scheduler=scheduler)
-    if scheduler.profile != "cce":
-        cluster = replace(cluster, max_vgpus_per_card=default_max_vgpus(scheduler))
+    limit = default_max_vgpus(scheduler)
+    cluster = Cluster(tuple(nodes), tuple(gpu_pods), policy, limit, scheduler)
     return Trace(cluster, resources, tuple(cpu_pods))
 
 
