@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck unit system-deps demo-deps bench clean openb
+.PHONY: demo test test-fast lint typecheck unit system-deps demo-deps bench clean openb fuzz lock
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -25,6 +25,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports  # the layers of docs/architecture.md (pyproject.toml)
+	$(BIN)/python scripts/check_image.py  # deploy/Dockerfile's rules, requirements.lock
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -34,9 +35,28 @@ unit: $(STAMP) system-deps
 
 test: lint typecheck unit
 
+# The inner loop between edits (README "Development"): no lint, no test that starts a process
+# or a server, no openb replay, a tenth of each property test's examples, on two workers.
+# `make test` (CI) runs everything.
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -p no:cacheprovider -m "not realservices and not slow" --quick-properties -n 2
+
 # The public openb trace (pinned commits, SHA-256 checked) into the git-ignored data/openb.
 openb: $(STAMP)
 	$(BIN)/python scripts/fetch_openb.py --dest data/openb
+
+# The fuzz suite's long run (tests/fuzz, README "Fuzzing"): random examples, 20 times as many
+# per target as `make unit` tries with its fixed seed; about four minutes, so no per-test limit.
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest tests/fuzz -m fuzz --timeout=0 -q -p no:cacheprovider
+
+# requirements.lock: the image's dependencies and build backend, pinned with hashes, from
+# pyproject.toml and PyPI (deploy/Dockerfile installs it with --require-hashes).
+lock: $(STAMP)
+	$(BIN)/pip install -q 'pip-tools>=7.4'
+	PIP_CONFIG_FILE=/dev/null $(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe \
+	  --all-build-deps --strip-extras --index-url=https://pypi.org/simple --no-emit-index-url \
+	  --output-file=requirements.lock pyproject.toml
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run

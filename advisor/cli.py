@@ -7,14 +7,14 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from advisor.commands import diagnose, plan, replay, report, snapshot, whatif
+from advisor.commands import diagnose, plan, replay, report, serve, snapshot, whatif
 from advisor.errors import InputError
 from advisor.replay import TraceError
 from advisor.scenario import ScenarioError
 from advisor.terminal import one_line
 
 EXIT_OK, EXIT_INPUT = 0, 2
-COMMANDS = (diagnose, plan, report, snapshot, whatif, replay)
+COMMANDS = (diagnose, plan, report, snapshot, whatif, replay, serve)
 
 
 class OneLineParser(argparse.ArgumentParser):

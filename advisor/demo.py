@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from advisor.core.diagnose import CAUSES
-from advisor.render._common import plural
+from advisor.render.common.values import plural
 from advisor.scenario import ScenarioError, load_scenario
 
 PACKAGE = Path(__file__).resolve().parent

@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prometheus_client import CollectorRegistry, Gauge, push_to_gateway, write_to_textfile
+from prometheus_client import CollectorRegistry, Gauge, generate_latest, push_to_gateway
 
 from advisor.core.diagnose import CAUSES
+from advisor.scenario_write import write_atomic
 
 PLAN_KINDS = ("rebalance", "scale_up", "scale_down")
 
@@ -72,7 +73,9 @@ def registry_for(run: RunFigures) -> CollectorRegistry:
 
 
 def write_textfile(path: Path | str, run: RunFigures) -> None:
-    write_to_textfile(str(path), registry_for(run))
+    # Not prometheus_client's write_to_textfile: it renames a file over the target even
+    # when that is a pipe or a device (as root, /dev/null); write_atomic writes those in place.
+    write_atomic(path, generate_latest(registry_for(run)).decode("utf-8"))
 
 
 def push(gateway: str, run: RunFigures, job: str = "xgpu-advisor") -> None:

@@ -3,36 +3,35 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar, cast
 
+from advisor import schemas
 from advisor.core.diagnose import CAUSES, Diagnosis, PodDiagnosis
-from advisor.core.fragmentation import summary_json
+from advisor.core.fragmentation import Fragmentation, summary_json
 from advisor.core.model import Cluster, Mode, Node, Placement, Pod, ProfileName, Scheduler
 from advisor.core.nodefilters import Resources, Taint, bytes_text, cpu_text
 from advisor.core.plan import Plan, PlanReport
+from advisor.core.remedy import Remedy
 from advisor.core.rules import CardRules, rules_for
 from advisor.core.scaledown import ScaleDownAdvice
 from advisor.core.scaling import ScaleUp, ScaleUpAdvice
 from advisor.core.whatif import ProfileOutcome, WhatIf, held_mib
 
-DIAGNOSIS_SCHEMA = "xgpu-advisor/diagnosis/v1"
-WHATIF_SCHEMA = "xgpu-advisor/whatif/v1"
-PLAN_SCHEMA = "xgpu-advisor/plan/v1"
 MAX_HELD_LISTED = 50  # idle nodes kept, least utilised first; the rest are counted
 
 
-def placement_json(placement: Placement | None) -> dict[str, Any] | None:
+def placement_json(placement: Placement | None) -> schemas.PlacementJson | None:
     if placement is None:
         return None
     return {"node": placement.node, "cards": list(placement.cards)}
 
 
-def request_json(pod: Pod, profile: ProfileName = "cce") -> dict[str, Any]:
+def request_json(pod: Pod, profile: ProfileName = "cce") -> schemas.RequestJson:
     """The totals; a share of each card and (outside cce) a whole-card request only when
     asked, so cce's JSON stays as it was."""
     r = pod.request
-    data: dict[str, Any] = {
+    data: schemas.RequestJson = {
         "gpus": r.gpus,
         "memory_mib": r.memory_mib,
         "core_percent": r.core_percent,
@@ -44,9 +43,9 @@ def request_json(pod: Pod, profile: ProfileName = "cce") -> dict[str, Any]:
     return data
 
 
-def scheduler_json(scheduler: Scheduler) -> dict[str, Any]:
+def scheduler_json(scheduler: Scheduler) -> schemas.SchedulerJson:
     """Which profile judged the cluster, with that profile's own settings (§9.2)."""
-    data: dict[str, Any] = {"profile": scheduler.profile}
+    data: schemas.SchedulerJson = {"profile": scheduler.profile}
     if scheduler.profile == "hami":
         data["default_memory_mib"] = scheduler.default_memory_mib
         data["weights"] = dict(zip(("slot", "core", "memory"), scheduler.weights, strict=True))
@@ -71,8 +70,8 @@ def taint_text(taint: Taint) -> str:
     return f"{taint.key}{value}:{taint.effect}"
 
 
-def pod_diagnosis_json(d: PodDiagnosis, profile: ProfileName = "cce") -> dict[str, Any]:
-    entry: dict[str, Any] = {
+def pod_diagnosis_json(d: PodDiagnosis, profile: ProfileName = "cce") -> schemas.PodDiagnosisJson:
+    entry: schemas.PodDiagnosisJson = {
         "pod": d.pod.name,
         "cause": d.cause,
         "message": d.message,
@@ -96,14 +95,19 @@ def pod_diagnosis_json(d: PodDiagnosis, profile: ProfileName = "cce") -> dict[st
     return entry
 
 
-def diagnosis_json(diagnosis: Diagnosis, scheduler: Scheduler | None = None) -> dict[str, Any]:
+def diagnosis_json(
+    diagnosis: Diagnosis, scheduler: Scheduler | None = None
+) -> schemas.DiagnosisJson:
     """`scheduler`: the cluster's, named beside the policy (every command passes it)."""
     policy = diagnosis.policy
     profile = "cce" if scheduler is None else scheduler.profile
+    judged: schemas.SchedulerPartJson = (
+        {"scheduler": scheduler_json(scheduler)} if scheduler is not None else {}
+    )
     return {
-        "schema": DIAGNOSIS_SCHEMA,
+        "schema": schemas.DIAGNOSIS_SCHEMA,
         "policy": {"node": policy.node, "card": policy.card},
-        **({"scheduler": scheduler_json(scheduler)} if scheduler is not None else {}),
+        **judged,
         "pods": [pod_diagnosis_json(d, profile) for d in diagnosis.pods],
         "summary": diagnosis.summary,
     }
@@ -120,7 +124,7 @@ def card_view(
     where: Mapping[str, Placement],
     fresh: Collection[str] = (),
     nodes: Collection[str] | None = None,
-) -> dict[str, Any]:
+) -> schemas.CardViewJson:
     """Cards (of `nodes`, or all) with the pods `where` puts on them; pods in `fresh` are
     marked `pending` (placed by this cycle or plan, not running yet)."""
     wanted = None if nodes is None else set(nodes)
@@ -132,11 +136,11 @@ def card_view(
             continue
         for index in placement.cards:
             on_card[(placement.node, index)].append(pod)
-    views = []
+    views: list[schemas.NodeViewJson] = []
     for node in cluster.nodes:
         if wanted is not None and node.name not in wanted:
             continue
-        cards = []
+        cards: list[schemas.CardJson] = []
         for card in node.cards:
             pods = on_card.get((node.name, card.index), [])
             mode = Mode.UNUSED
@@ -163,19 +167,23 @@ def card_view(
                     ],
                 }
             )
-        views.append({"name": node.name, "cards": cards, **_node_fit(node, cluster, where)})
+        view: schemas.NodeViewJson = {"name": node.name, "cards": cards}
+        _add_node_fit(view, node, cluster, where)
+        views.append(view)
     return {"nodes": views}
 
 
-def _node_fit(node: Node, cluster: Cluster, where: Mapping[str, Placement]) -> dict[str, Any]:
+def _add_node_fit(
+    view: schemas.NodeViewJson, node: Node, cluster: Cluster, where: Mapping[str, Placement]
+) -> None:
     """The node's cpu and memory (allocatable, and requested by its pods where `where` puts
-    them and by its other pods) and its taints; nothing for a node that sets none of them."""
-    fit: dict[str, Any] = {}
+    them and by its other pods) and its taints, added to its view; nothing for a node that sets
+    none of them."""
     allocatable = node.allocatable
     if allocatable.cpu_milli is not None or allocatable.memory_bytes is not None:
         placed = [p for p in cluster.pods if (w := where.get(p.name)) and w.node == node.name]
         others = node.other_pods or ()
-        fit["resources"] = {
+        view["resources"] = {
             "cpu_allocatable_milli": allocatable.cpu_milli,
             "memory_allocatable_bytes": allocatable.memory_bytes,
             "cpu_requested_milli": sum(p.resources.cpu_milli for p in placed)
@@ -184,13 +192,12 @@ def _node_fit(node: Node, cluster: Cluster, where: Mapping[str, Placement]) -> d
             + sum(o.resources.memory_bytes for o in others),
         }
     if node.taints:
-        fit["taints"] = [taint_text(t) for t in node.taints]
+        view["taints"] = [taint_text(t) for t in node.taints]
     if node.unschedulable:
-        fit["unschedulable"] = True
-    return fit
+        view["unschedulable"] = True
 
 
-def cluster_view(cluster: Cluster, diagnosis: Diagnosis | None = None) -> dict[str, Any]:
+def cluster_view(cluster: Cluster, diagnosis: Diagnosis | None = None) -> schemas.CardViewJson:
     """Every card with its allotments after the cycle; pods the cycle placed are `pending`."""
     where = {p.name: p.placement for p in cluster.pods if p.placement is not None}
     fresh = set()
@@ -205,18 +212,26 @@ def cluster_view(cluster: Cluster, diagnosis: Diagnosis | None = None) -> dict[s
 # -- what-if -----------------------------------------------------------------------------------
 
 
-def whatif_json(w: WhatIf) -> dict[str, Any]:
+def _summary(f: Fragmentation) -> schemas.FragmentationSummaryJson:
+    # core sits beside schemas and knows nothing of it: its dict has exactly these keys.
+    return cast(schemas.FragmentationSummaryJson, summary_json(f))
+
+
+def whatif_json(w: WhatIf) -> schemas.WhatIfJson:
     """One profile's policy what-if; `scheduler` names the profile that judged it."""
+    relative: schemas.RelativeRequestsJson = (
+        {"pending_relative": w.pending_relative} if w.pending_relative else {}
+    )
     return {
-        "schema": WHATIF_SCHEMA,
+        "schema": schemas.WHATIF_SCHEMA,
         "current": {
             "policy": {"node": w.cluster_policy.node, "card": w.cluster_policy.card},
             "scheduler": scheduler_json(w.scheduler),
             "running": w.running,
             "pending": w.pending,
             "pending_mib": w.pending_mib,
-            **({"pending_relative": w.pending_relative} if w.pending_relative else {}),
-            "fragmentation": summary_json(w.fragmentation),
+            **relative,
+            "fragmentation": _summary(w.fragmentation),
         },
         "policies": [
             {
@@ -224,7 +239,7 @@ def whatif_json(w: WhatIf) -> dict[str, Any]:
                 "card": o.policy.card,
                 "pending_placed": o.pending_placed,
                 "pending_placed_mib": o.pending_placed_mib,
-                "fragmentation": summary_json(o.fragmentation),
+                "fragmentation": _summary(o.fragmentation),
                 "repack": {
                     "pods": o.repack.pods,
                     "placed": o.repack.placed,
@@ -232,7 +247,7 @@ def whatif_json(w: WhatIf) -> dict[str, Any]:
                     "running_placed": o.repack.running_placed,
                     "running_lost": o.repack.running_lost,
                     "pending_placed": o.repack.pending_placed,
-                    "fragmentation": summary_json(o.repack.fragmentation),
+                    "fragmentation": _summary(o.repack.fragmentation),
                 },
             }
             for o in w.outcomes
@@ -240,12 +255,12 @@ def whatif_json(w: WhatIf) -> dict[str, Any]:
     }
 
 
-def schedulers_json(outcomes: Collection[ProfileOutcome], running: int) -> dict[str, Any]:
+def schedulers_json(outcomes: Collection[ProfileOutcome], running: int) -> schemas.SchedulersJson:
     """The same cluster and queue under several profiles, side by side (the per-policy
     what-if is left out: it answers which policy within one scheduler)."""
     pending = next(iter(outcomes)).pending_by_cause["pending"] if outcomes else 0
     return {
-        "schema": WHATIF_SCHEMA,
+        "schema": schemas.WHATIF_SCHEMA,
         "running": running,
         "pending": pending,
         "schedulers": [
@@ -259,8 +274,8 @@ def schedulers_json(outcomes: Collection[ProfileOutcome], running: int) -> dict[
                 "placed_mib": o.placed_mib,
                 "random_ties": o.random_ties,
                 "running_invalid": o.running_invalid,
-                "fragmentation_now": summary_json(o.fragmentation_now),
-                "fragmentation": summary_json(o.fragmentation),
+                "fragmentation_now": _summary(o.fragmentation_now),
+                "fragmentation": _summary(o.fragmentation),
                 "placements": {
                     name: placement_json(where.placement) for name, where in o.placements
                 },
@@ -271,11 +286,26 @@ def schedulers_json(outcomes: Collection[ProfileOutcome], running: int) -> dict[
     }
 
 
+def add_advice(
+    entries: Iterable[schemas.PodDiagnosisJson | schemas.UnresolvedJson],
+    decided: Iterable[Remedy],
+) -> None:
+    """Each Pending pod's `advice` ({key, scale_up, why}: `advisor.core.remedy`) on its
+    diagnosis or `unresolved` entry, so that the words shown for its cause are the ones its
+    scale-up was decided with."""
+    by_pod = {r.pod: cast(schemas.RemedyJson, r.json()) for r in decided}
+    for entry in entries:
+        if (advice := by_pod.get(entry["pod"])) is not None:
+            entry["advice"] = advice
+
+
 def _gpus(value: float) -> float:
     return round(value, 3)
 
 
-def _plan_json(plan: Plan, reference_mib: int, owners: Mapping[str, str | None]) -> dict[str, Any]:
+def _plan_json(
+    plan: Plan, reference_mib: int, owners: Mapping[str, str | None]
+) -> schemas.PlanEntryJson:
     return {
         "rescues": list(plan.rescues),
         "evict": list(plan.evict),
@@ -288,7 +318,7 @@ def _plan_json(plan: Plan, reference_mib: int, owners: Mapping[str, str | None])
         "moved_gpus": _gpus(plan.moved_mib / reference_mib),
         # evicted pods with no known controller: nothing may recreate them
         "unowned": [name for name in plan.evict if not owners.get(name)],
-        **plan.cost_json(),
+        **cast(schemas.PlanCostJson, plan.cost_json()),
     }
 
 
@@ -297,7 +327,7 @@ def plan_json(
     cluster: Cluster | None = None,
     scale_up: Sequence[ScaleUp] = (),
     scale_down: ScaleDownAdvice | None = None,
-) -> dict[str, Any]:
+) -> schemas.PlanJson:
     """The §8 JSON; `cluster` (the planned one) lets each plan name its unowned pods. Of the
     idle nodes `scale_down` keeps, at most MAX_HELD_LISTED are listed,
     `scale_down_held_omitted` counts the rest."""
@@ -305,31 +335,35 @@ def plan_json(
     ref = report.reference_card_mib
     owners = {p.name: p.owner for p in cluster.pods} if cluster is not None else {}
     ideal = report.ideal
-    unresolved = []
+    unresolved: list[schemas.UnresolvedJson] = []
     for u in report.unresolved:
-        entry: dict[str, Any] = {"pod": u.pod, "cause": u.cause}
+        entry: schemas.UnresolvedJson = {"pod": u.pod, "cause": u.cause}
         if u.cluster_free_sufficient is not None:
             entry["cluster_free_sufficient"] = u.cluster_free_sufficient
         unresolved.append(entry)
     gpus = report.rescued_gpus
+    judged: schemas.SchedulerPartJson = (
+        {"scheduler": scheduler_json(cluster.scheduler)} if cluster is not None else {}
+    )
+    # pods no node group template admits, with the autoscaler's reason (only when some)
+    not_triggered: schemas.NotTriggeredPartJson = (
+        {"scale_up_not_triggered": _core(schemas.NotTriggeredJson, scale_up.not_triggered)}
+        if isinstance(scale_up, ScaleUpAdvice) and scale_up.not_triggered
+        else {}
+    )
     return {
-        "schema": PLAN_SCHEMA,
+        "schema": schemas.PLAN_SCHEMA,
         "policy": {"node": report.policy.node, "card": report.policy.card},
-        **({"scheduler": scheduler_json(cluster.scheduler)} if cluster is not None else {}),
+        **judged,
         "plans": [_plan_json(p, ref, owners) for p in report.plans],
         # plans that exist but are above a cap, with the flag to raise (docs/design.md §8)
-        "held_back": [h.json() for h in report.held_back],
-        "limits": report.limits_json(),
+        "held_back": _core(schemas.HeldBackJson, report.held_back),
+        "limits": cast(schemas.LimitsJson, report.limits_json()),
         "unresolved": unresolved,
-        "scale_up": [u.json() for u in scale_up],
-        # pods no node group template admits, with the autoscaler's reason (only when some)
-        **(
-            {"scale_up_not_triggered": [n.json() for n in scale_up.not_triggered]}
-            if isinstance(scale_up, ScaleUpAdvice) and scale_up.not_triggered
-            else {}
-        ),
-        "scale_down": [d.json() for d in scale_down.steps],
-        "scale_down_held": [h.json() for h in scale_down.held[:MAX_HELD_LISTED]],
+        "scale_up": _core(schemas.ScaleUpJson, scale_up),
+        **not_triggered,
+        "scale_down": _core(schemas.ScaleDownJson, scale_down.steps),
+        "scale_down_held": _core(schemas.HeldNodeJson, scale_down.held[:MAX_HELD_LISTED]),
         "scale_down_held_omitted": max(len(scale_down.held) - MAX_HELD_LISTED, 0),
         "schedulable": {name: placement_json(where) for name, where in report.schedulable},
         "ideal": {
@@ -362,6 +396,19 @@ def plan_json(
             "time_budget_seconds": report.budget_s,
             "budget_exhausted": report.budget_exhausted,
             "evaluations": report.evaluations,
-            **report.search_json(),
+            **cast(schemas.PlanSearchJson, report.search_json()),
         },
     }
+
+
+T = TypeVar("T")
+
+
+class _CoreJson(Protocol):
+    def json(self) -> dict[str, Any]: ...
+
+
+def _core(form: type[T], values: Iterable[_CoreJson]) -> list[T]:
+    """The core values' own JSON, in the shape `schemas` names for it (core sits beside
+    schemas and knows nothing of it; the plan tests hold the two to the same keys)."""
+    return [cast(T, value.json()) for value in values]

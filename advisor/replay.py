@@ -39,6 +39,7 @@ from advisor.core.model import (
 from advisor.core.nodefilters import NO_RESOURCES, Allocatable, Resources
 from advisor.core.state import CPU, MEMORY, UNLIMITED, CardState, IntArray, Shape
 from advisor.scenario_profile import default_max_vgpus
+from advisor.schemas import REPLAY_SCHEMA
 from advisor.trace_rows import TraceError as TraceError  # where the CLI catches it
 from advisor.trace_rows import read_int, read_name, read_rows
 
@@ -109,7 +110,7 @@ class Replay:
         placed = sum(_units(d.pod) for d in self.diagnosis.pods if d.placement)
         failed = Counter(d.cause for d in self.diagnosis.pods if d.placement is None)
         figures: dict[str, Any] = {
-            "schema": "xgpu-advisor/replay/v1",
+            "schema": REPLAY_SCHEMA,
             "resources": self.resources,
             "scheduler": {"profile": self.cluster.scheduler.profile},
             "policy": {"node": self.cluster.policy.node, "card": self.cluster.policy.card},

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -22,13 +22,22 @@ from advisor.core.scaling import (
     allotted_gpus,
     capacity_gpus,
     headroom,
+    pod_remedies,
     scaling_advice,
 )
 from advisor.metrics import RunFigures
-from advisor.output import cluster_view, diagnosis_json, plan_json
-from advisor.rightsizing import rightsize
+from advisor.output import add_advice, cluster_view, diagnosis_json, plan_json
+from advisor.rightsizing import RightsizingSettings, rightsize
+from advisor.schemas import (
+    REPORT_SCHEMA,
+    HeadroomJson,
+    ReportFragmentationJson,
+    ReportJson,
+    RightsizingJson,
+    StaleJson,
+    UsageJson,
+)
 
-REPORT_SCHEMA = "xgpu-advisor/report/v1"
 NODE_DETAIL = 20
 MIB = 2**20
 
@@ -39,6 +48,7 @@ class ReportOptions:
     scale_down_threshold: float = 0.3
     target_utilisation: float = 0.7
     redundancy: float = 0.2
+    rightsizing: RightsizingSettings = field(default_factory=RightsizingSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +63,9 @@ class ReportInputs:
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    data: dict[str, Any]  # JSON-ready, schema REPORT_SCHEMA
+    # JSON-ready, schema REPORT_SCHEMA: built as a ReportJson (advisor.schemas), kept as a
+    # plain dict for the callers that add to it (the `report` command's render phase).
+    data: dict[str, Any]
     figures: RunFigures  # the advisor's own series for this run
 
 
@@ -147,26 +159,33 @@ def build_report(
     usage, rightsizing = None, None
     if inputs.history is not None:
         usage = usage_series(inputs.history)
-        rightsizing = rightsize(inputs.history, cluster)
+        rightsizing = rightsize(inputs.history, cluster, options.rightsizing)
     timer.end("rightsizing")
-    data: dict[str, Any] = {
+    # The core's and right-sizing's JSON forms are plain dicts; their shapes are the
+    # TypedDicts named here (advisor.schemas), which the report's readers check against.
+    data: ReportJson = {
         "schema": REPORT_SCHEMA,
         "generated_at": datetime.fromtimestamp(inputs.generated_at, UTC).isoformat(),
         "source": inputs.source,
         "warnings": list(inputs.warnings),
-        "stale": list(inputs.stale),
+        "stale": [cast(StaleJson, entry) for entry in inputs.stale],
         "diagnosis": diagnosis_json(diagnosis, cluster.scheduler),
         "view": cluster_view(cluster, diagnosis),
         "plan": plan_json(plans, cluster, ups, downs),
-        "fragmentation": fragmentation_json(frag, node_limit=NODE_DETAIL),
-        "headroom": room.json(),
-        "rightsizing": rightsizing,
-        "usage": usage,
+        "fragmentation": cast(
+            ReportFragmentationJson, fragmentation_json(frag, node_limit=NODE_DETAIL)
+        ),
+        "headroom": cast(HeadroomJson, room.json()),
+        "rightsizing": cast(RightsizingJson | None, rightsizing),
+        "usage": cast(UsageJson | None, usage),
     }
+    add_advice(
+        [*data["diagnosis"]["pods"], *data["plan"]["unresolved"]], pod_remedies(diagnosis, plans)
+    )
     timer.end("assemble")  # the JSON-ready tables above
     duration = timer.duration
     # The `report` command adds its own phases (rendering) after these.
-    data["run"] = {"duration_seconds": duration, "phases": timer.phases}
+    data["run"] = {"duration_seconds": duration, "phases": dict(timer.phases)}
     figures = RunFigures(
         pending_by_cause=diagnosis.summary,
         stranded_memory_bytes=frag.stranded_mib * MIB,
@@ -180,4 +199,4 @@ def build_report(
         finished_at=inputs.generated_at + duration,
         duration_seconds=duration,
     )
-    return Report(data, figures)
+    return Report(dict(data), figures)

@@ -5,11 +5,20 @@ of the advisor builds it from Prometheus range queries). A workload is the pod's
 (`owner`), or `namespace/pod` for a pod without one; its vGPUs (every replica's, on every card)
 are pooled per container, since the replicas of one workload ask the same.
 
+A workload is advised only from enough history (`RightsizingSettings.min_history_s`, 24 h,
+and `min_samples`, 288 sample times): a young or bursty pod seen for a few minutes says
+nothing of its peak, and advice from it runs the pod out of memory. Such a workload is listed
+with `not_advised` ("not enough history (3 samples over 15 m; need 288 over 24 h)") and no
+recommendation. The history a workload covers is its first to last sample time plus one
+step (the median gap between its sample times): 288 samples 5 minutes apart cover 24 h.
+
 Recommended request per card: the used memory's peak (or p95) and the used core's p95 (or
-peak) × (1 + headroom), rounded UP to 128 MiB and to 5 %, at least one unit, at most the card.
-Memory defaults to the peak because running out of GPU memory kills the process, core to p95
-because too little core only slows it. Memory-isolation vGPUs (no core allotted) keep their
-mode: they get no core recommendation.
+peak) × (1 + headroom), never below the observed peak × (1 + peak margin), rounded UP to
+128 MiB and to 5 %, at least one unit, at most the card. Memory defaults to the peak because
+running out of GPU memory kills the process, core to p95 because too little core only slows
+it. Memory-isolation vGPUs (no core allotted) keep their mode: they get no core
+recommendation. Each entry's `evidence` says what it stands on: the history covered, the
+sample count, the peaks, the percentile used (100 for the peak) and the floor.
 
 Overcommit (1.2–1.5×, e.g. HAMi's device-memory scaling) is suggested for a workload only when
 its history supports it (`RightsizingSettings`): enough samples, covering most of the window,
@@ -32,11 +41,12 @@ from typing import Any, Literal
 import pandas as pd
 
 from advisor.core.diagnose import diagnose
+from advisor.core.history import History, duration_text, not_enough
 from advisor.core.model import CORE_STEP, MAX_MEMORY_UNITS, MIB_PER_UNIT, Cluster, Pod, Request
 from advisor.core.rules import rules_for
 from advisor.core.whatif import held_mib
+from advisor.schemas import RIGHTSIZING_SCHEMA
 
-RIGHTSIZING_SCHEMA = "xgpu-advisor/rightsizing/v1"
 MIB = 1024 * 1024
 
 HISTORY_COLUMNS: Mapping[str, str] = MappingProxyType(
@@ -59,6 +69,7 @@ NUMERIC_COLUMNS = tuple(c for c in HISTORY_COLUMNS if c not in TEXT_COLUMNS)
 GROUP = ["workload", "container"]
 
 Basis = Literal["p95", "peak"]
+PERCENTILE: Mapping[Basis, int] = MappingProxyType({"p95": 95, "peak": 100})
 
 
 class HistoryError(ValueError):
@@ -74,6 +85,9 @@ class RightsizingSettings:
     overcommit_max_peak_ratio: float = 0.9
     overcommit_min_samples: int = 60
     overcommit_min_coverage: float = 0.9  # share of the whole window the workload's samples span
+    min_history_s: float = 86400.0  # history a workload must cover to be advised at all
+    min_samples: int = 288  # sample times it must have (24 h at a 5 m step)
+    peak_margin: float = 0.1  # never recommend below the observed peak × (1 + this)
 
 
 def validate_history(history: object) -> pd.DataFrame:
@@ -180,13 +194,15 @@ def _entry(
     core = group["core_used_percent"].dropna()
     memory_stats = _stats(used)
     core_stats = _stats(core)
+    history = History.of(group["timestamp"].to_numpy(dtype=float))
+    short = not_enough(history, settings.min_samples, settings.min_history_s)
     memory_rec = None
-    if used.size:
-        wanted = memory_stats[settings.memory_basis] * (1 + settings.headroom)
+    if used.size and short is None:
+        wanted = _wanted(memory_stats, settings.memory_basis, settings)
         memory_rec = min(max(_ceil_to(wanted, MIB_PER_UNIT), MIB_PER_UNIT), ceiling)
     core_rec = None
-    if not memory_isolation and core.size:
-        wanted = core_stats[settings.core_basis] * (1 + settings.headroom)
+    if not memory_isolation and core.size and short is None:
+        wanted = _wanted(core_stats, settings.core_basis, settings)
         core_rec = min(max(_ceil_to(wanted, CORE_STEP), CORE_STEP), 100)
     vgpus = group[["namespace", "pod", "node", "gpu_index"]].drop_duplicates()
     span = float(group["timestamp"].max() - group["timestamp"].min())
@@ -210,6 +226,45 @@ def _entry(
             "recommended": core_rec,
         },
         "overcommit": _overcommit(group["ratio"].dropna(), span, window, settings),
+        "advised": short is None,
+        "not_advised": short,
+        "evidence": _evidence(history, memory_stats, core_stats, memory_isolation, settings),
+    }
+
+
+def _wanted(stats: dict[str, float], basis: Basis, settings: RightsizingSettings) -> float:
+    """The basis plus headroom, but never below the peak plus the margin."""
+    return max(stats[basis] * (1 + settings.headroom), stats["peak"] * (1 + settings.peak_margin))
+
+
+def _evidence(
+    history: History,
+    memory: dict[str, float],
+    core: dict[str, float],
+    memory_isolation: bool,
+    settings: RightsizingSettings,
+) -> dict[str, Any]:
+    """What a recommendation stands on (and what a missing one lacked)."""
+
+    def basis(stats: dict[str, float], which: Basis, digits: int) -> dict[str, Any]:
+        return {
+            "percentile": PERCENTILE[which],
+            "basis": round(stats[which], digits),
+            "peak": round(stats["peak"], digits),
+            "floor": round(stats["peak"] * (1 + settings.peak_margin), digits),
+        }
+
+    return {
+        "first": history.first,
+        "last": history.last,
+        "window_seconds": history.covered_s,
+        "window": duration_text(history.covered_s),
+        "step_seconds": history.step,
+        "samples": history.samples,
+        "headroom": settings.headroom,
+        "peak_margin": settings.peak_margin,
+        "memory_mib": basis(memory, settings.memory_basis, 1),
+        "core_percent": None if memory_isolation else basis(core, settings.core_basis, 2),
     }
 
 

@@ -1,4 +1,5 @@
-"""Scenario files (docs/design.md §4): strict loading into a `Cluster`, and atomic writing.
+"""Scenario files (docs/design.md §4): strict loading into a `Cluster`. Writing them is
+`advisor.scenario_write`'s (its names are importable from here too).
 
 Every rejection names the file, the path inside it and the problem, so a user can fix
 the file from the one line they see.
@@ -6,17 +7,12 @@ the file from the one line they see.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-import yaml
 
 from advisor.core.model import (
     Card,
@@ -35,51 +31,69 @@ from advisor.core.whatif import as_held
 from advisor.scenario_fit import (
     NODE_FIT_KEYS,
     POD_FIT_KEYS,
-    node_fit_data,
-    other_pod_data,
-    pod_fit_data,
     read_node_fit,
     read_pod_fit,
     read_resources,
 )
-from advisor.scenario_parse import parse_text, read_scenario_text
+from advisor.scenario_parse import DEFAULT_LIMITS, ScenarioLimits, parse_text, read_scenario_text
 from advisor.scenario_profile import (
     default_max_vgpus,
     read_policy,
     read_scheduler,
     retarget,
-    scheduler_data,
 )
-from advisor.scenario_reader import MAX_MEMORY_MIB, ScenarioError
+from advisor.scenario_reader import MAX_MEMORY_MIB, UNREAD_MIB, ScenarioError
 from advisor.scenario_reader import Reader as _Reader
 from advisor.scenario_reader import kind as _kind
+from advisor.scenario_write import save_scenario, scenario_to_data, write_atomic
 
-__all__ = ["ScenarioError", "load_scenario", "save_scenario", "scenario_from_data"]
+__all__ = [
+    "ScenarioError",
+    "load_scenario",
+    "parse_text",
+    "save_scenario",
+    "scenario_from_data",
+    "scenario_to_data",
+    "write_atomic",
+]
 
-# libyaml when present: a 1 MB scenario is written in a fraction of the pure-Python time.
-_YamlDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-
-def load_scenario(path: Path | str, scheduler: ProfileName | None = None) -> Cluster:
-    """The scenario in the file; its size, depth and numbers are bounded (scenario_parse)."""
+def load_scenario(
+    path: Path | str,
+    scheduler: ProfileName | None = None,
+    limits: ScenarioLimits = DEFAULT_LIMITS,
+) -> Cluster:
+    """The scenario in the file; its size, depth and numbers are bounded (scenario_parse),
+    and so are its nodes, cards and pods (`limits`)."""
     path = Path(path)
-    return scenario_from_data(parse_text(read_scenario_text(path), str(path)), str(path), scheduler)
+    text = read_scenario_text(path, limits.max_bytes)
+    return scenario_from_data(parse_text(text, str(path)), str(path), scheduler, limits)
 
 
 def scenario_from_data(
-    data: object, source: str, scheduler_override: ProfileName | None = None
+    data: object,
+    source: str,
+    scheduler_override: ProfileName | None = None,
+    limits: ScenarioLimits = DEFAULT_LIMITS,
 ) -> Cluster:
     """The cluster the file describes, judged by its own profile; `scheduler_override` (the
     CLI's --scheduler) then judges it under another one: running pods keep the memory they
     hold (`as_held`), and the policy and vGPU limit follow that profile's defaults where the
     file left them to its own (`retarget`)."""
-    cluster = _read_cluster(data, source)
+    cluster = _read_cluster(data, source, limits)
     if scheduler_override is None or scheduler_override == cluster.scheduler.profile:
         return cluster
     return retarget(as_held(cluster), scheduler_override)
 
 
-def _read_cluster(data: object, source: str) -> Cluster:
+def _at_most(
+    r: _Reader, where: str, count: int, limit: int, flag: str, what: str | None = None
+) -> None:
+    if count > limit:
+        raise r.fail(where, f"{count:,} {what or where}, more than the {limit:,} allowed ({flag})")
+
+
+def _read_cluster(data: object, source: str, limits: ScenarioLimits) -> Cluster:
     r = _Reader(source)
     top = r.mapping(
         data, "", {"scheduler", "policy", "max_vgpus_per_card", "nodes", "pods"}, {"nodes"}
@@ -89,15 +103,16 @@ def _read_cluster(data: object, source: str) -> Cluster:
     limit = r.integer(
         top.get("max_vgpus_per_card", default_max_vgpus(scheduler)), "max_vgpus_per_card", 1
     )
-    nodes = tuple(
-        _node(r, raw, f"nodes[{i}]") for i, raw in enumerate(r.sequence(top["nodes"], "nodes"))
-    )
+    listed = r.sequence(top["nodes"], "nodes")
+    _at_most(r, "nodes", len(listed), limits.max_nodes, "--scenario.max-nodes")
+    nodes = tuple(_node(r, raw, f"nodes[{i}]") for i, raw in enumerate(listed))
+    cards = sum(len(n.cards) for n in nodes)
+    _at_most(r, "nodes", cards, limits.max_cards, "--scenario.max-cards", "cards")
     _unique(r, [(f"nodes[{i}].name", n.name) for i, n in enumerate(nodes)], "node name")
     cce = scheduler.profile == "cce"
-    pods = tuple(
-        _pod(r, raw, f"pods[{i}]", cce)
-        for i, raw in enumerate(r.sequence(top.get("pods", []), "pods"))
-    )
+    waiting = r.sequence(top.get("pods", []), "pods")
+    _at_most(r, "pods", len(waiting), limits.max_pods, "--scenario.max-pods")
+    pods = tuple(_pod(r, raw, f"pods[{i}]", cce) for i, raw in enumerate(waiting))
     _unique(r, [(f"pods[{i}].name", p.name) for i, p in enumerate(pods)], "pod name")
     _check_other_pods(r, nodes, {p.name for p in pods})
     cluster = Cluster(nodes, pods, policy, limit, scheduler)
@@ -193,9 +208,6 @@ _POD_KEYS = {
 }
 
 
-_UNREAD = 0  # memory of a request that could not be read; allowed only with `invalid`
-
-
 def _pod(r: _Reader, raw: object, where: str, cce: bool = True) -> Pod:
     m = r.mapping(raw, where, _POD_KEYS, {"name"})
     name = _pod_name(r, m["name"], f"{where}.name")
@@ -207,7 +219,7 @@ def _pod(r: _Reader, raw: object, where: str, cce: bool = True) -> Pod:
     if "request" not in m:
         if invalid is None:
             raise r.fail(f"{where}.request", "missing")
-        m = {**m, "request": {"memory_mib": _UNREAD}}
+        m = {**m, "request": {"memory_mib": UNREAD_MIB}}
     # Outside CCE a request may give a share of each card, or nothing: the whole card.
     req = r.mapping(
         m["request"],
@@ -215,7 +227,7 @@ def _pod(r: _Reader, raw: object, where: str, cce: bool = True) -> Pod:
         {"gpus", "memory_mib", "core_percent", "memory_percent"},
         {"memory_mib"} if cce else set(),
     )
-    least = 1 if invalid is None and cce else _UNREAD
+    least = 1 if invalid is None and cce else UNREAD_MIB
     percent = 0
     if "memory_percent" in req:
         percent = r.integer(req["memory_percent"], f"{where}.request.memory_percent", 1)
@@ -326,91 +338,3 @@ def _check_running(r: _Reader, cluster: Cluster) -> None:
         slots = cluster.max_vgpus_per_card if card.max_vgpus is None else card.max_vgpus
         if len(vgpus) > slots:
             raise r.fail(last, f"{node} card {index} hosts {len(vgpus)} vGPUs, limit {slots}")
-
-
-def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
-    """The §4 form of a cluster, pods in the order the cluster lists them."""
-    nodes = []
-    for n in cluster.nodes:
-        cards = []
-        for c in n.cards:
-            card: dict[str, Any] = {"index": c.index, "memory_mib": c.memory_mib}
-            if c.model:
-                card["model"] = c.model
-            if not c.healthy:
-                card["healthy"] = False
-            if c.uuid:
-                card["uuid"] = c.uuid
-            if c.numa is not None:
-                card["numa"] = c.numa
-            if c.max_vgpus is not None:
-                card["max_vgpus"] = c.max_vgpus
-            cards.append(card)
-        node: dict[str, Any] = {"name": n.name, **node_fit_data(n), "cards": cards}
-        if n.other_pods is not None:
-            node["other_pods"] = [other_pod_data(o) for o in n.other_pods]
-        nodes.append(node)
-    pods = []
-    for p in cluster.pods:
-        pod: dict[str, Any] = {"name": p.name}
-        if p.placement is not None:
-            pod["node"], pod["cards"] = p.placement.node, list(p.placement.cards)
-        if p.invalid is not None:
-            pod["invalid"] = p.invalid
-        if p.invalid is None or p.request.memory_mib > _UNREAD:
-            request: dict[str, Any] = {"gpus": p.request.gpus}
-            if p.request.memory_mib or cluster.scheduler.profile == "cce":
-                request["memory_mib"] = p.request.memory_mib
-            if p.request.memory_percent:
-                request["memory_percent"] = p.request.memory_percent
-            if p.request.core_percent:
-                request["core_percent"] = p.request.core_percent
-            pod["request"] = request
-        if p.priority:
-            pod["priority"] = p.priority
-        if p.owner:
-            pod["owner"] = p.owner
-        if p.started:
-            pod["started"] = p.started
-        if p.labels:
-            pod["labels"] = dict(p.labels)
-        if p.annotations:
-            pod["annotations"] = dict(p.annotations)
-        pod.update(pod_fit_data(p))
-        pods.append(pod)
-    policy = {"node": cluster.policy.node, "card": cluster.policy.card}
-    block = scheduler_data(cluster.scheduler)
-    return {
-        **({"scheduler": block} if block else {}),
-        "policy": policy,
-        "max_vgpus_per_card": cluster.max_vgpus_per_card,
-        "nodes": nodes,
-        "pods": pods,
-    }
-
-
-def write_atomic(path: Path | str, text: str) -> None:
-    """Write next to the target and rename, so readers never see half a file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide reports from their readers
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def save_scenario(path: Path | str, cluster: Cluster) -> None:
-    data = scenario_to_data(cluster)
-    if str(path).endswith(".json"):
-        text = json.dumps(data, indent=1) + "\n"
-    else:
-        text = yaml.dump(
-            data, Dumper=_YamlDumper, sort_keys=False, default_flow_style=None, width=100
-        )
-    write_atomic(path, text)

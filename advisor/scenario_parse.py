@@ -15,6 +15,7 @@ import math
 import os
 import stat
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,22 @@ MAX_SCENARIO_BYTES = 64 * 2**20
 MAX_DEPTH = 64
 MAX_VALUES = 16 * 2**20  # after YAML aliases: 3 bytes of "*a," may stand for a whole node
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioLimits:
+    """How large a scenario the tools read (the CLI's --scenario.max-* flags). The defaults
+    are far above any cluster (the openb trace: 1,213 nodes, 6,212 cards, 8,152 pods) and far
+    below what would exhaust a CronJob's 1 GiB."""
+
+    max_bytes: int = MAX_SCENARIO_BYTES
+    max_nodes: int = 100_000
+    max_cards: int = 1_000_000
+    max_pods: int = 1_000_000
+
+
+DEFAULT_LIMITS = ScenarioLimits()
+
 
 # libyaml when present: a 1 MB scenario parses in 0.3 s instead of 15 s.
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -52,19 +69,19 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc]  # libyaml's loader has 
         return mapping
 
 
-def read_scenario_text(path: Path) -> str:
-    """The file's text, refused unread when larger than MAX_SCENARIO_BYTES; never more than
-    that read from anything (a pipe, a device)."""
-    limit = f"more than the {MAX_SCENARIO_BYTES // 2**20} MiB a scenario may have"
+def read_scenario_text(path: Path, max_bytes: int = MAX_SCENARIO_BYTES) -> str:
+    """The file's text, refused unread when larger than `max_bytes`; never more than that
+    read from anything (a pipe, a device)."""
+    limit = f"more than the {max_bytes:,} bytes a scenario may have (--scenario.max-bytes)"
     try:
         with path.open("rb") as handle:
             info = os.fstat(handle.fileno())
-            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_SCENARIO_BYTES:
+            if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
                 raise ScenarioError(f"{path}: (file): {info.st_size:,} bytes, {limit}")
-            raw = handle.read(MAX_SCENARIO_BYTES + 1)
+            raw = handle.read(max_bytes + 1)
     except OSError as err:
         raise ScenarioError(f"{path}: (file): {err}") from None
-    if len(raw) > MAX_SCENARIO_BYTES:
+    if len(raw) > max_bytes:
         raise ScenarioError(f"{path}: (file): {limit}")
     try:
         return raw.decode("utf-8-sig")  # a byte-order mark is no part of the text

@@ -6,10 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-MAX_COUNT = 2**31 - 1  # counts, indexes and priorities: Kubernetes keeps them in int32
-# Memory of one card or one request, MiB: 1 EiB, beyond any card, and a million of them
-# still add up within int64.
-MAX_MEMORY_MIB = 2**40
+# Counts, indexes and priorities (int32) and the memory of a card or request (1 EiB in MiB):
+# one range for the pod parser and the scenario format, so a live run and its snapshot agree.
+from advisor.podspec.quantity import MAX_COUNT, MAX_MEMORY_MIB
+
+__all__ = ["MAX_COUNT", "MAX_MEMORY_MIB", "UNREAD_MIB", "Reader", "ScenarioError", "join", "kind"]
+
+# The memory of a request that could not be read: allowed only with a pod's `invalid`.
+UNREAD_MIB = 0
 
 
 class ScenarioError(Exception):

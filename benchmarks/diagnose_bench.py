@@ -12,8 +12,6 @@ Cases:
 from __future__ import annotations
 
 import json
-import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import cast
@@ -23,7 +21,7 @@ from advisor.core.model import ProfileName
 from advisor.output import diagnosis_json
 from advisor.scenario import load_scenario, save_scenario
 from advisor.scenario_profile import retarget
-from benchmarks.measure import Case, Outcome, Params, Timings, run_child
+from benchmarks.measure import Case, Outcome, Params, Timings, cli_command, run_child
 from benchmarks.synthetic import SyntheticSpec, synthetic_cluster
 
 MODULE = "benchmarks.diagnose_bench"
@@ -129,14 +127,6 @@ def _run_diagnose(params: Params, repeats: int) -> Outcome:
     return Outcome(timings, facts)
 
 
-def _cli_command() -> list[str]:
-    script = Path(sys.executable).parent / "xgpu-advisor"
-    if script.is_file():
-        return [str(script)]
-    found = shutil.which("xgpu-advisor")
-    return [found] if found else [sys.executable, "-m", "advisor.cli"]
-
-
 def _run_cli(params: Params, repeats: int) -> Outcome:
     cluster = synthetic_cluster(_spec(params))
     timings = Timings()
@@ -146,7 +136,7 @@ def _run_cli(params: Params, repeats: int) -> Outcome:
         save_scenario(scenario, cluster)
         del cluster  # the in-process stages below hold only what the CLI holds
         report = Path(tmp) / "diagnosis.json"
-        command = [*_cli_command(), "diagnose", "--scenario", str(scenario), "--format", "json"]
+        command = [*cli_command(), "diagnose", "--scenario", str(scenario), "--format", "json"]
         for _ in range(repeats):
             child = run_child([*command, "--output", str(report)])
             timings.add("whole CLI process", child.wall, child.cpu)

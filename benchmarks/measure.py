@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -152,6 +153,15 @@ def run_child(command: Sequence[str]) -> ChildRun:
     if child.returncode != 0:
         raise subprocess.CalledProcessError(child.returncode, list(command), stdout, stderr)
     return ChildRun(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, stdout.decode())
+
+
+def cli_command() -> list[str]:
+    """The installed `xgpu-advisor` beside this interpreter, else on PATH, else the module."""
+    script = Path(sys.executable).parent / "xgpu-advisor"
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("xgpu-advisor")
+    return [found] if found else [sys.executable, "-m", "advisor.cli"]
 
 
 def child_env() -> dict[str, str]:

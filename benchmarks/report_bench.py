@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -26,7 +25,7 @@ from typing import Any
 
 from advisor.commands.report import REPORT_FILES
 from advisor.scenario import save_scenario
-from benchmarks.measure import Case, Outcome, Params, Timings, run_child
+from benchmarks.measure import Case, Outcome, Params, Timings, cli_command, run_child
 from benchmarks.synthetic import SyntheticSpec, synthetic_cluster
 
 MODULE = "benchmarks.report_bench"
@@ -47,15 +46,6 @@ TABLES = {
 
 def params(nodes: int, budget: float = TIME_BUDGET_S) -> dict[str, int | str]:
     return {"nodes": nodes, "pending": round(nodes * PENDING_PER_NODE), "budget": str(budget)}
-
-
-def cli_command() -> list[str]:
-    """The installed `xgpu-advisor` beside this interpreter, else on PATH, else the module."""
-    script = Path(sys.executable).parent / "xgpu-advisor"
-    if script.is_file():
-        return [str(script)]
-    found = shutil.which("xgpu-advisor")
-    return [found] if found else [sys.executable, "-m", "advisor.cli"]
 
 
 def cases(quick: bool) -> list[Case]:

@@ -31,6 +31,7 @@ MODULES = (
     "benchmarks.plan_bench",
     "benchmarks.exporter_bench",
     "benchmarks.report_bench",
+    "benchmarks.prometheus_answer_bench",
 )
 STANDALONE_TIMEOUT_S = 900
 

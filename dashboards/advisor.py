@@ -2,23 +2,40 @@
 
 The advisor publishes one set of series per run (textfile or Pushgateway); `max` keeps
 one value when more than one source carries them. Its series have no node or card, so
-this dashboard has only the datasource variable.
+this dashboard's variables are the datasource, the cluster and where the advisor's
+reports are served (`xgpu-advisor serve --reports DIR`), which its links open.
 """
 
 from __future__ import annotations
 
+from dashboards.board import cluster_variable, datasource_variable, reports_variable
 from dashboards.board import dashboard as build_dashboard
-from dashboards.board import datasource_variable
-from dashboards.common import Json
+from dashboards.common import CLUSTER, REPORTS_URL, Json
 from dashboards.panels import Layout, Query, stat, steps, timeseries
 from dashboards.shared_panels import (
     PENDING_BY_CAUSE,
     fragmentation,
     pending_by_cause,
     stranded_memory,
+    stranded_tile,
 )
 
-SINCE_LAST_RUN = "time() - max(xgpu_advisor_last_success_timestamp_seconds)"
+LAST_SUCCESS = f"xgpu_advisor_last_success_timestamp_seconds{{{CLUSTER}}}"
+SINCE_LAST_RUN = f"time() - max({LAST_SUCCESS})"
+# `/` of the reports server is the index of the runs the advisor keeps.
+REPORTS_LINK: Json = {
+    "title": "Advisor reports (index of the kept runs)",
+    "type": "link",
+    "url": "${reports_url}",
+    "icon": "doc",
+    "targetBlank": True,
+    "tooltip": "xgpu-advisor serve --reports DIR",
+    "asDropdown": False,
+    "includeVars": False,
+    "keepTime": False,
+    "tags": [],
+}
+LATEST_REPORT = {"title": "The reports of the advisor's runs", "url": "${reports_url}"}
 # XGPUAdvisorNotRunning fires after 30 minutes without a successful run.
 SINCE_LAST_RUN_STEPS = steps("green", (900, "orange"), (1800, "red"))
 
@@ -34,11 +51,12 @@ def dashboard() -> Json:
             "s",
             thresholds=SINCE_LAST_RUN_STEPS,
             color_mode="background",
+            links=[LATEST_REPORT],
         ),
         stat(
             "Last run took",
             "Duration of the advisor's last run.",
-            Query("max(xgpu_advisor_run_duration_seconds)"),
+            Query(f"max(xgpu_advisor_run_duration_seconds{{{CLUSTER}}})"),
             "s",
         ),
         stat(
@@ -50,7 +68,7 @@ def dashboard() -> Json:
         stat(
             "Rescuable by rebalancing",
             "Pending pods the proposed rebalancing plans would let run.",
-            Query("max(xgpu_advisor_rescuable_pods)"),
+            Query(f"max(xgpu_advisor_rescuable_pods{{{CLUSTER}}})"),
             "none",
         ),
     ]
@@ -58,7 +76,7 @@ def dashboard() -> Json:
         stat(
             "Pending for fragmentation",
             "Pending pods whose memory exists, split across cards or behind a vGPU limit.",
-            Query('max(xgpu_advisor_pending_pods{cause="fragmentation"})'),
+            Query(f'max(xgpu_advisor_pending_pods{{{CLUSTER}, cause="fragmentation"}})'),
             "none",
             thresholds=steps("green", (1, "orange")),
         ),
@@ -66,16 +84,11 @@ def dashboard() -> Json:
             "Pending for node resources",
             "Pending pods whose GPUs fit on a node they may use, but that node lacks the cpu, "
             "memory or pod slots they request: free or add cpu and memory on GPU nodes, not GPUs.",
-            Query('max(xgpu_advisor_pending_pods{cause="node-resources"})'),
+            Query(f'max(xgpu_advisor_pending_pods{{{CLUSTER}, cause="node-resources"}})'),
             "none",
             thresholds=steps("green", (1, "orange")),
         ),
-        stat(
-            "Stranded memory",
-            "Free memory on healthy cards that no Pending pod can use.",
-            Query("max(xgpu_advisor_stranded_memory_bytes)"),
-            "bytes",
-        ),
+        stranded_tile(),
     ]
     for panel in overview:
         layout.add(panel, 6, 4)
@@ -100,10 +113,11 @@ def dashboard() -> Json:
             "rebalancing plans would place.",
             [
                 Query(
-                    'sum(max by (cause) (xgpu_advisor_pending_pods{cause!="schedulable"}))',
+                    "sum(max by (cause)"
+                    f' (xgpu_advisor_pending_pods{{{CLUSTER}, cause!="schedulable"}}))',
                     "pending, not schedulable",
                 ),
-                Query("max(xgpu_advisor_rescuable_pods)", "rescuable by the plans"),
+                Query(f"max(xgpu_advisor_rescuable_pods{{{CLUSTER}}})", "rescuable by the plans"),
             ],
             "none",
             decimals=0,
@@ -116,7 +130,7 @@ def dashboard() -> Json:
         timeseries(
             "Plans proposed by kind",
             "Plans of the last run: rebalance (move vGPUs), scale_up, scale_down.",
-            [Query("max by (kind) (xgpu_advisor_plans)", "{{kind}}")],
+            [Query(f"max by (kind) (xgpu_advisor_plans{{{CLUSTER}}})", "{{kind}}")],
             "none",
             decimals=0,
             stacked=True,
@@ -145,7 +159,7 @@ def dashboard() -> Json:
         timeseries(
             "Run duration",
             "Duration of the advisor's latest run at each time.",
-            [Query("max(xgpu_advisor_run_duration_seconds)", "duration")],
+            [Query(f"max(xgpu_advisor_run_duration_seconds{{{CLUSTER}}})", "duration")],
             "s",
             min_value=0,
             stepped=True,
@@ -159,7 +173,7 @@ def dashboard() -> Json:
             "Completed runs in the hour before each time (changes of the last-success time).",
             [
                 Query(
-                    "sum(changes(xgpu_advisor_last_success_timestamp_seconds[1h]))",
+                    f"sum(changes({LAST_SUCCESS}[1h]))",
                     "runs in the last hour",
                 )
             ],
@@ -175,5 +189,10 @@ def dashboard() -> Json:
         "xgpu-insight / Advisor",
         "The scheduling advisor's findings (Pending causes, plans, fragmentation) and runs.",
         layout,
-        [datasource_variable()],
+        [
+            datasource_variable(),
+            cluster_variable("xgpu_advisor_last_success_timestamp_seconds"),
+            reports_variable(REPORTS_URL),
+        ],
+        links=[REPORTS_LINK],
     )

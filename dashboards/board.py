@@ -9,7 +9,18 @@ from typing import Any
 from grafanalib import core as g
 from grafanalib._gen import DashboardEncoder
 
-from dashboards.common import CARD, DATASOURCE, NODE, SCHEMA_VERSION, TAG, UID, VGPU, Json, Panel
+from dashboards.common import (
+    CARD,
+    CLUSTER,
+    DATASOURCE,
+    NODE,
+    SCHEMA_VERSION,
+    TAG,
+    UID,
+    VGPU,
+    Json,
+    Panel,
+)
 from dashboards.panels import Layout
 
 
@@ -39,13 +50,32 @@ def datasource_variable() -> Panel:
     )
 
 
-# The chain: node -> card -> namespace (-> pod). Nodes and cards come from series every
-# exporter and every card publishes, so a node without vGPUs or a card of any model is
-# listed; namespaces and pods exist only on vGPU series, so they come from those.
+def cluster_variable(series: str) -> Panel:
+    """Clusters of a shared store, from `series`; none (a single Prometheus) leaves "All"."""
+    return _query_variable("cluster", "Cluster", f"label_values({series}, cluster)")
+
+
+def reports_variable(url: str) -> Panel:
+    """Where the advisor's reports are served, editable (and settable as ?var-reports_url=)
+    because only the viewer knows the address their browser reaches it by."""
+    return g.Template(
+        name="reports_url",
+        label="Reports URL",
+        query=url,
+        default=url,
+        type="textbox",
+        regex="",
+    )
+
+
+# The chain: cluster -> node -> card -> namespace (-> pod). Nodes and cards come from
+# series every exporter and every card publishes, so a node without vGPUs or a card of any
+# model is listed; namespaces and pods exist only on vGPU series, so they come from those.
 def variables(*, pod: bool = False) -> list[Panel]:
     chain = [
         datasource_variable(),
-        _query_variable("node", "Node", "label_values(xgpu_node_info, node)"),
+        cluster_variable("xgpu_node_info"),
+        _query_variable("node", "Node", f"label_values(xgpu_node_info{{{CLUSTER}}}, node)"),
         _query_variable(
             "gpu",
             "GPU",
@@ -74,10 +104,16 @@ def _prune(value: Any) -> Any:
 
 
 def dashboard(
-    key: str, title: str, description: str, layout: Layout, variables: Sequence[Panel]
+    key: str,
+    title: str,
+    description: str,
+    layout: Layout,
+    variables: Sequence[Panel],
+    links: Sequence[Json] = (),
 ) -> Json:
-    """The dashboard's JSON, links to its siblings carrying the variables and time range."""
-    links = g.DashboardLink(
+    """The dashboard's JSON, links to its siblings carrying the variables and time range,
+    then `links` (Grafana's dashboard-link JSON)."""
+    siblings = g.DashboardLink(
         title="xgpu-insight",
         type="dashboards",
         tags=[TAG],
@@ -94,16 +130,21 @@ def dashboard(
         graphTooltip=g.GRAPH_TOOLTIP_MODE_SHARED_CROSSHAIR,
         panels=layout.panels,
         templating=g.Templating(list=list(variables)),
-        links=[links],
+        links=[siblings],
         time=g.Time("now-6h", "now"),
         timezone="browser",
         refresh="1m",
         schemaVersion=SCHEMA_VERSION,
     )
     data: Json = _prune(json.loads(json.dumps(board.to_json_data(), cls=DashboardEncoder)))
+    data["links"] += list(links)
     for variable in data["templating"]["list"]:
         if variable["type"] == "query":
             # Grafana's own shape for "All" and for a query it can show in the editor.
             variable["current"] = {"selected": True, "text": ["All"], "value": ["$__all"]}
             variable["definition"] = variable["query"]
+        elif variable["type"] == "textbox":
+            text = variable["query"]
+            variable["current"] = {"selected": False, "text": text, "value": text}
+            variable["options"] = [{"selected": True, "text": text, "value": text}]
     return data

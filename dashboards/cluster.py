@@ -1,10 +1,15 @@
-"""Cluster dashboard: GPU memory allotted vs used, waste, Pending pods and fragmentation."""
+"""Cluster dashboard: GPU memory allotted vs used, waste, Pending pods and fragmentation.
+
+Node and namespace totals come from the recording rules of deploy/rules/xgpu.rules.yaml
+(`node:`, `namespace:`): they cover whole nodes and whole namespaces, so the GPU selection
+does not narrow them (the per-card panels are on the Node dashboard).
+"""
 
 from __future__ import annotations
 
 from dashboards.board import dashboard as build_dashboard
 from dashboards.board import variables
-from dashboards.common import CARD, VGPU, Json, link_to_node, link_to_workload
+from dashboards.common import NAMESPACE, NODE, VGPU, Json, link_to_node, link_to_workload
 from dashboards.panels import Layout, Query, stat, steps, table, timeseries
 from dashboards.shared_panels import (
     IN_USE_STEPS,
@@ -12,14 +17,10 @@ from dashboards.shared_panels import (
     card_count,
     fragmentation,
     pending_by_cause,
-    stranded_memory,
+    stranded_tile,
     unhealthy_cards,
     vgpu_count,
 )
-
-# Memory allotted to vGPUs but not used by their processes: reserved, so no other pod
-# can be placed on it. Clamped because NVML and the allotment are read at different times.
-UNUSED = f"clamp_min(xgpu_memory_total{{{VGPU}}} - xgpu_memory_used{{{VGPU}}}, 0)"
 
 
 def dashboard() -> Json:
@@ -27,30 +28,31 @@ def dashboard() -> Json:
     layout.row("Overview")
     overview = [
         card_count("Physical cards reporting (any health, any mode)."),
-        vgpu_count("vGPUs allotted on these cards."),
+        vgpu_count("vGPUs allotted on the selected nodes.", whole_nodes=True),
         stat(
             "Memory allotted",
-            "Card memory allotted to vGPUs / physical card memory (0-100 %).",
+            "Card memory allotted to vGPUs / physical card memory of the selected nodes (0-100 %).",
             Query(
-                f"sum(xgpu_card_memory_allotted_bytes{{{CARD}}})"
-                f" / (sum(xgpu_card_memory_total_bytes{{{CARD}}}) > 0)"
+                f"sum(node:xgpu_memory_allotted_bytes:sum{{{NODE}}})"
+                f" / (sum(node:xgpu_card_memory_total_bytes:sum{{{NODE}}}) > 0)"
             ),
             "percentunit",
         ),
         stat(
             "Allotted memory in use",
-            "Memory the vGPUs' processes use / memory allotted to them. Low means waste.",
+            "Memory the vGPUs' processes use / memory allotted to them, on the selected "
+            "nodes. Low means waste.",
             Query(
-                f"(sum(xgpu_memory_used{{{VGPU}}}) or vector(0))"
-                f" / (sum(xgpu_memory_total{{{VGPU}}}) > 0)"
+                f"(sum(node_gpu:xgpu_memory_used_bytes:sum{{{NODE}}}) or vector(0))"
+                f" / (sum(node:xgpu_memory_allotted_bytes:sum{{{NODE}}}) > 0)"
             ),
             "percentunit",
             thresholds=IN_USE_STEPS,
         ),
         stat(
             "Allotted but unused",
-            "Memory allotted to vGPUs that their processes do not use.",
-            Query(f"sum({UNUSED}) or vector(0)"),
+            "Memory allotted to vGPUs that their processes do not use, on the selected nodes.",
+            Query(f"sum(node:xgpu_memory_unused_allotted_bytes:sum{{{NODE}}}) or vector(0)"),
             "bytes",
             thresholds=steps("green", (1 << 30, "orange")),
         ),
@@ -64,12 +66,16 @@ def dashboard() -> Json:
         timeseries(
             "GPU memory: physical vs allotted vs used",
             "Physical card memory, memory allotted to vGPUs, memory in use on the cards "
-            "(NVML, any process) and memory used by the vGPUs' processes.",
+            "(NVML, any process) and memory used by the vGPUs' processes, on the selected "
+            "nodes.",
             [
-                Query(f"sum(xgpu_card_memory_total_bytes{{{CARD}}})", "physical"),
-                Query(f"sum(xgpu_card_memory_allotted_bytes{{{CARD}}})", "allotted to vGPUs"),
-                Query(f"sum(xgpu_card_memory_used_bytes{{{CARD}}})", "in use on the cards"),
-                Query(f"sum(xgpu_memory_used{{{VGPU}}}) or vector(0)", "used by vGPUs"),
+                Query(f"sum(node:xgpu_card_memory_total_bytes:sum{{{NODE}}})", "physical"),
+                Query(f"sum(node:xgpu_memory_allotted_bytes:sum{{{NODE}}})", "allotted to vGPUs"),
+                Query(f"sum(xgpu_card_memory_used_bytes{{{NODE}}})", "in use on the cards"),
+                Query(
+                    f"sum(node_gpu:xgpu_memory_used_bytes:sum{{{NODE}}}) or vector(0)",
+                    "used by vGPUs",
+                ),
             ],
             "bytes",
             min_value=0,
@@ -82,13 +88,7 @@ def dashboard() -> Json:
             "Memory allotted per node",
             "Allotted / physical card memory per node (0-100 %). Binpack fills nodes on "
             "purpose: a full node is not a problem by itself.",
-            [
-                Query(
-                    f"sum by (node) (xgpu_card_memory_allotted_bytes{{{CARD}}})"
-                    f" / (sum by (node) (xgpu_card_memory_total_bytes{{{CARD}}}) > 0)",
-                    "{{node}}",
-                )
-            ],
+            [Query(f"node:xgpu_memory_allotted:ratio{{{NODE}}}", "{{node}}")],
             "percentunit",
             min_value=0,
             max_value=1,
@@ -101,7 +101,7 @@ def dashboard() -> Json:
         timeseries(
             "Allotted but unused memory per node",
             "Memory reserved by vGPUs and not used by their processes, per node.",
-            [Query(f"sum by (node) ({UNUSED})", "{{node}}")],
+            [Query(f"node:xgpu_memory_unused_allotted_bytes:sum{{{NODE}}}", "{{node}}")],
             "bytes",
             min_value=0,
             stacked=True,
@@ -115,13 +115,7 @@ def dashboard() -> Json:
             "Allotted memory in use per node",
             "Memory used by the vGPUs' processes / memory allotted to them, per node "
             "(0-100 %). Low means waste.",
-            [
-                Query(
-                    f"sum by (node) (xgpu_memory_used{{{VGPU}}})"
-                    f" / (sum by (node) (xgpu_memory_total{{{VGPU}}}) > 0)",
-                    "{{node}}",
-                )
-            ],
+            [Query(f"node:xgpu_memory_allotted_usage:ratio{{{NODE}}}", "{{node}}")],
             "percentunit",
             min_value=0,
             max_value=1,
@@ -139,8 +133,9 @@ def dashboard() -> Json:
         "exists but is split across cards or behind a vGPU limit; node-resources that the "
         "GPUs fit but the node's cpu, memory or pod slots do not."
     )
-    for panel in (pending, fragmentation(), stranded_memory()):
-        layout.add(panel, 8, 8)
+    layout.add(stranded_tile(), 6, 8)
+    layout.add(pending, 9, 8)
+    layout.add(fragmentation(), 9, 8)
 
     layout.row("Waste: allotted but unused")
     layout.add(
@@ -167,8 +162,9 @@ def dashboard() -> Json:
     layout.add(
         bytes_by_namespace(
             "Allotted but unused memory by namespace",
-            "Memory reserved by vGPUs and not used by their processes, per namespace.",
-            UNUSED,
+            "Memory reserved by vGPUs and not used by their processes, per namespace "
+            "(whole namespaces, on every node).",
+            f"namespace:xgpu_memory_unused_allotted_bytes:sum{{{NAMESPACE}}}",
         ),
         12,
         9,

@@ -17,11 +17,20 @@ TAG = "xgpu-insight"
 SCHEMA_VERSION = 36  # the JSON is written in the Grafana 9 shape
 DATASOURCE: Json = {"type": "prometheus", "uid": "${datasource}"}
 
-# Label matchers for the chained variables; `node` comes from the scrape config.
-CARD = 'node=~"$node", gpu_index=~"$gpu"'
+# Label matchers for the chained variables; `node` comes from the scrape config, `cluster`
+# from wherever a shared store tells clusters apart (external labels, remote-write
+# relabeling). A single Prometheus has no `cluster` label: "All" (.*) matches its absence.
+CLUSTER = 'cluster=~"$cluster"'
+NODE = f'{CLUSTER}, node=~"$node"'
+CARD = f'{NODE}, gpu_index=~"$gpu"'
 VGPU = f'{CARD}, namespace=~"$namespace"'
 POD = f'{VGPU}, pod=~"$pod"'
-NODE = 'node=~"$node"'
+# The namespace-level recording rules keep only `cluster` and `namespace`.
+NAMESPACE = f'{CLUSTER}, namespace=~"$namespace"'
+
+# Where `xgpu-advisor serve --reports DIR` serves the advisor's reports (deploy/base's
+# xgpu-advisor-reports Service); the Advisor dashboard's `reports_url` variable starts here.
+REPORTS_URL = "http://xgpu-advisor-reports.xgpu-insight.svc:19401/"
 
 CARD_LEGEND = "{{node}} GPU {{gpu_index}}"
 VGPU_LEGEND = "{{namespace}}/{{pod}}/{{container}} on {{node}} GPU {{gpu_index}}"

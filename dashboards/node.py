@@ -106,13 +106,7 @@ def _memory(layout: Layout) -> None:
             "Allotted memory in use per card",
             "Memory the card's vGPUs use / memory allotted on the card (0-100 %); cards "
             "without vGPUs have no value.",
-            [
-                Query(
-                    f"sum by (node, gpu_index) (xgpu_memory_used{{{CARD}}}) / (sum by"
-                    f" (node, gpu_index) (xgpu_card_memory_allotted_bytes{{{CARD}}}) > 0)",
-                    CARD_LEGEND,
-                )
-            ],
+            [Query(f"node_gpu:xgpu_memory_allotted_usage:ratio{{{CARD}}}", CARD_LEGEND)],
             "percentunit",
             min_value=0,
             max_value=1,

@@ -126,9 +126,24 @@ def stat(
     thresholds: list[Json] | None = None,
     decimals: int | None = None,
     color_mode: str = "value",
+    asides: Sequence[tuple[Query, str, str]] = (),
+    links: Sequence[Json] = (),
 ) -> Panel:
+    """One figure, coloured by `thresholds`. `asides`: (query, name, unit) figures shown
+    after it in the text colour, so that only the headline's colour speaks."""
+    overrides = [
+        {
+            "matcher": {"id": "byFrameRefID", "options": chr(ord("B") + i)},
+            "properties": [
+                {"id": "displayName", "value": name},
+                {"id": "unit", "value": aside_unit},
+                {"id": "color", "value": {"mode": "fixed", "fixedColor": "text"}},
+            ],
+        }
+        for i, (_, name, aside_unit) in enumerate(asides)
+    ]
     return g.Stat(
-        **_base(title, description, [query]),
+        **_base(title, description, [query, *(q for q, _, _ in asides)]),
         format=unit,
         decimals=decimals,
         thresholds=thresholds or steps("green"),
@@ -136,6 +151,9 @@ def stat(
         colorMode=color_mode,
         reduceCalc="lastNotNull",
         noValue="no data",
+        overrides=overrides,
+        textMode="value_and_name" if asides else "auto",
+        links=list(links),
     )
 
 

@@ -6,14 +6,21 @@ to suit the dashboard around them, are arguments.
 
 from __future__ import annotations
 
-from dashboards.common import CARD, Panel
+from dashboards.common import CARD, CLUSTER, NODE, Panel
 from dashboards.panels import Query, stat, steps, timeseries
 
 # Share of the allotted memory the vGPUs use: low is waste, so red is at the bottom.
 IN_USE_STEPS = steps("red", (0.3, "orange"), (0.6, "green"))
 # The advisor publishes one set of series per run (textfile or Pushgateway); `max` keeps
 # one value when more than one source carries them.
-PENDING_BY_CAUSE = "max by (cause) (xgpu_advisor_pending_pods)"
+PENDING_BY_CAUSE = f"max by (cause) (xgpu_advisor_pending_pods{{{CLUSTER}}})"
+STRANDED = f"max(xgpu_advisor_stranded_memory_bytes{{{CLUSTER}}})"
+FRAGMENTATION = f"max(xgpu_advisor_fragmentation_ratio{{{CLUSTER}}})"
+# Stranded memory is what makes pods wait: free memory on healthy cards that no Pending
+# pod can use. Any of it is a finding (the report's tile says the same), none is fine,
+# whatever FGD's fragmentation ratio reads (it counts free memory the typical requests
+# cannot use, waiting pods or not: 80 % of a few free MiB with nothing Pending is no news).
+STRANDED_STEPS = steps("green", (1, "red"))
 
 
 def card_count(description: str) -> Panel:
@@ -22,8 +29,14 @@ def card_count(description: str) -> Panel:
     )
 
 
-def vgpu_count(description: str) -> Panel:
-    return stat("vGPUs", description, Query(f"sum(xgpu_card_vgpus{{{CARD}}})"), "none")
+def vgpu_count(description: str, *, whole_nodes: bool = False) -> Panel:
+    """`whole_nodes`: from the node-level recording rule (the GPU selection does not apply)."""
+    series = (
+        f"sum(node:xgpu_vgpus:count{{{NODE}}})"
+        if whole_nodes
+        else f"sum(xgpu_card_vgpus{{{CARD}}})"
+    )
+    return stat("vGPUs", description, Query(series), "none")
 
 
 def unhealthy_cards() -> Panel:
@@ -49,15 +62,31 @@ def pending_by_cause(description: str) -> Panel:
     )
 
 
+def stranded_tile() -> Panel:
+    """The fragmentation tile: stranded memory as the headline and its colour; FGD's
+    fragmentation ratio beside it, in the text colour."""
+    return stat(
+        "Stranded memory",
+        "Free memory on healthy cards that no Pending pod can use: what makes pods wait on "
+        "fragmentation (red when there is any). Beside it, FGD fragmentation: the share of "
+        "the free memory the typical requests cannot use, Pending pods or not.",
+        Query(STRANDED, "stranded"),
+        "bytes",
+        thresholds=STRANDED_STEPS,
+        color_mode="background",
+        asides=[(Query(FRAGMENTATION), "fragmentation (FGD)", "percentunit")],
+    )
+
+
 def fragmentation() -> Panel:
     return timeseries(
         "Fragmentation",
-        "FGD fragmentation: share of the free memory no Pending pod size can use (0-100 %).",
-        [Query("max(xgpu_advisor_fragmentation_ratio)", "fragmented share of free memory")],
+        "FGD fragmentation: share of the free memory the typical requests cannot use "
+        "(0-100 %), Pending pods or not. Stranded memory says whether it holds pods back.",
+        [Query(FRAGMENTATION, "fragmented share of free memory")],
         "percentunit",
         min_value=0,
         max_value=1,
-        thresholds=steps("green", (0.3, "orange"), (0.5, "red")),
     )
 
 
@@ -65,14 +94,14 @@ def stranded_memory() -> Panel:
     return timeseries(
         "Stranded memory",
         "Free memory on healthy cards that no Pending pod can use.",
-        [Query("max(xgpu_advisor_stranded_memory_bytes)", "stranded")],
+        [Query(STRANDED, "stranded")],
         "bytes",
         min_value=0,
     )
 
 
 def bytes_by_namespace(title: str, description: str, series: str) -> Panel:
-    """`series` (bytes, with vGPU labels) summed per namespace, stacked."""
+    """`series` (bytes, with a `namespace` label) summed per namespace, stacked."""
     return timeseries(
         title,
         description,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dashboards.board import dashboard as build_dashboard
 from dashboards.board import variables
-from dashboards.common import POD, VGPU, VGPU_LEGEND, Json, link_to_node
+from dashboards.common import NAMESPACE, POD, VGPU_LEGEND, Json, link_to_node
 from dashboards.panels import Layout, Query, stat, steps, timeseries
 from dashboards.shared_panels import IN_USE_STEPS, bytes_by_namespace
 
@@ -124,8 +124,8 @@ def dashboard() -> Json:
     layout.add(
         bytes_by_namespace(
             "Memory allotted by namespace",
-            "Card memory allotted to each namespace's vGPUs.",
-            f"xgpu_memory_total{{{VGPU}}}",
+            "Card memory allotted to each namespace's vGPUs, on every node.",
+            f"namespace:xgpu_memory_allotted_bytes:sum{{{NAMESPACE}}}",
         ),
         12,
         8,
@@ -133,8 +133,8 @@ def dashboard() -> Json:
     layout.add(
         bytes_by_namespace(
             "Memory used by namespace",
-            "Card memory each namespace's vGPUs use.",
-            f"xgpu_memory_used{{{VGPU}}}",
+            "Card memory each namespace's vGPUs use, on every node.",
+            f"namespace:xgpu_memory_used_bytes:sum{{{NAMESPACE}}}",
         ),
         12,
         8,

@@ -9,10 +9,14 @@ Generated, in this order (each step sees the previous steps' output):
 2. base/kustomization.yaml   <- itself, its configMapGenerator files set to the sorted
                                 base/dashboards/*.json (kustomize itself has no globs)
 3. rendered/all.yaml         <- what `kustomize build base` prints
+4. overlays/plain-prometheus/{scrape-config.yaml,xgpu.rules.yaml}
+                             <- prometheus/scrape-config.yaml and rules/xgpu.rules.yaml
+                                (kustomize reads no file outside an overlay's folder)
 
 No kustomize binary is needed: this file implements exactly the kustomization features
-the base uses (a `resources` list of files and a `configMapGenerator` with
+the base uses (a `resources` list of files, `images` and a `configMapGenerator` with
 `disableNameSuffixHash`) and refuses any other, so the rendering can't silently differ.
+The overlays are built by kustomize itself (tests/deploy/test_overlays.py).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ KUSTOMIZATION_HEADER = """\
 # renders this base to deploy/rendered/all.yaml; run it after changing anything here.
 # exporter-podmonitor.yaml is an alternative to exporter-service.yaml plus
 # exporter-servicemonitor.yaml and is deliberately not listed (both would scrape twice).
+# Images (registry, name, tag) are set here only, in `images:`; overlays override them.
 """
 
 # Kustomize's legacy resource order (api/resid/gvk.go): these kinds first, in this
@@ -72,7 +77,10 @@ KIND_ORDER_FIRST = (
 )
 KIND_ORDER_LAST = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
 
-SUPPORTED_KUSTOMIZATION_FIELDS = {"apiVersion", "kind", "resources", "configMapGenerator"}
+SUPPORTED_KUSTOMIZATION_FIELDS = {"apiVersion", "kind", "resources", "images", "configMapGenerator"}
+SUPPORTED_IMAGE_FIELDS = {"name", "newName", "newTag", "digest"}
+# The fields kustomize's image transformer rewrites, wherever they are in an object.
+CONTAINER_LISTS = ("containers", "initContainers")
 SUPPORTED_GENERATOR_FIELDS = {"name", "namespace", "files", "options"}
 SUPPORTED_GENERATOR_OPTIONS = {"disableNameSuffixHash", "labels"}
 
@@ -191,6 +199,63 @@ def _generate_configmap(generator: Document, base: Path, read: Reader) -> Docume
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data}
 
 
+def _image_rules(kustomization: Document) -> dict[str, Document]:
+    images = kustomization.get("images", [])
+    if not isinstance(images, list) or not all(isinstance(i, dict) for i in images):
+        raise RenderError("kustomization.yaml: images must be a list of mappings")
+    rules: dict[str, Document] = {}
+    for image in images:
+        if not isinstance(image.get("name"), str):
+            raise RenderError("images: an entry without a name")
+        unsupported = sorted(set(image) - SUPPORTED_IMAGE_FIELDS)
+        if unsupported:
+            raise RenderError(
+                f"images: {image['name']}: unsupported field(s) {', '.join(unsupported)}"
+            )
+        if "newTag" in image and "digest" in image:
+            raise RenderError(f"images: {image['name']}: newTag or digest, not both")
+        rules[image["name"]] = image
+    return rules
+
+
+def _split_image(image: str) -> tuple[str, str]:
+    """(name, ":tag" or "@digest" or "") as kustomize splits an image reference."""
+    if "@" in image:
+        name, digest = image.split("@", 1)
+        return name, "@" + digest
+    slash = image.rfind("/")
+    colon = image.rfind(":")
+    if colon > slash:  # a colon after the last slash is a tag, not a registry's port
+        return image[:colon], image[colon:]
+    return image, ""
+
+
+def _set_image(image: str, rules: Mapping[str, Document]) -> str:
+    name, reference = _split_image(image)
+    rule = rules.get(name)
+    if rule is None:
+        return image
+    if "newTag" in rule:
+        reference = f":{rule['newTag']}"
+    elif "digest" in rule:
+        reference = f"@{rule['digest']}"
+    return f"{rule.get('newName', name)}{reference}"
+
+
+def _apply_images(node: Any, rules: Mapping[str, Document]) -> None:
+    """Rewrite every container's image in place, in any container list of the object."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in CONTAINER_LISTS and isinstance(value, list):
+                for container in value:
+                    if isinstance(container, dict) and isinstance(container.get("image"), str):
+                        container["image"] = _set_image(container["image"], rules)
+            _apply_images(value, rules)
+    elif isinstance(node, list):
+        for item in node:
+            _apply_images(item, rules)
+
+
 def _sort_key(document: Document) -> tuple[int, str, str, str]:
     kind = str(document.get("kind", ""))
     if kind in KIND_ORDER_FIRST:
@@ -223,6 +288,9 @@ def build(base: Path, read: Reader) -> list[Document]:
             if not isinstance(document, dict) or "kind" not in document:
                 raise RenderError(f"resource {relative}: not a Kubernetes object")
             documents.append(document)
+    rules = _image_rules(kustomization)
+    for document in documents:
+        _apply_images(document, rules)
     documents += [_generate_configmap(g, base, read) for g in _generators(kustomization)]
     seen: set[tuple[str, str, str]] = set()
     for document in documents:
@@ -248,6 +316,11 @@ def render(deploy: Path = DEPLOY) -> dict[Path, str]:
     rendered[kustomization] = sync_kustomization(read(kustomization), base)
     header = GENERATED_HEADER.format(source="deploy/base (kustomize build)")
     rendered[deploy / "rendered" / "all.yaml"] = header + dump_documents(build(base, read))
+    plain = deploy / "overlays" / "plain-prometheus"
+    for source in (deploy / "prometheus" / "scrape-config.yaml", rules):
+        relative = source.relative_to(deploy).as_posix()
+        copy_header = GENERATED_HEADER.format(source=f"deploy/{relative}")
+        rendered[plain / source.name] = copy_header + read(source)
     return rendered
 
 

@@ -25,6 +25,7 @@ from aiohttp import web
 
 from advisor.core.model import Cluster
 from advisor.durations import parse_duration
+from advisor.listen import parse_listen as listen_address
 from advisor.scenario import ScenarioError
 from advisor.terminal import one_line
 from exporter.allotments import PodSource
@@ -40,12 +41,16 @@ from exporter.connections import (
     serve_guarded,
 )
 from exporter.logfmt import setup_logging
-from exporter.metrics import exporter_version
+from exporter.metrics import FAMILY_GROUPS, exporter_version
 from exporter.scenario_pods import ScenarioPodSource
 from exporter.server import make_app
 from exporter.simulate import SimulatedReader
 
 log = logging.getLogger("xgpu.exporter")
+
+# Neither dcgm-exporter's 9400 nor any port of Prometheus's default-port allocations (whose
+# 9100-9999 range is full), below the Linux ephemeral range: docs/coexistence.md.
+DEFAULT_PORT = 19400
 
 
 class ConfigError(Exception):
@@ -76,9 +81,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--web.listen-address",
         "--listen",  # the short name the first releases used
         dest="listen",
-        default=":9400",
+        default=f":{DEFAULT_PORT}",
         metavar="[HOST]:PORT",
-        help="address to serve on (:9400)",
+        help=f"address to serve on (:{DEFAULT_PORT})",
     )
     p.add_argument(
         "--web.read-header-timeout",
@@ -131,6 +136,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="attribute GPU processes to containers via procfs (default on)",
+    )
+    p.add_argument(
+        "--collector.cce",
+        dest="cce",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="serve the six families CCE's own exporter publishes under the same names "
+        "(xgpu_memory_*, xgpu_core_percentage_*, gpu_schedule_policy, xgpu_device_health); "
+        "--no-collector.cce beside CCE's exporter (default on)",
     )
     p.add_argument(
         "--path.procfs",
@@ -210,11 +224,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def parse_listen(listen: str) -> tuple[str | None, int]:
-    host, sep, port = listen.rpartition(":")
-    if not sep or not port.isdigit() or int(port) > 65535:
-        raise ConfigError(f"--listen {listen!r}: expected [HOST]:PORT")
-    host = host.strip("[]")
-    return (host or None), int(port)
+    try:
+        return listen_address(listen)
+    except ValueError as error:
+        raise ConfigError(f"--listen {error}") from None
 
 
 @dataclass
@@ -266,8 +279,14 @@ def build(args: argparse.Namespace) -> Wiring:
         resolver=resolver,
         freshness_s=args.freshness,
         timeout_s=args.timeout,
+        families=_families(args),
     )
     return Wiring(engine=engine, pods=pods, limits=limits)
+
+
+def _families(args: argparse.Namespace) -> frozenset[str]:
+    """The metric-family groups the `--[no-]collector.<group>` flags leave on."""
+    return frozenset(group for group in FAMILY_GROUPS if getattr(args, group))
 
 
 def _check_durations(args: argparse.Namespace) -> None:

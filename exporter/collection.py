@@ -18,13 +18,13 @@ import queue
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, cast
 
 from exporter.allotments import PodSource, PodsView
 from exporter.attribution import Owner, PidResolver
-from exporter.metrics import render
+from exporter.metrics import FAMILY_GROUPS, render
 from exporter.readings import NvmlError, NvmlReading, NvmlUnavailable
 from exporter.snapshot import CardKey, CollectorRun, Snapshot, build_snapshot, card_key_of
 
@@ -47,9 +47,44 @@ Format = tuple[bool, bool]  # (OpenMetrics, gzip)
 REFRESH_AHEAD = 0.5  # share of the freshness window after which a scrape triggers a refresh
 
 
-def render_format(snapshot: Snapshot, fmt: Format) -> bytes:
-    body = render(snapshot, fmt[0])
+def render_format(
+    snapshot: Snapshot, fmt: Format, families: frozenset[str] = FAMILY_GROUPS
+) -> bytes:
+    body = render(snapshot, fmt[0], families)
     return gzip.compress(body, 6) if fmt[1] else body
+
+
+class RunOutcome:
+    """One collector run in progress: the block sets `error` to fail it (raising fails it too)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self) -> None:
+        self.error: str | None = None
+
+
+@contextlib.contextmanager
+def collector_run(
+    runs: list[CollectorRun],
+    name: str,
+    *,
+    on_timeout: str = "timed out",
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[RunOutcome]:
+    """Times one collector's run and records its success and duration, as node_exporter's
+    `execute` does for each collector: a TimeoutError from the block reads `on_timeout`; any
+    other exception is a collector bug, logged with its traceback and reported as a failed
+    run rather than taking the endpoint down."""
+    outcome = RunOutcome()
+    started = clock()
+    try:
+        yield outcome
+    except TimeoutError:
+        outcome.error = on_timeout
+    except Exception as exc:
+        log.exception("collector failed", extra={"collector": name})
+        outcome.error = f"failed: {exc!r}"
+    runs.append(CollectorRun(name, outcome.error is None, clock() - started, outcome.error))
 
 
 @dataclass(slots=True)
@@ -58,6 +93,7 @@ class Collection:
     seq: int
     started: float  # monotonic; the data's age counts from here
     collect_s: float
+    families: frozenset[str] = FAMILY_GROUPS  # the metric families the exporter serves
     _renders: dict[Format, asyncio.Future[bytes]] = field(default_factory=dict)
 
     def formats(self) -> set[Format]:
@@ -68,7 +104,9 @@ class Collection:
         key = (openmetrics, compressed)
         future = self._renders.get(key)
         if future is None:
-            future = asyncio.ensure_future(asyncio.to_thread(render_format, self.snapshot, key))
+            future = asyncio.ensure_future(
+                asyncio.to_thread(render_format, self.snapshot, key, self.families)
+            )
             self._renders[key] = future
         return await asyncio.shield(future)
 
@@ -84,6 +122,7 @@ class Engine:
         resolver: PidResolver | None,
         freshness_s: float = 1.0,
         timeout_s: float = 3.0,
+        families: frozenset[str] = FAMILY_GROUPS,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.node = node
@@ -93,6 +132,7 @@ class Engine:
         self.resolver = resolver
         self.freshness_s = freshness_s
         self.timeout_s = timeout_s
+        self.families = families
         self.wall_clock = wall_clock
         self.collections = 0  # how many collections ran; numbers them (X-Xgpu-Collection)
         self._current: Collection | None = None
@@ -161,6 +201,7 @@ class Engine:
         owners = await self._attribute(reading, deadline, runs)
         errors = tuple(sorted((f, c, n) for (f, c), n in self._errors.items()))
         known_cards = self._known_cards
+        families = self.families
 
         def build() -> tuple[Snapshot, dict[Format, bytes]]:
             snapshot = build_snapshot(
@@ -173,7 +214,8 @@ class Engine:
                 collectors=tuple(runs),
                 nvml_errors=errors,
             )
-            return snapshot, {fmt: render_format(snapshot, fmt) for fmt in sorted(formats)}
+            bodies = {fmt: render_format(snapshot, fmt, families) for fmt in sorted(formats)}
+            return snapshot, bodies
 
         # Joining and rendering are CPU only: one hop to a thread, no deadline needed.
         snapshot, bodies = await asyncio.to_thread(build)
@@ -183,6 +225,7 @@ class Engine:
             seq=self.collections,
             started=started,
             collect_s=time.monotonic() - started,
+            families=families,
         )
         loop = asyncio.get_running_loop()
         for fmt, body in bodies.items():
@@ -194,39 +237,32 @@ class Engine:
     async def _read_cards(self, deadline: float, runs: list[CollectorRun]) -> NvmlReading | None:
         if self.reader is None:
             return None
-        started = time.monotonic()
         if self._reading is None or self._reading.done():
             # Only one read at a time: a hung driver gets joined, not piled up in threads.
             self._reading = self._worker.submit(self.reader.read)
             self._reading.add_done_callback(self._count_errors)
         reading: NvmlReading | None = None
-        error: str | None = None
-        try:
-            remaining = max(deadline - time.monotonic(), 0.0)
-            reading = await asyncio.wait_for(asyncio.shield(self._reading), remaining)
-        except TimeoutError:
-            # The reader counts its own stuck calls; this is the collection's deadline.
-            error = f"no answer within {self.timeout_s:g}s"
-        except NvmlUnavailable as exc:
-            error = f"unavailable: {exc}"
-        except Exception as exc:  # a reader bug must not take the endpoint down
-            log.exception("card reader failed")
-            error = f"failed: {exc!r}"
-        if reading is not None:
-            hard = [e for e in reading.errors if e.code not in SOFT_CODES]
-            if hard:
-                error = ", ".join(f"{e.function}: {e.code}" for e in hard[:5])
-            if reading.cards or not hard:
-                self._known_cards = tuple(card_key_of(c) for c in reading.cards)
-                self._log_health_changes(reading)
-            else:
-                reading = None  # a reading cut short (a stuck call) knows nothing about cards
-        runs.append(
-            CollectorRun(self.reader_name, error is None, time.monotonic() - started, error)
-        )
-        if error is not None:
+        # The reader counts its own stuck calls; the timeout is the collection's deadline.
+        timeout = f"no answer within {self.timeout_s:g}s"
+        with collector_run(runs, self.reader_name, on_timeout=timeout) as run:
+            try:
+                reading = await asyncio.wait_for(
+                    asyncio.shield(self._reading), _remaining(deadline)
+                )
+            except NvmlUnavailable as exc:
+                run.error = f"unavailable: {exc}"
+            if reading is not None:
+                hard = [e for e in reading.errors if e.code not in SOFT_CODES]
+                if hard:
+                    run.error = ", ".join(f"{e.function}: {e.code}" for e in hard[:5])
+                if reading.cards or not hard:
+                    self._known_cards = tuple(card_key_of(c) for c in reading.cards)
+                    self._log_health_changes(reading)
+                else:
+                    reading = None  # a reading cut short (a stuck call) knows nothing of cards
+        if run.error is not None:
             log.warning(
-                "card reading failed", extra={"collector": self.reader_name, "error": error}
+                "card reading failed", extra={"collector": self.reader_name, "error": run.error}
             )
         return reading
 
@@ -246,13 +282,12 @@ class Engine:
     def _view_pods(self, runs: list[CollectorRun]) -> PodsView | None:
         if self.pods is None:
             return None
-        started = time.monotonic()
-        try:
+        view = PodsView(allotments=(), ok=False)  # what a source that raised leaves
+        with collector_run(runs, self.pods.name) as run:
             view = self.pods.view()
-        except Exception as exc:
-            log.exception("pod source failed")
-            view = PodsView(allotments=(), ok=False, error=repr(exc))
-        runs.append(CollectorRun(self.pods.name, view.ok, time.monotonic() - started, view.error))
+            run.error = None if view.ok else (view.error or "not refreshed")
+        if run.error is not None and view.error is None:
+            view = PodsView(view.allotments, ok=False, error=run.error)
         return view
 
     async def _attribute(
@@ -260,24 +295,13 @@ class Engine:
     ) -> dict[int, Owner] | None:
         if self.resolver is None:
             return None
-        if reading is None:
-            runs.append(CollectorRun("attribution", True, 0.0))  # nothing to attribute
-            return {}
-        started = time.monotonic()
-        pids = sorted({p.pid for p in reading.processes})
-        owners: dict[int, Owner] | None = None
-        error: str | None = None
-        try:
-            remaining = max(deadline - time.monotonic(), 0.0)
-            owners = dict(
-                await asyncio.wait_for(asyncio.to_thread(self.resolver.owners, pids), remaining)
-            )
-        except TimeoutError:
-            error = "timed out reading process cgroups"
-        except Exception as exc:
-            log.exception("attribution failed")
-            error = repr(exc)
-        runs.append(CollectorRun("attribution", error is None, time.monotonic() - started, error))
+        owners: dict[int, Owner] | None = {}  # no reading: nothing to attribute, a success
+        with collector_run(runs, "attribution", on_timeout="timed out reading process cgroups"):
+            if reading is not None:
+                owners = None
+                pids = sorted({p.pid for p in reading.processes})
+                found = asyncio.to_thread(self.resolver.owners, pids)
+                owners = dict(await asyncio.wait_for(found, _remaining(deadline)))
         return owners
 
     def _count_errors(self, future: asyncio.Future[NvmlReading]) -> None:
@@ -336,6 +360,10 @@ class DaemonWorker:
     def _serve(self) -> None:
         while True:
             self._calls.get()()
+
+
+def _remaining(deadline: float) -> float:
+    return max(deadline - time.monotonic(), 0.0)
 
 
 def _log_failure(future: asyncio.Future[Collection]) -> None:

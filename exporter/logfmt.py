@@ -1,5 +1,5 @@
 """Structured logs to stderr in logfmt, as Prometheus exporters write them:
-`ts=2024-05-01T12:00:00.123Z level=info logger=xgpu.exporter msg="listening" address=:9400`.
+`ts=2024-05-01T12:00:00.123Z level=info logger=xgpu.exporter msg="listening" address=:19400`.
 Extra fields come from `log.info("...", extra={"key": value})`.
 """
 

@@ -21,6 +21,19 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from exporter.readings import CardReading
 from exporter.snapshot import CardKey, CardRow, Snapshot, VgpuRow
 
+# Metric families that can be switched off (`--no-collector.<group>`), as node_exporter's
+# collectors can. "cce": the six families CCE's own exporter publishes under the same names
+# (docs/coexistence.md): beside it, serving them twice would double every sum().
+CCE_FAMILIES = (
+    "xgpu_memory_total",
+    "xgpu_memory_used",
+    "xgpu_core_percentage_total",
+    "xgpu_core_percentage_used",
+    "gpu_schedule_policy",
+    "xgpu_device_health",
+)
+FAMILY_GROUPS = frozenset({"cce"})
+
 VGPU_LABELS = ["namespace", "pod", "container", "gpu_index", "gpu_uuid"]
 CARD_LABELS = ["gpu_index", "gpu_uuid"]
 CACHED = " Collected at most once per freshness window; concurrent scrapes share it."
@@ -35,28 +48,36 @@ def exporter_version() -> str:
 
 
 class SnapshotCollector:
-    """A prometheus_client collector whose `collect()` only reads the snapshot it holds."""
+    """A prometheus_client collector whose `collect()` only reads the snapshot it holds.
 
-    def __init__(self, snapshot: Snapshot) -> None:
+    `families`: the groups of FAMILY_GROUPS to serve; the families of the others are left out.
+    """
+
+    def __init__(self, snapshot: Snapshot, families: frozenset[str] = FAMILY_GROUPS) -> None:
         self.snapshot = snapshot
+        self.families = families
 
     def collect(self) -> Iterator[Metric]:
         snap = self.snapshot
         yield _gauge(
             "xgpu_node_info", "1; the node's name (downward API).", ["node"], [([snap.node], 1)]
         )
-        yield from _vgpu_families(snap.vgpus)
-        yield from _card_families(snap)
+        families = [*_vgpu_families(snap.vgpus), *_card_families(snap)]
+        if "cce" not in self.families:
+            families = [f for f in families if f.name not in CCE_FAMILIES]
+        yield from families
         yield from _exporter_families(snap)
 
     def describe(self) -> Iterator[Metric]:
         return iter(())  # not called at registration: keeps the registry from collecting early
 
 
-def render(snapshot: Snapshot, openmetrics: bool) -> bytes:
+def render(
+    snapshot: Snapshot, openmetrics: bool, families: frozenset[str] = FAMILY_GROUPS
+) -> bytes:
     """The exposition of one snapshot in the Prometheus text (0.0.4) or OpenMetrics format."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(SnapshotCollector(snapshot))
+    registry.register(SnapshotCollector(snapshot, families))
     if openmetrics:
         # Every name here is a legacy (ASCII) name, so "allow-utf-8" writes the same bytes
         # while skipping the client's per-character name escaping (about 20 % of the render).

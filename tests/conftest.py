@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,10 @@ from benchmarks.trace_dir import find_openb, not_found
 # Helper modules that assert (or are plugins that tests also import from): rewrite their
 # asserts, as in a test, before anything imports them.
 pytest.register_assert_rewrite("tests.realparts", "tests.exporter.kube_source")
+
+# servicecheck: fails a test that starts a process or a server without the `realservices`
+# marker. fastloop: `--quick-properties` for `make test-fast`.
+pytest_plugins = ["tests.servicecheck", "tests.fastloop"]
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -26,3 +32,15 @@ def openb_dir() -> Path:
     if path is None:
         pytest.skip(not_found())
     return path
+
+
+@pytest.fixture(autouse=True)
+def root_logging_restored() -> Iterator[None]:
+    """Each test gets the root logger back as it found it: `xgpu-exporter`'s main, run in
+    process, points it at sys.stderr as captured during that test (closed afterwards), and a
+    later test that logs would write to the closed stream."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)

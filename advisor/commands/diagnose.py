@@ -9,6 +9,7 @@ from typing import Any
 
 from advisor.commands import add_output, add_scheduler_argument, emit, scheduler_choice
 from advisor.commands.flag_types import count_or_all
+from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
 from advisor.core.diagnose import DEFAULT_NODE_DETAIL, diagnose
 from advisor.output import cluster_view, diagnosis_json
 from advisor.scenario import load_scenario
@@ -19,6 +20,7 @@ def register(sub: Any) -> None:
         "diagnose", help="why each Pending GPU pod is Pending"
     )
     parser.add_argument("--scenario", required=True, type=Path, help="scenario file (YAML or JSON)")
+    add_scenario_limits(parser)
     add_scheduler_argument(parser)
     add_output(parser, ("markdown", "json", "html"))
     parser.add_argument(
@@ -33,18 +35,18 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cluster = load_scenario(args.scenario, scheduler=scheduler_choice(args))
+    cluster = load_scenario(args.scenario, scheduler_choice(args), scenario_limits(args))
     limit = None if args.node_detail < 0 else args.node_detail
     diagnosis = diagnose(cluster, node_detail_limit=limit)
     data = diagnosis_json(diagnosis, cluster.scheduler)
     if args.format == "json":
         text = json.dumps(data, indent=2)
     elif args.format == "markdown":
-        from advisor.render.markdown import render_markdown
+        from advisor.render.diagnose.markdown import render_markdown
 
         text = render_markdown(data, cluster_view(cluster, diagnosis))
     else:
-        from advisor.render.html import render_html
+        from advisor.render.diagnose.html import render_html
 
         title = f"xgpu-advisor diagnosis: {args.scenario.name}"
         text = render_html(data, cluster_view(cluster, diagnosis), title=title)

@@ -58,3 +58,18 @@ def positive_duration(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be above 0, got {text!r}")
     return value
+
+
+_UNITS = {"": 1, "b": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+def byte_size(text: str) -> int:
+    """A size in bytes above 0, at most 64 GiB: `1048576`, `512KiB`, `64MiB`, `1GiB`."""
+    digits = text.strip().rstrip("BbIiKkMmGg")
+    unit = text.strip()[len(digits) :].lower()
+    if not digits.isascii() or not digits.isdigit() or unit not in _UNITS or len(digits) > 12:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 64MiB)")
+    value = int(digits) * _UNITS[unit]
+    if not 0 < value <= 64 * 2**30:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 64GiB, got {text!r}")
+    return value

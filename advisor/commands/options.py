@@ -9,12 +9,15 @@ from __future__ import annotations
 import argparse
 
 from advisor.commands import add_scheduler_argument, scheduler_choice
-from advisor.commands.flag_types import count, positive_seconds
+from advisor.commands.flag_types import byte_size, count, positive_seconds
 from advisor.core.model import PolicyName
 from advisor.errors import InputError
 from advisor.scenario_profile import NODE_POLICIES
-from advisor.sources.exporters import parse_exporter_list
+from advisor.sources.access import PrometheusAccess, load_access
+from advisor.sources.answers import DEFAULT_MAX_ANSWER_BYTES, size_text
+from advisor.sources.exporters import DEFAULT_MAX_EXPORTER_BYTES, parse_exporter_list
 from advisor.sources.gather import DEFAULT_STALE_AFTER_S, DEFAULT_TIMEOUT_S, SourceConfig
+from advisor.sources.prometheus import DEFAULT_MAX_SERIES
 
 CARD_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread", "legacy")  # legacy: volcano-vgpu
 
@@ -49,7 +52,8 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = Tr
         type=positive_seconds,
         default=DEFAULT_TIMEOUT_S,
         metavar="SECONDS",
-        help=f"per request ({DEFAULT_TIMEOUT_S:g})",
+        help="each step of a request: connecting, waiting for the answer, reading it "
+        f"({DEFAULT_TIMEOUT_S:g})",
     )
     # None: the scheduler profile's default (cce binpack/binpack 20, hami binpack/spread 10,
     # volcano-vgpu binpack/legacy 10).
@@ -64,7 +68,105 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = Tr
     parser.add_argument(
         "--max-vgpus-per-card", type=count(1), metavar="N", help="default: the scheduler profile's"
     )
+    _add_prometheus_arguments(parser)
     add_scheduler_argument(parser)  # every command reading a live source judges by a profile
+
+
+def _add_prometheus_arguments(parser: argparse.ArgumentParser) -> None:
+    """Real Prometheus setups (credentials, TLS, tenants, shared stores) and answer caps."""
+    group = parser.add_argument_group("Prometheus access and answer limits")
+    group.add_argument(
+        "--prometheus.bearer-token-file",
+        dest="prometheus_bearer_token_file",
+        metavar="FILE",
+        help="send 'Authorization: Bearer' with the token this file holds (read at start)",
+    )
+    group.add_argument(
+        "--prometheus.basic-auth-file",
+        dest="prometheus_basic_auth_file",
+        metavar="FILE",
+        help="HTTP basic auth from this file: one line 'user:password' (read at start)",
+    )
+    group.add_argument(
+        "--prometheus.ca-file",
+        dest="prometheus_ca_file",
+        metavar="FILE",
+        help="verify Prometheus's TLS certificate against these CA certificates (PEM)",
+    )
+    group.add_argument(
+        "--prometheus.insecure-skip-verify",
+        dest="prometheus_insecure_skip_verify",
+        action="store_true",
+        help="do not verify Prometheus's TLS certificate (tests only)",
+    )
+    group.add_argument(
+        "--prometheus.header",
+        dest="prometheus_headers",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an extra header on every request, e.g. 'X-Scope-OrgID: team-a' (repeatable)",
+    )
+    group.add_argument(
+        "--prometheus.selector",
+        dest="prometheus_selector",
+        metavar="MATCHERS",
+        help="label matchers added to every series the advisor queries, e.g. "
+        "'cluster=\"prod-a\"' for one cluster of a shared Thanos, Mimir or VictoriaMetrics",
+    )
+    group.add_argument(
+        "--prometheus.max-answer-bytes",
+        dest="prometheus_max_answer_bytes",
+        type=byte_size,
+        default=DEFAULT_MAX_ANSWER_BYTES,
+        metavar="SIZE",
+        help=f"refuse a larger answer to one query ({size_text(DEFAULT_MAX_ANSWER_BYTES)}; "
+        "bytes, or with KiB, MiB, GiB)",
+    )
+    group.add_argument(
+        "--prometheus.max-series",
+        dest="prometheus_max_series",
+        type=count(1),
+        default=DEFAULT_MAX_SERIES,
+        metavar="N",
+        help=f"refuse more series than this in all the answers of one read "
+        f"({DEFAULT_MAX_SERIES:,})",
+    )
+    group.add_argument(
+        "--exporters.max-answer-bytes",
+        dest="exporters_max_answer_bytes",
+        type=byte_size,
+        default=DEFAULT_MAX_EXPORTER_BYTES,
+        metavar="SIZE",
+        help=f"refuse a larger /metrics page ({size_text(DEFAULT_MAX_EXPORTER_BYTES)})",
+    )
+
+
+def _prometheus_access(args: argparse.Namespace) -> PrometheusAccess:
+    chosen = [
+        flag
+        for flag, value in (
+            ("--prometheus.bearer-token-file", args.prometheus_bearer_token_file),
+            ("--prometheus.basic-auth-file", args.prometheus_basic_auth_file),
+            ("--prometheus.ca-file", args.prometheus_ca_file),
+            ("--prometheus.insecure-skip-verify", args.prometheus_insecure_skip_verify),
+            ("--prometheus.header", args.prometheus_headers),
+            ("--prometheus.selector", args.prometheus_selector),
+        )
+        if value
+    ]
+    if args.prometheus is None:
+        if chosen:
+            raise InputError(f"{chosen[0]} applies to --prometheus only")
+        return PrometheusAccess()
+    return load_access(
+        bearer_token_file=args.prometheus_bearer_token_file,
+        basic_auth_file=args.prometheus_basic_auth_file,
+        ca_file=args.prometheus_ca_file,
+        insecure_skip_verify=args.prometheus_insecure_skip_verify,
+        headers=tuple(args.prometheus_headers),
+        selector=args.prometheus_selector,
+    )
 
 
 def source_config(args: argparse.Namespace) -> SourceConfig:
@@ -82,4 +184,8 @@ def source_config(args: argparse.Namespace) -> SourceConfig:
         node_policy=args.node_policy,
         card_policy=args.card_policy,
         max_vgpus_per_card=args.max_vgpus_per_card,
+        prometheus_access=_prometheus_access(args),
+        max_answer_bytes=args.prometheus_max_answer_bytes,
+        max_series=args.prometheus_max_series,
+        max_exporter_bytes=args.exporters_max_answer_bytes,
     )

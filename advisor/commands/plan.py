@@ -10,13 +10,15 @@ from typing import Any
 
 from advisor.commands import add_output, add_scheduler_argument, emit, scheduler_choice
 from advisor.commands.flag_types import count, positive_seconds
+from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
 from advisor.core.diagnose import diagnose
 from advisor.core.plan import DEFAULT_TIME_BUDGET_S, PlanOptions, plan
 from advisor.core.plan_limits import EvictionBudget, NeverEvict
-from advisor.core.scaling import scaling_advice
+from advisor.core.scaling import pod_remedies, scaling_advice
 from advisor.errors import InputError
-from advisor.output import plan_json
-from advisor.render.plan_data import kubectl_script, plan_views
+from advisor.output import add_advice, plan_json
+from advisor.render.plan.data import plan_views
+from advisor.render.plan.script import kubectl_script
 from advisor.scenario import load_scenario
 
 DEFAULT_PICTURES = 50
@@ -28,6 +30,7 @@ def register(sub: Any) -> None:
         "plan", help="evictions that let Pending GPU pods run, verified by simulation"
     )
     parser.add_argument("--scenario", required=True, type=Path, help="scenario file (YAML or JSON)")
+    add_scenario_limits(parser)
     add_scheduler_argument(parser)
     add_output(parser, ("markdown", "json", "html", "kubectl"))
     parser.add_argument(
@@ -105,10 +108,11 @@ def options_from(args: argparse.Namespace) -> PlanOptions:
 
 def run(args: argparse.Namespace) -> int:
     options = options_from(args)
-    cluster = load_scenario(args.scenario, scheduler=scheduler_choice(args))
+    cluster = load_scenario(args.scenario, scheduler_choice(args), scenario_limits(args))
     diagnosis = diagnose(cluster, node_detail_limit=0)
     report = plan(cluster, options, clock=time.monotonic, diagnosis=diagnosis)
     data = plan_json(report, cluster, *scaling_advice(cluster, report, diagnosis))
+    add_advice(data["unresolved"], pod_remedies(diagnosis, report))
     if args.format == "json":
         text = json.dumps(data, indent=2)
     elif args.format == "kubectl":
@@ -116,11 +120,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         views = plan_views(cluster, report, max(args.pictures, 0))
         if args.format == "markdown":
-            from advisor.render.plan_markdown import render_plan_markdown
+            from advisor.render.plan.markdown import render_plan_markdown
 
             text = render_plan_markdown(data, views)
         else:
-            from advisor.render.plan_html import render_plan_html
+            from advisor.render.plan.html import render_plan_html
 
             title = f"xgpu-advisor plans: {args.scenario.name}"
             text = render_plan_html(data, views, title=title)

@@ -1,5 +1,7 @@
 """`xgpu-advisor report`: the cron job. Gather, diagnose, plan, advise; write JSON, Markdown
-and HTML to a directory, the advisor's own series to a textfile and/or a Pushgateway.
+and HTML to a directory (`--output-dir`, the latest run) and/or the reports' home
+(`--reports`, the last `--keep` runs under an index: `advisor.commands.archive`), the
+advisor's own series to a textfile and/or a Pushgateway.
 
 Exit codes: 0 done, 2 source or input error, 1 when `--fail-on` findings reach the threshold.
 """
@@ -9,25 +11,34 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import http.client
 import json
 import sys
 import time
 import urllib.error
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from advisor.commands import scheduler_choice
-from advisor.commands.flag_types import positive_duration, positive_seconds
+from advisor.commands.archive import INDEX, store_run
+from advisor.commands.flag_types import count, positive_duration, positive_seconds
 from advisor.commands.options import add_source_arguments, source_config
+from advisor.commands.pods_from import (
+    add_pods_from_argument,
+    with_pods_from,
+    without_kubernetes_warning,
+)
+from advisor.commands.rightsizing_flags import add_rightsizing_arguments, rightsizing_settings
+from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
 from advisor.commands.snapshot import print_notes
 from advisor.core.diagnose import CAUSES
-from advisor.core.model import Card, Cluster
 from advisor.durations import parse_duration
 from advisor.errors import InputError
 from advisor.metrics import push, write_textfile
-from advisor.render._common import plural
+from advisor.render.common.values import plural
 from advisor.report import Report, ReportInputs, ReportOptions, build_report
 from advisor.scenario import load_scenario, write_atomic
 from advisor.sources import gather
@@ -35,6 +46,7 @@ from advisor.sources.history import usage_history
 
 EXIT_FINDINGS = 1
 REPORT_FILES = ("report.json", "report.md", "report.html")
+DEFAULT_KEEP = 30
 
 
 def duration(text: str) -> float:
@@ -61,15 +73,26 @@ def register(sub: Any) -> None:
         "report", help="gather, diagnose, plan and advise; write reports and metrics (cron)"
     )
     parser.add_argument("--scenario", type=Path, help="read the cluster from a scenario file")
+    add_scenario_limits(parser)
     add_source_arguments(parser, required=False)
+    add_pods_from_argument(parser)
     parser.add_argument(
-        "--pods-from",
-        type=Path,
-        metavar="FILE",
-        help="Pending pods, and owners and priorities of running ones, from this scenario "
-        "file instead of the Kubernetes API (hosts without Kubernetes, demos)",
+        "--output-dir", type=Path, help="write this run's reports here (the latest only)"
     )
-    parser.add_argument("--output-dir", required=True, type=Path, help="where the reports go")
+    parser.add_argument(
+        "--reports",
+        type=Path,
+        metavar="DIR",
+        help="the reports' home: each run in a folder of its own, an index.html, the last "
+        "--keep runs kept (`xgpu-advisor serve --reports DIR` serves it)",
+    )
+    parser.add_argument(
+        "--keep",
+        type=count(1),
+        default=DEFAULT_KEEP,
+        metavar="N",
+        help=f"runs kept under --reports (default {DEFAULT_KEEP})",
+    )
     parser.add_argument("--textfile", type=Path, help="write the advisor's series here")
     parser.add_argument("--pushgateway", metavar="URL", help="push the advisor's series here")
     parser.add_argument(
@@ -96,71 +119,8 @@ def register(sub: Any) -> None:
         help="exit 1 when Pending pods with these causes reach --fail-threshold (alerting)",
     )
     parser.add_argument("--fail-threshold", type=int, default=1, metavar="N")
+    add_rightsizing_arguments(parser)
     parser.set_defaults(func=run)
-
-
-def _with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
-    """From a scenario file, the stand-in for the Kubernetes API: Pending pods; what metrics
-    cannot know of running ones (owner, priority, annotations, cpu/memory requests, node
-    selector, affinity, tolerations); of each node what its Node object and its other pods
-    would say (allocatable, labels, taints, cordon, CPU-only pods) and what the scheduler
-    registered of its cards (NUMA, slots); and, with `--scheduler auto`, the profile, which
-    the Kubernetes API's annotations would have told."""
-    scenario = load_scenario(path)
-    if auto and scenario.scheduler != cluster.scheduler:
-        cluster = dataclasses.replace(
-            cluster,
-            scheduler=scenario.scheduler,
-            policy=scenario.policy,
-            max_vgpus_per_card=scenario.max_vgpus_per_card,
-        )
-    described = {p.name: p for p in scenario.pods}
-    running = tuple(
-        dataclasses.replace(
-            p,
-            owner=d.owner,
-            priority=d.priority,
-            annotations=d.annotations,
-            resources=d.resources,
-            constraints=d.constraints,
-        )
-        if (d := described.get(p.name)) is not None
-        else p
-        for p in cluster.pods
-    )
-    known = {p.name for p in cluster.pods}
-    pending = tuple(p for p in described.values() if p.placement is None and p.name not in known)
-    nodes = {n.name: n for n in scenario.nodes}
-    merged = tuple(
-        dataclasses.replace(
-            n,
-            allocatable=node.allocatable,
-            labels=node.labels,
-            taints=node.taints,
-            unschedulable=node.unschedulable,
-            other_pods=n.other_pods if node.other_pods is None else node.other_pods,
-            cards=_registered(n.cards, node.cards),
-        )
-        if (node := nodes.get(n.name)) is not None
-        else n
-        for n in cluster.nodes
-    )
-    return dataclasses.replace(cluster, nodes=merged, pods=running + pending)
-
-
-def _registered(cards: tuple[Card, ...], described: tuple[Card, ...]) -> tuple[Card, ...]:
-    """The exporter's cards with the NUMA node and slots the file gives the same index."""
-    by_index = {c.index: c for c in described}
-    return tuple(
-        dataclasses.replace(
-            c,
-            numa=c.numa if c.numa is not None else d.numa,
-            max_vgpus=c.max_vgpus if c.max_vgpus is not None else d.max_vgpus,
-        )
-        if (d := by_index.get(c.index)) is not None
-        else c
-        for c in cards
-    )
 
 
 def _inputs(args: argparse.Namespace) -> ReportInputs:
@@ -169,7 +129,7 @@ def _inputs(args: argparse.Namespace) -> ReportInputs:
         raise InputError("give exactly one source: --scenario, --prometheus or --exporters")
     now = time.time()
     if args.scenario is not None:
-        cluster = load_scenario(args.scenario, scheduler=scheduler_choice(args))
+        cluster = load_scenario(args.scenario, scheduler_choice(args), scenario_limits(args))
         return _add_pods_from(ReportInputs(cluster, f"scenario {args.scenario}", now), args)
     return asyncio.run(_live_inputs(args, now))
 
@@ -178,10 +138,10 @@ async def _live_inputs(args: argparse.Namespace, now: float) -> ReportInputs:
     """State, then history, in one event loop (one connection pool, one loop to set up)."""
     # --scheduler travels in the source config: gathering settles the profile (auto: from
     # the cluster's own annotations) before the cluster is assembled.
-    gathered = await gather(source_config(args))
-    if args.pods_from is not None:  # the file stands in for Kubernetes
-        kept = tuple(w for w in gathered.warnings if not w.startswith("no Kubernetes source"))
-        gathered = dataclasses.replace(gathered, warnings=kept)
+    config = source_config(args)  # credential files are read here, once
+    gathered = await gather(config)
+    if args.pods_from is not None:
+        gathered = without_kubernetes_warning(gathered)
     print_notes(gathered)
     stale = tuple(
         {
@@ -200,7 +160,7 @@ async def _live_inputs(args: argparse.Namespace, now: float) -> ReportInputs:
         # right-sizing groups (and shrinks) running pods by owner.
         owners = {p.name: p.owner for p in inputs.cluster.pods if p.owner}
         history = await usage_history(
-            args.prometheus, args.history, args.history_step, owners=owners
+            args.prometheus, args.history, args.history_step, owners=owners, source=config
         )
         inputs = dataclasses.replace(inputs, history=_usable(history))
     return inputs
@@ -210,7 +170,7 @@ def _add_pods_from(inputs: ReportInputs, args: argparse.Namespace) -> ReportInpu
     if args.pods_from is None:
         return inputs
     auto = scheduler_choice(args) in (None, "auto")
-    cluster = _with_pods_from(inputs.cluster, args.pods_from, auto)
+    cluster = with_pods_from(inputs.cluster, args.pods_from, auto)
     source = f"{inputs.source} + pods from {args.pods_from}"
     return dataclasses.replace(inputs, cluster=cluster, source=source)
 
@@ -222,8 +182,8 @@ def _usable(history: pd.DataFrame | None) -> pd.DataFrame | None:
 def _render(report: Report) -> dict[str, str]:
     """The three reports; the Markdown and HTML rendering time goes into the JSON's
     `run.phases.render` (the JSON's own serialisation, last, and the writing are not in it)."""
-    from advisor.render.report_html import render_report_html
-    from advisor.render.report_markdown import render_report_markdown
+    from advisor.render.report.html import render_report_html
+    from advisor.render.report.markdown import render_report_markdown
 
     started = time.monotonic()
     markdown = render_report_markdown(report.data)
@@ -250,46 +210,77 @@ def _reason(err: Exception) -> str:
     return str(err)
 
 
-def _writable_later(directory: Path, output_dir: Path) -> bool:
-    """A directory now, or the output directory, which the run creates."""
-    return directory.is_dir() or directory.resolve() == output_dir.resolve()
+def _writable_later(directory: Path, created: list[Path]) -> bool:
+    """A directory now, or one the run creates (--output-dir, --reports)."""
+    return directory.is_dir() or any(directory.resolve() == d.resolve() for d in created)
+
+
+def _summary_line(report: Report) -> str:
+    """Pending pods by cause and what the plans rescue: the run in one line."""
+    summary = report.data["diagnosis"]["summary"]
+    plan = report.data["plan"]["summary"]
+    causes = ", ".join(f"{summary[c]} {c}" for c in CAUSES if summary[c])
+    return (
+        f"{plural(summary['pending'], 'Pending GPU pod')}"
+        + (f" ({causes})" if causes else "")
+        + f"; {plural(plan['plans'], 'plan')} rescuing {plural(plan['rescued_pods'], 'pod')}"
+    )
+
+
+def _write(args: argparse.Namespace, report: Report, texts: dict[str, str]) -> str:
+    """Every output of the run; where its reports went."""
+    where = []
+    if args.reports is not None:  # first: a run that fails there leaves nothing behind
+        summary = {"generated_at": report.data["generated_at"], "summary": _summary_line(report)}
+        stamp = datetime.fromisoformat(report.data["generated_at"]).timestamp()
+        folder = store_run(args.reports, texts, summary, stamp, args.keep)
+        where.append(f"{folder}/ (index {args.reports / INDEX})")
+    if args.output_dir is not None:
+        args.output_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            write_atomic(args.output_dir / name, text)
+        where.insert(0, f"{args.output_dir}/")
+    if args.textfile is not None:
+        write_textfile(args.textfile, report.figures)
+    return " and ".join(where)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.fail_threshold < 1:
         raise InputError("--fail-threshold must be at least 1")
-    if args.textfile is not None and not _writable_later(args.textfile.parent, args.output_dir):
+    if args.output_dir is None and args.reports is None:
+        raise InputError(
+            "give --output-dir (the latest reports) or --reports (a home for the last --keep runs)"
+        )
+    created = [d for d in (args.output_dir, args.reports) if d is not None]
+    if args.textfile is not None and not _writable_later(args.textfile.parent, created):
         # Found before any report is replaced: a run writes all of its outputs or none.
         raise InputError(f"--textfile {args.textfile}: {args.textfile.parent} is not a directory")
     inputs = _inputs(args)
-    options = ReportOptions(time_budget_s=args.time_budget)
+    options = ReportOptions(time_budget_s=args.time_budget, rightsizing=rightsizing_settings(args))
     report = build_report(inputs, options, time.monotonic)
     texts = _render(report)  # everything rendered before anything is written
     try:
-        args.output_dir.mkdir(parents=True, exist_ok=True)
-        for name, text in texts.items():
-            write_atomic(args.output_dir / name, text)
-        if args.textfile is not None:
-            write_textfile(args.textfile, report.figures)
+        where = _write(args, report, texts)
     except OSError as err:
         raise InputError(f"cannot write reports: {err}") from None
     if args.pushgateway is not None:
         try:
             push(args.pushgateway, report.figures)
-        except (OSError, ValueError) as err:  # ValueError: a malformed URL
+        # ValueError, InvalidURL: a malformed URL (http.client's InvalidURL is neither)
+        except (OSError, ValueError, http.client.InvalidURL) as err:
             raise InputError(f"{args.pushgateway}: cannot push: {_reason(err)}") from None
     summary = report.data["diagnosis"]["summary"]
-    plan = report.data["plan"]["summary"]
-    causes = ", ".join(f"{summary[c]} {c}" for c in CAUSES if summary[c])
-    print(
-        f"xgpu-advisor: {plural(summary['pending'], 'Pending GPU pod')}"
-        + (f" ({causes})" if causes else "")
-        + f"; {plural(plan['plans'], 'plan')} rescuing {plural(plan['rescued_pods'], 'pod')}; "
-        f"reports in {args.output_dir}/",
-        file=sys.stderr,
-    )
+    print(f"xgpu-advisor: {_summary_line(report)}; reports in {where}", file=sys.stderr)
     if args.fail_on is not None:
         found = sum(summary[c] for c in args.fail_on)
         if found >= args.fail_threshold:
+            chosen = ",".join(c for c in CAUSES if c in args.fail_on)
+            print(  # a pipeline's log says why it stopped
+                f"xgpu-advisor: --fail-on {chosen}: {plural(found, 'Pending GPU pod')} "
+                f"with those causes, at least --fail-threshold {args.fail_threshold}; "
+                f"exit {EXIT_FINDINGS}",
+                file=sys.stderr,
+            )
             return EXIT_FINDINGS
     return 0

@@ -1,7 +1,9 @@
 """`xgpu-advisor snapshot`: the live state as a scenario file (docs/design.md §4), so that any
 finding can be reproduced offline and attached to a ticket. With Kubernetes it holds the rest
 of each node too (docs/design.md §9.1): allocatable, labels, taints, cordons, every pod's
-effective request and node constraints, and the pods that take room on each GPU node."""
+effective request and node constraints, and the pods that take room on each GPU node.
+`--pods-from` takes what Kubernetes would add from a scenario file instead, as `report` does:
+a snapshot of simulated exporters that holds the scenario's Pending pods too."""
 
 from __future__ import annotations
 
@@ -11,8 +13,15 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from advisor.commands import scheduler_choice
 from advisor.commands.options import add_source_arguments, source_config
+from advisor.commands.pods_from import (
+    add_pods_from_argument,
+    with_pods_from,
+    without_kubernetes_warning,
+)
 from advisor.errors import InputError
+from advisor.render.common.values import plural
 from advisor.scenario import ScenarioError, save_scenario, scenario_from_data, scenario_to_data
 from advisor.sources import Gathered, gather
 from advisor.terminal import one_line
@@ -23,6 +32,7 @@ def register(sub: Any) -> None:
         "snapshot", help="write the live cluster state as a scenario file"
     )
     add_source_arguments(parser)
+    add_pods_from_argument(parser)
     parser.add_argument(
         "--output",
         required=True,
@@ -43,8 +53,17 @@ def print_notes(gathered: Gathered, stream: TextIO | None = None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     gathered = asyncio.run(gather(source_config(args)))
+    source, scheduler = gathered.source, gathered.scheduler
+    if args.pods_from is not None:
+        gathered = without_kubernetes_warning(gathered)
     print_notes(gathered)
     cluster = gathered.cluster
+    if args.pods_from is not None:
+        auto = scheduler_choice(args) in (None, "auto")
+        cluster = with_pods_from(cluster, args.pods_from, auto)
+        source = f"{source} + pods from {args.pods_from}"
+        if auto:
+            scheduler = f"{cluster.scheduler.profile} (auto: from {args.pods_from})"
     try:  # the file must load again; a failure here is a bug in assembling, said plainly
         scenario_from_data(scenario_to_data(cluster), str(args.output))
     except ScenarioError as error:
@@ -53,11 +72,12 @@ def run(args: argparse.Namespace) -> int:
         save_scenario(args.output, cluster)
     except OSError as error:
         raise InputError(f"{args.output}: cannot write: {error.strerror or error}") from None
-    cards = sum(len(n.cards) for n in cluster.nodes)
+    nodes = plural(len(cluster.nodes), "node")
+    cards = plural(sum(len(n.cards) for n in cluster.nodes), "card")
     print(
-        f"xgpu-advisor: wrote {args.output} from {gathered.source}: {len(cluster.nodes)} nodes, "
-        f"{cards} cards, {len(cluster.running)} running and {len(cluster.pending)} Pending pods; "
-        f"scheduler {gathered.scheduler}",
+        f"xgpu-advisor: wrote {args.output} from {source}: {nodes}, {cards}, "
+        f"{len(cluster.running)} running and {len(cluster.pending)} Pending pods; "
+        f"scheduler {scheduler}",
         file=sys.stderr,
     )
     return 0

@@ -29,11 +29,11 @@ from advisor.core.node_templates import NotTriggered as NotTriggered
 from advisor.core.node_templates import TemplateCheck
 from advisor.core.node_templates import node_shapes as node_shapes
 from advisor.core.plan import PlanReport, apply_plans
+from advisor.core.remedy import Remedy, remedies, remedy
 from advisor.core.scaledown import ScaleDownAdvice, scale_down_advice
 from advisor.core.state import CardState, Shape
 from advisor.core.whatif import place_queue
 
-UNRESOLVED = ("node-resources", "fragmentation", "capacity", "unsatisfiable")
 NEW_NODE_PREFIX = "scale-up"
 
 
@@ -104,12 +104,16 @@ def scale_up_advice(
     rescued: Collection[str] = frozenset(),
     diagnosis: Diagnosis | None = None,
     max_rounds: int = 20,
+    held: Collection[str] = frozenset(),
 ) -> ScaleUpAdvice:
     """Nodes to add for the Pending pods that stay unresolved, and the pods no template admits.
 
-    Unresolved: diagnosed node-resources, fragmentation, capacity or unsatisfiable (never
-    invalid), and not in `rescued` (pods a rebalancing plan lets run; they are also left out
-    of the check, since their plan places them). A pod no template admits (the node filters
+    The pods are those `advisor.core.remedy.remedy` proposes a scale-up for, the function
+    that also decides the advice their cause is worded with: unresolved (node-resources,
+    fragmentation, capacity or unsatisfiable, never invalid), not in `rescued` (pods a
+    rebalancing plan lets run; they are also left out of the check, since their plan places
+    them), and, advised to consolidate, not in `held` (a plan held back by a cap would
+    rescue them). A pod no template admits (the node filters
     but the GPU one, on an empty node of it) is not triggered. Pods some template admits and
     can host are covered greedily: the template hosting the most of them, then needing the
     fewest nodes, then the least memory in all. The others get a new shape per first
@@ -119,7 +123,7 @@ def scale_up_advice(
     """
     if diagnosis is None:
         diagnosis = diagnose(cluster, node_detail_limit=0)
-    targets = [d.pod for d in diagnosis.pods if d.cause in UNRESOLVED and d.pod.name not in rescued]
+    targets = [d.pod for d in diagnosis.pods if remedy(d, rescued, held).scale_up]
     if not targets or cluster.max_vgpus_per_card < 1:  # with no vGPU allowed, no node helps
         return ScaleUpAdvice(())
     shapes = node_shapes(cluster)
@@ -353,14 +357,28 @@ def capacity_gpus(cluster: Cluster, healthy_only: bool = True) -> int:
     return sum(1 for n in cluster.nodes for c in n.cards if c.healthy or not healthy_only)
 
 
+def plan_outcome(plans: PlanReport) -> tuple[frozenset[str], frozenset[str]]:
+    """The pods the plans rescue, and those a plan held back by a cap would rescue."""
+    rescued = frozenset(name for p in plans.plans for name in p.rescues)
+    held = frozenset(name for h in plans.held_back for name in h.rescues) - rescued
+    return rescued, held
+
+
+def pod_remedies(diagnosis: Diagnosis, plans: PlanReport) -> tuple[Remedy, ...]:
+    """Each Pending pod's advice and whether a scale-up is proposed for it, after the plans:
+    what `scaling_advice` proposes nodes by."""
+    return remedies(diagnosis, *plan_outcome(plans))
+
+
 def scaling_advice(
     cluster: Cluster, plans: PlanReport, diagnosis: Diagnosis, scale_down_threshold: float = 0.3
 ) -> tuple[ScaleUpAdvice, ScaleDownAdvice]:
-    """Scale-up for what the plans leave Pending; scale-down judged on the cluster after the
-    plans, so that no node a plan moves pods onto is also proposed for removal. Each advice is
-    a sequence of steps; scale-up's carries the pods no node would help (`not_triggered`),
-    scale-down's the idle nodes kept (`held`)."""
-    rescued = frozenset(name for p in plans.plans for name in p.rescues)
-    ups = scale_up_advice(cluster, rescued=rescued, diagnosis=diagnosis)
+    """Scale-up for what the plans leave Pending (the pods `pod_remedies` proposes nodes
+    for); scale-down judged on the cluster after the plans, so that no node a plan moves
+    pods onto is also proposed for removal. Each advice is a sequence of steps; scale-up's
+    carries the pods no node would help (`not_triggered`), scale-down's the idle nodes kept
+    (`held`)."""
+    rescued, held = plan_outcome(plans)
+    ups = scale_up_advice(cluster, rescued=rescued, diagnosis=diagnosis, held=held)
     downs = scale_down_advice(apply_plans(cluster, plans), threshold=scale_down_threshold)
     return ups, downs

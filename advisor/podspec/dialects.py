@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from advisor.core.model import MIB_PER_UNIT, Request
-from advisor.podspec.quantity import quantity_int, show
+from advisor.podspec.quantity import MAX_COUNT, MAX_MEMORY_MIB, quantity_int, show
 
 MISSING = object()
 
@@ -131,7 +131,10 @@ def read_request(
     core = read.number(dialect.core, 0)
     if label_gpus is None or memory is None or core is None:
         return None
-    return Request(gpus=label_gpus, memory_mib=memory * dialect.memory_unit_mib, core_percent=core)
+    request = Request(
+        gpus=label_gpus, memory_mib=memory * dialect.memory_unit_mib, core_percent=core
+    )
+    return _within_range(request, read)
 
 
 def _per_card_request(dialect: Dialect, read: _Reader) -> Request | None:
@@ -155,12 +158,37 @@ def _per_card_request(dialect: Dialect, read: _Reader) -> Request | None:
     core = read.number(dialect.core, 0)
     if gpus is None or memory is None or share is None or core is None:
         return None
-    return Request(
+    request = Request(
         gpus=gpus,
         memory_mib=gpus * memory * dialect.memory_unit_mib,
         core_percent=gpus * core,
         memory_percent=share,
     )
+    return _within_range(request, read)
+
+
+def range_problem(request: Request) -> str | None:
+    """Why a request is beyond the model's range (the scenario format's too), or None: the
+    API server takes any int64 quantity, but 2**40 MiB of one card's memory is no card. A
+    count of 0 beside a memory or core asks nothing any scheduler places (and 0 cards
+    cannot hold the memory), so it is no request either."""
+    if request.gpus < 1:
+        return f"{request.gpus} cards"
+    if request.gpus > MAX_COUNT:
+        return f"{request.gpus} cards is more than {MAX_COUNT:,}"
+    if request.memory_mib > MAX_MEMORY_MIB:
+        return f"{request.memory_mib} MiB is more than the {MAX_MEMORY_MIB:,} MiB modelled"
+    if request.core_percent > MAX_COUNT:
+        return f"{request.core_percent}% of a core is more than {MAX_COUNT:,}"
+    return None
+
+
+def _within_range(request: Request, read: _Reader) -> Request | None:
+    problem = range_problem(request)
+    if problem is not None:
+        read.problem(f"asks {problem}")
+        return None
+    return request
 
 
 def _share(dialect: Dialect, read: _Reader) -> int | None:

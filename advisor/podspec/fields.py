@@ -6,7 +6,7 @@ import re
 from types import MappingProxyType
 from typing import Any
 
-from advisor.podspec.quantity import show
+from advisor.podspec.quantity import MAX_COUNT, MIN_COUNT, show
 
 _RUNTIME_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -41,10 +41,14 @@ def text(value: object, where: str, problems: list[str], *, required: bool = Fal
 
 
 def integer(value: object, where: str, problems: list[str], default: int) -> int:
+    """An int32, as the API keeps a pod's priority; anything else is a problem (`default`)."""
     if value is None:
         return default
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
+        if MIN_COUNT <= value <= MAX_COUNT:
+            return value
+        problems.append(f"{where} {show(value)} is out of range (an int32)")
+        return default
     problems.append(f"{where} {show(value)} is not an integer")
     return default
 

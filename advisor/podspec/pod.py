@@ -16,6 +16,7 @@ from advisor.podspec.dialects import (
     Dialect,
     Lookup,
     asks,
+    range_problem,
     read_request,
     resource_lookup,
 )
@@ -215,6 +216,9 @@ def parse_pod(obj: object) -> PodGpu | None:
     _read_allocations(containers, annotations, spec, problems)
     ids = _container_ids(status, problems)
     request = _pod_request(containers, problems)
+    if request is not None and (beyond := range_problem(request)) is not None:
+        problems.append(f"the pod's containers together ask {beyond}")
+        request = None
 
     namespace = fields.text(
         metadata.get("namespace"), "metadata.namespace", problems, required=True

@@ -1,12 +1,8 @@
-"""Human reports of a diagnosis: Markdown for terminals and tickets, one-file HTML for people.
+"""The advisor's pages, from the JSON-ready dicts that `advisor.output` and `advisor.report`
+produce (or that a saved JSON file holds), so a page can be rendered again from JSON alone.
 
-Both take the §5 diagnosis JSON (with the per-pod extras the CLI adds) and the card view
-after the simulated cycle, as plain JSON-ready mappings.
+One sub-package per page, each with its data, HTML and Markdown: `diagnose`, `plan` (and its
+kubectl script), `report`, `whatif`; `common` holds what they share (tolerant reading, the
+card view and its bars, HTML and Markdown blocks, colours); `assets/` the stylesheets and the
+page skeleton, shipped as package data.
 """
-
-from __future__ import annotations
-
-from advisor.render.html import render_html
-from advisor.render.markdown import render_markdown
-
-__all__ = ["render_html", "render_markdown"]

@@ -115,7 +115,7 @@ def _modes(cards: dict[str, dict[str, _CardData]]) -> dict[tuple[str, int], floa
         (node, int(index)): data.mode
         for node, per_index in cards.items()
         for index, data in per_index.items()
-        if data.mode is not None and index.isdigit()
+        if data.mode is not None and index.isascii() and index.isdigit()
     }
 
 
@@ -267,7 +267,7 @@ def _nodes(
 
 def _card(node: str, index: str, data: _CardData, allotted: float, notes: Notes) -> Card | None:
     where = f"node {node} card {index or data.uuid or '?'}"
-    if not index.isdigit():
+    if not (index.isascii() and index.isdigit()):  # isdigit alone takes "²", int() does not
         notes.warnings.append(f"{where}: gpu_index is not a number; card left out")
         return None
     if data.memory_bytes is None or data.memory_bytes < MIB:

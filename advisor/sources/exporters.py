@@ -8,6 +8,7 @@ the whole read fail (a cluster with a node silently missing would mislead every 
 
 from __future__ import annotations
 
+import codecs
 import time
 from collections.abc import Iterable
 from urllib.parse import urlsplit
@@ -16,17 +17,23 @@ import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.errors import InputError
-from advisor.sources.http import describe, run_all
+from advisor.sources.answers import MIB, AnswerLimit, fetch
+from advisor.sources.http import checked_url, describe, run_all, shown_url
+from advisor.sources.series import label_problem, one_line, series_name, value_problem
 from advisor.sources.values import FAMILIES, NODE_INFO, Sample
 
 ACCEPT = "text/plain;version=0.0.4;q=1.0, */*;q=0.1"
+# One node's exposition is kilobytes (a few cards, a few dozen pods); 16 MiB is room to spare.
+DEFAULT_MAX_EXPORTER_BYTES = 16 * MIB
+EXPORTER_LIMIT = AnswerLimit(DEFAULT_MAX_EXPORTER_BYTES, "--exporters.max-answer-bytes")
 
 
 def metrics_url(url: str) -> str:
-    """`http://host:9400` means its /metrics; a URL with a path is taken as given."""
+    """`http://host:19400` means its /metrics; a URL with a path is taken as given."""
     url = url.strip()
     if "://" not in url:
         url = f"http://{url}"
+    url = checked_url(url, "exporter")
     return url.rstrip("/") + "/metrics" if urlsplit(url).path in ("", "/") else url
 
 
@@ -35,33 +42,43 @@ def parse_exporter_list(text: str) -> tuple[str, ...]:
 
 
 async def read_exporters(
-    urls: Iterable[str], session: aiohttp.ClientSession, *, clock: float | None = None
+    urls: Iterable[str],
+    session: aiohttp.ClientSession,
+    *,
+    clock: float | None = None,
+    limit: AnswerLimit = EXPORTER_LIMIT,
 ) -> tuple[Sample, ...]:
     urls = list(urls)
-    scraped = await run_all([_scrape(url, session, clock) for url in urls])
+    scraped = await run_all([_scrape(url, session, clock, limit) for url in urls])
     seen: dict[str, str] = {}
     for url, (node, _) in zip(urls, scraped, strict=True):
         if node in seen:
-            raise InputError(f"exporters {seen[node]} and {url} both report node {node!r}")
+            raise InputError(
+                f"exporters {shown_url(seen[node])} and {shown_url(url)} both report node {node!r}"
+            )
         seen[node] = url
     return tuple(sample for _, samples in scraped for sample in samples)
 
 
 async def _scrape(
-    url: str, session: aiohttp.ClientSession, clock: float | None
+    url: str, session: aiohttp.ClientSession, clock: float | None, limit: AnswerLimit
 ) -> tuple[str, list[Sample]]:
     try:
-        async with session.get(url, headers={"Accept": ACCEPT}) as response:
-            status, body = response.status, await response.text(errors="replace")
-    except (aiohttp.ClientError, TimeoutError) as error:
-        raise InputError(f"exporter {url}: cannot reach it: {describe(error)}") from None
+        answer = await fetch(
+            session, url, limit, f"exporter {shown_url(url)}", headers={"Accept": ACCEPT}
+        )
+        status, body = answer.status, answer.body.decode(_charset(answer.charset), "replace")
+    except (aiohttp.ClientError, TimeoutError, ValueError) as error:  # ValueError: a bad URL
+        raise InputError(f"exporter {shown_url(url)}: cannot reach it: {describe(error)}") from None
     if status != 200:
-        raise InputError(f"exporter {url}: HTTP {status}: {' '.join(body.split())[:200]}")
+        raise InputError(f"exporter {shown_url(url)}: HTTP {status}: {one_line(body, 200)}")
     now = time.time() if clock is None else clock
     try:
         return _samples(url, body, now)
     except ValueError as error:
-        raise InputError(f"exporter {url}: cannot parse its metrics: {describe(error)}") from None
+        raise InputError(
+            f"exporter {shown_url(url)}: cannot parse its metrics: {describe(error)}"
+        ) from None
 
 
 def _samples(url: str, text: str, now: float) -> tuple[str, list[Sample]]:
@@ -76,11 +93,22 @@ def _samples(url: str, text: str, now: float) -> tuple[str, list[Sample]]:
     nodes.discard("")
     if len(nodes) != 1:
         problem = "names several nodes" if nodes else "has no xgpu_node_info{node}"
-        raise InputError(f"exporter {url}: {problem}: is it an xgpu exporter with --node set?")
+        raise InputError(
+            f"exporter {shown_url(url)}: {problem}: is it an xgpu exporter with --node set?"
+        )
     node = nodes.pop()
-    samples = [
-        Sample(name, {**labels, "node": node}, value, age)
-        for name, labels, value, age in found
-        if value == value  # NaN: no reading
-    ]
+    samples: list[Sample] = []
+    for name, labels, value, age in found:
+        invalid = label_problem(name, labels) or value_problem(value, value)
+        if invalid is not None:  # the exporter writes no NaN: present but unusable
+            shown = series_name(name, labels)
+            raise InputError(f"exporter {shown_url(url)}: invalid series {shown}: {invalid}")
+        samples.append(Sample(name, {**labels, "node": node}, value, age))
     return node, samples
+
+
+def _charset(charset: str | None) -> str:
+    try:
+        return codecs.lookup(charset or "utf-8").name
+    except LookupError:
+        return "utf-8"

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from advisor.core.model import Cluster, PolicyName
 from advisor.errors import InputError
+from advisor.sources.access import PrometheusAccess
+from advisor.sources.answers import DEFAULT_MAX_ANSWER_BYTES, AnswerLimit
 from advisor.sources.assemble import assemble
-from advisor.sources.exporters import read_exporters
-from advisor.sources.http import client_session, run_both
+from advisor.sources.exporters import DEFAULT_MAX_EXPORTER_BYTES, EXPORTER_LIMIT, read_exporters
+from advisor.sources.http import client_session, run_both, shown_url
 from advisor.sources.kubernetes import read_kubernetes
 from advisor.sources.profile_detect import SchedulerChoice, scheduler_settings
-from advisor.sources.prometheus import read_prometheus
+from advisor.sources.prometheus import DEFAULT_MAX_SERIES, read_prometheus
 from advisor.sources.values import NODE_INFO, Stale
 
 DEFAULT_STALE_AFTER_S = 300.0
@@ -37,6 +39,11 @@ class SourceConfig:
     node_policy: PolicyName | None = None
     card_policy: PolicyName | None = None
     max_vgpus_per_card: int | None = None
+    # Reaching Prometheus: credentials, TLS, headers, the one cluster's matchers.
+    prometheus_access: PrometheusAccess = field(default_factory=PrometheusAccess)
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES  # of one Prometheus answer
+    max_series: int = DEFAULT_MAX_SERIES  # in all the answers of one Prometheus read
+    max_exporter_bytes: int = DEFAULT_MAX_EXPORTER_BYTES  # of one exporter's /metrics
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,19 +61,27 @@ async def gather(config: SourceConfig) -> Gathered:
         raise InputError("give exactly one metrics source: a Prometheus URL or exporter URLs")
     if config.stale_after_s <= 0 or config.timeout_s <= 0:
         raise InputError("the stale limit and the timeout must be positive")
+    if min(config.max_answer_bytes, config.max_exporter_bytes, config.max_series) <= 0:
+        raise InputError("the answer size limits must be positive")
     if config.scheduler != "auto":  # a policy the named profile lacks fails before any read
         scheduler_settings(
             config.scheduler, config.node_policy, config.card_policy, config.max_vgpus_per_card
         )
     async with client_session(config.timeout_s) as session:
         if config.prometheus is not None:
-            metrics_source = f"prometheus {config.prometheus}"
+            metrics_source = f"prometheus {shown_url(config.prometheus)}"
             metrics = read_prometheus(
-                config.prometheus, session, stale_after_s=config.stale_after_s
+                config.prometheus,
+                session,
+                stale_after_s=config.stale_after_s,
+                access=config.prometheus_access,
+                limit=AnswerLimit(config.max_answer_bytes),
+                max_series=config.max_series,
             )
         else:
-            metrics_source = f"exporters {', '.join(config.exporters)}"
-            metrics = read_exporters(config.exporters, session)
+            metrics_source = f"exporters {', '.join(map(shown_url, config.exporters))}"
+            limit = AnswerLimit(config.max_exporter_bytes, EXPORTER_LIMIT.flag)
+            metrics = read_exporters(config.exporters, session, limit=limit)
         if config.kubernetes:
             kube_read = read_kubernetes(config.kubeconfig, timeout_s=config.timeout_s)
             samples, kube = await run_both(metrics, kube_read)

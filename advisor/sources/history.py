@@ -18,9 +18,10 @@ import aiohttp
 import pandas as pd
 
 from advisor.rightsizing import HISTORY_COLUMNS
-from advisor.sources.gather import DEFAULT_TIMEOUT_S
+from advisor.sources.answers import AnswerLimit
+from advisor.sources.gather import DEFAULT_TIMEOUT_S, SourceConfig
 from advisor.sources.http import client_session, run_all
-from advisor.sources.prometheus import PrometheusApi
+from advisor.sources.prometheus import DEFAULT_MAX_SERIES, PrometheusApi
 
 KEYS = ["node", "namespace", "pod", "container", "gpu_index"]
 MEASURES = {  # column -> metric, in the metric's own unit
@@ -60,18 +61,27 @@ async def usage_history(
     owners: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     session: aiohttp.ClientSession | None = None,
+    source: SourceConfig | None = None,
 ) -> pd.DataFrame:
     """Columns COLUMNS: `timestamp` (UTC datetime), the labels, `owner` from `owners`
     ("namespace/pod" -> "Kind/namespace/name"; "" when unknown), `gpu_index` as an integer
     (vGPUs on cards without one are left out), measures as floats, NaN where a series has no
     point (core for memory-isolated vGPUs). `window` and `step` are seconds or timedeltas;
-    `end` (unix seconds) defaults to the server's now. Failures raise InputError."""
+    `end` (unix seconds) defaults to the server's now. `source`, when given, supplies the
+    timeout, credentials, selector and answer cap (the live read's). Failures raise
+    InputError."""
     window_s, step_s = _seconds(window, "window"), _seconds(step, "step")
+    access, limit, max_series = None, None, DEFAULT_MAX_SERIES
+    if source is not None:
+        timeout_s, access = source.timeout_s, source.prometheus_access
+        limit, max_series = AnswerLimit(source.max_answer_bytes), source.max_series
     if session is None:
         async with client_session(timeout_s) as own:
-            frame = await _history(PrometheusApi(prom_url, own), window_s, step_s, end)
+            api = PrometheusApi(prom_url, own, access, limit, max_series)
+            frame = await _history(api, window_s, step_s, end)
     else:
-        frame = await _history(PrometheusApi(prom_url, session), window_s, step_s, end)
+        api = PrometheusApi(prom_url, session, access, limit, max_series)
+        frame = await _history(api, window_s, step_s, end)
     known = owners or {}
     frame["owner"] = [
         known.get(f"{ns}/{pod}", "")
@@ -87,7 +97,7 @@ async def _history(
     pieces = chunks(end - window_s, end, step_s)
     by = ", ".join(KEYS)
     queries = [
-        api.range(f"max by ({by}) ({metric})", first, last, step_s)
+        api.range(f"max by ({by}) ({api.select(metric)})", first, last, step_s, metric)
         for metric in MEASURES.values()
         for first, last in pieces
     ]

@@ -23,7 +23,6 @@ budgets and says so in a warning.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -52,6 +51,7 @@ from advisor.podspec.node import read_node_scheduling
 from advisor.podspec.quantity import quantity_int
 from advisor.podspec.registration import REGISTRATIONS
 from advisor.podspec.scheduling import PodScheduling, read_pod_scheduling
+from advisor.sources.answers import TooDeep, parse_json
 from advisor.sources.budgets import by_namespace, mark_pod, read_budgets
 from advisor.sources.http import describe, run_all
 from advisor.sources.values import KubeNode, KubeState, PodFacts
@@ -224,7 +224,9 @@ async def _list(
 
 def _json(raw: bytes) -> dict[str, Any]:
     try:
-        body = json.loads(raw)
+        body = parse_json(raw)
+    except TooDeep:  # said as the API's own message would be: the caller's one line tells why
+        return {"message": "answer is JSON nested too deep"}
     except ValueError:
         return {}
     return body if isinstance(body, dict) else {}

@@ -29,6 +29,8 @@ import yaml
 from advisor.scenario import load_scenario, scenario_from_data
 from tests.advisor.core.filter_checker import placement_refusals
 
+pytestmark = pytest.mark.realservices  # runs xgpu-advisor as a process
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "advisor" / "examples" / "hami.yaml"
 Json = dict[str, Any]
@@ -227,10 +229,16 @@ def test_the_plan_frees_a_t4_card(plan: Json, diagnosis: Json) -> None:
     assert plan["summary"]["reference_card_mib"] == 40960
     assert plan["summary"]["evictions_per_gpu"] == pytest.approx(1 / (14336 / 40960), abs=1e-3)
     causes = {p["pod"]: p["cause"] for p in diagnosis["pods"]}
-    assert plan["unresolved"] == [
-        {"pod": name, "cause": causes[name]}
-        for name in ("infer/chat-4", "ml/train-numa", "vision/label-gen-1")
+    unresolved = ("infer/chat-4", "ml/train-numa", "vision/label-gen-1")
+    assert [{"pod": u["pod"], "cause": u["cause"]} for u in plan["unresolved"]] == [
+        {"pod": name, "cause": causes[name]} for name in unresolved
     ]
+    # No plan makes room for any of them, so each is advised a new node (below), whatever
+    # its cause: the two fragmentation pods `no-plan`, never "consolidate".
+    advice = {u["pod"]: (u["advice"]["key"], u["advice"]["scale_up"]) for u in plan["unresolved"]}
+    assert advice["infer/chat-4"] == ("no-plan", True)
+    assert advice["ml/train-numa"] == ("no-plan", True)
+    assert advice["vision/label-gen-1"][1] is True
     # chat-4 selects the A10s: one new A10 node (2 x 24576, 2 vGPUs a card, NUMA 0) takes
     # it (6144, slot 1 of 2) and ml/train-numa (16384 on each card, one NUMA node; the card
     # with chat-4 then holds 6144 + 16384 <= 24576). 45056 fits only an 80 GB card.

@@ -63,6 +63,7 @@ def in_a_pod(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.setenv(name, value)
 
 
+@pytest.mark.realservices  # the API double
 @pytest.mark.usefixtures("in_a_pod")
 async def test_kubeconfig_from_the_environment_wins_in_a_pod_for_both_programs(
     kube_api: KubeApiDouble, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

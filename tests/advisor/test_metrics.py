@@ -14,6 +14,8 @@ from advisor.core.diagnose import CAUSES
 from advisor.metrics import RunFigures, push, write_textfile
 from tests.realparts import promtool_check_metrics
 
+pytestmark = pytest.mark.realservices  # promtool and a real Pushgateway
+
 pytest_plugins = ["tests.advisor.pushgateway"]  # the `pushgateway` fixture
 
 RUN = RunFigures(

@@ -35,6 +35,8 @@ def figures(request: pytest.FixtureRequest, openb_dir: Path) -> dict[str, object
     return replay(cluster).figures()
 
 
+@pytest.mark.slow  # replays the openb trace
+@pytest.mark.timeout(600)  # the whole openb trace: seconds alone, minutes on a busy machine
 def test_figures_are_consistent(figures: dict[str, object]) -> None:
     assert figures["schema"] == "xgpu-advisor/replay/v1"
     assert figures["capacity_gpus"] == 6212
@@ -47,6 +49,8 @@ def test_figures_are_consistent(figures: dict[str, object]) -> None:
     assert placed <= figures["demand_gpus"]  # type: ignore[operator]
 
 
+@pytest.mark.slow  # replays the openb trace
+@pytest.mark.timeout(600)  # the whole openb trace: seconds alone, minutes on a busy machine
 def test_known_end_states(figures: dict[str, object]) -> None:
     """The notes' figures for card binpack: 162 Pending under node binpack, 188 under spread."""
     failed = figures["failed"]
@@ -58,6 +62,8 @@ def test_known_end_states(figures: dict[str, object]) -> None:
         assert sum(failed.values()) == 188
 
 
+@pytest.mark.slow  # replays the openb trace
+@pytest.mark.timeout(600)  # the whole openb trace: seconds alone, minutes on a busy machine
 def test_placed_plus_failed_is_demand(openb_dir: Path) -> None:
     result = replay(load_trace(openb_dir / NODES, openb_dir / PODS, Policy()))
     placed = sum(d.pod.request.memory_mib for d in result.diagnosis.pods if d.placement)
@@ -65,6 +71,9 @@ def test_placed_plus_failed_is_demand(openb_dir: Path) -> None:
     assert (placed + failed) // 128 / 1000 == pytest.approx(result.figures()["demand_gpus"])
 
 
+@pytest.mark.slow  # replays the openb trace
+@pytest.mark.timeout(600)  # the whole openb trace: seconds alone, minutes on a busy machine
+@pytest.mark.realservices  # xgpu-advisor as a process
 def test_cli_json_and_end_state_scenario(openb_dir: Path, tmp_path: Path) -> None:
     scenario = tmp_path / "end.yaml"
     proc = replay_cli(openb_dir, "--write-scenario", str(scenario))
@@ -109,6 +118,9 @@ def test_small_trace_and_bad_rows(tmp_path: Path) -> None:
         load_trace(nodes, pods, Policy())
 
 
+@pytest.mark.slow  # replays the openb trace
+@pytest.mark.timeout(600)  # the whole openb trace: seconds alone, minutes on a busy machine
+@pytest.mark.realservices  # xgpu-advisor as a process
 def test_cli_reports_fragmentation_of_the_end_state(openb_dir: Path) -> None:
     proc = replay_cli(openb_dir)
     figures = json.loads(proc.stdout)

@@ -262,6 +262,8 @@ def scaled_copy(openb: Path, tmp_path: Path, factor: int, nodes: int, pods: int)
     return target
 
 
+@pytest.mark.slow  # replays the openb trace
+@pytest.mark.timeout(600)  # the whole openb trace: seconds alone, minutes on a busy machine
 def test_huge_allocatable_changes_no_figure(openb_dir: Path, tmp_path: Path) -> None:
     """Property (issue: a field that admits everything changes nothing): with every node's
     cpu and memory a million times the trace's, `all` places every GPU pod where `gpu`
@@ -279,6 +281,7 @@ def test_huge_allocatable_changes_no_figure(openb_dir: Path, tmp_path: Path) -> 
         assert same == gpu.figures() | {"resources": "all"}
 
 
+@pytest.mark.timeout(600)  # the whole openb trace: seconds alone, minutes on a busy machine
 @pytest.mark.slow
 @pytest.mark.parametrize("node_policy", ["binpack", "spread"])
 def test_openb_all_never_overcommits_a_node(openb_dir: Path, node_policy: str) -> None:
@@ -306,6 +309,7 @@ def test_openb_all_never_overcommits_a_node(openb_dir: Path, node_policy: str) -
     assert sum(len(n.other_pods or ()) for n in end.nodes) == figures["cpu_only_pods"]["placed"]
 
 
+@pytest.mark.timeout(600)  # the whole openb trace: seconds alone, minutes on a busy machine
 @pytest.mark.slow
 def test_openb_all_end_state_scenario_round_trips(
     openb_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]

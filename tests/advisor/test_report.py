@@ -81,7 +81,7 @@ def test_report_data_and_figures_agree() -> None:
 
 def test_report_plans_name_only_pods_without_a_controller() -> None:
     """The embedded §8 plans know the cluster: an owned evicted pod is not 'unowned'."""
-    from tests.advisor.test_plan_cli import cce_cluster
+    from tests.advisor.commands.test_plan import cce_cluster
 
     inputs = ReportInputs(cce_cluster(), "test", 1_764_460_800.0)
     plans = build_report(inputs, ReportOptions(time_budget_s=5), lambda: 0.0).data["plan"]
@@ -91,7 +91,7 @@ def test_report_plans_name_only_pods_without_a_controller() -> None:
 def test_scale_down_is_judged_after_the_plans() -> None:
     """`spare` is idle now, but the plan moves the evicted pod there: it must not also be
     proposed for removal; the node no plan touches still is."""
-    from tests.advisor.test_plan_cli import cce_cluster
+    from tests.advisor.commands.test_plan import cce_cluster
 
     base = cce_cluster()
     idle = Node("idle", (Card(0, 16384),))
@@ -109,7 +109,7 @@ def test_idle_nodes_kept_are_judged_after_the_plans_too() -> None:
     proposed or kept) but full after them: it is in neither list. `pinned` runs a
     kube-system pod: kept, with why."""
     from advisor.core.scaledown import scale_down_advice
-    from tests.advisor.test_plan_cli import cce_cluster
+    from tests.advisor.commands.test_plan import cce_cluster
 
     base = cce_cluster()
     pinned = Node("pinned", (Card(0, 16384),))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,10 +15,10 @@ from advisor.rightsizing import (
     HistoryError,
     RightsizingSettings,
     pending_fit,
-    rightsize,
     shrunk_cluster,
     validate_history,
 )
+from advisor.rightsizing import rightsize as gated_rightsize
 from advisor.scenario import scenario_from_data
 
 MiB = 1024 * 1024
@@ -56,6 +57,15 @@ def samples(
         }
         for i, (used, core) in enumerate(zip(used_mib, core_used, strict=True))
     ]
+
+
+def rightsize(
+    history: object, cluster: Cluster | None = None, settings: RightsizingSettings | None = None
+) -> dict[str, Any]:
+    """Right-sizing with the history gate off: these tests judge the arithmetic on short
+    histories; test_rightsizing_history.py judges the gate."""
+    ungated = dataclasses.replace(settings or RightsizingSettings(), min_history_s=0, min_samples=1)
+    return gated_rightsize(history, cluster, ungated)
 
 
 def frame(*rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from advisor.core.model import Cluster, ProfileName, Request
-from advisor.rightsizing import rightsize, shrunk_cluster
+from advisor.rightsizing import shrunk_cluster
 from advisor.scenario import scenario_from_data
-from tests.advisor.test_rightsizing import frame, samples
+from tests.advisor.test_rightsizing import frame, rightsize, samples
 
 
 def cluster(profile: ProfileName) -> Cluster:

@@ -196,12 +196,19 @@ def test_a_file_over_the_cap_is_refused_before_parsing(tmp_path: Path) -> None:
     path = tmp_path / "big.yaml"
     with path.open("wb") as out:
         out.truncate(MAX_SCENARIO_BYTES + 1)  # sparse: no 64 MiB written
-    assert refused(path) == "(file): 67,108,865 bytes, more than the 64 MiB a scenario may have"
+    assert (
+        refused(path)
+        == "(file): 67,108,865 bytes, more than the 67,108,864 bytes a scenario may have "
+        "(--scenario.max-bytes)"
+    )
 
 
 def test_an_endless_stream_is_read_up_to_the_cap_only() -> None:
     path = Path("/dev/zero")
-    assert refused(path) == "(file): more than the 64 MiB a scenario may have"
+    assert (
+        refused(path)
+        == "(file): more than the 67,108,864 bytes a scenario may have (--scenario.max-bytes)"
+    )
 
 
 def test_a_nul_byte_in_yaml_is_one_line(tmp_path: Path) -> None:
@@ -224,6 +231,7 @@ def test_a_byte_order_mark_is_read_past(tmp_path: Path) -> None:
 # -- through the CLI ----------------------------------------------------------------------
 
 
+@pytest.mark.realservices  # xgpu-advisor as a process
 def test_the_cli_exits_2_with_one_line_and_no_traceback(tmp_path: Path) -> None:
     deep = write(tmp_path / "deep.json", "[" * 100_000 + "]" * 100_000)
     for command in ("diagnose", "plan", "whatif", "report"):

@@ -157,6 +157,7 @@ def test_bad_input_names_file_place_and_problem(path: str, value: Any, message: 
     assert message in text
 
 
+@pytest.mark.realservices  # xgpu-advisor as a process
 def test_cli_exits_2_with_one_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(with_value("pods.0.resources.cpu", "2 cores")))

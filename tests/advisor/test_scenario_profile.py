@@ -132,6 +132,7 @@ def run_diagnose(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.realservices  # xgpu-advisor as a process
 def test_cli_refuses_an_unknown_profile_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(hami()))

@@ -62,6 +62,7 @@ def hostile_prometheus() -> Iterator[str]:
         server.server_close()
 
 
+@pytest.mark.realservices  # a stand-in Prometheus server
 def test_a_prometheus_error_body_reaches_stderr_escaped(
     hostile_prometheus: str, tmp_path: Path
 ) -> None:

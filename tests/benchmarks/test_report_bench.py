@@ -3,6 +3,8 @@ reads back its figures, per-phase times included."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.measure import Case, run_isolated
 from benchmarks.report import markdown
 from benchmarks.report_bench import MODULE, PHASE, SIZES, TABLES, cases, table
@@ -18,6 +20,7 @@ def test_quick_runs_the_smallest_size_only_and_full_runs_every_size() -> None:
     assert {c.params["budget"] for c in full} == {"60"}
 
 
+@pytest.mark.realservices  # a child process
 def test_a_small_case_runs_the_command_and_reports_its_phases() -> None:
     case = Case(MODULE, "report", "tiny", "report", {"nodes": 30, "pending": 12, "budget": "2"}, 1)
     result = run_isolated(case)

@@ -6,9 +6,13 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from benchmarks.diagnose_bench import MODULE, TABLES
 from benchmarks.measure import Case, child_env, run_isolated
 from benchmarks.report import Standalone, markdown
+
+pytestmark = pytest.mark.realservices  # benchmark cases in child processes
 
 
 def test_a_case_runs_in_a_fresh_process_and_reports_its_figures() -> None:

@@ -68,7 +68,13 @@ class Target:
 
     @property
     def unit(self) -> str:
+        """The panel's unit, or the one a field override gives this target's frames."""
         unit: str = self.panel["fieldConfig"]["defaults"].get("unit", "")
+        for override in self.panel["fieldConfig"].get("overrides", []):
+            if override["matcher"] == {"id": "byFrameRefID", "options": self.target["refId"]}:
+                for prop in override["properties"]:
+                    if prop["id"] == "unit":
+                        unit = prop["value"]
         return unit
 
 

@@ -1,7 +1,8 @@
 """Two hours of history, as OpenMetrics with timestamps, for promtool to backfill.
 
 Every series the dashboards read, as the exporter publishes it (docs/design.md ยง6) plus the
-`node`, `job` and `instance` labels the scrape adds, for two nodes:
+`node`, `job` and `instance` labels the scrape adds and the `cluster` label a shared store
+adds, for two nodes in two clusters (prod-a, prod-b):
 
 - gpu-node-a, 4 x A100 40 GiB: cards 0 and 1 memory+core (infer/llm-0 on both, ml/notebook-0
   on card 0), card 2 memory only (infer/embed-0, kube-system/gpu-probe, some memory no vGPU
@@ -10,9 +11,11 @@ Every series the dashboards read, as the exporter publishes it (docs/design.md ย
   about an eighth), and batch/etl-3 from minute 40 on; its Kubernetes collector fails from
   minute 20 to 30.
 
-The advisor runs every 5 minutes (one skipped stretch, minutes 90-105), as a Pushgateway
-would hand its series over. Sorted first, node a / GPU 0 / namespace infer / pod llm-0 is
-a memory+core vGPU, so a dashboard on its first options shows every panel.
+The advisor runs every 5 minutes in prod-a (one skipped stretch, minutes 90-105), as a
+Pushgateway would hand its series over. The recording rules' series are not here:
+conftest.py has promtool compute them from this history. Sorted first, cluster prod-a /
+node a / GPU 0 / namespace infer / pod llm-0 is a memory+core vGPU, so a dashboard on its
+first options shows every panel.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from advisor.core.diagnose import CAUSES  # the advisor writes every cause, every run
+from tests import metric_contract
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -72,6 +76,8 @@ VGPUS: dict[str, tuple[VGpu, ...]] = {
         VGpu("batch", "etl-3", 0, 2, 0, 0.5, from_minute=40),
     ),
 }
+CLUSTERS = {"gpu-node-a": "prod-a", "gpu-node-b": "prod-b"}
+ADVISOR_CLUSTER = "prod-a"
 UNHEALTHY = ("gpu-node-a", 3, 60.0, 80.0)  # node, card, from minute, to minute
 COLLECTOR_DOWN = ("gpu-node-b", "kubernetes", 20.0, 30.0)
 ADVISOR_SKIPPED = (90.0, 105.0)
@@ -93,7 +99,9 @@ class Families:
         self.types: dict[str, str] = {}
         self.series: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
 
-    def add(self, name: str, labels: dict[str, str], value: float, at: float, kind: str) -> None:
+    def add(self, name: str, labels: dict[str, str], value: float, at: float) -> None:
+        """One sample of a contract series, typed as tests/metric_contract.py says."""
+        kind = metric_contract.BY_NAME[name].kind
         family = name.removesuffix("_total") if kind == "counter" else name
         self.types.setdefault(family, kind)
         text = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
@@ -116,9 +124,14 @@ def _during(incident: Incident, what: tuple[str, object], minute: float) -> bool
 
 
 def _node_at(out: Families, node: str, minute: float, at: float, errors: dict[str, float]) -> None:
-    target = {"node": node, "job": "xgpu-exporter", "instance": f"{node}:9400"}
+    target = {
+        "cluster": CLUSTERS[node],
+        "node": node,
+        "job": "xgpu-exporter",
+        "instance": f"{node}:19400",
+    }
     t = minute * 60
-    out.add("xgpu_node_info", target, 1, at, "gauge")
+    out.add("xgpu_node_info", target, 1, at)
     for card in NODES[node]:
         labels = {**target, "gpu_index": str(card.index), "gpu_uuid": card_uuid(node, card.index)}
         present = [v for v in VGPUS[node] if v.card == card.index and minute >= v.from_minute]
@@ -128,11 +141,11 @@ def _node_at(out: Families, node: str, minute: float, at: float, errors: dict[st
             used = total * min(0.98, max(0.02, v.use + 0.12 * wave(t, 1800 + 300 * i, i)))
             core_used = (v.core or 100 / len(present)) * (0.5 + 0.4 * wave(t, 900, i + 1))
             vgpu = {**labels, "namespace": v.namespace, "pod": v.pod, "container": v.container}
-            out.add("xgpu_memory_total", vgpu, total, at, "gauge")
-            out.add("xgpu_memory_used", vgpu, used, at, "gauge")
+            out.add("xgpu_memory_total", vgpu, total, at)
+            out.add("xgpu_memory_used", vgpu, used, at)
             if v.core:
-                out.add("xgpu_core_percentage_total", vgpu, v.core, at, "gauge")
-            out.add("xgpu_core_percentage_used", vgpu, core_used, at, "gauge")
+                out.add("xgpu_core_percentage_total", vgpu, v.core, at)
+            out.add("xgpu_core_percentage_used", vgpu, core_used, at)
             allotted += total
             used_sum += used
             core_allotted += v.core
@@ -145,19 +158,16 @@ def _node_at(out: Families, node: str, minute: float, at: float, errors: dict[st
             {**labels, "model": card.model, "driver_version": "550.54.15"},
             1,
             at,
-            "gauge",
         )
-        out.add("gpu_schedule_policy", labels, policy, at, "gauge")
-        out.add("xgpu_device_health", labels, 1 if unhealthy else 0, at, "gauge")
-        out.add("xgpu_card_memory_total_bytes", labels, card.memory_gib * GIB, at, "gauge")
-        out.add(
-            "xgpu_card_memory_used_bytes", labels, used_sum + unattributed + 300 * MIB, at, "gauge"
-        )
-        out.add("xgpu_card_memory_allotted_bytes", labels, allotted, at, "gauge")
-        out.add("xgpu_card_unattributed_memory_bytes", labels, unattributed, at, "gauge")
-        out.add("xgpu_card_core_allotted_ratio", labels, core_allotted / 100, at, "gauge")
-        out.add("xgpu_card_utilization_ratio", labels, min(1.0, core_used_sum / 100), at, "gauge")
-        out.add("xgpu_card_vgpus", labels, len(present), at, "gauge")
+        out.add("gpu_schedule_policy", labels, policy, at)
+        out.add("xgpu_device_health", labels, 1 if unhealthy else 0, at)
+        out.add("xgpu_card_memory_total_bytes", labels, card.memory_gib * GIB, at)
+        out.add("xgpu_card_memory_used_bytes", labels, used_sum + unattributed + 300 * MIB, at)
+        out.add("xgpu_card_memory_allotted_bytes", labels, allotted, at)
+        out.add("xgpu_card_unattributed_memory_bytes", labels, unattributed, at)
+        out.add("xgpu_card_core_allotted_ratio", labels, core_allotted / 100, at)
+        out.add("xgpu_card_utilization_ratio", labels, min(1.0, core_used_sum / 100), at)
+        out.add("xgpu_card_vgpus", labels, len(present), at)
         if unhealthy:
             errors[node] += 2  # the card's memory reads fail with GPU_IS_LOST (15)
     for collector in ("nvml", "kubernetes", "attribution"):
@@ -167,15 +177,14 @@ def _node_at(out: Families, node: str, minute: float, at: float, errors: dict[st
             {**target, "collector": collector},
             0 if down else 1,
             at,
-            "gauge",
         )
     if node == UNHEALTHY[0]:
         nvml = {**target, "function": "nvmlDeviceGetMemoryInfo", "code": "15"}
-        out.add("xgpu_exporter_nvml_errors_total", nvml, errors[node], at, "counter")
+        out.add("xgpu_exporter_nvml_errors_total", nvml, errors[node], at)
 
 
 def _advisor_at(out: Families, minute: float, at: float, start: float) -> None:
-    labels = {"job": "xgpu-advisor"}
+    labels = {"cluster": ADVISOR_CLUSTER, "job": "xgpu-advisor"}
     runs = [
         r
         for r in range(int(minute * 60 // ADVISOR_PERIOD) + 1)
@@ -192,17 +201,15 @@ def _advisor_at(out: Families, minute: float, at: float, start: float) -> None:
         "invalid": run % 4 // 3,
     }
     for cause in CAUSES:
-        out.add(
-            "xgpu_advisor_pending_pods", {**labels, "cause": cause}, pending[cause], at, "gauge"
-        )
+        out.add("xgpu_advisor_pending_pods", {**labels, "cause": cause}, pending[cause], at)
     for kind, count in zip(PLAN_KINDS, (1 + run % 2, 1, 0), strict=True):
-        out.add("xgpu_advisor_plans", {**labels, "kind": kind}, count, at, "gauge")
-    out.add("xgpu_advisor_rescuable_pods", labels, pending["fragmentation"] - 1, at, "gauge")
-    out.add("xgpu_advisor_stranded_memory_bytes", labels, (6 + run % 5) * GIB, at, "gauge")
-    out.add("xgpu_advisor_fragmentation_ratio", labels, 0.2 + 0.05 * (run % 5), at, "gauge")
+        out.add("xgpu_advisor_plans", {**labels, "kind": kind}, count, at)
+    out.add("xgpu_advisor_rescuable_pods", labels, pending["fragmentation"] - 1, at)
+    out.add("xgpu_advisor_stranded_memory_bytes", labels, (6 + run % 5) * GIB, at)
+    out.add("xgpu_advisor_fragmentation_ratio", labels, 0.2 + 0.05 * (run % 5), at)
     finished = start + run * ADVISOR_PERIOD  # runs finish on the period's boundaries
-    out.add("xgpu_advisor_last_success_timestamp_seconds", labels, finished, at, "gauge")
-    out.add("xgpu_advisor_run_duration_seconds", labels, duration, at, "gauge")
+    out.add("xgpu_advisor_last_success_timestamp_seconds", labels, finished, at)
+    out.add("xgpu_advisor_run_duration_seconds", labels, duration, at)
 
 
 def write_history(path: Path, end: float) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dashboards_grafana import (
+from tests.dashboards.dashboards_grafana import (
     Json,
     Selections,
     Target,
@@ -14,7 +14,6 @@ from dashboards_grafana import (
     query_variables,
     targets,
 )
-
 from tests.realparts import Prometheus, Sample
 
 
@@ -31,7 +30,8 @@ def choose(
     """Walk the variable chain as Grafana does: each query sees the choices before it.
 
     `first`: pick each variable's first option (in the variable's sort order), else "All".
-    Every variable must offer at least one option.
+    Every variable must offer at least one option, but `cluster`: a single Prometheus has
+    no `cluster` label, and Grafana then offers "All" alone (its `.*` matches no label).
     """
     selections: dict[str, list[str] | None] = {"datasource": ["test"]}
     for variable in query_variables(dashboard):
@@ -39,6 +39,9 @@ def choose(
             interpolate(variable["query"], selections, all_values(dashboard))
         )
         options = prometheus.label_values(label, match, window.start, window.end)
+        if not options and variable["name"] == "cluster":
+            selections["cluster"] = None
+            continue
         assert options, f"{dashboard['uid']}: variable {variable['name']} has no options"
         numeric = variable["sort"] in (3, 4)
         options.sort(key=lambda v: (float(v), v) if numeric else (0.0, v))

@@ -54,6 +54,7 @@ def test_check_fails_on_an_edited_a_missing_or_a_leftover_file(
     assert {p.name for p in tmp_path.iterdir()} == NAMES | {"someone-else.json"}
 
 
+@pytest.mark.realservices  # xgpu-dashboards as a process
 def test_console_script_checks_the_default_folder() -> None:
     script = Path(sys.executable).parent / "xgpu-dashboards"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "dashboards.cli"]

@@ -8,13 +8,13 @@ option (chained: the options of one depend on the choices before it).
 from __future__ import annotations
 
 import pytest
-from dashboards_grafana import Json, legend_labels, panels, render_legend
-from dashboards_history import NODES
-from dashboards_prometheus import Answer, Window, choose, run_all
 
+from tests.dashboards.dashboards_grafana import Json, legend_labels, panels, render_legend
+from tests.dashboards.dashboards_history import NODES
+from tests.dashboards.dashboards_prometheus import Answer, Window, choose, run_all
 from tests.realparts import Prometheus
 
-pytestmark = pytest.mark.slow  # starts a real Prometheus
+pytestmark = pytest.mark.realservices  # a real Prometheus
 
 History = tuple[Prometheus, Window]
 
@@ -41,7 +41,7 @@ def test_node_variable_lists_every_node(history: History, built: dict[str, Json]
     prometheus, window = history
     for uid in ("xgpu-cluster", "xgpu-node", "xgpu-workload"):
         (node,) = [v for v in built[uid]["templating"]["list"] if v["name"] == "node"]
-        assert node["query"] == "label_values(xgpu_node_info, node)"
+        assert node["query"] == 'label_values(xgpu_node_info{cluster=~"$cluster"}, node)'
     nodes = prometheus.label_values("node", "xgpu_node_info", window.start, window.end)
     assert nodes == sorted(NODES)
 
@@ -51,6 +51,7 @@ def test_first_options_narrow_the_chain(history: History, built: dict[str, Json]
     selections = choose(prometheus, built["xgpu-workload"], window, first=True)
     assert selections == {
         "datasource": ["test"],
+        "cluster": ["prod-a"],
         "node": ["gpu-node-a"],
         "gpu": ["0"],
         "namespace": ["infer"],
@@ -118,10 +119,13 @@ def test_unhealthy_card_and_failing_collector_show(
     prometheus, window = history
     by_title = {p["title"]: p for p in panels(built["xgpu-node"])}
     expr = by_title["Unhealthy cards"]["targets"][0]["expr"]
-    everything = expr.replace('"$node"', '".*"').replace('"$gpu"', '".*"')
+    everything = expr
+    for variable in ("$cluster", "$node", "$gpu"):
+        everything = everything.replace(f'"{variable}"', '".*"')
     (series,) = prometheus.query_range(everything, window.start, window.end, window.step)
     assert max(float(v) for _, v in series["values"]) == 1
     assert min(float(v) for _, v in series["values"]) == 0
-    expr = by_title["Failing collectors"]["targets"][0]["expr"].replace('"$node"', '".*"')
+    expr = by_title["Failing collectors"]["targets"][0]["expr"]
+    expr = expr.replace('"$node"', '".*"').replace('"$cluster"', '".*"')
     (series,) = prometheus.query_range(expr, window.start, window.end, window.step)
     assert max(float(v) for _, v in series["values"]) == 1

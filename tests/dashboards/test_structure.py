@@ -7,14 +7,21 @@ import re
 import urllib.parse
 
 import pytest
-from dashboards_grafana import Json, panels, query_variables, targets
+import yaml
 
-from dashboards.common import DATASOURCE, TAG
+from dashboards.common import DATASOURCE, REPORTS_URL, TAG
+from tests import metric_contract
+from tests.dashboards.dashboards_grafana import Json, panels, query_variables, targets
+from tests.realparts import REPO
 
-VARIABLE_CHAIN = ["datasource", "node", "gpu", "namespace"]
-# Series that every exporter or every card exports (docs/design.md §6): the only ones a node
-# or card variable may come from (a card lacking the series would vanish from the list).
-EVERY_NODE_OR_CARD = {"xgpu_node_info", "xgpu_card_memory_total_bytes", "xgpu_card_info"}
+VARIABLE_CHAIN = ["datasource", "cluster", "node", "gpu", "namespace"]
+EVERY_NODE_OR_CARD = metric_contract.EVERY_NODE_OR_CARD
+RULES = REPO / "deploy" / "rules" / "xgpu.rules.yaml"
+# A series the dashboards select: a contract name or a recording rule's level:metric:op.
+SELECTED = re.compile(
+    r"(?<![\w:])((?:\w+:)?(?:xgpu_\w+|gpu_schedule_policy)(?::\w+)?)\s*(\{[^}]*\})?"
+)
+CLUSTER_MATCHER = 'cluster=~"$cluster"'
 RANGE_FUNCTIONS = re.compile(r"\b(rate|irate|increase|delta|deriv)\(([^\[]*)\[([^\]]+)\]")
 
 
@@ -76,11 +83,15 @@ def test_variables_chain_from_series_every_card_has(built: dict[str, Json]) -> N
     for uid, board in built.items():
         names = [v["name"] for v in board["templating"]["list"]]
         if uid == "xgpu-advisor":
-            assert names == ["datasource"]  # the advisor's series have no node or card
+            # the advisor's series have no node or card; where its reports are served
+            assert names == ["datasource", "cluster", "reports_url"]
+            (reports,) = [v for v in board["templating"]["list"] if v["name"] == "reports_url"]
+            assert (reports["type"], reports["query"]) == ("textbox", REPORTS_URL)
+            assert reports["current"]["value"] == REPORTS_URL
             continue
-        assert names[:4] == VARIABLE_CHAIN, uid
+        assert names[: len(VARIABLE_CHAIN)] == VARIABLE_CHAIN, uid
         queries = {v["name"]: v["query"] for v in query_variables(board)}
-        for name in ("node", "gpu"):
+        for name in ("cluster", "node", "gpu"):
             metric = re.match(r"label_values\((\w+)", queries[name])
             assert metric, (uid, name, queries[name])
             assert metric.group(1) in EVERY_NODE_OR_CARD, (uid, name, queries[name])
@@ -110,9 +121,75 @@ def test_dashboards_link_to_each_other_carrying_variables_and_time(
     built: dict[str, Json],
 ) -> None:
     for uid, board in built.items():
-        (link,) = board["links"]
+        link = board["links"][0]
         assert (link["type"], link["tags"]) == ("dashboards", [TAG]), uid
         assert (link["includeVars"], link["keepTime"]) == (True, True), uid
+        assert len(board["links"]) == (2 if uid == "xgpu-advisor" else 1), uid
+
+
+def test_the_advisor_dashboard_links_to_the_reports_server(built: dict[str, Json]) -> None:
+    """`xgpu-advisor serve --reports DIR` serves the runs' reports; its address is the
+    dashboard's `reports_url` variable, so each viewer can point it where they reach it."""
+    board = built["xgpu-advisor"]
+    reports = board["links"][1]
+    assert (reports["type"], reports["url"], reports["targetBlank"]) == (
+        "link",
+        "${reports_url}",
+        True,
+    )
+    panel_links = [
+        link["url"] for panel in panels(board) for link in panel.get("links", []) if link
+    ]
+    assert "${reports_url}" in panel_links
+    # the default is the Service deploy/base puts in front of the reports server
+    service = yaml.safe_load(
+        (REPO / "deploy" / "base" / "advisor-reports-service.yaml").read_text()
+    )
+    name, namespace = service["metadata"]["name"], service["metadata"]["namespace"]
+    assert f"http://{name}.{namespace}.svc:{service['spec']['ports'][0]['port']}/" == REPORTS_URL
+
+
+def test_every_series_every_query_selects_is_narrowed_by_cluster(built: dict[str, Json]) -> None:
+    """One store may hold several clusters (Thanos, Mimir, VictoriaMetrics): every series a
+    panel or a variable (but the cluster variable itself) selects carries `$cluster`."""
+    checked = 0
+    for board in built.values():
+        exprs = [t.target["expr"] for t in targets(board)]
+        exprs += [v["query"] for v in query_variables(board) if v["name"] != "cluster"]
+        for expr in exprs:
+            for name, matchers in SELECTED.findall(expr):
+                assert CLUSTER_MATCHER in matchers, (board["uid"], name, expr)
+                checked += 1
+    assert checked > 80
+
+
+def test_panels_read_the_recording_rules_where_one_exists(built: dict[str, Json]) -> None:
+    """No panel sums a series the way a recording rule already does, and every recorded
+    series a panel reads exists (a typo would be an empty panel)."""
+    groups = yaml.safe_load(RULES.read_text())["groups"]
+    records = {
+        r["record"]: " ".join(r["expr"].split())
+        for g in groups
+        for r in g["rules"]
+        if "record" in r
+    }
+    exprs = [t.target["expr"] for b in built.values() for t in targets(b)]
+    read = {name for e in exprs for name, _ in SELECTED.findall(e) if ":" in name}
+    assert read - set(records) == set()
+    assert len(read) >= 10
+    # A rule `sum by (cluster, LABELS) (METRIC)` done again by a panel, filters aside.
+    simple = re.compile(r"^sum by \(cluster(?:, ([\w, ]+))?\) \((\w+)\)$")
+    redone = 0
+    for record, expr in records.items():
+        match = simple.match(expr)
+        if not match:
+            continue
+        labels, metric = match.group(1) or "", match.group(2)
+        by = f"sum by ({labels}) ({metric}{{" if labels else f"sum({metric}{{"
+        for e in exprs:
+            assert by not in e, (record, e)
+        redone += 1
+    assert redone >= 5
 
 
 def test_data_links_open_existing_dashboards_with_the_series_labels(
@@ -190,26 +267,52 @@ def test_free_memory_per_card_is_drawn_as_a_heatmap(built: dict[str, Json]) -> N
             assert "- xgpu_card_memory_allotted_bytes" in expr
 
 
-def test_the_brief_s_series_are_all_shown(built: dict[str, Json]) -> None:
+# Contract series no panel needs to show: variables list the nodes from xgpu_node_info;
+# the exporter's durations and build are for its own debugging (its landing page).
+NOT_ON_PANELS = {
+    "xgpu_node_info",
+    "xgpu_exporter_collector_duration_seconds",
+    "xgpu_exporter_build_info",
+}
+
+
+def test_the_contract_s_series_are_all_shown(built: dict[str, Json]) -> None:
     exprs = " ".join(t.target["expr"] for b in built.values() for t in targets(b))
-    for metric in (
-        "xgpu_memory_total",
-        "xgpu_memory_used",
-        "xgpu_core_percentage_total",
-        "xgpu_core_percentage_used",
-        "gpu_schedule_policy",
-        "xgpu_device_health",
-        "xgpu_card_vgpus",
-        "xgpu_card_core_allotted_ratio",
-        "xgpu_card_utilization_ratio",
-        "xgpu_advisor_pending_pods",
-        "xgpu_advisor_fragmentation_ratio",
-        "xgpu_advisor_stranded_memory_bytes",
-        "xgpu_advisor_plans",
-        "xgpu_advisor_rescuable_pods",
-        "xgpu_advisor_last_success_timestamp_seconds",
-        "xgpu_advisor_run_duration_seconds",
-    ):
-        assert re.search(rf"\b{metric}\b", exprs), metric
+    for metric in sorted(metric_contract.NAMES - NOT_ON_PANELS):
+        assert re.search(rf"(?<![\w:]){metric}\b", exprs), metric
     for construct in ("topk(", "group_left", "or vector(0)", "> 0)"):
         assert construct in exprs, construct
+
+
+def test_the_fragmentation_tile_leads_with_stranded_memory_and_is_coloured_by_it(
+    built: dict[str, Json],
+) -> None:
+    """Not "Fragmentation 80 %" in red beside "Stranded 0 MiB": stranded memory is what
+    makes pods wait, so it is the headline and its colour; the FGD ratio sits beside it in
+    the text colour, and no fragmentation panel turns red by itself."""
+    for uid in ("xgpu-cluster", "xgpu-advisor"):
+        (tile,) = [
+            p for p in panels(built[uid]) if p["title"] == "Stranded memory" and p["type"] == "stat"
+        ]
+        headline, aside = tile["targets"]
+        assert "xgpu_advisor_stranded_memory_bytes" in headline["expr"], uid
+        assert "xgpu_advisor_fragmentation_ratio" in aside["expr"], uid
+        defaults = tile["fieldConfig"]["defaults"]
+        assert (defaults["unit"], tile["options"]["colorMode"]) == ("bytes", "background")
+        # green with none stranded, red from the first byte (the report's tile agrees)
+        assert [(s["color"], s["value"]) for s in defaults["thresholds"]["steps"]] == [
+            ("green", None),
+            ("red", 1),
+        ]
+        (override,) = tile["fieldConfig"]["overrides"]
+        assert override["matcher"] == {"id": "byFrameRefID", "options": aside["refId"]}
+        props = {p["id"]: p["value"] for p in override["properties"]}
+        assert props["color"] == {"mode": "fixed", "fixedColor": "text"}
+        assert props["unit"] == "percentunit"
+    for board in built.values():
+        for panel in panels(board):
+            exprs = " ".join(t["expr"] for t in panel.get("targets", []))
+            if "fragmentation_ratio" not in exprs or panel["type"] == "stat":
+                continue
+            steps = panel["fieldConfig"]["defaults"]["thresholds"]["steps"]
+            assert {s["color"] for s in steps} == {"green"}, (board["uid"], panel["title"])

@@ -19,7 +19,6 @@ Json = dict[str, Any]
 
 # Target labels the Operator sets before a monitor's own relabelings.
 OPERATOR_TARGET_LABELS = {
-    "namespace": "xgpu-insight",
     "container": "main",
     "endpoint": "metrics",
 }
@@ -44,6 +43,7 @@ def operator_job(
     (endpoint,) = monitor["spec"][key]
     labels = {
         **OPERATOR_TARGET_LABELS,
+        "namespace": monitor["metadata"]["namespace"],
         "pod": f"{monitor['metadata']['name']}-x2k9f",
         "endpoint": endpoint["port"],
         "job": job_label,

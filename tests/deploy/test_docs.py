@@ -37,7 +37,7 @@ RENDERED = REPO / "deploy" / "rendered" / "all.yaml"
 SCENARIO = REPO / "advisor" / "examples" / "demo.yaml"
 # A node of the demo with both isolation modes and an unhealthy card: every family has data.
 SIMULATED_NODE = "a100-node-1"
-ADVISOR_COMMANDS = ("diagnose", "plan", "report", "snapshot", "whatif", "replay")
+ADVISOR_COMMANDS = ("diagnose", "plan", "report", "snapshot", "whatif", "replay", "serve")
 
 Row = dict[str, Any]
 Exposed = dict[str, tuple[str, set[str] | None]]  # name -> (type, label names or None)
@@ -131,6 +131,7 @@ def check_reference(documented_rows: dict[str, Row], exposed: Exposed) -> None:
 # --- metric reference ------------------------------------------------------------------
 
 
+@pytest.mark.realservices  # a simulated xgpu-exporter
 def test_readme_lists_every_exporter_series_with_its_labels(exporter_exposition: str) -> None:
     exposed = families(exporter_exposition)
     assert len(exposed) >= 19
@@ -146,6 +147,7 @@ def test_readme_lists_every_advisor_series_with_its_labels() -> None:
     check_reference(documented("### Advisor series"), exposed)
 
 
+@pytest.mark.realservices  # a simulated xgpu-exporter
 def test_reference_check_notices_a_missing_row(exporter_exposition: str) -> None:
     rows = documented("### Exporter series")
     del rows["xgpu_card_vgpus"]
@@ -259,6 +261,12 @@ OTHER_PROGRAMS_FLAGS = {
     "--raw",
     "--skip-nodes-with-custom-controller-pods",
     "--field-selector",  # kubectl get pods, in the runbooks
+    # pip install and pip-compile, in the image build and `make lock`
+    "--require-hashes",
+    "--generate-hashes",
+    "--no-index",
+    "--no-deps",
+    "--no-build-isolation",
 }
 
 
@@ -344,11 +352,13 @@ def test_overlay_example_patches_paths_that_exist() -> None:
     assert {image["name"] for image in example["images"]} == images
     for patch in example["patches"]:
         target = patch["target"]
+        label, _, value = target.get("labelSelector", "").partition("=")
         matching = [
             d
             for d in objects
             if d["kind"] == target["kind"]
             and target.get("name", d["metadata"]["name"]) == d["metadata"]["name"]
+            and (not label or d["metadata"].get("labels", {}).get(label) == value)
         ]
         assert matching, target
         for operation in yaml.safe_load(patch["patch"]):

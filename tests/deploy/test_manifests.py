@@ -91,11 +91,30 @@ def test_strict_validation_catches_an_unknown_field(objects: list[Document]) -> 
         kubernetes_validate.validate(daemonset, KUBERNETES_VERSION, strict=True)
 
 
+def home_namespace(source: str) -> str:
+    """The exporter's files (base/exporter-*.yaml) deploy to its namespace of its own
+    (hostPID needs the `privileged` Pod Security level); the rest to xgpu-insight."""
+    return "xgpu-exporter" if source.startswith("base/exporter-") else "xgpu-insight"
+
+
+def base_namespaces() -> dict[tuple[str, str], set[str]]:
+    """(kind, name) -> the namespaces the base files defining it call home (two, for the
+    default-deny policy each namespace has)."""
+    homes: dict[tuple[str, str], set[str]] = {}
+    for source, document in all_documents():
+        if source.startswith("base/"):
+            key = (document["kind"], document["metadata"]["name"])
+            homes.setdefault(key, set()).add(home_namespace(source))
+    return homes
+
+
 def test_operator_objects_use_the_v1_api() -> None:
+    homes = base_namespaces()
     for source, document in all_documents():
         if document["kind"] in OPERATOR_KINDS:
             assert document["apiVersion"] == "monitoring.coreos.com/v1", source
-            assert document["metadata"]["namespace"] == "xgpu-insight", source
+            key = (document["kind"], document["metadata"]["name"])
+            assert document["metadata"]["namespace"] in homes[key], source
 
 
 def test_every_base_file_is_in_the_kustomization_or_a_known_opt_in() -> None:
@@ -104,18 +123,27 @@ def test_every_base_file_is_in_the_kustomization_or_a_known_opt_in() -> None:
     assert set(kustomization["resources"]) == files - OPT_IN_FILES
 
 
-def test_every_namespaced_object_lives_in_the_xgpu_insight_namespace(
+def test_every_namespaced_object_lives_in_its_components_namespace(
     objects: list[Document],
 ) -> None:
     cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+    homes = base_namespaces()
+    homes[("ConfigMap", "xgpu-dashboards")] = {"xgpu-insight"}  # generated, no base file
+    namespaces = {d["metadata"]["name"] for d in objects if d["kind"] == "Namespace"}
+    assert namespaces == {"xgpu-insight", "xgpu-exporter"}
     for document in objects:
         namespace = document["metadata"].get("namespace")
+        key = (document["kind"], document["metadata"]["name"])
         if document["kind"] in cluster_scoped:
-            assert namespace is None, document["kind"]
+            assert namespace is None, key
         else:
-            assert namespace == "xgpu-insight", (document["kind"], document["metadata"]["name"])
+            assert namespace in homes[key], key
+    exporter_side = {k for k, home in homes.items() if "xgpu-exporter" in home}
+    assert ("DaemonSet", "xgpu-exporter") in exporter_side
+    assert not any(kind in {"CronJob", "Deployment"} for kind, _ in exporter_side)
 
 
+@pytest.mark.realservices  # promtool
 def test_promtool_accepts_the_prometheus_rule_specs(promtool: str, tmp_path: Path) -> None:
     rules_file = yaml.safe_load((DEPLOY / "rules" / "xgpu.rules.yaml").read_text())
     rule_count = sum(len(group["rules"]) for group in rules_file["groups"])
@@ -181,10 +209,10 @@ def test_each_role_is_bound_to_its_own_service_account_only(
         "kind": "ClusterRole",
         "name": name,
     }
+    account = find(objects, "ServiceAccount", name)
     assert mine[0]["subjects"] == [
-        {"kind": "ServiceAccount", "name": name, "namespace": "xgpu-insight"}
+        {"kind": "ServiceAccount", "name": name, "namespace": account["metadata"]["namespace"]}
     ]
-    find(objects, "ServiceAccount", name)
 
 
 # --- exporter DaemonSet ----------------------------------------------------------------
@@ -266,8 +294,8 @@ def test_exporter_container_wiring(exporter_pod: Document) -> None:
     env = {e["name"]: e for e in container["env"]}
     assert env["NODE_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
     assert env["NVIDIA_VISIBLE_DEVICES"]["value"] == "all"
-    assert container["ports"] == [{"name": "metrics", "containerPort": 9400, "protocol": "TCP"}]
-    assert "--web.listen-address=:9400" in container["args"]
+    assert container["ports"] == [{"name": "metrics", "containerPort": 19400, "protocol": "TCP"}]
+    assert "--web.listen-address=:19400" in container["args"]
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
 
@@ -284,6 +312,7 @@ WORKLOADS = [
     ("DaemonSet", "xgpu-exporter"),
     ("CronJob", "xgpu-advisor"),
     ("Deployment", "xgpu-pushgateway"),
+    ("Deployment", "xgpu-advisor-reports"),
 ]
 
 
@@ -520,9 +549,12 @@ def monitors() -> list[tuple[Document, Document]]:
 def test_monitor_keeps_workload_labels_and_adds_node(
     objects: list[Document], monitor: Document, endpoint: Document
 ) -> None:
-    pod_labels = pod_template(find(objects, "DaemonSet", "xgpu-exporter"))["metadata"]["labels"]
+    daemonset = find(objects, "DaemonSet", "xgpu-exporter")
+    pod_labels = pod_template(daemonset)["metadata"]["labels"]
     assert monitor["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
-    assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["xgpu-insight"]}
+    namespace = daemonset["metadata"]["namespace"]
+    assert monitor["metadata"]["namespace"] == namespace
+    assert monitor["spec"]["namespaceSelector"] == {"matchNames": [namespace]}
     assert endpoint["port"] == "metrics"
     assert endpoint["honorLabels"] is True
     relabelings = endpoint["relabelings"]
@@ -562,7 +594,11 @@ def test_dockerfile_builds_the_project_for_a_non_root_user(objects: list[Documen
         for line in (DEPLOY / "Dockerfile").read_text().splitlines()
         if line.strip() and not line.lstrip().startswith("#")
     ]
-    assert lines[0] == "FROM python:3.11-slim"
+    # The Python the lock was compiled for, by digest (scripts/check_image.py: the rules).
+    assert re.fullmatch(r"FROM python:3\.11[\w.-]*@sha256:[0-9a-f]{64}", lines[0]), lines[0]
+    assert "# This file is autogenerated by pip-compile with Python 3.11" in (
+        (REPO / "requirements.lock").read_text()
+    )
     assert 'ENTRYPOINT ["xgpu-exporter"]' in lines
     (user,) = [line.split()[1] for line in lines if line.startswith("USER ")]
     uid = int(user.split(":")[0])
@@ -585,6 +621,26 @@ def test_dockerfile_builds_the_project_for_a_non_root_user(objects: list[Documen
         for container in pod_template(document)["spec"]["containers"]
     }
     assert len(images) == 1
+
+
+def test_images_are_named_in_the_kustomization_only() -> None:
+    """Registry, name and tag live in base/kustomization.yaml's `images:`; the manifests
+    name the image by a bare name that `images:` rewrites."""
+    kustomization = yaml.safe_load((BASE / "kustomization.yaml").read_text())
+    names = {image["name"] for image in kustomization["images"]}
+    for image in kustomization["images"]:
+        assert re.fullmatch(r"v?\d+\.\d+\.\d+", image["newTag"]), image
+    used = set()
+    for source, document in all_documents():
+        if source.startswith("base/") and document["kind"] in {
+            "DaemonSet",
+            "CronJob",
+            "Deployment",
+        }:
+            for container in pod_template(document)["spec"]["containers"]:
+                assert container["image"] in names, (source, container["image"])
+                used.add(container["image"])
+    assert used == names  # no stale entry either
 
 
 def test_dashboards_fit_client_side_apply(objects: list[Document]) -> None:

@@ -24,6 +24,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.deploy.live import operator_job
 from tests.realparts import Prometheus, at_least, running_prometheus, running_pushgateway
 
+pytestmark = pytest.mark.realservices  # promtool, Prometheus, Pushgateway, exporters
+
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 RULES = DEPLOY / "rules" / "xgpu.rules.yaml"
@@ -124,7 +126,7 @@ def prometheus_values(prometheus: Prometheus) -> Values:
     return values
 
 
-@pytest.mark.slow
+@pytest.mark.realservices
 def test_advisor_run_reaches_prometheus_and_clears_the_not_running_alert(
     deployed: Deployed, tmp_path: Path
 ) -> None:
@@ -173,7 +175,7 @@ def test_advisor_run_reaches_prometheus_and_clears_the_not_running_alert(
     }
 
 
-@pytest.mark.slow
+@pytest.mark.realservices
 def test_pushgateway_target_is_up_under_its_own_job(deployed: Deployed) -> None:
     (up,) = deployed.prometheus.wait_for('up{job="xgpu-pushgateway"}', at_least(1))
     assert up["value"][1] == "1"

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.deploy.builds import kustomize
+
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 
@@ -23,6 +25,8 @@ def test_generated_files_are_up_to_date(render: ModuleType) -> None:
         DEPLOY / "base" / "prometheusrule.yaml",
         DEPLOY / "base" / "kustomization.yaml",
         DEPLOY / "rendered" / "all.yaml",
+        DEPLOY / "overlays" / "plain-prometheus" / "scrape-config.yaml",
+        DEPLOY / "overlays" / "plain-prometheus" / "xgpu.rules.yaml",
     }
     assert render.stale_files(expected) == [], "run: python deploy/render.py"
 
@@ -34,6 +38,7 @@ def test_prometheus_rule_embeds_the_rules_file_unchanged(render: ModuleType) -> 
     assert prometheus_rule["spec"]["groups"] == rules["groups"]
 
 
+@pytest.mark.realservices  # runs render.py as a process
 def test_check_reports_a_stale_copy_and_rendering_fixes_it(tmp_path: Path) -> None:
     deploy = tmp_path / "deploy"
     shutil.copytree(DEPLOY, deploy)
@@ -48,10 +53,16 @@ def test_check_reports_a_stale_copy_and_rendering_fixes_it(tmp_path: Path) -> No
     assert stale.returncode == 1
     assert "stale: deploy/base/prometheusrule.yaml" in stale.stdout
     assert "stale: deploy/rendered/all.yaml" in stale.stdout
+    assert "stale: deploy/overlays/plain-prometheus/xgpu.rules.yaml" in stale.stdout
+    assert "scrape-config.yaml" not in stale.stdout
     assert "kustomization.yaml" not in stale.stdout
     assert run().returncode == 0
     assert run("--check").returncode == 0
     assert "for: 7m" in (deploy / "rendered" / "all.yaml").read_text()
+    assert "for: 7m" in (deploy / "overlays" / "plain-prometheus" / "xgpu.rules.yaml").read_text()
+
+
+DIGEST = "sha256:" + "a" * 64
 
 
 def make_base(tmp_path: Path, kustomization: dict[str, Any]) -> Path:
@@ -62,6 +73,10 @@ def make_base(tmp_path: Path, kustomization: dict[str, Any]) -> Path:
     (base / "app.yaml").write_text(
         "---\n"
         "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: b\n  namespace: demo\n"
+        "spec:\n  template:\n    spec:\n"
+        "      initContainers:\n        - name: init\n          image: busybox:1.36\n"
+        "      containers:\n        - name: app\n          image: registry.local:5000/app:1.0\n"
+        "        - name: side\n          image: registry.local:5000/app-sidecar\n"
         "---\n"
         "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: z\n  namespace: demo\n"
         "---\n"
@@ -84,6 +99,10 @@ def demo_kustomization(**generator_options: Any) -> dict[str, Any]:
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
         "resources": ["app.yaml", "monitor.yaml", "ns.yaml"],
+        "images": [
+            {"name": "registry.local:5000/app", "newTag": "2.0"},
+            {"name": "busybox", "newName": "mirror.local/busybox", "digest": DIGEST},
+        ],
         "configMapGenerator": [
             {
                 "name": "xgpu-dashboards",
@@ -123,6 +142,14 @@ def test_build_merges_resources_and_generator_in_kustomize_order(
         },
         "data": {"a.json": '{\n  "title": "a"\n}\n', "b.json": '{"title": "b"}\n'},
     }
+    # `images:` sets the tag behind a registry's port, name and digest of an init
+    # container, and leaves an image with a similar name alone.
+    pod = documents[4]["spec"]["template"]["spec"]
+    assert pod["initContainers"][0]["image"] == f"mirror.local/busybox@{DIGEST}"
+    assert [c["image"] for c in pod["containers"]] == [
+        "registry.local:5000/app:2.0",
+        "registry.local:5000/app-sidecar",
+    ]
     # Multi-line file contents survive the dump as they were.
     assert yaml.safe_load(render.dump_documents(documents).split("---\n")[3]) == configmap
 
@@ -135,6 +162,11 @@ def test_build_merges_resources_and_generator_in_kustomize_order(
         ({"resources": ["dashboards"]}, "only files in the base"),
         ({"resources": ["https://example.com/x.yaml"]}, "only files in the base"),
         ({"resources": ["ns.yaml", "ns.yaml"]}, "duplicate object"),
+        ({"images": [{"name": "busybox", "newTag": "1", "digest": DIGEST}]}, "not both"),
+        (
+            {"images": [{"name": "busybox", "tagSuffix": "x"}]},
+            "busybox: unsupported field(s) tagSuffix",
+        ),
     ],
 )
 def test_build_refuses_what_it_does_not_implement(
@@ -184,26 +216,15 @@ def test_dashboard_placeholders_are_valid_json() -> None:
         assert dashboard["uid"]
 
 
-def kubectl_kustomize(base: Path) -> list[dict[str, Any]]:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl not installed: no reference kustomize to compare with")
-    result = subprocess.run(
-        [kubectl, "kustomize", str(base)], capture_output=True, text=True, timeout=60, check=False
-    )
-    if result.returncode != 0 and "unknown command" in result.stderr:
-        pytest.skip("this kubectl has no kustomize")
-    assert result.returncode == 0, result.stderr
-    return [d for d in yaml.safe_load_all(result.stdout) if d is not None]
-
-
+@pytest.mark.realservices  # kubectl
 def test_render_matches_real_kustomize_on_the_base(render: ModuleType) -> None:
-    """Where kubectl (with its built-in kustomize) exists, it is the reference."""
-    reference = kubectl_kustomize(DEPLOY / "base")
+    """kubectl's built-in kustomize is the reference."""
+    reference = kustomize(DEPLOY / "base")
     assert render.build(DEPLOY / "base", read_file) == reference
 
 
+@pytest.mark.realservices  # kubectl
 def test_render_matches_real_kustomize_on_a_demo_base(render: ModuleType, tmp_path: Path) -> None:
     base = make_base(tmp_path, demo_kustomization())
-    reference = kubectl_kustomize(base)
+    reference = kustomize(base)
     assert render.build(base, read_file) == reference

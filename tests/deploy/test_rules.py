@@ -7,44 +7,21 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+
+from tests import metric_contract
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "deploy" / "rules" / "xgpu.rules.yaml"
+COEXISTENCE = REPO / "deploy" / "rules" / "coexistence.rules.yaml"
 RULE_TESTS = sorted((REPO / "deploy" / "rules" / "tests").glob("*.yaml"))
 RUNBOOKS = REPO / "docs" / "runbooks.md"
 DESIGN = REPO / "docs" / "design.md"
 RUNBOOK_PREFIX = "https://github.com/xgpu-insight/xgpu-insight/blob/main/docs/runbooks.md#"
 
 # docs/design.md §6: the series the exporter and the advisor publish (the contract).
-CONTRACT_METRICS = {
-    "xgpu_memory_total",
-    "xgpu_memory_used",
-    "xgpu_core_percentage_total",
-    "xgpu_core_percentage_used",
-    "gpu_schedule_policy",
-    "xgpu_device_health",
-    "xgpu_node_info",
-    "xgpu_card_info",
-    "xgpu_card_memory_total_bytes",
-    "xgpu_card_memory_used_bytes",
-    "xgpu_card_memory_allotted_bytes",
-    "xgpu_card_unattributed_memory_bytes",
-    "xgpu_card_core_allotted_ratio",
-    "xgpu_card_utilization_ratio",
-    "xgpu_card_vgpus",
-    "xgpu_exporter_collector_success",
-    "xgpu_exporter_collector_duration_seconds",
-    "xgpu_exporter_nvml_errors_total",
-    "xgpu_exporter_build_info",
-    "xgpu_advisor_pending_pods",
-    "xgpu_advisor_stranded_memory_bytes",
-    "xgpu_advisor_fragmentation_ratio",
-    "xgpu_advisor_plans",
-    "xgpu_advisor_rescuable_pods",
-    "xgpu_advisor_last_success_timestamp_seconds",
-    "xgpu_advisor_run_duration_seconds",
-}
+CONTRACT_METRICS = metric_contract.NAMES
 # A bare metric name: not part of a recorded name (level:metric:op) or a longer word.
 METRIC_NAME = re.compile(r"(?<![\w:])(?:xgpu_|gpu_schedule_policy)\w*(?![\w:])")
 
@@ -64,6 +41,7 @@ def run(*command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
 
 
+@pytest.mark.realservices
 def test_promtool_check_rules_is_clean(promtool: str, rule_groups: list[dict[str, Any]]) -> None:
     result = run(promtool, "check", "rules", str(RULES))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -73,6 +51,7 @@ def test_promtool_check_rules_is_clean(promtool: str, rule_groups: list[dict[str
     assert "warning" not in (result.stdout + result.stderr).lower()
 
 
+@pytest.mark.realservices
 def test_promtool_unit_tests_pass(promtool: str) -> None:
     assert RULE_TESTS
     result = run(promtool, "test", "rules", *map(str, RULE_TESTS))
@@ -80,17 +59,68 @@ def test_promtool_unit_tests_pass(promtool: str) -> None:
     assert result.stdout.count("SUCCESS") == len(RULE_TESTS)
 
 
-def test_promtool_unit_tests_can_fail(promtool: str, tmp_path: Path) -> None:
+OPT_OUT = """
+          unless on (cluster, namespace, pod)
+          (
+            kube_pod_labels{label_xgpu_io_preallocates="true"}
+            or
+            kube_pod_annotations{annotation_xgpu_io_preallocates="true"}
+          )"""
+NVML_FOR = """expr: increase(xgpu_exporter_nvml_errors_total[5m]) > 0
+        for: 15m"""
+
+
+@pytest.mark.realservices
+@pytest.mark.parametrize(
+    ("change", "failing"),
+    [
+        (("> 0.95", "> 0.99"), "XGPUVGPUMemoryNearLimit"),
+        # the opt-out dropped: preallocating pods page again
+        ((OPT_OUT, ""), "XGPUVGPUMemoryNearLimit skips pods labelled"),
+        # no `for:`: one error pages, as it did
+        ((NVML_FOR, NVML_FOR.split("\n")[0]), "XGPUNVMLErrors stays quiet for a single error"),
+    ],
+)
+def test_promtool_unit_tests_can_fail(
+    promtool: str, tmp_path: Path, change: tuple[str, str], failing: str
+) -> None:
     """Guard against tests that pass whatever the rules say: break one rule, see failure."""
+    text = RULES.read_text()
+    assert text.count(change[0]) == 1, change[0]
     broken = tmp_path / "rules" / "xgpu.rules.yaml"
     broken.parent.mkdir()
-    broken.write_text(RULES.read_text().replace("> 0.95", "> 0.99"))
+    broken.write_text(text.replace(*change))
     (tmp_path / "rules" / "tests").mkdir()
     for path in RULE_TESTS:
         (tmp_path / "rules" / "tests" / path.name).write_text(path.read_text())
     result = run(promtool, "test", "rules", str(tmp_path / "rules" / "tests" / "alerts.test.yaml"))
     assert result.returncode != 0
-    assert "XGPUVGPUMemoryNearLimit" in result.stdout + result.stderr
+    assert failing in result.stdout + result.stderr
+
+
+@pytest.mark.realservices
+def test_coexistence_rules_pass_promtool_and_record_contract_names(promtool: str) -> None:
+    result = run(promtool, "check", "rules", str(COEXISTENCE))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "warning" not in (result.stdout + result.stderr).lower()
+    groups = yaml.safe_load(COEXISTENCE.read_text())["groups"]
+    records = rules_of(groups, "record")
+    assert records
+    for rule in records:
+        name = rule["record"]
+        if ":" in name:  # an intermediate step, named level:metric:operation
+            assert name.split(":")[1].startswith("xgpu_"), name
+            continue
+        assert metric_contract.BY_NAME[name].source == "exporter", name
+        # a label set the exporter's own series never have: the two never merge
+        assert rule["labels"]["xgpu_source"] in {"dcgm-exporter", "hami-vgpu-monitor"}, name
+    checked = {
+        case["expr"]
+        for test in alert_tests()
+        for case in test.get("promql_expr_test", [])
+        if case.get("exp_samples")
+    }
+    assert {rule["record"] for rule in records} - checked == set()
 
 
 def test_every_alert_has_a_firing_and_a_quiet_case(rule_groups: list[dict[str, Any]]) -> None:
@@ -198,3 +228,43 @@ def test_alerts_carry_severity_summary_description_and_a_runbook(
 def test_runbooks_have_one_section_per_alert(rule_groups: list[dict[str, Any]]) -> None:
     alerts = {rule["alert"].lower() for rule in rules_of(rule_groups, "alert")}
     assert runbook_anchors() == alerts
+
+
+def runbook_sections() -> dict[str, str]:
+    """Alert name (lower case) -> its runbook section's text."""
+    parts = re.split(r"^## (.+)$", RUNBOOKS.read_text(), flags=re.MULTILINE)
+    return {
+        title.strip().lower(): body for title, body in zip(parts[1::2], parts[2::2], strict=True)
+    }
+
+
+def test_every_alert_waits_and_its_runbook_says_why(rule_groups: list[dict[str, Any]]) -> None:
+    """No alert fires on one bad sample; each runbook justifies the wait and the threshold
+    under a heading that names the rule's own `for:` (so the two cannot drift apart)."""
+    sections = runbook_sections()
+    for rule in rules_of(rule_groups, "alert"):
+        assert re.fullmatch(r"\d+[mh]", rule.get("for", "")), rule["alert"]
+        section = sections[rule["alert"].lower()]
+        heading = f"**Threshold and `for: {rule['for']}`.**"
+        assert heading in section, (rule["alert"], heading)
+        paragraph = section[section.index(heading) :].split("\n\n")[0]
+        assert len(paragraph.split()) >= 40, rule["alert"]  # a reason, not a restatement
+
+
+def test_the_preallocation_opt_out_is_documented_as_the_rule_reads_it(
+    rule_groups: list[dict[str, Any]],
+) -> None:
+    (rule,) = [r for r in rules_of(rule_groups, "alert") if r["alert"] == "XGPUVGPUMemoryNearLimit"]
+    section = runbook_sections()["xgpuvgpumemorynearlimit"]
+    # kube-state-metrics turns the key xgpu.io/preallocates into label_xgpu_io_preallocates
+    for flag, series in (
+        ("--metric-labels-allowlist=pods=[xgpu.io/preallocates]", "label_xgpu_io_preallocates"),
+        (
+            "--metric-annotations-allowlist=pods=[xgpu.io/preallocates]",
+            "annotation_xgpu_io_preallocates",
+        ),
+    ):
+        assert flag in section
+        assert f'{series}="true"' in rule["expr"]
+        assert f'{series}="true"' in section
+    assert 'xgpu.io/preallocates: "true"' in section

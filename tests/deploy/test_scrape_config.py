@@ -23,6 +23,8 @@ import yaml
 from tests.deploy.live import operator_job
 from tests.realparts import Prometheus, at_least, running_prometheus
 
+pytestmark = pytest.mark.realservices  # promtool, Prometheus, Pushgateway, exporters
+
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 PLAIN = DEPLOY / "prometheus" / "scrape-config.yaml"
@@ -53,7 +55,7 @@ WORKLOAD_LABELS = CARD_LABELS | {"namespace", "pod", "container"}
 
 # Target labels as each discovery path would hand them to relabeling.
 EXPORTER_POD_META = {
-    "__meta_kubernetes_namespace": "xgpu-insight",
+    "__meta_kubernetes_namespace": "xgpu-exporter",
     "__meta_kubernetes_pod_name": "xgpu-exporter-x2k9f",
     "__meta_kubernetes_pod_label_app_kubernetes_io_name": "xgpu-exporter",
     "__meta_kubernetes_pod_container_name": "exporter",
@@ -85,7 +87,7 @@ def plain_job_on_static_targets(address: str) -> dict[str, Any]:
     """The plain job with kubernetes_sd swapped for targets with the labels it would add."""
     job = load_job(PLAIN)
     assert job.pop("kubernetes_sd_configs") == [
-        {"role": "pod", "namespaces": {"names": ["xgpu-insight"]}}
+        {"role": "pod", "namespaces": {"names": ["xgpu-exporter"]}}
     ]
     exporter = {**EXPORTER_POD_META, "__meta_kubernetes_pod_node_name": NODES["plain"]}
     other_app = {
@@ -132,18 +134,20 @@ def exporter_address() -> Iterator[str]:
     server.server_close()
 
 
+@pytest.mark.realservices  # promtool
 def test_static_variant_passes_promtool(promtool: str) -> None:
     result = run(promtool, "check", "config", str(STATIC))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS: 1 rule files found" in result.stdout
 
 
+@pytest.mark.realservices  # promtool
 def test_plain_config_passes_promtool(promtool: str, tmp_path: Path) -> None:
     result = run(promtool, "check", "config", str(PLAIN))
     if result.returncode != 0 and NO_KUBERNETES_SD in result.stderr + result.stdout:
         # Debian's build: check everything but the SD block, swapped for static targets.
         jobs = yaml.safe_load(PLAIN.read_text())["scrape_configs"]
-        swapped_job = plain_job_on_static_targets("127.0.0.1:9400")
+        swapped_job = plain_job_on_static_targets("127.0.0.1:19400")
         jobs = [swapped_job if j["job_name"] == "xgpu-exporter" else j for j in jobs]
         swapped = tmp_path / "plain.yaml"
         swapped.write_text(yaml.safe_dump({"scrape_configs": jobs}))
@@ -201,7 +205,7 @@ def prometheus(
             ),
             monitor_job(
                 "exporter-podmonitor.yaml",
-                "xgpu-insight/xgpu-exporter",
+                "xgpu-exporter/xgpu-exporter",
                 NODES["podmonitor"],
                 exporter_address,
             ),
@@ -211,7 +215,7 @@ def prometheus(
         yield server
 
 
-@pytest.mark.slow
+@pytest.mark.realservices
 def test_every_path_adds_node_and_keeps_workload_labels(prometheus: Prometheus) -> None:
     workloads = prometheus.wait_for("xgpu_memory_used", at_least(2 * len(NODES)))
     assert {series["metric"]["node"] for series in workloads} == set(NODES.values())
@@ -224,7 +228,7 @@ def test_every_path_adds_node_and_keeps_workload_labels(prometheus: Prometheus) 
         }
 
 
-@pytest.mark.slow
+@pytest.mark.realservices
 def test_series_without_workload_labels_get_none_from_the_target(prometheus: Prometheus) -> None:
     cards = prometheus.wait_for("xgpu_card_vgpus", at_least(len(NODES)))
     assert {series["metric"]["node"] for series in cards} == set(NODES.values())
@@ -232,17 +236,17 @@ def test_series_without_workload_labels_get_none_from_the_target(prometheus: Pro
         assert set(series["metric"]) == CARD_LABELS, series["metric"]
 
 
-@pytest.mark.slow
+@pytest.mark.realservices
 def test_job_names_match_the_exporter_down_alert(prometheus: Prometheus) -> None:
     up = prometheus.wait_for('up{job=~".*xgpu-exporter.*"}', at_least(3))
     assert {series["metric"]["job"] for series in up} == {
         "xgpu-exporter",  # static variant and ServiceMonitor
-        "xgpu-insight/xgpu-exporter",  # PodMonitor
+        "xgpu-exporter/xgpu-exporter",  # PodMonitor: <namespace>/<name>
     }
     assert all(series["value"][1] == "1" for series in up)
 
 
-@pytest.mark.slow
+@pytest.mark.realservices
 def test_plain_config_drops_other_pods_and_pods_not_running(prometheus: Prometheus) -> None:
     prometheus.wait_for('xgpu_card_vgpus{node="gpu-node-1"}', at_least(1))
     dropped = "|".join(DROPPED_NODES)
@@ -250,7 +254,7 @@ def test_plain_config_drops_other_pods_and_pods_not_running(prometheus: Promethe
     assert prometheus.query('up{job="emulated-kubernetes-sd"}')[0]["metric"]["node"] == "gpu-node-1"
 
 
-@pytest.mark.slow
+@pytest.mark.realservices
 def test_recording_rules_run_on_the_scraped_series(prometheus: Prometheus) -> None:
     allotted = prometheus.wait_for("node:xgpu_memory_allotted_bytes:sum", at_least(len(NODES)))
     by_node = {s["metric"]["node"]: float(s["value"][1]) for s in allotted}

@@ -4,7 +4,7 @@
 library reports, `.env()` is the environment for a subprocess that should load it
 (LD_LIBRARY_PATH + FAKE_NVML_STATE), `.lib_dir` / `.state_path` for anything else. In this
 process the library is already loaded, so pynvml (and `exporter.nvml`) use it directly.
-Import the state classes with `from fakenvml.state import FakeCard, FakeState, ...`.
+Import the state classes with `from tests.exporter.fakenvml.state import FakeCard, FakeState, ...`.
 """
 
 from __future__ import annotations
@@ -13,18 +13,15 @@ import ctypes
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes `fakenvml` importable
-
-from fakenvml.state import STATE_ENV, FakeNvml, FakeState
-
 from exporter.nvml import NvmlReader
+from tests.exporter.fakenvml.state import STATE_ENV, FakeNvml, FakeState
+from tests.servicecheck import not_a_service
 
 FAKE_NVML_SOURCE = Path(__file__).resolve().parent / "fakenvml" / "fake_nvml.c"
 
@@ -35,11 +32,12 @@ def build_fake_nvml(lib_dir: Path) -> Path:
     if gcc is None:
         pytest.fail("gcc is needed to build the fake libnvidia-ml.so.1 (make system-deps)")
     lib = lib_dir / "libnvidia-ml.so.1"
-    subprocess.run(
-        [gcc, "-shared", "-fPIC", "-O1", "-Wall", "-Wl,-soname,libnvidia-ml.so.1",
-         "-o", str(lib), str(FAKE_NVML_SOURCE)],
-        check=True,
-    )  # fmt: skip
+    with not_a_service():  # a build step, once per session
+        subprocess.run(
+            [gcc, "-shared", "-fPIC", "-O1", "-Wall", "-Wl,-soname,libnvidia-ml.so.1",
+             "-o", str(lib), str(FAKE_NVML_SOURCE)],
+            check=True,
+        )  # fmt: skip
     return lib
 
 

@@ -3,12 +3,16 @@ value does (one line on stderr, exit status 2)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
-from exporter.cli import build, duration, main, parse_args
+from exporter.cli import DEFAULT_PORT, build, duration, main, parse_args
+from exporter.metrics import FAMILY_GROUPS
 from exporter.pods_kube import KubePodSource
-from tests.realparts import REPO
+from tests import metric_contract
+from tests.realparts import DEMO, REPO, start_exporter
 
 BASE = ["--node", "gpu-node-1", "--no-collector.nvml", "--no-collector.kubernetes"]
 
@@ -129,8 +133,38 @@ def test_freshness_may_be_0() -> None:
 
 
 def test_listen_address_takes_the_node_exporter_name_and_the_short_one() -> None:
-    assert parse_args(["--node", "n"]).listen == ":9400"
+    assert parse_args(["--node", "n"]).listen == f":{DEFAULT_PORT}"
     assert parse_args(["--node", "n", "--web.listen-address=127.0.0.1:9500"]).listen == (
         "127.0.0.1:9500"
     )
     assert parse_args(["--node", "n", "--listen", ":9600"]).listen == ":9600"
+
+
+def test_the_default_port_is_neither_dcgm_exporter_s_nor_in_the_allocated_range() -> None:
+    """dcgm-exporter serves on 9400; Prometheus's default-port allocations fill 9100-9999.
+    Below 32768, where Linux starts handing out ephemeral ports (a hostNetwork pod's
+    outgoing connections could take it)."""
+    assert DEFAULT_PORT == 19400
+    assert not 9090 <= DEFAULT_PORT <= 9999
+    assert DEFAULT_PORT < 32768
+
+
+def test_cce_families_are_on_by_default_and_the_no_flag_turns_them_off() -> None:
+    assert build(parse_args(BASE)).engine.families == FAMILY_GROUPS == {"cce"}
+    wiring = build(parse_args([*BASE, "--no-collector.cce"]))
+    assert wiring.engine.families == frozenset()
+    assert build(parse_args([*BASE, "--collector.cce"])).engine.families == {"cce"}
+
+
+@pytest.mark.realservices
+def test_a_simulated_exporter_without_cce_serves_no_cce_name(tmp_path: Path) -> None:
+    args = ["--simulate", str(DEMO), "--node", "cce-node-1", "--no-collector.cce"]
+    exporter = start_exporter(args, tmp_path / "exporter.log")
+    try:
+        text = exporter.metrics()
+    finally:
+        exporter.stop()
+    served = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line[:1] != "#"}
+    assert served & metric_contract.CCE_NAMES == set()
+    # the card-level families (Prometheus names) are still there, for every card
+    assert {"xgpu_card_memory_allotted_bytes", "xgpu_card_vgpus", "xgpu_node_info"} <= served

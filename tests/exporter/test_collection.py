@@ -10,6 +10,7 @@ from pathlib import Path
 from exporter.collection import Engine
 from exporter.scenario_pods import ScenarioPodSource
 from exporter.simulate import SimulatedReader
+from tests.wait import eventually
 
 DATA = Path(__file__).parent / "data"
 NODE = "gpu-node-1"
@@ -70,10 +71,7 @@ async def test_a_broken_scenario_edit_keeps_the_last_allotments(tmp_path: Path) 
     await pods.start()
     try:
         scenario.write_text("nodes: [oops\n")
-        for _ in range(100):
-            if not pods.view().ok:
-                break
-            await asyncio.sleep(0.02)
+        await eventually(lambda: not pods.view().ok, what="the poller read the broken edit")
         snap = (await engine.latest()).snapshot
         runs = {r.name: r for r in snap.collectors}
         assert runs["scenario"].success is False
@@ -87,14 +85,14 @@ async def test_a_broken_scenario_edit_keeps_the_last_allotments(tmp_path: Path) 
 
 
 async def test_past_half_the_window_a_scrape_refreshes_in_the_background() -> None:
-    engine, _ = engine_for(DATA / "exporter-node.yaml", freshness_s=0.4)
+    engine, _ = engine_for(DATA / "exporter-node.yaml", freshness_s=60.0)
     first = await engine.latest((True, False))
-    await asyncio.sleep(0.25)  # past half the window, still inside it
+    # Aged 31 s of the 60 s window (past half of it, still inside it) by moving its start
+    # back, not by waiting: however slow the machine, the age stays within the window.
+    first.started -= 31.0
     assert await engine.latest((True, False)) is first  # served at once, no waiting
-    for _ in range(100):  # the refresh it started lands without anyone waiting for it
-        if engine.collections == 2:
-            break
-        await asyncio.sleep(0.01)
+    # the refresh it started lands without anyone waiting for it
+    await eventually(lambda: engine.collections == 2, what="the background refresh")
     second = await engine.latest((True, False))
     assert second is not first
     assert second.seq == 2

@@ -17,32 +17,11 @@ from exporter.attribution import Owner
 from exporter.metrics import SnapshotCollector, render
 from exporter.nvml import CardReading, NvmlReading, ProcessReading
 from exporter.snapshot import CollectorRun, Snapshot, build_snapshot
+from tests import metric_contract
 from tests.realparts import promtool_check_metrics
 
 GIB = 1024**3
-VGPU = {"namespace", "pod", "container", "gpu_index", "gpu_uuid"}
-CARD = {"gpu_index", "gpu_uuid"}
-CONTRACT: dict[str, set[str]] = {
-    "xgpu_memory_total": VGPU,
-    "xgpu_memory_used": VGPU,
-    "xgpu_core_percentage_total": VGPU,
-    "xgpu_core_percentage_used": VGPU,
-    "gpu_schedule_policy": CARD,
-    "xgpu_device_health": CARD,
-    "xgpu_node_info": {"node"},
-    "xgpu_card_info": CARD | {"model", "driver_version"},
-    "xgpu_card_memory_total_bytes": CARD,
-    "xgpu_card_memory_used_bytes": CARD,
-    "xgpu_card_memory_allotted_bytes": CARD,
-    "xgpu_card_unattributed_memory_bytes": CARD,
-    "xgpu_card_core_allotted_ratio": CARD,
-    "xgpu_card_utilization_ratio": CARD,
-    "xgpu_card_vgpus": CARD,
-    "xgpu_exporter_collector_success": {"collector"},
-    "xgpu_exporter_collector_duration_seconds": {"collector"},
-    "xgpu_exporter_nvml_errors_total": {"function", "code"},
-    "xgpu_exporter_build_info": {"version", "python_version"},
-}
+CONTRACT = metric_contract.EXPORTER  # name -> labels, docs/design.md §6
 
 
 def snapshot() -> Snapshot:
@@ -87,6 +66,28 @@ def test_every_series_has_its_contract_name_and_labels() -> None:
             assert set(labels) == CONTRACT[name], name
 
 
+def test_every_family_has_its_contract_type() -> None:
+    types = {f.name: f.type for f in parse_text(render(snapshot(), False).decode())}
+    # the text parser names a counter's family without its _total
+    expected = {
+        f.name.removesuffix("_total") if f.kind == "counter" else f.name: f.kind
+        for f in metric_contract.FAMILIES
+        if f.source == "exporter"
+    }
+    assert types == expected
+
+
+def test_without_the_cce_group_the_six_cce_names_are_left_out_and_nothing_else() -> None:
+    """Beside CCE's own exporter (--no-collector.cce): no name served twice."""
+    full = samples(render(snapshot(), False).decode())
+    without = samples(render(snapshot(), False, families=frozenset()).decode())
+    assert set(full) - set(without) == metric_contract.CCE_NAMES
+    assert len(metric_contract.CCE_NAMES) == 6
+    for name in without:
+        assert without[name] == full[name], name  # the rest unchanged, value for value
+    assert "gpu_schedule_policy" not in render(snapshot(), True, frozenset()).decode()
+
+
 def test_values() -> None:
     got = samples(render(snapshot(), openmetrics=False).decode())
 
@@ -120,16 +121,17 @@ def test_openmetrics_carries_the_same_samples() -> None:
     body = render(snap, openmetrics=True).decode()
     assert body.endswith("# EOF\n")
     om: dict[str, list[tuple[dict[str, str], float]]] = {}
-    for family in parse_openmetrics(body):
+    for family in parse_openmetrics(body):  # type: ignore[no-untyped-call]
         for s in family.samples:
             om.setdefault(s.name, []).append((dict(s.labels), s.value))
     assert om == text
     # rendered with "allow-utf-8" name escaping for speed: the same bytes as the default
     registry = CollectorRegistry(auto_describe=False)
     registry.register(SnapshotCollector(snap))
-    assert render(snap, openmetrics=True) == generate_openmetrics(registry)
+    assert render(snap, openmetrics=True) == generate_openmetrics(registry)  # type: ignore[no-untyped-call]
 
 
+@pytest.mark.realservices
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
 def test_promtool_finds_only_the_two_cce_total_gauges() -> None:
     _, findings = promtool_check_metrics(render(snapshot(), openmetrics=False).decode())

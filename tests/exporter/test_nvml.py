@@ -6,7 +6,16 @@ import time
 from collections.abc import Callable
 
 import pytest
-from fakenvml.state import (
+
+from exporter.nvml import (
+    CardReading,
+    NvmlError,
+    NvmlReader,
+    NvmlReading,
+    NvmlUnavailable,
+    ProcessReading,
+)
+from tests.exporter.fakenvml.state import (
     DRIVER_NOT_LOADED,
     FUNCTION_NOT_FOUND,
     GPU_IS_LOST,
@@ -22,15 +31,7 @@ from fakenvml.state import (
     FakeSampleRace,
     FakeState,
 )
-
-from exporter.nvml import (
-    CardReading,
-    NvmlError,
-    NvmlReader,
-    NvmlReading,
-    NvmlUnavailable,
-    ProcessReading,
-)
+from tests.wait import wait_until
 
 GIB = 2**30
 MakeReader = Callable[..., NvmlReader]
@@ -331,9 +332,12 @@ def test_a_hung_call_times_out_and_later_reads_do_not_wait_for_it(
 
     state.hangs = []
     fake_nvml.write(state)
-    deadline = time.monotonic() + 10
-    while (reading := reader.read()).errors and time.monotonic() < deadline:
-        time.sleep(0.1)  # until the hung call comes back
+
+    def settled() -> NvmlReading | None:
+        reading = reader.read()
+        return None if reading.errors else reading
+
+    reading = wait_until(settled, timeout_s=10, what="the hung call came back")
     assert (len(reading.cards), reading.errors) == (2, ())
 
 

@@ -8,7 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from fakenvml.state import (
+from prometheus_client.parser import text_string_to_metric_families
+
+from exporter.nvml import CardReading, NvmlError, NvmlReader, NvmlReading
+from exporter.nvml_events import UNKNOWN_DEVICE
+from tests.exporter.fakenvml.state import (
     NO_PERMISSION,
     OTHER_DEVICE_UUID,
     FakeCard,
@@ -17,10 +21,6 @@ from fakenvml.state import (
     FakeState,
     FakeXid,
 )
-from prometheus_client.parser import text_string_to_metric_families
-
-from exporter.nvml import CardReading, NvmlError, NvmlReader, NvmlReading
-from exporter.nvml_events import UNKNOWN_DEVICE
 from tests.realparts import Exporter, start_exporter
 
 MakeReader = Callable[..., NvmlReader]
@@ -186,6 +186,7 @@ def wait_health(exporter: Exporter, wanted: list[float]) -> str:
     return exporter.metrics_when(lambda text: health(text) == wanted)
 
 
+@pytest.mark.realservices  # an xgpu-exporter process
 def test_the_exporter_finds_the_card_by_uuid_or_holds_every_card(
     exporter: Exporter, fake: FakeNvml
 ) -> None:

@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakenvml.state import FakeCard, FakeNvml, FakeProcess, FakeState
+
+from tests.exporter.fakenvml.state import FakeCard, FakeNvml, FakeProcess, FakeState
+
+pytestmark = pytest.mark.realservices  # Python processes loading the fake library
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -63,8 +66,10 @@ def test_a_running_process_sees_the_state_file_change(fake_nvml: FakeNvml) -> No
         second = ask(process)
     finally:
         assert process.stdin is not None
+        assert process.stdout is not None
         process.stdin.close()
         process.wait(timeout=10)
+        process.stdout.close()
 
     assert first["driver_version"] == "535.161.08"
     assert first["cards"] == [
@@ -100,7 +105,9 @@ def test_without_the_library_nvml_is_unavailable(fake_nvml: FakeNvml) -> None:
         answer = ask(process)
     finally:
         assert process.stdin is not None
+        assert process.stdout is not None
         process.stdin.close()
         process.wait(timeout=10)
+        process.stdout.close()
 
     assert answer == {"unavailable": {"function": "nvmlInitWithFlags", "code": "library_not_found"}}

@@ -15,6 +15,8 @@ from tests.kubeapi.objects import JsonObject, container_id
 from tests.kubeapi.server import KubeApiDouble
 from tests.kubeapi.wait import eventually
 
+pytestmark = pytest.mark.realservices  # the Kubernetes API double
+
 pytest_plugins = ["tests.kubeapi.fixtures", "tests.exporter.kube_source"]
 
 MIB = 2**20

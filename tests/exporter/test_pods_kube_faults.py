@@ -18,6 +18,8 @@ from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.server import KubeApiDouble
 from tests.kubeapi.wait import eventually
 
+pytestmark = pytest.mark.realservices  # the Kubernetes API double
+
 pytest_plugins = ["tests.kubeapi.fixtures", "tests.exporter.kube_source"]
 
 ALLOCATION = "hami.io/vgpu-devices-allocated"

@@ -53,6 +53,7 @@ async def server() -> AsyncIterator[BaseTestServer]:
         yield test_server
 
 
+@pytest.mark.realservices  # an aiohttp server
 async def test_endpoints(server: BaseTestServer) -> None:
     async with aiohttp.ClientSession(auto_decompress=False) as http:
         async with http.get(server.make_url("/readyz")) as r:

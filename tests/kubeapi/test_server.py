@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 import pytest
@@ -17,6 +17,9 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from tests.kubeapi import objects
 from tests.kubeapi.server import KubeApiDouble
 from tests.kubeapi.threaded import KubeApiThread
+from tests.wait import eventually
+
+pytestmark = pytest.mark.realservices  # the Kubernetes API double
 
 pytest_plugins = ["tests.kubeapi.fixtures"]
 
@@ -212,20 +215,19 @@ async def test_expire_bookmark_and_end(kube_api: KubeApiDouble, core: CoreV1Api)
     assert [kind for kind, _ in events] == ["ADDED", "BOOKMARK", "ERROR"]
     assert events[1][1]["metadata"]["resourceVersion"] == str(kube_api.resource_version)
     assert events[2][1]["code"] == 410
-    await asyncio.sleep(0.05)
-    assert kube_api.open_watches == 0
+    await eventually(lambda: kube_api.open_watches == 0, what="the expired watch closed")
 
 
 async def test_periodic_bookmarks_only_when_asked(kube_api: KubeApiDouble, core: CoreV1Api) -> None:
     kube_api.bookmark_interval_s = 0.02
-    asked = await _raw(core, watch=True, allow_watch_bookmarks=True)
-    async with asked:
-        assert [k for k, _ in await _events(asked, 2)] == ["BOOKMARK", "BOOKMARK"]
     quiet = await _raw(core, watch=True)
     async with quiet:
-        await asyncio.sleep(0.1)  # five bookmark intervals
+        asked = await _raw(core, watch=True, allow_watch_bookmarks=True)
+        async with asked:
+            # five intervals on the double's own clock, counted by the watch that asked
+            assert [k for k, _ in await _events(asked, 5)] == ["BOOKMARK"] * 5
         kube_api.end_watches()
-        assert await quiet.content.read() == b""
+        assert await quiet.content.read() == b""  # opened first, and sent none
 
 
 async def test_injected_errors_and_dropped_connections(
@@ -352,8 +354,9 @@ async def test_pdbs_list_by_namespace_and_fail_alone(kube_api: KubeApiDouble) ->
         assert every.items[0].status.disruptions_allowed == 0
         one = await policy.list_namespaced_pod_disruption_budget("web")
         assert [p.metadata.name for p in one.items] == ["b"]
-        response = await policy.list_pod_disruption_budget_for_all_namespaces(
-            _preload_content=False
+        response = cast(  # the raw HTTP answer, as _preload_content=False asks
+            aiohttp.ClientResponse,
+            await policy.list_pod_disruption_budget_for_all_namespaces(_preload_content=False),
         )
         async with response:
             assert (await response.json())["apiVersion"] == "policy/v1"
@@ -363,5 +366,5 @@ async def test_pdbs_list_by_namespace_and_fail_alone(kube_api: KubeApiDouble) ->
         with pytest.raises(ApiException) as caught:
             await policy.list_pod_disruption_budget_for_all_namespaces()
         assert caught.value.status == 403
-        assert json.loads(caught.value.body)["reason"] == "Forbidden"
+        assert json.loads(cast(bytes, caught.value.body))["reason"] == "Forbidden"
         await policy.list_pod_disruption_budget_for_all_namespaces()  # only one was injected

@@ -1,18 +1,8 @@
-"""Polling for a condition that a background task makes true (no fixed sleeps in tests)."""
+"""Polling for a condition that a background task makes true (no fixed sleeps in tests):
+`eventually` of tests/wait.py, kept here for the API double's users."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
+from tests.wait import eventually
 
-
-async def eventually(
-    condition: Callable[[], object], timeout_s: float = 5.0, what: str = ""
-) -> None:
-    """Return once `condition()` is truthy; AssertionError naming `what` after the timeout."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"not true within {timeout_s}s: {what or condition}")
-        await asyncio.sleep(0.005)
+__all__ = ["eventually"]

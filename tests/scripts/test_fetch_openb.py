@@ -13,6 +13,8 @@ import pytest
 
 from benchmarks.trace_dir import find_openb, not_found
 
+pytestmark = pytest.mark.realservices  # the fetch script as a process, a local mirror
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "fetch_openb.py"
 NAMES = (

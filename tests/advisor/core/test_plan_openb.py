@@ -33,6 +33,7 @@ def reduced_end_state(openb: Path, node_policy: PolicyName) -> Cluster:
     return replay(Cluster(nodes, tuple(pods), trace.policy)).end_state()
 
 
+@pytest.mark.timeout(600)  # the whole openb trace: seconds alone, minutes on a busy machine
 @pytest.mark.slow
 @pytest.mark.parametrize("node_policy", ["binpack", "spread"])
 def test_plans_on_a_reduced_openb_end_state_hold(openb_dir: Path, node_policy: PolicyName) -> None:

@@ -19,6 +19,7 @@ from advisor.core.nodefilters import Taint
 from advisor.core.whatif import landings, place_queue, repack_order, what_if
 from advisor.output import whatif_json
 from advisor.scenario import scenario_from_data
+from advisor.schemas import PolicyOutcomeJson, WhatIfJson
 from tests.advisor.core.constrained import (
     CORE,
     gpu_node,
@@ -66,7 +67,7 @@ def cce() -> Cluster:
     return scenario_from_data(cce_data(), "cce.yaml")
 
 
-def by_policy(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+def by_policy(data: WhatIfJson) -> dict[tuple[str, str], PolicyOutcomeJson]:
     return {(p["node"], p["card"]): p for p in data["policies"]}
 
 

@@ -17,6 +17,8 @@ from advisor.sources.exporters import metrics_url, parse_exporter_list, read_exp
 from advisor.sources.http import client_session
 from tests.realparts import free_port
 
+pytestmark = pytest.mark.realservices  # stand-in exporters served over HTTP
+
 GIB = 2**30
 
 

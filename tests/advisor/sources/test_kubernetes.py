@@ -20,6 +20,8 @@ from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.server import KubeApiDouble
 
+pytestmark = pytest.mark.realservices  # the Kubernetes API double
+
 pytest_plugins = ["tests.kubeapi.fixtures"]
 
 

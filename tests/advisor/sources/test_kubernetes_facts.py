@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.plan_limits import NeverEvict
 from advisor.scenario import scenario_from_data, scenario_to_data
@@ -13,6 +15,8 @@ from advisor.sources.assemble import assemble
 from advisor.sources.kubernetes import read_kubernetes
 from tests.advisor.sources.builders import card, cce_pod, node_info, vgpu
 from tests.kubeapi.server import KubeApiDouble
+
+pytestmark = pytest.mark.realservices  # the Kubernetes API double
 
 pytest_plugins = ["tests.kubeapi.fixtures"]
 

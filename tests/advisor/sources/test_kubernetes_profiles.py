@@ -25,6 +25,8 @@ from tests.kubeapi.server import KubeApiDouble
 from tests.kubeapi.store import KubeStore
 from tests.kubeapi.threaded import KubeApiThread
 
+pytestmark = pytest.mark.realservices  # the Kubernetes API double
+
 pytest_plugins = ["tests.kubeapi.fixtures"]
 
 GPU, PCT, CORES = "nvidia.com/gpu", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores"

@@ -45,6 +45,8 @@ from tests.kubeapi.server import KubeApiDouble
 from tests.kubeapi.store import KubeStore
 from tests.kubeapi.threaded import KubeApiThread
 
+pytestmark = pytest.mark.realservices  # the Kubernetes API double
+
 pytest_plugins = ["tests.kubeapi.fixtures"]
 
 GI, MI = 2**30, 2**20

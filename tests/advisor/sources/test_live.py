@@ -21,6 +21,7 @@ from advisor.core.model import DISRUPTION_BUDGET, Cluster
 from advisor.core.plan import plan
 from advisor.output import diagnosis_json
 from advisor.scenario import load_scenario
+from advisor.schemas import DiagnosisJson
 from tests.advisor.core.test_plan_checker import check_report
 from tests.advisor.realservices import kubernetes_holding
 from tests.advisor.sources.builders import cce_pod
@@ -35,6 +36,8 @@ from tests.realparts import (
     simulated_exporter,
     start_prometheus,
 )
+
+pytestmark = pytest.mark.realservices  # real exporters, Prometheus and the API double
 
 DEMO_CLUSTER = load_scenario(DEMO)
 
@@ -98,7 +101,7 @@ def same_cluster(snapshot: Cluster, expected: Cluster) -> None:
     )
 
 
-def diagnosis(cluster: Cluster) -> dict[str, Any]:
+def diagnosis(cluster: Cluster) -> DiagnosisJson:
     return diagnosis_json(diagnose(cluster))
 
 

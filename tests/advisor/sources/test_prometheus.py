@@ -21,7 +21,7 @@ from aiohttp import web
 
 from advisor.core.model import Placement, Pod, Request
 from advisor.errors import InputError
-from advisor.rightsizing import HISTORY_COLUMNS, rightsize
+from advisor.rightsizing import HISTORY_COLUMNS, RightsizingSettings, rightsize
 from advisor.sources import SourceConfig, gather
 from advisor.sources import history as history_module
 from advisor.sources.assemble import assemble
@@ -29,6 +29,8 @@ from advisor.sources.history import chunks, usage_history
 from advisor.sources.http import client_session
 from advisor.sources.prometheus import PrometheusApi, read_prometheus
 from tests.realparts import free_port, start_prometheus, write_backfill
+
+pytestmark = pytest.mark.realservices  # a real Prometheus with backfilled history
 
 MIB = 2**20
 STEP = 15
@@ -177,7 +179,10 @@ async def test_usage_history_frame(prometheus: Backfilled) -> None:
 
 async def test_usage_history_feeds_rightsizing(prometheus: Backfilled) -> None:
     frame = await usage_history(prometheus.url, window=1800, step=60, end=prometheus.now)
-    result = rightsize(frame)
+    # Half an hour is too little history for the defaults (24 h): asked for less, it advises.
+    by_default = rightsize(frame)["workloads"][0]
+    assert by_default["not_advised"].startswith("not enough history (")
+    result = rightsize(frame, settings=RightsizingSettings(min_history_s=1800, min_samples=30))
     x = next(w for w in result["workloads"] if (w["workload"], w["container"]) == ("ml/a", "x"))
     assert x["memory_mib"]["allotted"] == 2048
     assert x["memory_mib"]["used_peak"] == 1100.0  # card 1 uses the most

@@ -3,14 +3,10 @@ end of the module."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes `kube_world` importable
 
 from tests.realparts import Exporter, Prometheus, scrape_config
 from tests.realparts import start_exporter as start_exporter_process

@@ -8,8 +8,7 @@ Cards 0-1 hold a CCE pod (memory isolation), card 2 a Volcano vGPU pod, card 3 a
 
 from __future__ import annotations
 
-from fakenvml.state import FakeCard, FakeProcess, FakeSample, FakeState
-
+from tests.exporter.fakenvml.state import FakeCard, FakeProcess, FakeSample, FakeState
 from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject
 

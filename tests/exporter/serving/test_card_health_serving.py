@@ -11,10 +11,12 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from fakenvml.state import FakeCard, FakeNvml, FakeState
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.exporter.fakenvml.state import FakeCard, FakeNvml, FakeState
 from tests.realparts import Exporter
+
+pytestmark = pytest.mark.realservices  # xgpu-exporter processes
 
 UUID = {i: f"GPU-{i}{i}{i}{i}{i}{i}{i}{i}-health" for i in range(4)}
 XID_HOLD_S = 1.0

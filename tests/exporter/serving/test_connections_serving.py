@@ -23,6 +23,8 @@ import pytest
 
 from tests.realparts import Exporter, exporter_command
 
+pytestmark = pytest.mark.realservices  # xgpu-exporter processes
+
 SCENARIO = Path(__file__).resolve().parents[1] / "data" / "exporter-node.yaml"
 SIMULATE = ["--simulate", str(SCENARIO), "--node", "gpu-node-1", "--log-level", "warning"]
 HALF_HEADER = b"GET /metrics HTTP/1.1\r\nHost: exporter\r\n"  # no empty line: never complete

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from fakenvml.state import (
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.exporter.fakenvml.state import (
     FakeCard,
     FakeHang,
     FakeNvml,
@@ -23,9 +25,9 @@ from fakenvml.state import (
     FakeState,
     write_procfs,
 )
-from prometheus_client.parser import text_string_to_metric_families
-
 from tests.realparts import Exporter, Prometheus, Sample
+
+pytestmark = pytest.mark.realservices  # xgpu-exporter processes and Prometheus
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 GIB, MIB = 1024**3, 1024**2

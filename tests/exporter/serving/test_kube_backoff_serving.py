@@ -9,7 +9,6 @@ failures): they take both flags.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -17,6 +16,9 @@ import pytest
 
 from tests.kubeapi.threaded import KubeApiThread
 from tests.realparts import Exporter
+from tests.wait import wait_until
+
+pytestmark = pytest.mark.realservices  # xgpu-exporter and the API double
 
 LISTS_WANTED = 25  # failed lists in a row
 
@@ -53,17 +55,11 @@ def test_a_short_back_off_relists_fast_and_recovers_at_once(
         ]
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 10
-        while pod_lists(kube) < LISTS_WANTED and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert pod_lists(kube) >= LISTS_WANTED
+        wait_until(lambda: pod_lists(kube) >= LISTS_WANTED, timeout_s=10, what="the relists")
         assert not kubernetes_success(exporter)
 
         kube.call(kube.api.clear_faults)
-        deadline = time.monotonic() + 5
-        while not kubernetes_success(exporter) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert kubernetes_success(exporter)
+        wait_until(lambda: kubernetes_success(exporter), timeout_s=5, what="the recovery")
         assert "Traceback" not in exporter.log()
     finally:
         exporter.stop()  # before the API double goes away

@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from fakenvml.state import FakeNvml, write_procfs
-from kube_world import (
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.exporter.fakenvml.state import FakeNvml, write_procfs
+from tests.exporter.serving.kube_world import (
     BASELINE,
     CCE_TRAIN,
     CGROUPS,
@@ -34,12 +36,13 @@ from kube_world import (
     nvml_state,
     vc_infer,
 )
-from prometheus_client.parser import text_string_to_metric_families
-
 from tests.kubeapi.server import KubeApiDouble
 from tests.kubeapi.store import object_key
 from tests.kubeapi.threaded import KubeApiThread
 from tests.realparts import Exporter
+from tests.wait import wait_until
+
+pytestmark = pytest.mark.realservices  # xgpu-exporter and the API double
 
 VGPU_LABELS = ("namespace", "pod", "container", "gpu_index", "gpu_uuid")
 Series = dict[Labels, float]
@@ -285,10 +288,7 @@ def test_api_errors_keep_the_last_allotments_until_it_recovers(
     assert success(text)["kubernetes"] == 0
     cluster.call(cluster.api.delete_pod, "team-b", "vc-infer")  # unseen while failing
     # it retries (with back-off) and every retry fails
-    deadline = time.monotonic() + 10
-    while len(pod_lists(cluster)) < lists_before + 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(pod_lists(cluster)) >= lists_before + 2
+    wait_until(lambda: len(pod_lists(cluster)) >= lists_before + 2, what="two failed retries")
     text = exporter.metrics()
     assert success(text)["kubernetes"] == 0
     assert vgpus(text) == BASELINE  # the last good allotments

@@ -22,6 +22,8 @@ from tests.realparts import (
     promtool_check_metrics,
 )
 
+pytestmark = pytest.mark.realservices  # xgpu-exporter processes and Prometheus
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 GIB = 1024**3
 UUID = {

@@ -1,0 +1,92 @@
+"""`--pods-from FILE` (report, snapshot): a scenario file stands in for the Kubernetes API
+beside live metrics, on hosts without Kubernetes and in the demo."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from advisor.core.model import Card, Cluster
+from advisor.scenario import load_scenario
+from advisor.sources import Gathered
+
+
+def add_pods_from_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pods-from",
+        type=Path,
+        metavar="FILE",
+        help="Pending pods, and owners and priorities of running ones, from this scenario "
+        "file instead of the Kubernetes API (hosts without Kubernetes, demos)",
+    )
+
+
+def without_kubernetes_warning(gathered: Gathered) -> Gathered:
+    """The file stands in for Kubernetes, so its absence is no news."""
+    kept = tuple(w for w in gathered.warnings if not w.startswith("no Kubernetes source"))
+    return dataclasses.replace(gathered, warnings=kept)
+
+
+def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
+    """From a scenario file, the stand-in for the Kubernetes API: Pending pods; what metrics
+    cannot know of running ones (owner, priority, annotations, cpu/memory requests, node
+    selector, affinity, tolerations); of each node what its Node object and its other pods
+    would say (allocatable, labels, taints, cordon, CPU-only pods) and what the scheduler
+    registered of its cards (NUMA, slots); and, with `--scheduler auto`, the profile, which
+    the Kubernetes API's annotations would have told."""
+    scenario = load_scenario(path)
+    if auto and scenario.scheduler != cluster.scheduler:
+        cluster = dataclasses.replace(
+            cluster,
+            scheduler=scenario.scheduler,
+            policy=scenario.policy,
+            max_vgpus_per_card=scenario.max_vgpus_per_card,
+        )
+    described = {p.name: p for p in scenario.pods}
+    running = tuple(
+        dataclasses.replace(
+            p,
+            owner=d.owner,
+            priority=d.priority,
+            annotations=d.annotations,
+            resources=d.resources,
+            constraints=d.constraints,
+        )
+        if (d := described.get(p.name)) is not None
+        else p
+        for p in cluster.pods
+    )
+    known = {p.name for p in cluster.pods}
+    pending = tuple(p for p in described.values() if p.placement is None and p.name not in known)
+    nodes = {n.name: n for n in scenario.nodes}
+    merged = tuple(
+        dataclasses.replace(
+            n,
+            allocatable=node.allocatable,
+            labels=node.labels,
+            taints=node.taints,
+            unschedulable=node.unschedulable,
+            other_pods=n.other_pods if node.other_pods is None else node.other_pods,
+            cards=_registered(n.cards, node.cards),
+        )
+        if (node := nodes.get(n.name)) is not None
+        else n
+        for n in cluster.nodes
+    )
+    return dataclasses.replace(cluster, nodes=merged, pods=running + pending)
+
+
+def _registered(cards: tuple[Card, ...], described: tuple[Card, ...]) -> tuple[Card, ...]:
+    """The exporter's cards with the NUMA node and slots the file gives the same index."""
+    by_index = {c.index: c for c in described}
+    return tuple(
+        dataclasses.replace(
+            c,
+            numa=c.numa if c.numa is not None else d.numa,
+            max_vgpus=c.max_vgpus if c.max_vgpus is not None else d.max_vgpus,
+        )
+        if (d := by_index.get(c.index)) is not None
+        else c
+        for c in cards
+    )

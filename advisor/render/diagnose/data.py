@@ -1,0 +1,123 @@
+"""The diagnosis (§5 JSON, `advisor.output.diagnosis_json`, read by `read.read_diagnosis`) as
+both pages word it: the headline, each pod's request, cause and explanation; and who judged
+it (`profile_of`, `policy_text`: also read from the plan's and the report's JSON)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+# CAUSES: the causes in the core's order (docs/design.md §3), one list, so a new cause reaches
+# every report, chart and count without a second copy here.
+from advisor.core.diagnose import CAUSES
+from advisor.render.common.values import as_map, as_str
+from advisor.schemas import DiagnosisJson, PlacementJson, PodDiagnosisJson, RequestJson
+
+
+def headline(diagnosis: DiagnosisJson) -> str:
+    """e.g. "3 Pending GPU pods: 1 schedulable, 1 fragmentation, 1 capacity"."""
+    counts = diagnosis["summary"]
+    pending = counts["pending"]
+    if pending == 0:
+        return "No Pending GPU pods"
+    noun = "pod" if pending == 1 else "pods"
+    parts = [f"{counts[cause]} {cause}" for cause in CAUSES if counts[cause]]
+    return (
+        f"{pending} Pending GPU {noun}: " + ", ".join(parts)
+        if parts
+        else f"{pending} Pending GPU {noun}"
+    )
+
+
+def profile_of(data: Mapping[str, Any]) -> str | None:
+    """The scheduler profile that judged a diagnosis or plan JSON, when it is not cce (the
+    reports read as they always did for cce clusters, and for JSON that names none)."""
+    profile = as_str(as_map(data.get("scheduler")).get("profile"))
+    return profile if profile and profile != "cce" else None
+
+
+def policy_text(diagnosis: Mapping[str, Any]) -> str:
+    policy = as_map(diagnosis.get("policy"))
+    node = as_str(policy.get("node"), "binpack")
+    card = as_str(policy.get("card"), "binpack")
+    return f"node {node}, card {card}"
+
+
+def judged_by(data: Mapping[str, Any]) -> str:
+    """ "policy: node binpack, card binpack", led by "scheduler: hami; " outside cce."""
+    profile = profile_of(data)
+    policy = f"policy: {policy_text(data)}"
+    return policy if profile is None else f"scheduler: {profile}; {policy}"
+
+
+def format_request(request: RequestJson) -> str:
+    """Per-card shape as the scheduler sees it: "2 × 4096 MiB + 2 × 10 % core"; outside cce
+    also "1 × 50 % of the card" (a share) and "2 × whole card" (neither memory nor share)."""
+    gpus, memory, core = request["gpus"], request["memory_mib"], request["core_percent"]
+    share = request.get("memory_percent", 0)
+    whole = request.get("whole_card", False)
+    if (share or whole) and gpus >= 1 and core % gpus == 0:
+        # A share wins over memory in volcano-vgpu, memory over a share in hami: show both.
+        text = f"{gpus} × " + (f"{share} % of the card" if share else "whole card")
+        if share and memory and memory % gpus == 0:
+            text += f" or {memory // gpus} MiB"
+        return f"{text} + {gpus} × {core // gpus} % core" if core else text
+    if gpus < 1 or memory % gpus or core % gpus:
+        # Not an even split (an invalid pod): show the totals rather than a false shape.
+        text = f"{memory} MiB over {gpus} cards"
+        return f"{text} + {core} % core" if core else text
+    text = f"{gpus} × {memory // gpus} MiB"
+    return f"{text} + {gpus} × {core // gpus} % core" if core else text
+
+
+def pod_request_text(pod: PodDiagnosisJson) -> str:
+    """The GPU shape, then what else binds the pod to a node when anything does:
+    "1 × 49152 MiB · cpu 8, memory 64Gi · nodeSelector nodepool=a100"."""
+    request = pod["request"]
+    parts = [format_request(request) if request else "?"]
+    resources = pod.get("resources", {})
+    if resources:
+        parts.append(", ".join(f"{key} {value}" for key, value in resources.items()))
+    selector = pod.get("node_selector", {})
+    if selector:
+        pairs = ", ".join(f"{key}={value}" for key, value in sorted(selector.items()))
+        parts.append(f"nodeSelector {pairs}")
+    return " · ".join(parts)
+
+
+def format_cards(cards: Sequence[int]) -> str:
+    return ("card " if len(cards) == 1 else "cards ") + ", ".join(map(str, cards))
+
+
+def format_placement(placement: PlacementJson) -> str:
+    return f"fits on {placement['node']}, {format_cards(placement['cards'])}"
+
+
+def explanation(pod: PodDiagnosisJson) -> str:
+    """Where the pod fits, or why it does not: the message, led by the node summary
+    (kube-scheduler's FitError sentence, "0/3 nodes are available: 3 too-few-cards.")."""
+    placement, message = pod["placement"], pod["message"]
+    if pod["cause"] == "schedulable" and placement:
+        return format_placement(placement) + tie_note(message)
+    summary = pod.get("node_summary", "")
+    if summary and summary not in message:
+        if not message:
+            return summary
+        # The summary is a sentence of its own; an older report's ("0/3 nodes fit: ...") is not.
+        return f"{summary} {message}" if summary.endswith(".") else f"{summary}; {message}"
+    return message
+
+
+def tie_note(message: str) -> str:
+    """The message's note that the node was a random tie (hami, volcano-vgpu): " (3 nodes
+    score the same ... the real pick may differ)", or "" when the pick was not a tie."""
+    _, bracket, note = message.partition(" (")
+    return f" ({note}" if bracket and "may differ" in note else ""
+
+
+def pods_for_node(diagnosis: DiagnosisJson, node: str) -> Iterator[PodDiagnosisJson]:
+    """Pending pods placed on this node by the cycle, or whose diagnosis names it."""
+    for pod in diagnosis["pods"]:
+        placement = pod["placement"]
+        if (placement is not None and placement["node"] == node) or node in pod["nodes"]:
+            yield pod

@@ -1,0 +1,173 @@
+"""`xgpu-advisor diagnose --format html`: one self-contained page (inline CSS, no scripts).
+
+Every value from the input passes through `html.escape`; the only markup is ours.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from advisor.core.diagnose import CAUSES
+from advisor.render.common.advice import advice_key, cause_label
+from advisor.render.common.cards import NodeView, node_views
+from advisor.render.common.cards_html import card_legend, card_row
+from advisor.render.common.html import escape, format_mib, page, with_code
+from advisor.render.common.style import CAUSE_COLOURS
+from advisor.render.diagnose.advice import grouped_advice
+from advisor.render.diagnose.data import (
+    explanation,
+    format_cards,
+    headline,
+    pod_request_text,
+    pods_for_node,
+    policy_text,
+    profile_of,
+)
+from advisor.render.diagnose.read import read_diagnosis
+from advisor.schemas import DiagnosisJson, PodDiagnosisJson
+
+
+def _cause_tag(pod: PodDiagnosisJson) -> str:
+    colour = CAUSE_COLOURS.get(advice_key(pod)) or CAUSE_COLOURS.get(pod["cause"], "#334155")
+    return f'<span class="tag" style="background:{colour}">{escape(cause_label(pod))}</span>'
+
+
+def _header(diagnosis: DiagnosisJson, view_nodes: list[NodeView], title: str) -> str:
+    counts = diagnosis["summary"]
+    badges = [f'<span class="badge total"><b>{counts["pending"]}</b>Pending</span>']
+    for cause in CAUSES:
+        zero = " zero" if counts[cause] == 0 else ""
+        badges.append(
+            f'<span class="badge{zero}" style="background:{CAUSE_COLOURS[cause]}">'
+            f"<b>{counts[cause]}</b>{escape(cause)}</span>"
+        )
+    cards = [card for node in view_nodes for card in node.cards]
+    total = sum(card.memory_mib for card in cards)
+    allotted = sum(min(card.allotted_mib, card.memory_mib) for card in cards)
+    share = f" ({allotted * 100 // total} %)" if total else ""
+    profile = profile_of(diagnosis)
+    meta = (
+        (f"Scheduler: {escape(profile)} · " if profile else "")
+        + f"Policy: {escape(policy_text(diagnosis))} · {len(view_nodes)} nodes · "
+        f"{len(cards)} cards · {format_mib(allotted)} of {format_mib(total)} "
+        f"allotted after this cycle{share}"
+    )
+    return (
+        f'<header class="panel"><h1>{escape(title)}</h1>'
+        f'<p class="headline">{escape(headline(diagnosis))}</p>'
+        f'<div class="badges">{"".join(badges)}</div><p class="meta">{meta}</p></header>'
+    )
+
+
+def advice_panel(diagnosis: DiagnosisJson) -> str:
+    """The "What to do" panel, advice grouped with its pods (empty when no pod is Pending)."""
+    items = []
+    for advice, pods in grouped_advice(diagnosis):
+        colour = CAUSE_COLOURS.get(advice.key, "#334155")
+        who = ", ".join(escape(name) for name in pods)
+        items.append(
+            f'<div style="border-color:{colour}"><strong>{escape(advice.title)}</strong> '
+            f'<span class="who mono">{who}</span><p>{with_code(advice.text)}</p></div>'
+        )
+    if not items:
+        return ""
+    return (
+        '<section class="panel"><h3>What to do</h3>'
+        f'<div class="advice">{"".join(items)}</div></section>'
+    )
+
+
+def _node_pod(pod: PodDiagnosisJson, node: str) -> str:
+    placement = pod["placement"]
+    if placement is not None and placement["node"] == node:
+        reasons = [f"placed by this cycle on {format_cards(placement['cards'])}"]
+    else:
+        reasons = pod["nodes"].get(node, [])
+    items = "".join(f"<li>{escape(reason)}</li>" for reason in reasons)
+    return (
+        f'<div class="pp"><div class="pod mono">{escape(pod["pod"])}</div>'
+        f"{_cause_tag(pod)} "
+        f'<span class="req">{escape(pod_request_text(pod))}</span>'
+        f"<ul>{items}</ul></div>"
+    )
+
+
+def node_panel(diagnosis: DiagnosisJson, node: NodeView) -> str:
+    """One node's panel: a bar per card and the Pending pods that involve the node."""
+    total = sum(card.memory_mib for card in node.cards)
+    free = sum(card.free_mib for card in node.cards if card.healthy)
+    models = Counter(card.model or "unknown model" for card in node.cards)
+    shape = ", ".join(f"{n} × {model}" for model, n in sorted(models.items())) or "no cards"
+    sick = sum(1 for card in node.cards if not card.healthy)
+    warn = f'<span class="warn">{sick} unhealthy</span>' if sick else ""
+    fit = "".join(f'<span class="stat">{escape(note)}</span>' for note in node.fit.notes())
+    mixed = len(models) > 1
+    rows = "".join(card_row(card, show_model=mixed) for card in node.cards)
+    pods = [_node_pod(pod, node.name) for pod in pods_for_node(diagnosis, node.name)]
+    pods_html = "".join(pods) or '<p class="none">No Pending pod involves this node.</p>'
+    return (
+        f'<section class="panel node" id="node-{escape(node.name)}"><div class="node-head">'
+        f'<h2 class="mono">{escape(node.name)}</h2><span class="stat">{escape(shape)}</span>'
+        f'<span class="stat">{format_mib(free)} free on healthy cards of {format_mib(total)}'
+        f"</span>{fit}{warn}</div>"
+        f'<div class="node-body"><div class="cards">{rows}</div>'
+        f'<aside class="node-pods"><h3>Pending pods here</h3>{pods_html}</aside></div></section>'
+    )
+
+
+def _nodes_detail(pod: PodDiagnosisJson) -> str:
+    nodes, omitted = pod["nodes"], pod["nodes_omitted"]
+    if not nodes and not omitted:
+        return ""
+    more = f", {omitted} more not listed" if omitted else ""
+    items = "".join(
+        f'<li><span class="mono">{escape(name)}</span>: '
+        + "; ".join(escape(reason) for reason in nodes[name])
+        + "</li>"
+        for name in sorted(nodes)
+    )
+    return (
+        f"<details><summary>{len(nodes)} node{'' if len(nodes) == 1 else 's'}{more}</summary>"
+        f"<ul>{items}</ul></details>"
+    )
+
+
+def pending_table(diagnosis: DiagnosisJson) -> str:
+    """The table of Pending pods: request, cause, and where each fits or why not."""
+    rows = []
+    for pod in diagnosis["pods"]:
+        rows.append(
+            f'<tr><td class="pod mono">{escape(pod["pod"])}</td>'
+            f'<td class="num">{pod["priority"]}</td>'
+            f"<td>{escape(pod_request_text(pod))}</td>"
+            f"<td>{_cause_tag(pod)}</td>"
+            f"<td>{escape(explanation(pod))}{_nodes_detail(pod)}</td></tr>"
+        )
+    if not rows:
+        return '<section class="panel"><h3>Pending pods</h3><p class="none">None.</p></section>'
+    head = "".join(
+        f"<th>{h}</th>" for h in ("Pod", "Priority", "Request", "Cause", "Where it fits / why not")
+    )
+    return (
+        f'<section class="panel"><h3>Pending pods</h3><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def render_html(
+    diagnosis: Mapping[str, Any], view: Mapping[str, Any], title: str = "xgpu-advisor diagnosis"
+) -> str:
+    """The diagnosis as a self-contained HTML page: counts, cards per node, Pending pods."""
+    data, nodes = read_diagnosis(diagnosis), node_views(view)
+    body = "".join(
+        [
+            _header(data, nodes, title),
+            advice_panel(data),
+            card_legend() if nodes else "",
+            *(node_panel(data, node) for node in nodes),
+            pending_table(data),
+        ]
+    )
+    return page(title, ("base",), body, data["schema"])

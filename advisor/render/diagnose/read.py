@@ -1,0 +1,136 @@
+"""The diagnosis JSON read into its typed form (`advisor.schemas.DiagnosisJson`, what
+`advisor.output.diagnosis_json` writes), tolerantly: the pages may be rendered from a saved or
+hand-edited file, so a missing or odd value becomes the neutral default the pages show ("?",
+0, nothing) rather than an exception. Everything after this reads typed values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from advisor.core.diagnose import CAUSES
+from advisor.render.common.advice import read_remedy
+from advisor.render.common.values import as_int, as_list, as_map, as_str
+from advisor.schemas import (
+    DIAGNOSIS_SCHEMA,
+    DiagnosisJson,
+    PlacementJson,
+    PodDiagnosisJson,
+    RequestJson,
+    SchedulerJson,
+)
+
+
+def read_diagnosis(raw: Mapping[str, Any]) -> DiagnosisJson:
+    """The diagnosis as the advisor writes it; its summary complete (every cause and
+    "pending"), counted from the pods where the file has no count."""
+    policy = as_map(raw.get("policy"))
+    pods = [read_pod(as_map(pod)) for pod in as_list(raw.get("pods"))]
+    data: DiagnosisJson = {
+        "schema": as_str(raw.get("schema"), DIAGNOSIS_SCHEMA),
+        "policy": {
+            "node": as_str(policy.get("node"), "binpack"),
+            "card": as_str(policy.get("card"), "binpack"),
+        },
+        "pods": pods,
+        "summary": _summary(as_map(raw.get("summary")), pods),
+    }
+    scheduler = read_scheduler(raw.get("scheduler"))
+    if scheduler is not None:
+        data["scheduler"] = scheduler
+    return data
+
+
+def read_scheduler(value: Any) -> SchedulerJson | None:
+    """The profile that judged the output, with the settings it names; None when it names no
+    profile (the pages then read as they always did, for cce)."""
+    raw = as_map(value)
+    profile = as_str(raw.get("profile"))
+    if not profile:
+        return None
+    scheduler: SchedulerJson = {"profile": profile}
+    if isinstance(memory := raw.get("default_memory_mib"), int) and not isinstance(memory, bool):
+        scheduler["default_memory_mib"] = memory
+    weights = {
+        str(key): weight
+        for key, weight in as_map(raw.get("weights")).items()
+        if isinstance(weight, int | float) and not isinstance(weight, bool)
+    }
+    if weights:
+        scheduler["weights"] = weights
+    if isinstance(weight := raw.get("schedule_weight"), int) and not isinstance(weight, bool):
+        scheduler["schedule_weight"] = weight
+    return scheduler
+
+
+def _summary(summary: Mapping[str, Any], pods: list[PodDiagnosisJson]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for cause in CAUSES:
+        if cause in summary:
+            counts[cause] = as_int(summary.get(cause))
+        else:
+            counts[cause] = sum(1 for pod in pods if pod["cause"] == cause)
+    counts["pending"] = as_int(summary.get("pending"), len(pods))
+    return counts
+
+
+def read_pod(raw: Mapping[str, Any]) -> PodDiagnosisJson:
+    nodes = as_map(raw.get("nodes"))
+    pod: PodDiagnosisJson = {
+        "pod": as_str(raw.get("pod"), "?"),
+        "cause": as_str(raw.get("cause"), "unknown"),
+        "message": as_str(raw.get("message")),
+        "placement": read_placement(raw.get("placement")),
+        "request": read_request(raw.get("request")),
+        "priority": as_int(raw.get("priority")),
+        "nodes": {str(name): [as_str(r) for r in as_list(nodes[name])] for name in nodes},
+        "nodes_omitted": as_int(raw.get("nodes_omitted")),
+    }
+    resources = as_map(raw.get("resources"))
+    asked = {key: as_str(resources.get(key)) for key in ("cpu", "memory") if key in resources}
+    if asked:
+        pod["resources"] = asked
+    selector = {str(key): as_str(value) for key, value in as_map(raw.get("node_selector")).items()}
+    if selector:
+        pod["node_selector"] = selector
+    summary = raw.get("node_summary")
+    if isinstance(summary, str):
+        pod["node_summary"] = summary
+    if "reason_counts" in raw:
+        counts = as_map(raw["reason_counts"])
+        pod["reason_counts"] = {str(reason): as_int(n) for reason, n in counts.items()}
+    if "cluster_free_sufficient" in raw:
+        pod["cluster_free_sufficient"] = bool(raw["cluster_free_sufficient"])
+    advice = read_remedy(raw.get("advice"))
+    if advice is not None:
+        pod["advice"] = advice
+    return pod
+
+
+def read_placement(value: Any) -> PlacementJson | None:
+    """None when there is none (null, absent, or not an object with anything in it)."""
+    raw = as_map(value)
+    if not raw:
+        return None
+    return {
+        "node": as_str(raw.get("node"), "?"),
+        "cards": [as_int(card) for card in as_list(raw.get("cards"))],
+    }
+
+
+def read_request(value: Any) -> RequestJson | None:
+    """None when there is none; one card when the file does not say how many."""
+    raw = as_map(value)
+    if not raw:
+        return None
+    request: RequestJson = {
+        "gpus": as_int(raw.get("gpus"), 1),
+        "memory_mib": as_int(raw.get("memory_mib")),
+        "core_percent": as_int(raw.get("core_percent")),
+    }
+    share = as_int(raw.get("memory_percent"))
+    if share:
+        request["memory_percent"] = share
+    if raw.get("whole_card") is True:
+        request["whole_card"] = True
+    return request

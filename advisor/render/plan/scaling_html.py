@@ -1,0 +1,82 @@
+"""The scaling advice as HTML tables, for the plan's and the report's pages (every value
+passes through `escape`)."""
+
+from __future__ import annotations
+
+from advisor.render.common.html import escape, html_table
+from advisor.render.plan.scaling import (
+    HELD_HEADER,
+    HELD_TITLE,
+    NOT_TRIGGERED_HEADER,
+    NOT_TRIGGERED_TITLE,
+    also_moves_cell,
+    held_more_text,
+    held_rows,
+    not_triggered_rows,
+    scale_down_header,
+    scale_down_rows,
+    scale_up_rows,
+)
+from advisor.schemas import PlanJson
+
+
+def scale_up_html(plan: PlanJson) -> str:
+    """The scale-up entries as a table ("" when none)."""
+    ups = scale_up_rows(plan)
+    if not ups:
+        return ""
+    return html_table(
+        ["Nodes", "Node shape", "For", "Note"],
+        [[escape(r.nodes), escape(r.shape), names_html(r.pods), escape(r.note)] for r in ups],
+        numeric={0},
+    )
+
+
+def not_triggered_html(plan: PlanJson) -> str:
+    """The pods no node group would help, with why, under a heading ("" when none)."""
+    rows = [
+        [f'<span class="mono">{escape(pod)}</span>', escape(why)]
+        for pod, why in not_triggered_rows(plan)
+    ]
+    if not rows:
+        return ""
+    return f"<h3>{escape(NOT_TRIGGERED_TITLE)}</h3>" + html_table(NOT_TRIGGERED_HEADER, rows)
+
+
+def scale_down_html(plan: PlanJson) -> str:
+    """The scale-down entries as a table ("" when none): where each node's GPU pods would
+    move and, when known, its other pods that would move too."""
+    downs = scale_down_rows(plan)
+    if not downs:
+        return ""
+    header = scale_down_header(downs)
+    rows = []
+    for r in downs:
+        cells = [f'<span class="mono">{escape(r.node)}</span>', escape(r.utilisation)]
+        cells.append(names_html(r.moves))
+        if len(header) > len(cells):
+            cells.append(names_html(also_moves_cell(r)))
+        rows.append(cells)
+    return html_table(header, rows, numeric={1})
+
+
+def held_html(plan: PlanJson) -> str:
+    """The idle nodes scale-down keeps, with why, under a heading ("" when none)."""
+    held, omitted = held_rows(plan)
+    if not held:
+        return ""
+    rows = [
+        [
+            f'<span class="mono">{escape(r.node)}</span>',
+            escape(r.utilisation),
+            f'<span class="mono">{escape(r.reason)}</span>',
+            escape(r.detail),
+        ]
+        for r in held
+    ]
+    more = f'<p class="none">{escape(held_more_text(omitted))}</p>' if omitted else ""
+    return f"<h3>{HELD_TITLE}</h3>" + html_table(HELD_HEADER, rows, numeric={1}) + more
+
+
+def names_html(names: list[str]) -> str:
+    return "<br>".join(f'<span class="mono">{escape(n)}</span>' for n in names) or "—"

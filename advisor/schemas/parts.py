@@ -1,0 +1,124 @@
+"""The shapes every output shares: placements, requests, policies, each Pending pod's
+diagnosis and advice, and the card view (docs/design.md §5)."""
+
+from __future__ import annotations
+
+from typing import NotRequired, TypedDict
+
+# -- shared parts ------------------------------------------------------------------------------
+
+
+class PlacementJson(TypedDict):
+    node: str
+    cards: list[int]
+
+
+class RequestJson(TypedDict):
+    """A pod's GPU request, totals over its cards (§1)."""
+
+    gpus: int
+    memory_mib: int
+    core_percent: int
+    memory_percent: NotRequired[int]  # a share of each card, only when asked
+    whole_card: NotRequired[bool]  # outside cce, only when asked
+
+
+class PolicyJson(TypedDict):
+    node: str
+    card: str
+
+
+class SchedulerJson(TypedDict):
+    """The profile that judged the cluster, with its own settings (§9.2)."""
+
+    profile: str
+    default_memory_mib: NotRequired[int]  # hami
+    weights: NotRequired[dict[str, float]]  # hami
+    schedule_weight: NotRequired[int]  # volcano-vgpu
+
+
+class SchedulerPartJson(TypedDict, total=False):
+    """The `scheduler` key of an output that names the profile only when it knows it."""
+
+    scheduler: SchedulerJson
+
+
+# -- diagnosis (§5) ----------------------------------------------------------------------------
+
+
+class RemedyJson(TypedDict):
+    """What to do about one Pending pod (`core.remedy.Remedy.json`)."""
+
+    key: str
+    scale_up: bool
+    why: str
+
+
+class PodDiagnosisJson(TypedDict):
+    pod: str
+    cause: str
+    message: str
+    placement: PlacementJson | None
+    request: RequestJson | None  # None: a saved file without one (the advisor always writes it)
+    priority: int
+    nodes: dict[str, list[str]]  # node: its reasons, nearest to fitting first
+    nodes_omitted: int
+    resources: NotRequired[dict[str, str]]  # cpu, memory as Kubernetes quantities
+    node_selector: NotRequired[dict[str, str]]
+    node_summary: NotRequired[str]
+    reason_counts: NotRequired[dict[str, int]]
+    cluster_free_sufficient: NotRequired[bool]  # capacity only
+    advice: NotRequired[RemedyJson]  # in the report only (`advisor.report`)
+
+
+class DiagnosisJson(TypedDict):
+    schema: str
+    policy: PolicyJson
+    scheduler: NotRequired[SchedulerJson]
+    pods: list[PodDiagnosisJson]
+    summary: dict[str, int]  # per cause, and "pending"
+
+
+# -- card view (after the cycle, or before/after a plan) ---------------------------------------
+
+
+class AllotmentJson(TypedDict):
+    pod: str
+    memory_mib: int
+    core_percent: int
+    pending: bool  # placed by this cycle or plan, not running yet
+
+
+class CardJson(TypedDict):
+    index: int
+    memory_mib: int
+    model: str
+    healthy: bool
+    mode: int  # 0 memory, 1 memory+core, 2 unused
+    vgpus: int
+    core_allotted_percent: int
+    allotments: list[AllotmentJson]
+
+
+class NodeResourcesJson(TypedDict):
+    cpu_allocatable_milli: int | None
+    memory_allocatable_bytes: int | None
+    cpu_requested_milli: int
+    memory_requested_bytes: int
+
+
+class NodeFitJson(TypedDict, total=False):
+    """What kube-scheduler's other filters read of a node; only the parts the node sets."""
+
+    resources: NodeResourcesJson
+    taints: list[str]
+    unschedulable: bool
+
+
+class NodeViewJson(NodeFitJson):
+    name: str  # required, unlike the fit's parts (a class of its own is total)
+    cards: list[CardJson]
+
+
+class CardViewJson(TypedDict):
+    nodes: list[NodeViewJson]
