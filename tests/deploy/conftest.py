@@ -23,16 +23,22 @@ def load_documents(path: Path) -> list[dict[str, Any]]:
         return [document for document in yaml.safe_load_all(stream) if document is not None]
 
 
-@pytest.fixture(scope="session")
-def render() -> ModuleType:
-    """deploy/render.py, loaded from its file (deploy/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("xgpu_deploy_render", DEPLOY / "render.py")
+def load_script(name: str, path: Path) -> ModuleType:
+    """A script that is no package's module (deploy/render.py, scripts/check_image.py),
+    loaded from its file under `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def render() -> ModuleType:
+    """deploy/render.py, loaded from its file (deploy/ is not a package)."""
+    return load_script("xgpu_deploy_render", DEPLOY / "render.py")
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -19,6 +18,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.deploy.conftest import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "deploy" / "Dockerfile"
@@ -31,15 +32,7 @@ IMAGE_ONLY_COMMANDS = ("rm -rf /src", "useradd ")
 @pytest.fixture(scope="module")
 def check_image() -> ModuleType:
     """scripts/check_image.py, loaded from its file (scripts/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(
-        "xgpu_check_image", REPO / "scripts" / "check_image.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("xgpu_check_image", REPO / "scripts" / "check_image.py")
 
 
 def test_the_repository_passes_the_image_check(

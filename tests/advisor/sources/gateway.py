@@ -5,11 +5,9 @@ of a real store (aiohttp, optionally TLS with a CA made by `openssl`), and the q
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import ssl
 import subprocess
-import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,6 +16,7 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
+from tests.advisor.sources.threaded_app import serve_in_thread
 from tests.realparts import installed
 
 GIB = 2**30
@@ -136,28 +135,6 @@ def gateway(upstream: str, tls: ssl.SSLContext | None = None) -> Iterator[Gatewa
 
     app = web.Application()
     app.router.add_get("/{kind}/{path:.*}", forward)
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(app, shutdown_timeout=0.1)
-    loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=tls)
-    loop.run_until_complete(site.start())
-    port = runner.addresses[0][1]
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    seen.url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
-    try:
+    with serve_in_thread(app, tls) as port:
+        seen.url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
         yield seen
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
-        asyncio.run_coroutine_threadsafe(_cancel_the_rest(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.close()
-
-
-async def _cancel_the_rest() -> None:
-    """Handlers still waiting (a server that never answers) end before the loop closes."""
-    rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for task in rest:
-        task.cancel()
-    await asyncio.gather(*rest, return_exceptions=True)

@@ -18,11 +18,12 @@ Behaviours, by the first path segment of the base URL:
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from aiohttp import web
+
+from tests.advisor.sources.threaded_app import serve_in_thread
 
 SERIES = b'{"metric":{"node":"n1","gpu_index":"0","gpu_uuid":"GPU-0"},"value":[1,"1"]},'
 HEAD = b'{"status":"success","data":{"resultType":"vector","result":['
@@ -117,32 +118,10 @@ def hostile_server() -> Iterator[str]:
     app.router.add_get(r"/{behaviour:.+?}/api/v1/{endpoint:query|query_range}", _handle)
     app.router.add_get(r"/{behaviour:metrics/\d+}", _handle)
     app.router.add_get(r"/kube-deep/{path:.*}", _kube_deep)
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(app, shutdown_timeout=0.1)
-    loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    loop.run_until_complete(site.start())
-    port = runner.addresses[0][1]
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
+    with serve_in_thread(app) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
-        asyncio.run_coroutine_threadsafe(_cancel_the_rest(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.close()
 
 
 def deep_json(depth: int) -> str:
     """A JSON document nested `depth` lists deep (json.dumps would itself recurse)."""
     return "[" * depth + "]" * depth
-
-
-async def _cancel_the_rest() -> None:
-    """Handlers still waiting (a server that never answers) end before the loop closes."""
-    rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for task in rest:
-        task.cancel()
-    await asyncio.gather(*rest, return_exceptions=True)
