@@ -142,7 +142,9 @@ def _add_prometheus_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _prometheus_access(args: argparse.Namespace) -> PrometheusAccess:
+def prometheus_access(args: argparse.Namespace) -> PrometheusAccess:
+    """The credentials, TLS, headers and selector for --prometheus; any of them without
+    --prometheus (with --exporters or --scenario) is one line, not silently ignored."""
     chosen = [
         flag
         for flag, value in (
@@ -184,7 +186,7 @@ def source_config(args: argparse.Namespace) -> SourceConfig:
         node_policy=args.node_policy,
         card_policy=args.card_policy,
         max_vgpus_per_card=args.max_vgpus_per_card,
-        prometheus_access=_prometheus_access(args),
+        prometheus_access=prometheus_access(args),
         max_answer_bytes=args.prometheus_max_answer_bytes,
         max_series=args.prometheus_max_series,
         max_exporter_bytes=args.exporters_max_answer_bytes,

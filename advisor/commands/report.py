@@ -25,7 +25,7 @@ import pandas as pd
 from advisor.commands import scheduler_choice
 from advisor.commands.archive import INDEX, store_run
 from advisor.commands.flag_types import count, positive_duration, positive_seconds
-from advisor.commands.options import add_source_arguments, source_config
+from advisor.commands.options import add_source_arguments, prometheus_access, source_config
 from advisor.commands.pods_from import (
     add_pods_from_argument,
     with_pods_from,
@@ -129,6 +129,7 @@ def _inputs(args: argparse.Namespace) -> ReportInputs:
         raise InputError("give exactly one source: --scenario, --prometheus or --exporters")
     now = time.time()
     if args.scenario is not None:
+        prometheus_access(args)  # refuses --prometheus.* flags, which a scenario never uses
         cluster = load_scenario(args.scenario, scheduler_choice(args), scenario_limits(args))
         return _add_pods_from(ReportInputs(cluster, f"scenario {args.scenario}", now), args)
     return asyncio.run(_live_inputs(args, now))

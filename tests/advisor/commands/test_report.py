@@ -422,3 +422,23 @@ def test_a_cce_report_names_cce_in_its_json_only(data: dict[str, Any], written: 
     assert data["diagnosis"]["scheduler"] == {"profile": "cce"}
     assert data["plan"]["scheduler"] == {"profile": "cce"}
     assert "· policy node binpack, card binpack" in (written / "report.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        '--prometheus.selector=cluster="a"',
+        "--prometheus.header=X-Scope-OrgID: a",
+        "--prometheus.insecure-skip-verify",
+    ],
+)
+def test_prometheus_flags_with_a_scenario_are_refused_not_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    out = tmp_path / "out"
+    code = main(["report", "--scenario", str(DEMO), "--output-dir", str(out), flag])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.count("\n") == 0
+    assert err.endswith(f"{flag.partition('=')[0]} applies to --prometheus only"), err
+    assert not out.exists()
