@@ -23,6 +23,7 @@ from advisor.podspec.node import read_node_scheduling
 from advisor.podspec.registration import parse_registration
 from advisor.podspec.scheduling import read_pod_scheduling
 from advisor.scenario import ScenarioError, scenario_from_data
+from tests.advisor.podspec.test_fuzz import RESOURCE_KEYS
 from tests.fuzz.hostile import assert_one_line, hostile_texts, hostile_values
 from tests.fuzz.mutate import mutated
 from tests.fuzz.profiles import fuzz_settings
@@ -31,20 +32,7 @@ pytestmark = pytest.mark.fuzz
 
 PODS = Path(__file__).resolve().parents[1] / "advisor" / "podspec" / "pods"
 BASES = [json.loads(p.read_text()) for p in sorted(PODS.glob("*.json"))]
-QUANTITY_KEYS = [
-    "volcano.sh/gpu-mem.128Mi",
-    "volcano.sh/gpu-core.percentage",
-    "volcano.sh/vgpu-number",
-    "volcano.sh/vgpu-memory",
-    "volcano.sh/vgpu-cores",
-    "volcano.sh/vgpu-memory-percentage",
-    "nvidia.com/gpu",
-    "nvidia.com/gpumem",
-    "nvidia.com/gpucores",
-    "nvidia.com/gpumem-percentage",
-    "cpu",
-    "memory",
-]
+QUANTITY_KEYS = [*RESOURCE_KEYS, "memory"]  # the pod parser fuzz's keys, and memory
 ANNOTATIONS = ["volcano.sh/gpu-index", "volcano.sh/vgpu-ids-new", "hami.io/vgpu-devices-allocated"]
 QUANTITIES = [
     "1E18",
