@@ -23,7 +23,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -182,6 +182,18 @@ def simulated_exporter(scenario: Path, node: str, home: Path) -> Exporter:
     """`xgpu-exporter --simulate` serving one node of a scenario file."""
     args = ["--simulate", str(scenario), "--node", node]
     return start_exporter(args, home / f"exporter-{node}.log", node=node)
+
+
+def simulated_exporters(
+    stack: ExitStack, scenario: Path, nodes: Iterable[str], home: Path
+) -> list[Exporter]:
+    """One `simulated_exporter` per node, each stopped when `stack` closes."""
+    exporters = []
+    for node in nodes:
+        exporter = simulated_exporter(scenario, node, home)
+        stack.callback(exporter.stop)
+        exporters.append(exporter)
+    return exporters
 
 
 def at_least(count: int) -> Callable[[list[Sample]], bool]:

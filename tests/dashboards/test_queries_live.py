@@ -26,7 +26,7 @@ from tests.realparts import (
     Prometheus,
     running_prometheus,
     running_pushgateway,
-    simulated_exporter,
+    simulated_exporters,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,11 +56,10 @@ def scrape_jobs(exporters: dict[str, str], gateway: str) -> list[Json]:
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
     home = tmp_path_factory.mktemp("live")
     with ExitStack() as stack:
-        exporters = {}
-        for node in NODES:
-            exporter = simulated_exporter(SCENARIO, node, home)
-            stack.callback(exporter.stop)
-            exporters[node] = urllib.parse.urlsplit(exporter.url).netloc
+        exporters = {
+            e.node: urllib.parse.urlsplit(e.url).netloc
+            for e in simulated_exporters(stack, SCENARIO, NODES, home)
+        }
         gateway_url = stack.enter_context(running_pushgateway(home))
         gateway = urllib.parse.urlsplit(gateway_url).netloc
         figures = RunFigures(

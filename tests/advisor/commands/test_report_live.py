@@ -32,7 +32,7 @@ from tests.realparts import (
     Prometheus,
     http_get,
     scrape_config,
-    simulated_exporter,
+    simulated_exporters,
     start_prometheus,
     write_backfill,
 )
@@ -111,11 +111,7 @@ def _count(result: list[dict[str, Any]]) -> int:
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     home = tmp_path_factory.mktemp("report-live")
     with ExitStack() as stack:
-        exporters = []
-        for node in DEMO_CLUSTER.nodes:
-            exporter = simulated_exporter(DEMO, node.name, home)
-            stack.callback(exporter.stop)
-            exporters.append(exporter)
+        exporters = simulated_exporters(stack, DEMO, (n.name for n in DEMO_CLUSTER.nodes), home)
         end = time.time() - GAP_S
         write_backfill(history_lines(exporters, end), home / "data")
         prometheus = start_prometheus(home, scrape_config({e.url: e.node for e in exporters}))

@@ -14,7 +14,7 @@ import pytest
 from advisor.cli import main
 from advisor.core.diagnose import diagnose
 from advisor.scenario import load_scenario
-from tests.realparts import DEMO, simulated_exporter
+from tests.realparts import DEMO, simulated_exporters
 
 pytestmark = pytest.mark.realservices  # a real exporter process per node
 
@@ -25,12 +25,8 @@ DEMO_CLUSTER = load_scenario(DEMO)
 def exporters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = tmp_path_factory.mktemp("exporters")
     with ExitStack() as stack:
-        urls = []
-        for node in DEMO_CLUSTER.nodes:
-            exporter = simulated_exporter(DEMO, node.name, home)
-            stack.callback(exporter.stop)
-            urls.append(exporter.url)
-        yield ",".join(urls)
+        nodes = (n.name for n in DEMO_CLUSTER.nodes)
+        yield ",".join(e.url for e in simulated_exporters(stack, DEMO, nodes, home))
 
 
 def test_the_snapshot_holds_the_files_pending_pods_and_what_kubernetes_knows(

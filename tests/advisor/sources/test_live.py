@@ -34,6 +34,7 @@ from tests.realparts import (
     free_port,
     scrape_config,
     simulated_exporter,
+    simulated_exporters,
     start_prometheus,
 )
 
@@ -59,11 +60,8 @@ class Live:
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     home = tmp_path_factory.mktemp("live")
     with ExitStack() as stack:
-        exporters: list[Exporter] = []
-        for node in DEMO_CLUSTER.nodes:
-            exporter = simulated_exporter(DEMO, node.name, home)
-            stack.callback(exporter.stop)
-            exporters.append(exporter)
+        nodes = (n.name for n in DEMO_CLUSTER.nodes)
+        exporters = simulated_exporters(stack, DEMO, nodes, home)
         prometheus = start_prometheus(home, scrape_config({e.url: e.node for e in exporters}))
         stack.callback(prometheus.stop)
         kube, kubeconfig = stack.enter_context(kubernetes_holding(DEMO_CLUSTER, home))
