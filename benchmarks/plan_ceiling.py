@@ -15,7 +15,8 @@ cpu/memory requests (the GPU-only replay), multi-card pods on whole cards. That 
 openb end state; a general cluster would need per-node patterns.
 
 The plan figures set beside this (`benchmarks.plan_bench`) show the distance from the
-optimum; the reachable ceiling under at most 3 evictions per rescued GPU stays cited.
+optimum; the ceiling within an eviction budget and the queue order is
+`benchmarks.plan_queue_ceiling`'s, which uses `rescue_all_single` for one of its cases.
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ import argparse
 import itertools
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from advisor.core.diagnose import diagnose
-from advisor.core.model import Cluster
+from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.nodefilters import NodeConstraints, Resources
 
 MULTI_CARD = (8, 4, 2)  # the multi-card pod sizes a node configuration counts
@@ -57,22 +58,17 @@ class _Demand:
     multi: Counter[int]
 
 
-def full_repack_optimum(cluster: Cluster) -> Optimum:
-    """The exact full-repack optimum of `cluster` (see the module's scope)."""
-    card_mib = _one_card_memory(cluster)
+def full_repack_optimum(cluster: Cluster, rescue_all_single: bool = False) -> Optimum:
+    """The exact full-repack optimum of `cluster` (see the module's scope);
+    `rescue_all_single`: with every single-card Pending pod rescued (status "infeasible"
+    when no rearrangement places them all)."""
+    card_mib = one_card_memory(cluster)
     if any(card.max_vgpus is not None for node in cluster.nodes for card in node.cards):
         raise ValueError("per-card vGPU counts are out of scope")
     vgpus = cluster.max_vgpus_per_card
-    causes = {d.pod.name: d for d in diagnose(cluster, node_detail_limit=0).pods}
     running, pending = _Demand(Counter(), Counter()), _Demand(Counter(), Counter())
-    for pod in cluster.pods:
-        seen = causes.get(pod.name)
-        if seen is not None and seen.cause == "invalid":
-            continue
-        if pod.constraints != NodeConstraints() or pod.resources != Resources():
-            raise ValueError(f"{pod.name}: node constraints or cpu/memory are out of scope")
-        held = pod.placement is not None or (seen is not None and seen.placement is not None)
-        into = running if held else pending
+    for pod, where in scoped_pods(cluster):
+        into = running if where is not None else pending
         if pod.request.gpus == 1:
             into.single[pod.request.memory_mib] += 1
         elif (
@@ -85,7 +81,21 @@ def full_repack_optimum(cluster: Cluster) -> Optimum:
     sizes = sorted(set(running.single) | set(pending.single), reverse=True)
     patterns = maximal_patterns(sizes, card_mib, vgpus)
     configs = {t: node_configurations(t) for t in nodes}
-    return _solve(card_mib, nodes, configs, sizes, patterns, running, pending)
+    return _solve(card_mib, nodes, configs, sizes, patterns, running, pending, rescue_all_single)
+
+
+def scoped_pods(cluster: Cluster) -> Iterator[tuple[Pod, Placement | None]]:
+    """Each pod but those the profile cannot read, in cluster order, with where it runs
+    once the current cycle has placed what fits (None: Pending); ValueError for a pod with
+    node constraints or cpu/memory requests."""
+    causes = {d.pod.name: d for d in diagnose(cluster, node_detail_limit=0).pods}
+    for pod in cluster.pods:
+        seen = causes.get(pod.name)
+        if seen is not None and seen.cause == "invalid":
+            continue
+        if pod.constraints != NodeConstraints() or pod.resources != Resources():
+            raise ValueError(f"{pod.name}: node constraints or cpu/memory are out of scope")
+        yield pod, pod.placement or (seen.placement if seen is not None else None)
 
 
 def maximal_patterns(sizes: Sequence[int], capacity: int, slots: int) -> list[Counter[int]]:
@@ -125,6 +135,7 @@ def _solve(
     patterns: list[Counter[int]],
     running: _Demand,
     pending: _Demand,
+    rescue_all_single: bool,
 ) -> Optimum:
     # Columns: patterns, then (node type, configuration), then rescued singles per size,
     # then rescued multi-card pods per size.
@@ -173,25 +184,29 @@ def _solve(
     cost[n_pat + n_node + n_single :] = [-k * card_mib for k in MULTI_CARD]
     high = np.full(width, np.inf)
     high[n_pat + n_node : n_pat + n_node + n_single] = [pending.single[s] for s in sizes]
+    low = np.zeros(width)
+    if rescue_all_single:
+        low[n_pat + n_node : n_pat + n_node + n_single] = [pending.single[s] for s in sizes]
     high[n_pat + n_node + n_single :] = [pending.multi[k] for k in MULTI_CARD]
     result = milp(
         cost / card_mib,  # in cards, so HiGHS's tolerances are in a sensible unit
         constraints=LinearConstraint(np.array(rows), lower, upper),
         integrality=np.ones(width, dtype=np.int64),
-        bounds=Bounds(np.zeros(width), high),
+        bounds=Bounds(low, high),
     )
     pending_mib = sum(s * n for s, n in pending.single.items()) + sum(
         k * card_mib * n for k, n in pending.multi.items()
     )
     if result.x is None:
-        return Optimum(0, pending_mib, n_pat, str(result.message))
+        status = "infeasible" if result.status == 2 else str(result.message)
+        return Optimum(0, pending_mib, n_pat, status)
     chosen = np.round(result.x).astype(int)
     rescued = int(-cost.astype(np.int64) @ chosen)
     status = "optimal" if result.status == 0 else str(result.message)
     return Optimum(rescued, pending_mib, n_pat, status)
 
 
-def _one_card_memory(cluster: Cluster) -> int:
+def one_card_memory(cluster: Cluster) -> int:
     memories = {card.memory_mib for node in cluster.nodes for card in node.cards}
     if len(memories) != 1:
         raise ValueError(f"one card memory is in scope, found {sorted(memories)}")
