@@ -26,7 +26,8 @@ from advisor.core.scaling import (
     scaling_advice,
 )
 from advisor.metrics import RunFigures
-from advisor.output import add_advice, cluster_view, diagnosis_json, plan_json
+from advisor.output import cluster_view, diagnosis_json
+from advisor.output.plan import add_advice, plan_json
 from advisor.rightsizing import RightsizingSettings, rightsize
 from advisor.schemas import (
     REPORT_SCHEMA,

@@ -16,7 +16,7 @@ from advisor.core.plan import DEFAULT_TIME_BUDGET_S, PlanOptions, plan
 from advisor.core.plan_limits import EvictionBudget, NeverEvict
 from advisor.core.scaling import pod_remedies, scaling_advice
 from advisor.errors import InputError
-from advisor.output import add_advice, plan_json
+from advisor.output.plan import add_advice, plan_json
 from advisor.render.plan.data import plan_views
 from advisor.render.plan.script import kubectl_script
 from advisor.scenario import load_scenario

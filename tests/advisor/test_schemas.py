@@ -17,7 +17,8 @@ from advisor.core.model import Cluster, Policy
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import scaling_advice
 from advisor.core.whatif import profile_outcome, what_if
-from advisor.output import cluster_view, diagnosis_json, plan_json, schedulers_json, whatif_json
+from advisor.output import cluster_view, diagnosis_json, schedulers_json, whatif_json
+from advisor.output.plan import plan_json
 from advisor.render.report.read import read_report
 from advisor.report import ReportInputs, ReportOptions, build_report
 from advisor.scenario import load_scenario

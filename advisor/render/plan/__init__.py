@@ -1,5 +1,5 @@
 """The plan page (`xgpu-advisor plan`): Markdown, one-file HTML with before/after card
-pictures, and the kubectl script; all from the §8 plan JSON (`advisor.output.plan_json`)."""
+pictures, and the kubectl script; all from the §8 plan JSON (`advisor.output.plan.plan_json`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the plan's pages read besides its §8 JSON (`advisor.output.plan_json`): the card views
+"""What the plan's pages read besides its §8 JSON (`advisor.output.plan.plan_json`): the card views
 for the before/after pictures, and the pods no plan rescues with their causes."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The plan JSON read into its typed form (`advisor.schemas.PlanJson`, what
-`advisor.output.plan_json` writes), tolerantly: the plan's sections are also rendered from a
+`advisor.output.plan.plan_json` writes), tolerantly: the plan's sections are also rendered from a
 saved report, so a missing or odd value becomes the neutral default the pages show ("?", 0,
 nothing) rather than an exception. Everything after this reads typed values; the kubectl
 script alone reads the raw dict (`plan.script`), since it checks every name it writes."""

@@ -13,7 +13,7 @@ from advisor.core.node_templates import HOSTNAME_LABEL, NOT_TRIGGERED, NodeShape
 from advisor.core.nodefilters import Allocatable, NodeConstraints, Taint, Toleration
 from advisor.core.plan import plan
 from advisor.core.scaling import node_shapes, scale_up_advice, scaling_advice, with_new_nodes
-from advisor.output import plan_json
+from advisor.output.plan import plan_json
 from tests.advisor.core.constrained import (
     CORE,
     GiB,

@@ -13,7 +13,7 @@ import pytest
 from advisor.core.diagnose import diagnose
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import scaling_advice
-from advisor.output import plan_json
+from advisor.output.plan import plan_json
 from advisor.render.plan.html import render_plan_html
 from advisor.render.plan.markdown import render_plan_markdown
 from advisor.render.plan.read import read_plan

@@ -8,7 +8,7 @@ from typing import Any
 
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaledown import HeldNode, ScaleDownAdvice, scale_down, scale_down_advice
-from advisor.output import MAX_HELD_LISTED, plan_json
+from advisor.output.plan import MAX_HELD_LISTED, plan_json
 from advisor.render.plan.html import render_plan_html
 from advisor.render.plan.markdown import render_plan_markdown
 from advisor.render.report.html import render_report_html

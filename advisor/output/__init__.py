@@ -1,24 +1,19 @@
-"""JSON-ready forms of the core's results (docs/design.md §5) and the card view the reports draw."""
+"""JSON-ready forms of the core's results (docs/design.md §5) and the card view the reports
+draw; the plan's §8 JSON is `advisor.output.plan`'s."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, cast
+from collections.abc import Collection, Mapping
+from typing import cast
 
 from advisor import schemas
 from advisor.core.diagnose import CAUSES, Diagnosis, PodDiagnosis
 from advisor.core.fragmentation import Fragmentation, summary_json
 from advisor.core.model import Cluster, Mode, Node, Placement, Pod, ProfileName, Scheduler
 from advisor.core.nodefilters import Resources, Taint, bytes_text, cpu_text
-from advisor.core.plan import Plan, PlanReport
-from advisor.core.remedy import Remedy
 from advisor.core.rules import CardRules, rules_for
-from advisor.core.scaledown import ScaleDownAdvice
-from advisor.core.scaling import ScaleUp, ScaleUpAdvice
 from advisor.core.whatif import ProfileOutcome, WhatIf, held_mib
-
-MAX_HELD_LISTED = 50  # idle nodes kept, least utilised first; the rest are counted
 
 
 def placement_json(placement: Placement | None) -> schemas.PlacementJson | None:
@@ -284,131 +279,3 @@ def schedulers_json(outcomes: Collection[ProfileOutcome], running: int) -> schem
             for o in outcomes
         ],
     }
-
-
-def add_advice(
-    entries: Iterable[schemas.PodDiagnosisJson | schemas.UnresolvedJson],
-    decided: Iterable[Remedy],
-) -> None:
-    """Each Pending pod's `advice` ({key, scale_up, why}: `advisor.core.remedy`) on its
-    diagnosis or `unresolved` entry, so that the words shown for its cause are the ones its
-    scale-up was decided with."""
-    by_pod = {r.pod: cast(schemas.RemedyJson, r.json()) for r in decided}
-    for entry in entries:
-        if (advice := by_pod.get(entry["pod"])) is not None:
-            entry["advice"] = advice
-
-
-def _gpus(value: float) -> float:
-    return round(value, 3)
-
-
-def _plan_json(
-    plan: Plan, reference_mib: int, owners: Mapping[str, str | None]
-) -> schemas.PlanEntryJson:
-    return {
-        "rescues": list(plan.rescues),
-        "evict": list(plan.evict),
-        "placements": {name: placement_json(where) for name, where in plan.placements},
-        "evicted_from": {name: placement_json(where) for name, where in plan.evicted_from},
-        "evictions": len(plan.evict),
-        "rescued_gpus": _gpus(plan.rescued_gpus),
-        "rescued_mib": plan.rescued_mib,
-        "moved_mib": plan.moved_mib,
-        "moved_gpus": _gpus(plan.moved_mib / reference_mib),
-        # evicted pods with no known controller: nothing may recreate them
-        "unowned": [name for name in plan.evict if not owners.get(name)],
-        **cast(schemas.PlanCostJson, plan.cost_json()),
-    }
-
-
-def plan_json(
-    report: PlanReport,
-    cluster: Cluster | None = None,
-    scale_up: Sequence[ScaleUp] = (),
-    scale_down: ScaleDownAdvice | None = None,
-) -> schemas.PlanJson:
-    """The §8 JSON; `cluster` (the planned one) lets each plan name its unowned pods. Of the
-    idle nodes `scale_down` keeps, at most MAX_HELD_LISTED are listed,
-    `scale_down_held_omitted` counts the rest."""
-    scale_down = scale_down or ScaleDownAdvice(())
-    ref = report.reference_card_mib
-    owners = {p.name: p.owner for p in cluster.pods} if cluster is not None else {}
-    ideal = report.ideal
-    unresolved: list[schemas.UnresolvedJson] = []
-    for u in report.unresolved:
-        entry: schemas.UnresolvedJson = {"pod": u.pod, "cause": u.cause}
-        if u.cluster_free_sufficient is not None:
-            entry["cluster_free_sufficient"] = u.cluster_free_sufficient
-        unresolved.append(entry)
-    gpus = report.rescued_gpus
-    judged: schemas.SchedulerPartJson = (
-        {"scheduler": scheduler_json(cluster.scheduler)} if cluster is not None else {}
-    )
-    # pods no node group template admits, with the autoscaler's reason (only when some)
-    not_triggered: schemas.NotTriggeredPartJson = (
-        {"scale_up_not_triggered": _core(schemas.NotTriggeredJson, scale_up.not_triggered)}
-        if isinstance(scale_up, ScaleUpAdvice) and scale_up.not_triggered
-        else {}
-    )
-    return {
-        "schema": schemas.PLAN_SCHEMA,
-        "policy": {"node": report.policy.node, "card": report.policy.card},
-        **judged,
-        "plans": [_plan_json(p, ref, owners) for p in report.plans],
-        # plans that exist but are above a cap, with the flag to raise (docs/design.md §8)
-        "held_back": _core(schemas.HeldBackJson, report.held_back),
-        "limits": cast(schemas.LimitsJson, report.limits_json()),
-        "unresolved": unresolved,
-        "scale_up": _core(schemas.ScaleUpJson, scale_up),
-        **not_triggered,
-        "scale_down": _core(schemas.ScaleDownJson, scale_down.steps),
-        "scale_down_held": _core(schemas.HeldNodeJson, scale_down.held[:MAX_HELD_LISTED]),
-        "scale_down_held_omitted": max(len(scale_down.held) - MAX_HELD_LISTED, 0),
-        "schedulable": {name: placement_json(where) for name, where in report.schedulable},
-        "ideal": {
-            "method": ideal.method,
-            "pending_pods": ideal.pending_pods,
-            "pending_gpus": _gpus(ideal.pending_mib / ref),
-            "pending_mib": ideal.pending_mib,
-            "repack_pods": ideal.repack_pods,
-            "repack_gpus": _gpus(ideal.repack_mib / ref),
-            "repack_mib": ideal.repack_mib,
-            "repack_share": round(ideal.repack_share, 4),
-            "repack_running_unplaced": ideal.repack_running_unplaced,
-            "upper_bound_gpus": _gpus(min(ideal.free_mib, ideal.pending_mib) / ref),
-            "upper_bound_mib": min(ideal.free_mib, ideal.pending_mib),
-            "upper_bound_share": round(ideal.upper_share, 4),
-        },
-        "summary": {
-            "pending": ideal.pending_pods,
-            "pending_gpus": _gpus(report.pending_gpus),
-            "pending_mib": ideal.pending_mib,
-            "plans": len(report.plans),
-            "rescued_pods": report.rescued_pods,
-            "rescued_gpus": _gpus(gpus),
-            "rescued_mib": report.rescued_mib,
-            "rescued_share": round(report.rescued_share, 4),
-            "evictions": report.evictions,
-            "evictions_per_gpu": round(report.evictions / gpus, 3) if gpus else None,
-            "unresolved": len(report.unresolved),
-            "reference_card_mib": ref,
-            "time_budget_seconds": report.budget_s,
-            "budget_exhausted": report.budget_exhausted,
-            "evaluations": report.evaluations,
-            **cast(schemas.PlanSearchJson, report.search_json()),
-        },
-    }
-
-
-T = TypeVar("T")
-
-
-class _CoreJson(Protocol):
-    def json(self) -> dict[str, Any]: ...
-
-
-def _core(form: type[T], values: Iterable[_CoreJson]) -> list[T]:
-    """The core values' own JSON, in the shape `schemas` names for it (core sits beside
-    schemas and knows nothing of it; the plan tests hold the two to the same keys)."""
-    return [cast(T, value.json()) for value in values]
