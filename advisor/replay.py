@@ -289,7 +289,7 @@ def _bind_cpu_pod(state: CardState, resources: Resources) -> str | None:
         return None
     score = resource_scores(state.allocatable[fits], state.requested[fits], resources)
     best = int(fits[np.lexsort((state.name_rank[fits], -score))[0]])
-    state.requested[best] += shape.demand
+    state.add_requested(int(best), shape.demand)
     return state.node_names[best]
 
 

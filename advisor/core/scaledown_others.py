@@ -84,7 +84,7 @@ class OtherPods:
                 if node.unschedulable or not _filtering(node.taints) <= moving.tolerates:
                     continue
                 if state.resources_fit(i, shape):
-                    state.requested[i] += shape.demand
+                    state.add_requested(i, shape.demand)
                     homes[moving.pod.name] = i
                     break
         return homes
@@ -96,5 +96,5 @@ class OtherPods:
         self.arrived.pop(name, None)
         for moving in leaving:
             home = homes[moving.pod.name]
-            state.requested[home] += other_shape(moving.pod).demand
+            state.add_requested(home, other_shape(moving.pod).demand)
             self.arrived.setdefault(self.nodes[home].name, []).append(moving)

@@ -8,6 +8,7 @@ back by hand.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,10 @@ BoolArray = npt.NDArray[np.bool_]
 
 
 UNLIMITED = np.iinfo(np.int64).max // 4  # an allocatable that is not known never limits
+# What a node's request sums hold in int64; past it (pods of exabytes, which an API server
+# accepts one by one) the rest is kept exactly beside them (`CardState.add_requested`), so
+# no sum wraps around into room.
+REQUESTED_MAX = 2**62
 # Columns of the node resource arrays, in NodeResourcesFit's check order.
 SLOTS, CPU, MEMORY = 0, 1, 2
 
@@ -186,9 +191,10 @@ class CardState:
             [_allocatable(n) for n in nodes], dtype=np.int64
         ).reshape(n_nodes, 3)
         self.requested: IntArray = np.zeros((n_nodes, 3), dtype=np.int64)
+        self.excess: dict[int, tuple[int, int, int]] = {}  # node -> requested past the max
         for i, node in enumerate(nodes):
             for other in (*(node.other_pods or ()), *node.resident_pods):
-                self.requested[i] += (1, other.resources.cpu_milli, other.resources.memory_bytes)
+                self.add_requested(i, (1, other.resources.cpu_milli, other.resources.memory_bytes))
         # What the static filters read of each node besides its name.
         self._looks = [(tuple(sorted(n.labels.items())), n.taints, n.unschedulable) for n in nodes]
         self._static: dict[NodeConstraints, StaticVerdicts] = {}
@@ -198,6 +204,7 @@ class CardState:
         for name, value in vars(self).items():
             # The static cache is shared: labels, taints and cordons never change.
             setattr(clone, name, value.copy() if isinstance(value, np.ndarray) else value)
+        clone.excess = dict(self.excess)
         return clone
 
     # -- positions -----------------------------------------------------------------
@@ -255,7 +262,12 @@ class CardState:
         NodeResourcesFit's `fitsRequest` judges them: slots always, cpu and memory only when
         the pod asks for some (so an overcommitted node still takes a pod asking none).
         Columns name `nodefilters.RESOURCE_REASONS`."""
-        return _shortfalls(self.requested, self.allocatable, shape)
+        short = _shortfalls(self.requested, self.allocatable, shape)
+        for node in self.excess:
+            short[node] = _shortfalls_exact(
+                self.node_requested(node), self.allocatable[node], shape
+            )
+        return short
 
     def resources_ok(self, shape: Shape) -> BoolArray:
         return np.asarray(~self.resource_shortfalls(shape).any(axis=1), dtype=np.bool_)
@@ -265,8 +277,25 @@ class CardState:
     ) -> bool:
         """`resource_shortfalls`' rule on one node, once pods taking `freed` (slots, cpu,
         memory) have left it: what a plan asks before evicting them."""
-        left = self.requested[node] - np.array(freed, dtype=np.int64)
-        return not bool(_shortfalls(left, self.allocatable[node], shape).any())
+        left = [r - f for r, f in zip(self.node_requested(node), freed, strict=True)]
+        return not any(_shortfalls_exact(left, self.allocatable[node], shape))
+
+    def node_requested(self, node: int) -> list[int]:
+        """(pod slots, cpu, memory) the pods on `node` request, exactly."""
+        extra = self.excess.get(node, (0, 0, 0))
+        return [int(r) + e for r, e in zip(self.requested[node], extra, strict=True)]
+
+    def add_requested(self, node: int, demand: tuple[int, int, int], sign: int = 1) -> None:
+        """A pod's (slots, cpu, memory) arrives on `node` (`sign` -1: leaves). The sums stay
+        exact: what passes REQUESTED_MAX is kept in `excess`."""
+        total = [r + sign * d for r, d in zip(self.node_requested(node), demand, strict=True)]
+        kept = [min(t, REQUESTED_MAX) for t in total]
+        self.requested[node] = kept
+        over = (total[0] - kept[0], total[1] - kept[1], total[2] - kept[2])
+        if any(over):
+            self.excess[node] = over
+        else:
+            self.excess.pop(node, None)
 
     def node_ok(self, shape: Shape) -> BoolArray:
         """Nodes that pass every filter but the GPU one."""
@@ -275,9 +304,12 @@ class CardState:
 
     def free_resources(self, node: int) -> tuple[int | None, int | None, int | None]:
         """(pod slots, cpu millicores, memory bytes) left on `node`; None: unlimited."""
-        free = self.allocatable[node] - self.requested[node]
+        used = self.node_requested(node)
         return tuple(  # type: ignore[return-value]
-            None if self.allocatable[node, j] >= UNLIMITED else int(free[j]) for j in range(3)
+            None
+            if self.allocatable[node, j] >= UNLIMITED
+            else int(self.allocatable[node, j]) - used[j]
+            for j in range(3)
         )
 
     # -- filter --------------------------------------------------------------------
@@ -334,7 +366,7 @@ class CardState:
     def apply(self, positions: list[int], shape: Shape) -> None:
         if not positions:
             return
-        self.requested[self.node_of[positions[0]]] += shape.demand
+        self.add_requested(int(self.node_of[positions[0]]), shape.demand)
         need = self._need_list(shape, positions)
         core = self.rules.card_core(shape)
         node = self.node_of[positions[0]]
@@ -350,7 +382,7 @@ class CardState:
     def release(self, positions: list[int], shape: Shape) -> None:
         if not positions:
             return
-        self.requested[self.node_of[positions[0]]] -= shape.demand
+        self.add_requested(int(self.node_of[positions[0]]), shape.demand, -1)
         need = self._need_list(shape, positions)
         core = self.rules.card_core(shape)
         node = self.node_of[positions[0]]
@@ -385,4 +417,13 @@ def _allocatable(node: Node) -> tuple[int, int, int]:
 def _shortfalls(requested: IntArray, allocatable: IntArray, shape: Shape) -> BoolArray:
     """NodeResourcesFit's rule, the one both the whole-cluster and the one-node checks use."""
     want = np.array(shape.demand, dtype=np.int64)
-    return np.asarray((want > 0) & (requested + want > allocatable), dtype=np.bool_)
+    # Room left, not requested + want: requested <= REQUESTED_MAX, so nothing wraps around.
+    return np.asarray((want > 0) & (want > allocatable - requested), dtype=np.bool_)
+
+
+def _shortfalls_exact(requested: Sequence[int], allocatable: IntArray, shape: Shape) -> list[bool]:
+    """`_shortfalls` for one node in Python's integers (for sums past REQUESTED_MAX)."""
+    return [
+        want > 0 and want > int(a) - r
+        for want, a, r in zip(shape.demand, allocatable, requested, strict=True)
+    ]
