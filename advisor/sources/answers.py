@@ -87,13 +87,15 @@ async def fetch(
             raise InputError(f"{source}: {limit.refusal()}")
         async with _turn():
             async with asyncio.timeout(phase_s):
-                body = await _read(response, limit, source)
+                body = await read_capped(response, limit, source)
         return Answer(response.status, body, response.charset)
     finally:
         response.release()
 
 
-async def _read(response: aiohttp.ClientResponse, limit: AnswerLimit, source: str) -> bytes:
+async def read_capped(response: aiohttp.ClientResponse, limit: AnswerLimit, source: str) -> bytes:
+    """The whole body, or InputError "SOURCE: answer larger than ..." (the connection is
+    closed, the rest never read) once it passes the cap."""
     body = bytearray()
     async for chunk in response.content.iter_chunked(CHUNK):
         if len(body) + len(chunk) > limit.max_bytes:

@@ -29,8 +29,6 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-import aiohttp
-
 from advisor.core.model import (
     DO_NOT_DISRUPT,
     PROTECTED_NAMESPACES,
@@ -51,13 +49,12 @@ from advisor.podspec.node import read_node_scheduling
 from advisor.podspec.quantity import quantity_int
 from advisor.podspec.registration import REGISTRATIONS
 from advisor.podspec.scheduling import PodScheduling, read_pod_scheduling
-from advisor.sources.answers import TooDeep, parse_json
 from advisor.sources.budgets import by_namespace, mark_pod, read_budgets
-from advisor.sources.http import describe, run_all
+from advisor.sources.http import run_all
+from advisor.sources.kubepages import MAX_PAGE_BYTES, PAGE_SIZE, Paging, list_all, optional_list
 from advisor.sources.values import KubeNode, KubeState, PodFacts
 
 NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
-PAGE_SIZE = 500
 GPU_RESOURCES = frozenset(key for d in DIALECTS for key in (d.count, d.memory) if key is not None)
 FINISHED = frozenset({"Succeeded", "Failed"})
 MIRROR = "kubernetes.io/config.mirror"  # a static pod's mirror: the kubelet owns it
@@ -77,7 +74,11 @@ class BoundPod:
 
 
 async def read_kubernetes(
-    kubeconfig: str | None = None, *, timeout_s: float = 30.0, page_size: int = PAGE_SIZE
+    kubeconfig: str | None = None,
+    *,
+    timeout_s: float = 30.0,
+    page_size: int = PAGE_SIZE,
+    max_page_bytes: int = MAX_PAGE_BYTES,
 ) -> KubeState:
     """The API that `advisor.kubeconfig` picks: `kubeconfig`, $KUBECONFIG, in-cluster
     credentials when running in a pod, ~/.kube/config."""
@@ -90,21 +91,21 @@ async def read_kubernetes(
         api = CoreV1Api(client)
         pod_items, node_items, budget_items = await run_all(
             [
-                _list(
+                list_all(
                     api.list_pod_for_all_namespaces,
                     host,
                     "pods",
-                    timeout_s,
-                    page_size,
+                    Paging(timeout_s, page_size, max_page_bytes),
                     field_selector=NOT_FINISHED,
                 ),
-                _list(api.list_node, host, "nodes", timeout_s, page_size),
-                _optional_list(
+                list_all(
+                    api.list_node, host, "nodes", Paging(timeout_s, page_size, max_page_bytes)
+                ),
+                optional_list(
                     PolicyV1Api(client).list_pod_disruption_budget_for_all_namespaces,
                     host,
                     "poddisruptionbudgets",
-                    timeout_s,
-                    page_size,
+                    Paging(timeout_s, page_size, max_page_bytes),
                     warnings,
                     "plans and scale-down ignore disruption budgets (the eviction commands "
                     "still honour them)",
@@ -174,62 +175,6 @@ async def _configuration(kubeconfig: str | None) -> Any:
         return await load_configuration(kubeconfig)
     except KubeConfigError as error:
         raise InputError(f"Kubernetes: {error}") from None
-
-
-async def _optional_list(
-    call: Any,
-    host: str,
-    what: str,
-    timeout_s: float,
-    page_size: int,
-    warnings: list[str],
-    without: str,
-) -> list[Any]:
-    """Every item of a list the run can do without: a failure is a warning (saying what
-    goes `without` it) and no items."""
-    try:
-        return await _list(call, host, what, timeout_s, page_size)
-    except InputError as error:
-        warnings.append(f"{error}; {without}")
-        return []
-
-
-async def _list(
-    call: Any, host: str, what: str, timeout_s: float, page_size: int, **selectors: str
-) -> list[Any]:
-    """Every item of a paged list."""
-    items: list[Any] = []
-    token: str | None = None
-    while True:
-        options: dict[str, Any] = {"limit": page_size, **selectors}
-        if token:
-            options["_continue"] = token
-        try:
-            response = await call(**options, _preload_content=False, _request_timeout=timeout_s)
-            async with response:
-                status, raw = response.status, await response.read()
-        except (aiohttp.ClientError, TimeoutError) as error:
-            raise InputError(f"Kubernetes API {host}: cannot reach it: {describe(error)}") from None
-        body = _json(raw)
-        if not 200 <= status < 300 or not isinstance(body.get("items"), list):
-            reason = " ".join(str(body.get(k) or "") for k in ("reason", "message")).strip()
-            detail = reason or " ".join(raw[:200].decode(errors="replace").split())
-            raise InputError(f"Kubernetes API {host}: list {what}: HTTP {status} {detail}")
-        items.extend(body["items"])
-        metadata = body.get("metadata")
-        token = metadata.get("continue") if isinstance(metadata, dict) else None
-        if not token:
-            return items
-
-
-def _json(raw: bytes) -> dict[str, Any]:
-    try:
-        body = parse_json(raw)
-    except TooDeep:  # said as the API's own message would be: the caller's one line tells why
-        return {"message": "answer is JSON nested too deep"}
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 def _node(
