@@ -33,8 +33,9 @@ remain" case every pod may have moved; where a multi-card pod runs, which the pr
 in place, that case is bounded instead by the full-repack optimum with every single-card
 Pending pod forced in (`plan_ceiling`, unlimited evictions), when that is feasible at all.
 
-Scope (`ValueError` otherwise): `plan_ceiling`'s, plus one priority, and a multi-card
-Pending pod only where it takes whole nodes.
+Scope (`ValueError` otherwise): `plan_ceiling`'s, plus one priority, CCE's rules with
+memory requests only (one isolation mode: pods compare by memory and a vGPU slot), and a
+multi-card Pending pod only where it takes whole nodes.
 """
 
 from __future__ import annotations
@@ -134,6 +135,12 @@ def _read(cluster: Cluster) -> _Cards:
         raise ValueError("per-card vGPU counts and unhealthy cards are out of scope")
     if len({p.priority for p in cluster.pods}) > 1:
         raise ValueError("one priority is in scope: the queue lemma compares equals")
+    # The lemmas compare pods by memory and a vGPU slot alone: CCE's rules, one isolation
+    # mode (no core requests), no whole-card or share requests.
+    if cluster.scheduler.profile != "cce":
+        raise ValueError("the cce scheduler profile is in scope")
+    if any(p.request.core_percent or p.request.memory_percent for p in cluster.pods):
+        raise ValueError("core or memory-share requests are out of scope")
     ids: dict[tuple[str, int], int] = {}
     node_cards: list[list[int]] = []
     for node in cluster.nodes:

@@ -136,13 +136,16 @@ def test_no_verified_plan_beats_the_ceiling(seed: int) -> None:
 
 def test_out_of_scope_clusters_are_refused_with_a_reason() -> None:
     two = cluster({"n1": 1}, [pod("a", 8, node="n1", cards=[0]), pod("b", 12)])
-    urgent = [*two.pods[:1], two.pods[1].__class__(**{**_fields(two.pods[1]), "priority": 5})]
+    urgent = (two.pods[0], replace(two.pods[1], priority=5))
     with pytest.raises(ValueError, match="one priority"):
-        queue_ceiling(two.__class__(**{**_fields(two), "pods": tuple(urgent)}))
-
-
-def _fields(value: Any) -> dict[str, Any]:
-    return {name: getattr(value, name) for name in value.__dataclass_fields__}
+        queue_ceiling(replace(two, pods=urgent))
+    # A pod with core asks for another isolation mode: it may not fit where a larger
+    # memory-only pod lands, so the lemmas do not hold.
+    cored = cluster({"n1": 1}, [pod("a", 8, node="n1", cards=[0]), pod("b", 12)])
+    request = replace(cored.pods[1].request, core_percent=50)
+    with_core = (cored.pods[0], replace(cored.pods[1], request=request))
+    with pytest.raises(ValueError, match="core or memory-share"):
+        queue_ceiling(replace(cored, pods=with_core))
 
 
 @pytest.mark.timeout(600)  # the whole openb trace and eight integer programs
