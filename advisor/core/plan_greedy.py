@@ -16,6 +16,7 @@ from typing import Any
 
 from advisor.core.model import Placement
 from advisor.core.plan_board import Board, Outcome
+from advisor.core.plan_exhaustive import smallest_plan
 from advisor.core.plan_limits import EvictionBudget
 from advisor.core.plan_search import PlanKey, Proposal, Search, Target, TargetKey, levels_of
 
@@ -129,7 +130,12 @@ class Greedy:
                 return plans
             if not self.heap:
                 if commits_since_full == 0:
-                    return plans
+                    # Nothing left of the targets' form: on a small board, every small set.
+                    found = smallest_plan(self.board, self.search, self.allows, stop)
+                    done = None if found is None else self._commit(found)
+                    if done is None:
+                        return plans
+                    plans.append(done[0])
                 signature = self._regenerate(None)
                 commits_since_full = 0
                 continue

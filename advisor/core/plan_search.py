@@ -277,7 +277,7 @@ class Search:
             if not homeless:
                 if len(evict) > allowed or not b.within_budgets(evict):
                     return None  # over a cap, or over a disruption budget (never committed)
-                key = self._key(target, evict, gpus, outcome)
+                key = self.key(target, evict, gpus, outcome)
                 return Proposal(target, evict, outcome.landed, tuple(outcome.rescued), key)
             if depth == lim.max_chain_depth:
                 return None
@@ -302,7 +302,7 @@ class Search:
             )
         )
 
-    def _key(self, target: Target, evict: Sequence[int], gpus: float, outcome: Outcome) -> PlanKey:
+    def key(self, target: Target, evict: Sequence[int], gpus: float, outcome: Outcome) -> PlanKey:
         b = self.board
         worst = max(b.priority[p] for p in evict)
         moved = sum(b.mib(p) for p in evict)

@@ -512,15 +512,16 @@ def test_never_evict_by_owner_kind_and_label(
     data = json.loads(run_plan(capsys, *both, "--format", "json"))
     assert (data["plans"], data["held_back"]) == ([], [])
     summary = data["summary"]
-    # No card has a pod left to move for the replica: the search checked cards, and found
-    # no target to simulate.
+    # No card has a pod left to move for the replica: the search checked cards and found
+    # no target; the last look on this small board simulated every small eviction set.
     assert summary["cards_checked"] >= 3
-    assert (summary["targets"], summary["simulations"]) == (0, 0)
+    assert summary["targets"] == 0
+    assert summary["simulations"] > 0
     text = run_plan(capsys, *both)
     assert (
         f"No plan found: the search checked {summary['cards_checked']:,} cards for pods to "
-        "move, looked at 0 targets (cards or nodes to free for a Pending pod) and simulated 0"
-        in text
+        "move, looked at 0 targets (cards or nodes to free for a Pending pod) and simulated "
+        f"{summary['simulations']}" in text
     )
     assert "never evicted besides the usual protections: Job, team=search" in text
 
