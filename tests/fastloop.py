@@ -2,9 +2,10 @@
 examples (at least ten), so the inner loop stays under a minute. `make test` and CI run
 every example; this only shortens the loop a developer waits on between edits.
 
-Loaded by tests/conftest.py. Hypothesis has no public switch that scales the counts tests
-set with @settings(max_examples=...), so the test's own settings object is replaced by a
-copy with the smaller count (the attribute @settings itself writes).
+Loaded by tests/conftest.py. A test names its count through `examples(n)`, which reads the
+option: pytest parses it (`pytest_configure`) before it imports any test module, so the
+count is settled when the test's @settings decorator runs. Tests without a count of their
+own get hypothesis's "quick" profile, loaded here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from hypothesis import settings
 OPTION = "--quick-properties"
 SHARE = 10  # a tenth of the examples ...
 AT_LEAST = 10  # ... but never fewer than this
-_SETTINGS = "_hypothesis_internal_use_settings"
+_quick = False
+
+
+def examples(count: int) -> int:
+    """`count`, or a tenth of it (at least AT_LEAST) under `--quick-properties`."""
+    return min(count, max(AT_LEAST, count // SHARE)) if _quick else count
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,18 +32,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def quick(current: settings) -> settings:
-    count = current.max_examples
-    return settings(current, max_examples=min(count, max(AT_LEAST, count // SHARE)))
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.getoption(OPTION):
-        return
-    done: set[int] = set()  # a parametrized test is one function under several items
-    for item in items:
-        test = getattr(item, "obj", None)
-        current = getattr(test, _SETTINGS, None)
-        if isinstance(current, settings) and id(test) not in done:
-            done.add(id(test))
-            setattr(test, _SETTINGS, quick(current))
+def pytest_configure(config: pytest.Config) -> None:
+    global _quick
+    _quick = bool(config.getoption(OPTION))
+    if _quick:
+        default = settings.get_profile("default").max_examples
+        settings.register_profile("quick", max_examples=examples(default))
+        settings.load_profile("quick")

@@ -13,6 +13,7 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 
 from exporter.pods_kube import ApiError, KubePodSource, WatchExpired
 from tests.exporter.kube_source import NODE, StartSource, source_for
+from tests.fastloop import examples
 from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.server import KubeApiDouble
@@ -296,7 +297,7 @@ def _fuzzed_pod(i: int, annotations: dict[str, Any], limits: dict[str, Any]) -> 
     return pod
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_pod_shape(), min_size=1, max_size=4))
 def test_malformed_pods_through_list_and_watch_never_crash(
     shapes: list[tuple[dict[str, Any], dict[str, Any]]],
@@ -338,7 +339,7 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     kind=st.sampled_from(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "SURPRISE"]),
     metadata=st.fixed_dictionaries(

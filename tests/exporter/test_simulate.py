@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from advisor.scenario import load_scenario
 from exporter.scenario_pods import allotments_from_cluster
 from exporter.simulate import SimulatedReader
+from tests.fastloop import examples
 
 DATA = Path(__file__).parent / "data"
 CLUSTER = load_scenario(DATA / "exporter-node.yaml")
@@ -32,7 +33,7 @@ def test_cards_come_from_the_scenario_node() -> None:
     assert len(got.processes) == len(ALLOTMENTS) == 3
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(t=st.floats(0, 1e9, allow_nan=False), seed=st.integers(0, 2**31))
 def test_usage_never_exceeds_what_is_allotted(t: float, seed: int) -> None:
     got = reader_at(t, seed).read()

@@ -19,6 +19,7 @@ from advisor.core.scaledown import scale_down_advice
 from advisor.core.scaling import scale_up_advice
 from tests.advisor.core.constrained import constrained_clusters
 from tests.advisor.core.test_plan_properties import fragmented
+from tests.fastloop import examples
 
 UNUSED_LABEL = ("xgpu-test/unused", "yes")  # no selector or affinity of the generators names it
 EVERYONE = Taint("xgpu-test/everyone", "NoSchedule", "x")
@@ -81,7 +82,10 @@ def outcomes(cluster: Cluster) -> tuple[object, ...]:
 
 
 SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
 )
 FIELDS = st.tuples(st.booleans(), st.booleans(), st.booleans()).filter(any)
 

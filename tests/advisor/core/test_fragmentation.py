@@ -19,6 +19,7 @@ from advisor.core.model import Card, Cluster, Node, Pod, Policy, Request
 from advisor.core.state import Shape
 from advisor.replay import replay
 from tests.advisor.core.scenario_dicts import GiB, build, node, running
+from tests.fastloop import examples
 
 
 def pending(name: str, gpus: int, gib: int, core: int = 0) -> dict[str, Any]:
@@ -187,7 +188,7 @@ def clusters(draw: st.DrawFn) -> Cluster:
     return Cluster(cluster.nodes, bound, policy, cluster.max_vgpus_per_card)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(clusters())
 def test_fragment_and_stranded_never_exceed_free(cluster: Cluster) -> None:
     f = fragmentation(cluster)
@@ -201,7 +202,7 @@ def test_fragment_and_stranded_never_exceed_free(cluster: Cluster) -> None:
     assert f == fragmentation(cluster)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(clusters())
 def test_a_pending_pod_that_fits_strands_nothing_on_its_cards(cluster: Cluster) -> None:
     """The first Pending pod sees the cluster as measured: if it fits, its node's free

@@ -16,6 +16,7 @@ from advisor.core.model import Card, Cluster, Node, Placement, Pod, Policy, Requ
 from advisor.core.plan import plan
 from tests.advisor.core.test_plan_checker import _landed, _protected, _with, check_report
 from tests.advisor.core.test_plan_properties import fragmented
+from tests.fastloop import examples
 
 GiB = 1024
 MAX_MOVABLE = 14  # boards the brute force below searches in a few hundred simulations
@@ -101,7 +102,10 @@ def a_plan_exists(cluster: Cluster, most: int) -> bool:
 
 
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
 )
 @given(fragmented())
 def test_wherever_a_plan_of_two_evictions_exists_a_plan_is_reported(cluster: Cluster) -> None:

@@ -32,6 +32,7 @@ from tests.advisor.core.constrained import (
 )
 from tests.advisor.core.filter_checker import placement_refusals, static_refusal
 from tests.advisor.core.test_plan_checker import check_report
+from tests.fastloop import examples
 
 DO_NOT_DISRUPT = {"xgpu.io/do-not-disrupt": "true"}
 DEDICATED = Taint("dedicated", "NoSchedule", "x")
@@ -274,7 +275,10 @@ def test_the_filter_checker_rejects_a_plan_onto_a_tainted_node() -> None:
 # -- properties ---------------------------------------------------------------------------
 
 SETTINGS = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
 )
 
 

@@ -14,10 +14,14 @@ from advisor.core.plan import PlanOptions, plan
 from advisor.core.plan_board import Board
 from advisor.replay import replay
 from tests.advisor.core.test_plan_checker import check_report
+from tests.fastloop import examples
 
 GiB = 1024
 SETTINGS = settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+    max_examples=examples(300),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
 )
 
 

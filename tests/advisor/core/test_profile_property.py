@@ -22,9 +22,13 @@ from hypothesis import strategies as st
 from advisor.core.diagnose import Diagnosis, diagnose
 from advisor.core.model import PROFILES, Card, Cluster, Node, ProfileName, Request
 from advisor.scenario import scenario_from_data, scenario_to_data
+from tests.fastloop import examples
 
 SETTINGS = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
 )
 CARD_SIZES = (1000, 4096, 6000, 8192, 16384)
 NUMA_BIND = "nvidia.com/numa-bind"

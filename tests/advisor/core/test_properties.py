@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from advisor.core.diagnose import Diagnosis, diagnose
 from advisor.core.model import Card, Cluster, Node, Pod, Policy, Request
+from tests.fastloop import examples
 
 SIZES = (4096, 8192, 16384)
 
@@ -47,7 +48,7 @@ def card_load(cluster: Cluster, result: Diagnosis) -> dict[tuple[str, int], list
     return load
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(clusters())
 def test_no_card_over_allotted_unhealthy_or_mixed(cluster: Cluster) -> None:
     result = diagnose(cluster)
@@ -61,7 +62,7 @@ def test_no_card_over_allotted_unhealthy_or_mixed(cluster: Cluster) -> None:
         assert len({r.mode for r in requests}) == 1
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(clusters())
 def test_schedulable_iff_placed_on_distinct_cards_of_one_node(cluster: Cluster) -> None:
     for d in diagnose(cluster).pods:
@@ -70,7 +71,7 @@ def test_schedulable_iff_placed_on_distinct_cards_of_one_node(cluster: Cluster) 
             assert len(set(d.placement.cards)) == d.pod.request.gpus
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(clusters(), st.randoms(use_true_random=False))
 def test_independent_of_node_listing_order(cluster: Cluster, rng: object) -> None:
     nodes = list(cluster.nodes)
@@ -82,7 +83,7 @@ def test_independent_of_node_listing_order(cluster: Cluster, rng: object) -> Non
     ]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(clusters())
 def test_deterministic_and_pure(cluster: Cluster) -> None:
     before = repr(cluster)
@@ -90,7 +91,7 @@ def test_deterministic_and_pure(cluster: Cluster) -> None:
     assert repr(cluster) == before
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(clusters())
 def test_a_placed_pod_stays_placed_when_bound(cluster: Cluster) -> None:
     """Binding the cycle's placements and diagnosing again leaves the rest Pending alike."""

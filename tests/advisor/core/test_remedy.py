@@ -16,6 +16,7 @@ from advisor.core.scaling import pod_remedies, scaling_advice
 from advisor.report import ReportInputs, ReportOptions, build_report
 from tests.advisor.core.scenario_dicts import GiB, build, node
 from tests.advisor.core.test_scaling import clusters
+from tests.fastloop import examples
 
 
 def owned(name: str, on: str, gib: int) -> dict[str, Any]:
@@ -116,7 +117,7 @@ def test_the_report_carries_the_advice_its_scale_up_was_decided_with() -> None:
     assert [e["for"] for e in data["plan"]["scale_up"]] == [["ml/big"]]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(clusters())
 def test_advice_and_scale_up_never_contradict(cluster: Cluster) -> None:
     """Over generated clusters: a pod is proposed a node only when its advice proposes

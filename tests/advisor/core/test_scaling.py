@@ -37,6 +37,7 @@ from advisor.core.scaling import (
 from advisor.scenario import scenario_from_data, scenario_to_data
 from tests.advisor.core.constrained import CORE, gpu_node, gpu_pod, strip_node_fields, tolerating
 from tests.advisor.core.scenario_dicts import GiB, build
+from tests.fastloop import examples
 
 
 def node(name: str, *sizes: int, model: str = "") -> dict[str, Any]:
@@ -341,7 +342,7 @@ def clusters(draw: st.DrawFn) -> Cluster:
     return Cluster(cluster.nodes, bound, policy, cluster.max_vgpus_per_card)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(clusters(), st.data())
 def test_scale_up_nodes_host_the_pods(cluster: Cluster, data: st.DataObject) -> None:
     names = [p.name for p in cluster.pending]
@@ -362,7 +363,7 @@ def test_scale_up_nodes_host_the_pods(cluster: Cluster, data: st.DataObject) -> 
     assert targets == unresolved - rescued
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(clusters(), st.sampled_from((0.3, 0.6, 1.01)))
 def test_scale_down_moves_are_valid(cluster: Cluster, threshold: float) -> None:
     """Replays each step with diagnose: the node's pods re-queued after the Pending ones land
@@ -404,7 +405,7 @@ def pinned_clusters(draw: st.DrawFn) -> Cluster:
     return replace(cluster, nodes=nodes, pods=pods)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(pinned_clusters(), st.sampled_from((0.3, 0.6, 1.01)))
 def test_every_idle_node_is_proposed_or_held(cluster: Cluster, threshold: float) -> None:
     """Every node below the threshold is either proposed or held with one reason, never

@@ -29,6 +29,7 @@ from tests.advisor.core.constrained import (
 )
 from tests.advisor.core.test_profile_property import random_scenario
 from tests.advisor.core.test_properties import clusters
+from tests.fastloop import examples
 
 GiB = 1024
 
@@ -180,7 +181,7 @@ def test_cli_bad_scenario_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "bad.yaml" in capsys.readouterr().err
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(clusters(), st.sampled_from(POLICIES), st.sampled_from(POLICIES))
 def test_place_queue_skips_only_pods_that_could_not_fit(
     cluster: Cluster, node: PolicyName, card: PolicyName
@@ -228,7 +229,7 @@ def test_what_if_honours_the_node_filters() -> None:
     assert [(o.pending_placed, o.repack.pending_placed) for o in plain.outcomes] == [(2, 2)] * 4
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["hami", "volcano-vgpu"]))
 def test_place_queue_under_each_profile_is_the_diagnosis_cycle(seed: int, profile: str) -> None:
     """Under hami and volcano-vgpu, whole-card and share requests are placed (not skipped as

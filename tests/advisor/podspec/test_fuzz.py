@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from advisor.core.model import Request
 from advisor.podspec import AllocatedCard, ContainerGpu, PodGpu, parse_pod
+from tests.fastloop import examples
 
 scalars = st.one_of(
     st.none(),
@@ -206,13 +207,13 @@ def assert_well_formed(pod: PodGpu | None) -> None:
         assert pod.problems
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(json_values)
 def test_any_json_value(obj: object) -> None:
     assert_well_formed(parse_pod(obj))
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(pods)
 def test_pod_shaped_garbage(obj: dict[str, Any]) -> None:
     assert_well_formed(parse_pod(obj))
@@ -259,7 +260,7 @@ def allocated_pods(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(allocated_pods())
 def test_allocation_garbage(obj: dict[str, Any]) -> None:
     assert_well_formed(parse_pod(obj))

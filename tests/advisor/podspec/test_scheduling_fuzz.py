@@ -12,6 +12,7 @@ from advisor.core.nodefilters import EFFECTS, OPERATORS
 from advisor.podspec.node import read_node_scheduling
 from advisor.podspec.scheduling import read_pod_scheduling
 from tests.advisor.podspec.test_fuzz import json_values, quantities
+from tests.fastloop import examples
 
 # A slot holds garbage, or something close to what the API serves.
 effects = st.one_of(st.sampled_from([*EFFECTS, "", "Sometimes"]), json_values)
@@ -114,7 +115,7 @@ node_objects = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(spec=st.one_of(pod_specs, json_values))
 def test_pod_scheduling_never_raises(spec: Any) -> None:
     read = read_pod_scheduling({"metadata": {"name": "p"}, "spec": spec})
@@ -131,7 +132,7 @@ def test_pod_scheduling_never_raises(spec: Any) -> None:
     assert all(isinstance(p, str) and p for p in read.problems)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(obj=st.one_of(node_objects, json_values))
 def test_node_scheduling_never_raises(obj: Any) -> None:
     read = read_node_scheduling(obj)

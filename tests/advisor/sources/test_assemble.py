@@ -11,6 +11,7 @@ from advisor.scenario import scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble
 from advisor.sources.values import COLLECTOR_SUCCESS, KubeNode, KubeState, Sample
 from tests.advisor.sources.builders import card, cce_pod, node_info, parsed, vgpu
+from tests.fastloop import examples
 
 FRESH = 5.0
 
@@ -257,7 +258,7 @@ vgpu_specs = st.tuples(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     cards=st.lists(
         st.tuples(
