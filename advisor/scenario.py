@@ -132,9 +132,7 @@ def _node(r: _Reader, raw: object, where: str) -> Node:
             {"index", "memory_mib", "model", "healthy", "uuid", "numa", "max_vgpus"},
             {"index", "memory_mib"},
         )
-        healthy = cm.get("healthy", True)
-        if not isinstance(healthy, bool):
-            raise r.fail(f"{at}.healthy", f"expected true or false, got {_kind(healthy)}")
+        healthy = r.boolean(cm.get("healthy", True), f"{at}.healthy")
         cards.append(
             Card(
                 index=r.integer(cm["index"], f"{at}.index", 0),

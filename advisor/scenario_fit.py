@@ -53,21 +53,19 @@ def read_node_fit(r: Reader, m: Mapping[str, Any], where: str) -> dict[str, Any]
             _taint(r, t, f"{at}[{i}]") for i, t in enumerate(r.sequence(m["taints"], at))
         )
     if "unschedulable" in m:
-        value = m["unschedulable"]
-        if not isinstance(value, bool):
-            raise r.fail(f"{where}.unschedulable", f"expected true or false, got {kind(value)}")
-        fit["unschedulable"] = value
+        fit["unschedulable"] = r.boolean(m["unschedulable"], f"{where}.unschedulable")
     if "resident_pods" in m:
         fit["resident_pods"] = _resident_pods(r, m["resident_pods"], f"{where}.resident_pods")
     return fit
 
 
 def _resident_pods(r: Reader, raw: object, where: str) -> tuple[OtherPod, ...]:
-    """Pods that stay with the node (DaemonSet, mirror, terminating): name and resources."""
+    """Pods that stay with the node (DaemonSet, mirror, terminating): name, resources and
+    whether it is being deleted (`terminating`: a new node of the group runs no copy)."""
     pods: list[OtherPod] = []
     for i, item in enumerate(r.sequence(raw, where)):
         at = f"{where}[{i}]"
-        m = r.mapping(item, at, {"name", "resources"}, {"name"})
+        m = r.mapping(item, at, {"name", "resources", "terminating"}, {"name"})
         name = r.string(m["name"], f"{at}.name")
         if "/" not in name:
             raise r.fail(f"{at}.name", f"expected namespace/pod, got {name!r}")
@@ -78,7 +76,8 @@ def _resident_pods(r: Reader, raw: object, where: str) -> tuple[OtherPod, ...]:
             if "resources" in m
             else Resources()
         )
-        pods.append(OtherPod(name, None, resources))
+        terminating = "terminating" in m and r.boolean(m["terminating"], f"{at}.terminating")
+        pods.append(OtherPod(name, None, resources, terminating))
     return tuple(pods)
 
 
@@ -255,6 +254,8 @@ def other_pod_data(pod: OtherPod) -> dict[str, Any]:
     data: dict[str, Any] = {"name": pod.name, "blocks": pod.blocks}
     if pod.resources != Resources():
         data["resources"] = resources_data(pod.resources)
+    if pod.terminating:
+        data["terminating"] = True
     return data
 
 

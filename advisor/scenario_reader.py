@@ -54,6 +54,11 @@ class Reader:
             raise self.fail(where, f"expected a non-empty string, got {kind(value)}")
         return value
 
+    def boolean(self, value: object, where: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(where, f"expected true or false, got {kind(value)}")
+        return value
+
     def sequence(self, value: object, where: str) -> list[Any]:
         if not isinstance(value, list):
             raise self.fail(where, f"expected a list, got {kind(value)}")

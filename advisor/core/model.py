@@ -71,6 +71,9 @@ class OtherPod:
     name: str  # namespace/pod
     blocks: str | None = None
     resources: Resources = NO_RESOURCES  # what it takes of the node's cpu and memory
+    # A resident pod being deleted: it still takes its share now, but a new node of the
+    # group will not run one (the cluster-autoscaler's template leaves it out).
+    terminating: bool = False
 
 
 def _frozen_map(value: Mapping[str, str] | None = None) -> Mapping[str, str]:

@@ -1,10 +1,13 @@
 """Node group templates for scale-up: what a new node would be, and whether it admits a pod.
 
 The cluster-autoscaler builds a new node as a copy of a node group's template (its cards,
-allocatable, labels and taints) and asks the scheduler's filters whether a Pending pod
-would fit on it. The advisor knows no node groups, so nodes with one template form one: a
-template is everything kube-scheduler's filters read of a node but its name and its
-cordon. A pod no template admits gets no advice but the autoscaler's reason.
+allocatable, labels and taints, and the pods a fresh node runs: the example node's
+DaemonSet and mirror pods not being deleted; kubernetes/autoscaler,
+cluster-autoscaler/simulator/node_info_utils.go, podsExpectedOnFreshNode) and asks the
+scheduler's filters whether a Pending pod would fit on it. The advisor knows no node
+groups, so nodes with one template form one: a template is everything kube-scheduler's
+filters read of a node but its name and its cordon, and what its fresh pods take. A pod
+no template admits gets no advice but the autoscaler's reason.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from advisor.core.model import Card, Cluster, Node
+from advisor.core.model import Card, Cluster, Node, OtherPod
 from advisor.core.nodefilters import (
     NOT_KNOWN,
     RESOURCE_REASONS,
     Allocatable,
+    Resources,
     Taint,
     bytes_text,
     cpu_text,
@@ -60,6 +64,8 @@ class NodeShape:
     allocatable: Allocatable = NOT_KNOWN
     labels: tuple[tuple[str, str], ...] = ()  # sorted by key
     taints: tuple[Taint, ...] = ()
+    # (pods, cpu millicores, memory bytes) of the pods a fresh node runs from the start
+    reserved: tuple[int, int, int] = (0, 0, 0)
 
     @staticmethod
     def of(node: Node) -> NodeShape:
@@ -73,6 +79,7 @@ class NodeShape:
             node.allocatable,
             tuple(sorted((k, v) for k, v in node.labels.items() if k != HOSTNAME_LABEL)),
             tuple(t for t in node.taints if t.key not in TEMPLATE_DROPPED_TAINTS),
+            _reserved(node),
         )
 
     def sort_key(self) -> tuple[Any, ...]:
@@ -85,6 +92,7 @@ class NodeShape:
             tuple(-1 if v is None else v for v in (a.cpu_milli, a.memory_bytes, a.pods)),
             self.labels,
             tuple((t.key, t.value, t.effect) for t in self.taints),
+            self.reserved,
         )
 
     def hosts(self, shape: Shape) -> bool:
@@ -93,10 +101,22 @@ class NodeShape:
 
     def template(self, name: str) -> Node:
         """A new node of this group, named `name` (its hostname label too, as the kubelet
-        sets it), not cordoned, with no pods but those the scheduler puts there."""
+        sets it), not cordoned, running the pods a fresh node runs (`reserved`, as one pod
+        per slot) and those the scheduler puts there."""
         cards = tuple(Card(i, self.memory_mib, self.model) for i in range(self.cards))
         labels = MappingProxyType({**dict(self.labels), HOSTNAME_LABEL: name})
-        return Node(name, cards, None, self.allocatable, labels, self.taints)
+        count, cpu, memory = self.reserved
+        resident = tuple(
+            OtherPod(
+                f"kube-system/{name}-fresh-{i}",
+                None,
+                Resources(cpu, memory) if i == 0 else Resources(),
+            )
+            for i in range(count)
+        )
+        return Node(
+            name, cards, None, self.allocatable, labels, self.taints, resident_pods=resident
+        )
 
     def json(self) -> dict[str, Any]:
         """The card shape; allocatable, labels and taints only where the template has them
@@ -123,7 +143,21 @@ class NodeShape:
             entry["taints"] = [
                 {"key": t.key, "value": t.value, "effect": t.effect} for t in self.taints
             ]
+        count, cpu, memory = self.reserved
+        if count:
+            entry["reserved"] = {"pods": count, "cpu": cpu_text(cpu), "memory": bytes_text(memory)}
         return entry
+
+
+def _reserved(node: Node) -> tuple[int, int, int]:
+    """What the pods a fresh node of `node`'s group runs take: its resident pods (DaemonSet
+    and mirror pods) but those being deleted."""
+    fresh = [p for p in node.resident_pods if not p.terminating]
+    return (
+        len(fresh),
+        sum(p.resources.cpu_milli for p in fresh),
+        sum(p.resources.memory_bytes for p in fresh),
+    )
 
 
 def node_shapes(cluster: Cluster) -> tuple[NodeShape, ...]:

@@ -79,6 +79,8 @@ class NodeShapeJson(TypedDict):
     allocatable: NotRequired[dict[str, str | int]]  # cpu, memory, pods: those it sets
     labels: NotRequired[dict[str, str]]
     taints: NotRequired[list[TaintJson]]
+    # the pods a fresh node runs from the start (DaemonSet, mirror): pods, cpu, memory
+    reserved: NotRequired[dict[str, str | int]]
 
 
 ScaleUpJson = TypedDict(

@@ -258,8 +258,9 @@ def bound_pod(obj: object) -> BoundPod | None:
     annotations = fields.string_map(metadata.get("annotations"), "metadata.annotations", ignored)
     owner = fields.owner(metadata.get("ownerReferences"), namespace, ignored)
     stays = MIRROR in annotations or (owner or "").startswith("DaemonSet/")
-    if stays or metadata.get("deletionTimestamp"):
-        return BoundPod(node, OtherPod(key), None, moves=False)
+    deleting = bool(metadata.get("deletionTimestamp"))
+    if stays or deleting:
+        return BoundPod(node, OtherPod(key, terminating=deleting), None, moves=False)
     volumes = _local_volumes(fields.array(spec.get("volumes"), "spec.volumes", ignored))
     blocks = eviction_blocker(namespace, owner, annotations, volumes)
     return BoundPod(node, OtherPod(key, blocks), budget_key(namespace, annotations), moves=True)

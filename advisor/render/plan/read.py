@@ -152,14 +152,10 @@ def read_shape(raw: Mapping[str, Any]) -> NodeShapeJson:
         "memory_mib": None if as_float(memory := raw.get("memory_mib")) is None else as_int(memory),
         "model": as_str(raw.get("model")),
     }
-    allocatable = as_map(raw.get("allocatable"))
-    figures = {
-        key: value
-        for key in ("cpu", "memory", "pods")
-        if isinstance(value := allocatable.get(key), str | int) and not isinstance(value, bool)
-    }
-    if figures:
+    if figures := _figures(raw.get("allocatable")):
         shape["allocatable"] = figures
+    if figures := _figures(raw.get("reserved")):
+        shape["reserved"] = figures
     labels = {str(key): as_str(value) for key, value in as_map(raw.get("labels")).items()}
     if labels:
         shape["labels"] = labels
@@ -256,3 +252,13 @@ def _summary(raw: Mapping[str, Any]) -> PlanSummaryJson:
         stopped = raw["stopped_by"]
         summary["stopped_by"] = stopped if isinstance(stopped, str) else None
     return summary
+
+
+def _figures(raw: object) -> dict[str, str | int]:
+    """{cpu, memory, pods} as a file holds them: quantities as written, counts as numbers."""
+    found = as_map(raw)
+    return {
+        key: value
+        for key in ("cpu", "memory", "pods")
+        if isinstance(value := found.get(key), str | int) and not isinstance(value, bool)
+    }

@@ -34,6 +34,10 @@ def shape_text(shape: NodeShapeJson) -> str:
     for taint in shape.get("taints", []):
         value = taint["value"]
         parts.append(f"taint {taint['key']}{'=' + value if value else ''}:{taint['effect']}")
+    reserved = shape.get("reserved", {})
+    if reserved:
+        taken = ", ".join(f"{key} {reserved[key]}" for key in ("cpu", "memory") if key in reserved)
+        parts.append(f"{reserved.get('pods', '?')} pods of its own ({taken})")
     return "; ".join(parts)
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from advisor.core.diagnose import diagnose
-from advisor.core.model import Cluster, Placement, Pod
+from advisor.core.model import Cluster, OtherPod, Placement, Pod
 from advisor.core.node_templates import HOSTNAME_LABEL, NOT_TRIGGERED, NodeShape
-from advisor.core.nodefilters import Allocatable, NodeConstraints, Taint, Toleration
+from advisor.core.nodefilters import Allocatable, NodeConstraints, Resources, Taint, Toleration
 from advisor.core.plan import plan
 from advisor.core.scaling import node_shapes, scale_up_advice, scaling_advice, with_new_nodes
 from advisor.output.plan import plan_json
@@ -173,3 +173,29 @@ def test_templates_ignore_the_hostname_the_cordon_and_condition_taints() -> None
     assert template == NodeShape(1, 16 * GiB, "", Allocatable(8 * CORE), (("pool", "a"),))
     node = template.template("scale-up-0-0000")
     assert (node.unschedulable, node.taints) == (False, ())
+
+
+def with_residents(*residents: OtherPod) -> Cluster:
+    """full_pool_a with `residents` on g1 and four 8 GiB pods of 2 cores waiting."""
+    cluster = full_pool_a(*(pool_a_pod(f"t/p{i}", 8, 2) for i in range(4)))
+    node = replace(cluster.nodes[0], resident_pods=residents)
+    return replace(cluster, nodes=(node,))
+
+
+def test_a_new_node_runs_the_daemonsets_of_its_template() -> None:
+    # The cluster-autoscaler's template keeps the example node's DaemonSet and mirror pods
+    # (kubernetes/autoscaler, cluster-autoscaler/simulator/node_info_utils.go,
+    # podsExpectedOnFreshNode). Four pods of 2 cores fit one new g1 (8 cores, two 16 GiB
+    # cards); with a DaemonSet pod of 1 core on every g1, a new one has 7 cores left: 3 of
+    # them fit, the fourth takes a second node.
+    assert scale_up_advice(with_residents()).steps[0].nodes == 1
+    daemon = OtherPod("kube-system/agent-x1", None, Resources(CORE, 0))
+    (entry,) = scale_up_advice(with_residents(daemon)).steps
+    assert (entry.nodes, entry.shape.reserved) == (2, (1, CORE, 0))
+    assert entry.json()["shape"]["reserved"] == {"pods": 1, "cpu": "1", "memory": "0"}
+    # A pod being deleted still takes its core on g1 now, but no new node runs it (the
+    # autoscaler skips pods with a deletionTimestamp): one node again.
+    leaving = replace(daemon, name="web/leaving", terminating=True)
+    (entry,) = scale_up_advice(with_residents(leaving)).steps
+    assert (entry.nodes, entry.shape.reserved) == (1, (0, 0, 0))
+    assert "reserved" not in entry.json()["shape"]

@@ -154,8 +154,9 @@ def check_cluster(cluster: Cluster) -> None:
         OtherPod("web/api", None, Resources(*N1_PODS["web/api"])),
         OtherPod("web/odd", None, Resources(*N1_PODS["web/odd"])),
     )
+    # web/leaving is being deleted: it takes its share now, a new node runs no copy of it
     assert n1.resident_pods == tuple(
-        OtherPod(name, None, Resources(*N1_PODS[name]))
+        OtherPod(name, None, Resources(*N1_PODS[name]), terminating=name == "web/leaving")
         for name in ("kube-system/etcd-n1", "kube-system/gpu-plugin", "web/leaving")
     )
     pods = {p.name: p for p in cluster.pods}
@@ -360,11 +361,13 @@ def test_resident_pods_in_a_scenario_are_checked() -> None:
         return scenario_from_data({"nodes": [{**node, "resident_pods": list(residents)}]}, "s")
 
     ds = {"name": "kube-system/ds", "resources": {"cpu": "100m"}}
-    [read] = load(ds, {"name": "web/leaving"}).nodes
+    [read] = load(ds, {"name": "web/leaving", "terminating": True}).nodes
     assert read.resident_pods == (
         OtherPod("kube-system/ds", None, Resources(100, 0)),
-        OtherPod("web/leaving"),
+        OtherPod("web/leaving", terminating=True),
     )
+    with pytest.raises(ScenarioError, match=r"resident_pods\[0\]\.terminating: expected true or"):
+        load({**ds, "terminating": "yes"})
     with pytest.raises(ScenarioError, match=r"^s: nodes\[0\]\.resident_pods\[1\]\.name: dup"):
         load(ds, ds)
     with pytest.raises(ScenarioError, match=r"resident_pods\[0\]\.name: expected namespace/pod"):

@@ -83,6 +83,16 @@ def test_a_template_names_its_allocatable_labels_and_taints() -> None:
     assert _text(odd) == "1 × 1,024 MiB cards, any model"
     keyless = {"cards": 1, "memory_mib": 1024, "taints": [{"effect": "NoExecute"}]}
     assert _text(keyless) == "1 × 1,024 MiB cards, any model; taint ?:NoExecute"
+    # the pods a fresh node runs (its DaemonSets), as the template's JSON gives them
+    reserved = {
+        "cards": 1,
+        "memory_mib": 1024,
+        "reserved": {"pods": 2, "cpu": "1500m", "memory": "1Gi"},
+    }
+    assert (
+        _text(reserved)
+        == "1 × 1,024 MiB cards, any model; 2 pods of its own (cpu 1500m, memory 1Gi)"
+    )
 
 
 def test_report_markdown_lists_the_template_and_the_pods_no_node_helps(
