@@ -77,6 +77,23 @@ def test_restricted_and_read_only(build: str) -> None:
 
 
 @pytest.mark.parametrize("build", BUILD_PARAMS)
+def test_the_cronjob_prefers_the_node_its_read_write_once_volume_is_on(build: str) -> None:
+    # The claim is ReadWriteOnce: the CronJob's pod can mount it only on the server's node.
+    # It prefers that node (pod affinity on the server's labels, by hostname); preferred,
+    # so it still runs where the optional server is not deployed.
+    documents = objects(build)
+    claim = find(documents, "PersistentVolumeClaim", "xgpu-advisor-reports")
+    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
+    server = pod_template(find(documents, "Deployment", NAME))["metadata"]["labels"]
+    affinity = pod_template(find(documents, "CronJob", "xgpu-advisor"))["spec"]["affinity"]
+    assert "requiredDuringSchedulingIgnoredDuringExecution" not in affinity["podAffinity"]
+    (term,) = affinity["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    wanted = term["podAffinityTerm"]
+    assert wanted["topologyKey"] == "kubernetes.io/hostname"
+    assert wanted["labelSelector"]["matchLabels"].items() <= server.items()
+
+
+@pytest.mark.parametrize("build", BUILD_PARAMS)
 def test_flags_ports_probes_and_service_agree(build: str) -> None:
     """The real parser reads the container's command line; the port it listens on is the
     container's `http` port, which the probes and the Service's target name."""
