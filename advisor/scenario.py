@@ -33,7 +33,6 @@ from advisor.scenario_fit import (
     POD_FIT_KEYS,
     read_node_fit,
     read_pod_fit,
-    read_resources,
 )
 from advisor.scenario_parse import DEFAULT_LIMITS, ScenarioLimits, parse_text, read_scenario_text
 from advisor.scenario_profile import (
@@ -161,14 +160,14 @@ def _node(r: _Reader, raw: object, where: str) -> Node:
 def _other_pod(r: _Reader, raw: object, where: str) -> OtherPod:
     """A non-GPU pod on the node (or one whose vGPUs are not modelled); `blocks` says why
     the cluster-autoscaler would not evict it, null when nothing does."""
-    m = r.mapping(raw, where, {"name", "blocks", "resources"}, {"name"})
+    m = r.mapping(raw, where, {"name", "blocks", *POD_FIT_KEYS}, {"name"})
     name = _pod_name(r, m["name"], f"{where}.name")
     blocks = m.get("blocks")
     if blocks is not None and (not isinstance(blocks, str) or not blocks):
         raise r.fail(f"{where}.blocks", f"expected a reason or null, got {_kind(blocks)}")
-    if "resources" in m:
-        return OtherPod(name, blocks, read_resources(r, m["resources"], f"{where}.resources"))
-    return OtherPod(name, blocks)
+    # node_selector, affinity, tolerations: known when any is given (snapshot writes
+    # `tolerations: []` for a pod that has none)
+    return OtherPod(name, blocks, **read_pod_fit(r, m, where))
 
 
 def _pod_name(r: _Reader, value: object, where: str) -> str:

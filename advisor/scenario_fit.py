@@ -256,6 +256,8 @@ def other_pod_data(pod: OtherPod) -> dict[str, Any]:
         data["resources"] = resources_data(pod.resources)
     if pod.terminating:
         data["terminating"] = True
+    if pod.constraints is not None:  # known: said even when empty, so it reads back known
+        data |= constraints_data(pod.constraints) or {"tolerations": []}
     return data
 
 
@@ -263,7 +265,13 @@ def pod_fit_data(pod: Pod) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if pod.resources != Resources():
         data["resources"] = resources_data(pod.resources)
-    c = pod.constraints
+    return data | constraints_data(pod.constraints)
+
+
+def constraints_data(c: NodeConstraints) -> dict[str, Any]:
+    """nodeSelector, required node affinity and tolerations as the scenario format holds
+    them; nothing for none."""
+    data: dict[str, Any] = {}
     if c == NO_CONSTRAINTS:
         return data
     if c.node_selector:

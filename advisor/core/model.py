@@ -74,6 +74,9 @@ class OtherPod:
     # A resident pod being deleted: it still takes its share now, but a new node of the
     # group will not run one (the cluster-autoscaler's template leaves it out).
     terminating: bool = False
+    # Its nodeSelector, required node affinity and tolerations; None when not known (a
+    # scenario that does not give them), where scale-down judges by the node's taints.
+    constraints: NodeConstraints | None = None
 
 
 def _frozen_map(value: Mapping[str, str] | None = None) -> Mapping[str, str]:

@@ -7,10 +7,12 @@ this is not the scheduler's choice but a first-fit, enough to tell whether they 
 nodes that no later removal is about to consider first, then by name. First-fit can miss a
 packing that fits, so it errs towards keeping a node.
 
-Their selectors and tolerations are not known: a node admits one when it is not cordoned
-and its NoSchedule / NoExecute taints are among those of the node the pod ran on (which it
-tolerated). The model holds the GPU nodes only, so a pod that could go to a node outside it
-is still judged on these.
+A node admits one as kube-scheduler's static filters say (cordon, nodeSelector and required
+affinity, taints) when its constraints are known (`OtherPod.constraints`: the Kubernetes
+source reads them). When they are not (a scenario without them), a node admits it when it
+is not cordoned and its NoSchedule / NoExecute taints are among those of the node the pod
+ran on (which it tolerated). The model holds the GPU nodes only, so a pod that could go to
+a node outside it is still judged on these.
 """
 
 from __future__ import annotations
@@ -79,9 +81,14 @@ class OtherPods:
         homes: dict[str, int] = {}
         for moving in leaving:
             shape = other_shape(moving.pod)
+            known = moving.pod.constraints
+            admits = None if known is None else state.static_ok(known)
             for i in order:
                 node = self.nodes[i]
-                if node.unschedulable or not _filtering(node.taints) <= moving.tolerates:
+                if admits is not None:
+                    if not admits[i]:
+                        continue
+                elif node.unschedulable or not _filtering(node.taints) <= moving.tolerates:
                     continue
                 if state.resources_fit(i, shape):
                     state.add_requested(i, shape.demand)

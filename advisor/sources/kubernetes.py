@@ -140,6 +140,7 @@ async def read_kubernetes(
             unreadable[bound.node].append(f"Kubernetes: {where}: {'; '.join(read.problems)}")
         taking = replace(bound.pod, resources=read.resources)
         if bound.moves:
+            taking = replace(taking, constraints=read.constraints)
             on_node[bound.node].append((taking, bound.budget))
         else:
             residents[bound.node].append(taking)

@@ -179,3 +179,32 @@ def test_constraints_are_hashable_values() -> None:
     (pod,) = scenario_from_data(scenario(), "s.yaml").pods
     assert isinstance(pod.constraints, NodeConstraints)
     assert {pod.constraints: 1}[pod.constraints] == 1
+
+
+def test_an_other_pods_constraints_are_known_only_when_given(tmp_path: Path) -> None:
+    # Without node_selector, affinity or tolerations they are not known (scale-down then
+    # judges by the node's taints); `tolerations: []` says "known: none", which is what a
+    # snapshot writes for such a pod, so it reads back the same.
+    def other_pods(*entries: dict[str, Any]) -> Any:
+        node = {"name": "n1", "cards": [{"index": 0, "memory_mib": 1024}]}
+        return scenario_from_data({"nodes": [{**node, "other_pods": list(entries)}]}, "s")
+
+    read = other_pods(
+        {"name": "web/a"},
+        {"name": "web/b", "tolerations": []},
+        {"name": "web/c", "node_selector": {"zone": "z1"}},
+    )
+    given = read.nodes[0].other_pods
+    assert given is not None
+    a, b, c = given
+    assert (a.constraints, b.constraints) == (None, NodeConstraints())
+    assert c.constraints == NodeConstraints((("zone", "z1"),))
+    path = tmp_path / "s.yaml"
+    save_scenario(path, read)
+    assert load_scenario(path).nodes == read.nodes
+    written = yaml.safe_load(path.read_text())["nodes"][0]["other_pods"]
+    assert [sorted(set(o) - {"name", "blocks"}) for o in written] == [
+        [],
+        ["tolerations"],
+        ["node_selector"],
+    ]

@@ -4,9 +4,11 @@ them). Hand-computed cases; utilisation is allotted card memory over card memory
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from advisor.core.model import Cluster, Placement
+from advisor.core.model import Cluster, Node, Placement
 from advisor.core.nodefilters import NodeConstraints, Taint, Toleration
 from advisor.core.scaledown import PODS_DO_NOT_FIT, scale_down_advice
 from tests.advisor.core.constrained import CORE, gpu_node, gpu_pod, other
@@ -30,6 +32,21 @@ def idle_and_busy(
             gpu_pod("t/busy", 12, "n2", cpu_milli=busy_cores * CORE),
         ),
     )
+
+
+def assert_n1_goes(n1: Node, n2: Node, goes: bool) -> None:
+    """n1 runs g (2 GiB), n2 busy (12 GiB), both tolerating everything: only n1's other
+    pods decide whether n1 can go."""
+    cluster = Cluster(
+        (n1, n2),
+        (
+            gpu_pod("t/g", 2, "n1", constraints=TOLERATES_ALL),
+            gpu_pod("t/busy", 12, "n2", constraints=TOLERATES_ALL),
+        ),
+    )
+    advice = scale_down_advice(cluster)
+    assert [s.node for s in advice.steps] == (["n1"] if goes else [])
+    assert [h.reason for h in advice.held] == ([] if goes else [PODS_DO_NOT_FIT])
 
 
 def test_a_gpu_pod_must_fit_elsewhere_on_cpu() -> None:
@@ -79,16 +96,30 @@ def test_an_other_pod_goes_only_where_its_known_tolerations_allow(
     # know of; g tolerates everything (cordons too), so only x decides.
     n1 = gpu_node("n1", 16, taints=(Taint("gpu", "NoSchedule", "yes"),), others=(other("web/x"),))
     n2 = gpu_node("n2", 16, taints=() if n2_taint is None else (n2_taint,), cordoned=n2_cordoned)
-    cluster = Cluster(
-        (n1, n2),
+    assert_n1_goes(n1, n2, goes)
+
+
+@pytest.mark.parametrize(
+    ("constraints", "goes"),
+    [
+        (None, False),  # not known: n2's taint is one n1 lacks, so x is taken not to tolerate it
+        (NodeConstraints(tolerations=(Toleration("dedicated", "Exists"),)), True),  # it does
+        (NodeConstraints(), False),  # known to tolerate nothing
         (
-            gpu_pod("t/g", 2, "n1", constraints=TOLERATES_ALL),
-            gpu_pod("t/busy", 12, "n2", constraints=TOLERATES_ALL),
+            NodeConstraints((("pool", "a"),), tolerations=(Toleration("dedicated", "Exists"),)),
+            False,  # tolerates n2, but selects a pool only n1 is in
         ),
-    )
-    advice = scale_down_advice(cluster)
-    assert [s.node for s in advice.steps] == (["n1"] if goes else [])
-    assert [h.reason for h in advice.held] == ([] if goes else [PODS_DO_NOT_FIT])
+    ],
+)
+def test_an_other_pod_with_known_constraints_goes_where_the_filters_admit_it(
+    constraints: NodeConstraints | None, goes: bool
+) -> None:
+    # n2 is tainted dedicated=x and n1 is not; x's nodeSelector, affinity and tolerations,
+    # when the source knows them, are judged by kube-scheduler's own filters.
+    x = replace(other("web/x"), constraints=constraints)
+    n1 = gpu_node("n1", 16, labels={"pool": "a"}, others=(x,))
+    n2 = gpu_node("n2", 16, taints=(Taint("dedicated", "NoSchedule", "x"),))
+    assert_n1_goes(n1, n2, goes)
 
 
 def test_other_pods_moved_by_one_removal_must_move_again_with_the_next() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from advisor.core.model import OtherPod, Request
+from advisor.core.nodefilters import NodeConstraints
 from advisor.core.scaledown import scale_down
 from advisor.errors import InputError
 from advisor.podspec.node import NodeScheduling
@@ -19,6 +20,9 @@ from tests.advisor.sources.builders import card, cce_pod, node_info, vgpu
 from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.server import KubeApiDouble
+
+# A moving pod's node constraints are read: none is known to be none.
+NONE = NodeConstraints()
 
 pytestmark = pytest.mark.realservices  # the Kubernetes API double
 
@@ -87,7 +91,7 @@ async def test_gpu_pods_of_every_dialect_and_nodes(kube_api: KubeApiDouble, tmp_
     # A cordon is the node's `unschedulable` (kube-scheduler's filter), not unavailable cards.
     cordoned = NodeScheduling(unschedulable=True)
     assert state.nodes == (
-        KubeNode("n1", None, True, (OtherPod("ml/running", bare),)),
+        KubeNode("n1", None, True, (OtherPod("ml/running", bare, constraints=NONE),)),
         KubeNode("n2", None, False, scheduling=cordoned),
         KubeNode("n3", "not Ready", False),
     )
@@ -241,7 +245,7 @@ async def test_blocked_nodes_stay_and_the_rest_list_their_other_pods(
     assert nodes["n1"].other_pods is not None
     assert "ml/gpu" not in {p.name for p in nodes["n1"].other_pods}
     assert len(nodes["n1"].other_pods) == 8
-    assert nodes["n2"].other_pods == (OtherPod("web/elsewhere"),)
+    assert nodes["n2"].other_pods == (OtherPod("web/elsewhere", constraints=NONE),)
     assert nodes["n3"].other_pods is None
     again = scenario_from_data(scenario_to_data(cluster), "snapshot.yaml")
     assert again == cluster

@@ -103,7 +103,9 @@ def populate(api: KubeStore) -> None:
     api.add_pod(bad)
 
     replicated = {"owner": ("ReplicaSet", "web-1")}
-    api.add_pod(on_n1("api", "web", requests(cpu="1", memory="2Gi"), **replicated))
+    web_api = on_n1("api", "web", requests(cpu="1", memory="2Gi"), **replicated)
+    web_api["spec"].update(nodeSelector={"zone": "z1"}, tolerations=[TOLERATE_GPU])
+    api.add_pod(web_api)
     api.add_pod(on_n1("odd", "web", requests(cpu="12x", memory="1Gi"), **replicated))
     plugin = requests(cpu="100m", memory="128Mi")
     api.add_pod(on_n1("gpu-plugin", "kube-system", plugin, owner=("DaemonSet", "gpu-plugin")))
@@ -151,8 +153,16 @@ def check_cluster(cluster: Cluster) -> None:
     assert n3.allocatable == Allocatable(cpu_milli=None, memory_bytes=16 * GI)
     assert n3.taints == ()
     assert n1.other_pods == (
-        OtherPod("web/api", None, Resources(*N1_PODS["web/api"])),
-        OtherPod("web/odd", None, Resources(*N1_PODS["web/odd"])),
+        # a drain moves these: where they may go is read (kube-scheduler's filters judge it)
+        OtherPod(
+            "web/api",
+            None,
+            Resources(*N1_PODS["web/api"]),
+            constraints=NodeConstraints(
+                (("zone", "z1"),), tolerations=(Toleration("nvidia.com/gpu", "Exists"),)
+            ),
+        ),
+        OtherPod("web/odd", None, Resources(*N1_PODS["web/odd"]), constraints=NodeConstraints()),
     )
     # web/leaving is being deleted: it takes its share now, a new node runs no copy of it
     assert n1.resident_pods == tuple(
