@@ -209,9 +209,8 @@ def _case(
         (fixed[c], movable[c]) for c in range(len(cards.content)) if not cards.multi[c]
     )
     sizes = sorted({m for c in movable for m in c} | set(cards.pending_single), reverse=True)
-    index = {size: i for i, size in enumerate(sizes)}
-    # Columns: kept subsets x[t, K], node empties e[n], patterns y[r, P], rescued z[size],
-    # rescued multi-card pods w[k].
+    # Columns: kept subsets x[t, K], node empties e[n], patterns y[r, P], and per Pending pod
+    # (queue order) whether it is rescued, r[q].
     keeps: list[tuple[tuple[tuple[int, ...], tuple[int, ...]], Counter[int], tuple[int, int]]] = []
     for (f, m), _ in sorted(classes.items()):
         for kept in _sub_multisets(m):
@@ -225,11 +224,9 @@ def _case(
         if not fits or left == 0:
             continue
         patterns += [((room, left), p) for p in maximal_patterns(fits, room, left)]
-    multis = sorted(cards.pending_multi)
-    nx, ne, ny, nz = len(keeps), len(empties), len(patterns), len(sizes)
-    nq = len(cards.queue)
-    width = nx + ne + ny + nz + len(multis) + nq
-    first_q = nx + ne + ny + nz + len(multis)
+    nx, ne, ny = len(keeps), len(empties), len(patterns)
+    first_q = nx + ne + ny
+    width = first_q + len(cards.queue)
     entries: list[tuple[int, int, float]] = []  # (row, column, value)
     lower: list[float] = []
     upper: list[float] = []
@@ -239,6 +236,14 @@ def _case(
         entries.extend((row, col, val) for col, val in cells)
         lower.append(low)
         upper.append(high)
+
+    def rescue_cells(kind: tuple[int, int] | int) -> list[tuple[int, float]]:
+        """-1 per Pending pod of `kind`: (1, size) a single-card pod, k a k-card one."""
+        return [
+            (first_q + q, -1.0)
+            for q, (gpus, need) in enumerate(cards.queue)
+            if (gpus, need) == kind or (gpus > 1 and gpus == kind)
+        ]
 
     class_cols: dict[tuple[tuple[int, ...], tuple[int, ...]], list[int]] = {}
     for j, (t, _, _) in enumerate(keeps):
@@ -254,43 +259,32 @@ def _case(
         constrain(cells, -np.inf, 0.0)
     evicted_per_keep = [Counter(m) - kept for (_, m), kept, _ in keeps]
     node_pods = [Counter(size for c in cards.node_cards[n] for size in movable[c]) for n in empties]
-    for size in sizes:
+    for size in sizes:  # every evicted and every rescued pod of a size has a slot
         cells = [(nx + ne + i, float(p[size])) for i, (_, p) in enumerate(patterns) if p[size]]
         cells += [(j, -float(ev[size])) for j, ev in enumerate(evicted_per_keep) if ev[size]]
         cells += [(nx + i, -float(np_[size])) for i, np_ in enumerate(node_pods) if np_[size]]
-        cells.append((nx + ne + ny + index[size], -1.0))
-        constrain(cells, 0.0, np.inf)
-    for col, k in enumerate(multis):
+        constrain(cells + rescue_cells((1, size)), 0.0, np.inf)
+    for k in sorted(cards.pending_multi):  # every rescued k-card pod has a node emptied
         cells = [(nx + i, 1.0) for i, n in enumerate(empties) if len(cards.node_cards[n]) == k]
-        cells.append((nx + ne + ny + nz + col, -1.0))
-        constrain(cells, 0.0, 0.0)
+        constrain(cells + rescue_cells(k), 0.0, 0.0)
     _queue_closure(cards.queue, first_q, constrain)
-    for size in sizes:  # the rescued pods of a size are those of its pods rescued
-        cells = [(first_q + q, 1.0) for q, pod in enumerate(cards.queue) if pod == (1, size)]
-        constrain([*cells, (nx + ne + ny + index[size], -1.0)], 0.0, 0.0)
-    for col, k in enumerate(multis):
-        cells = [(first_q + q, 1.0) for q, (n, _) in enumerate(cards.queue) if n == k]
-        constrain([*cells, (nx + ne + ny + nz + col, -1.0)], 0.0, 0.0)
     # Evictions within the budget: a count, or a rate per rescued card or GPU of memory.
+    gpus = [need / cap if n == 1 else float(n) for n, need in cards.queue]
+    weight = [
+        g if budget.per == "gpu" else float(n) for g, (n, _) in zip(gpus, cards.queue, strict=True)
+    ]
+    rate = 0.0 if budget.per == "advice" else budget.amount
     cells = [(j, float(sum(ev.values()))) for j, ev in enumerate(evicted_per_keep) if ev]
     cells += [(nx + i, float(sum(np_.values()))) for i, np_ in enumerate(node_pods)]
-    rate = 0.0 if budget.per == "advice" else budget.amount
-    per_pod = {size: size / cap if budget.per == "gpu" else 1.0 for size in sizes}
-    cells += [(nx + ne + ny + index[size], -rate * per_pod[size]) for size in sizes]
-    cells += [(nx + ne + ny + nz + col, -rate * k) for col, k in enumerate(multis)]
+    cells += [(first_q + q, -rate * w) for q, w in enumerate(weight)]
     constrain(cells, -np.inf, budget.amount if budget.per == "advice" else 0.0)
     value = np.zeros(width)
-    value[nx + ne + ny : nx + ne + ny + nz] = [size / cap for size in sizes]
-    value[nx + ne + ny + nz : first_q] = multis
+    value[first_q:] = gpus
     low = np.zeros(width)
     high = np.full(width, np.inf)
     high[nx : nx + ne] = 1.0
-    for size in sizes:
-        col = nx + ne + ny + index[size]
-        high[col] = cards.pending_single[size]
-        low[col] = cards.pending_single[size] if size < forced else 0.0
-    high[nx + ne + ny + nz : first_q] = [cards.pending_multi[k] for k in multis]
     high[first_q:] = 1.0
+    low[first_q:] = [1.0 if n == 1 and need < forced else 0.0 for n, need in cards.queue]
     rows, cols, vals = zip(*entries, strict=True)
     matrix = coo_array((vals, (rows, cols)), shape=(len(lower), width)).tocsr()
     result = milp(
