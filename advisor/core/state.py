@@ -415,7 +415,8 @@ def _allocatable(node: Node) -> tuple[int, int, int]:
 
 
 def _shortfalls(requested: IntArray, allocatable: IntArray, shape: Shape) -> BoolArray:
-    """NodeResourcesFit's rule, the one both the whole-cluster and the one-node checks use."""
+    """NodeResourcesFit's rule on every node at once; `_shortfalls_exact` is the same rule
+    on one node in Python's integers (sums past REQUESTED_MAX, and a plan's what-if)."""
     want = np.array(shape.demand, dtype=np.int64)
     # Room left, not requested + want: requested <= REQUESTED_MAX, so nothing wraps around.
     return np.asarray((want > 0) & (want > allocatable - requested), dtype=np.bool_)
