@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from advisor.core.model import Cluster, Node, OtherPod, Pod
-from advisor.core.nodefilters import Resources, bytes_text, cpu_text
+from advisor.core.nodefilters import bytes_text, cpu_text
+from advisor.output import resources_json
 from tests.advisor.sources.builders import cce_pod
 from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject
@@ -55,19 +56,10 @@ def kube_pod(pod: Pod, order: int) -> JsonObject:
     return with_scheduling(obj, pod)
 
 
-def requests_of(resources: Resources) -> dict[str, str]:
-    asked = {}
-    if resources.cpu_milli:
-        asked["cpu"] = cpu_text(resources.cpu_milli)
-    if resources.memory_bytes:
-        asked["memory"] = bytes_text(resources.memory_bytes)
-    return asked
-
-
 def with_scheduling(obj: JsonObject, pod: Pod) -> JsonObject:
     """The pod's cpu/memory requests (on its one container), node selector and tolerations
     (the demo's; required node affinity is not used there)."""
-    asked = requests_of(pod.resources)
+    asked = resources_json(pod.resources)
     if asked:
         obj["spec"]["containers"][0]["resources"]["requests"] = asked
     if pod.constraints.node_selector:
@@ -115,7 +107,7 @@ def kube_node(node: Node) -> JsonObject:
 def kube_other_pod(node: str, other: OtherPod) -> JsonObject:
     """A CPU-only pod of a ReplicaSet, bound to the node (what a drain would move)."""
     namespace, name = other.name.split("/")
-    requests = requests_of(other.resources)
+    requests = resources_json(other.resources)
     return objects.pod(
         name,
         namespace=namespace,
