@@ -4,7 +4,32 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint typecheck unit system-deps demo-deps bench clean openb fuzz lock
+.PHONY: demo test test-fast lint typecheck unit system-deps demo-deps bench clean openb fuzz lock \
+	image push overlay demo-picture
+
+# The image and the overlay that deploys it (README "Deploying to a cluster"):
+#   make image push IMAGE=registry.example.com/team/xgpu-insight:0.1.0
+#   make overlay IMAGE=registry.example.com/team/xgpu-insight:0.1.0 OVERLAY=overlays/prod
+# with docker or podman, whichever is on PATH (ENGINE=... to choose). BASE=... is what a
+# new overlay builds on (default deploy/base, or one of deploy/overlays/).
+ENGINE ?= $(notdir $(shell command -v docker 2>/dev/null || command -v podman 2>/dev/null))
+EXAMPLE_IMAGE := registry.example.com/team/xgpu-insight:0.1.0
+# Refused before anything runs, in one line (make prints it with "*** ... Stop.", exit 2).
+ifneq ($(filter image push overlay,$(MAKECMDGOALS)),)
+ifeq ($(strip $(IMAGE)),)
+$(error IMAGE is unset: name the image to build, push and deploy (make image push IMAGE=$(EXAMPLE_IMAGE)))
+endif
+endif
+ifneq ($(filter image push,$(MAKECMDGOALS)),)
+ifeq ($(strip $(ENGINE)),)
+$(error no container engine: neither docker nor podman is on PATH (or set ENGINE=))
+endif
+endif
+ifneq ($(filter overlay,$(MAKECMDGOALS)),)
+ifeq ($(strip $(OVERLAY)),)
+$(error OVERLAY is unset: name the overlay's folder (make overlay IMAGE=$(IMAGE) OVERLAY=overlays/prod))
+endif
+endif
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -20,6 +45,22 @@ demo-deps:
 
 demo: $(STAMP) demo-deps
 	$(BIN)/python -m advisor.demo --output-dir out/demo-report
+
+# The README's picture (docs/images/demo-report.png): the top of the demo's report, as
+# `make demo` writes it, drawn by headless Chromium 1200 px wide. The scenario is named
+# relative to the checkout so that the page's header shows no path of this machine.
+PICTURE := docs/images/demo-report.png
+demo-picture: demo-deps | $(BIN)/python
+	@command -v chromium >/dev/null || { echo "make demo-picture: chromium is not on PATH (make system-deps installs it)" >&2; exit 2; }
+	rm -rf out/demo-picture
+	$(BIN)/python -m advisor.demo --scenario advisor/examples/demo.yaml --output-dir out/demo-picture/report
+	@# Chromium's own log (D-Bus and GPU noise on a headless machine) goes to a file.
+	chromium --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
+	  --no-first-run --disable-background-networking --disable-component-update --disable-sync \
+	  --user-data-dir=$(CURDIR)/out/demo-picture/profile --window-size=1200,1400 \
+	  --screenshot=$(CURDIR)/$(PICTURE) file://$(CURDIR)/out/demo-picture/report/report.html \
+	  2>out/demo-picture/chromium.log || { tail -3 out/demo-picture/chromium.log >&2; exit 1; }
+	@echo "wrote $(PICTURE)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -60,6 +101,19 @@ lock: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
+
+image:
+	$(ENGINE) build -f deploy/Dockerfile -t '$(IMAGE)' .
+
+push: $(filter image,$(MAKECMDGOALS))
+	$(ENGINE) push '$(IMAGE)'
+
+# A checkout with a venv (make demo, make test) uses it as it is; a fresh one gets one.
+$(BIN)/python:
+	$(MAKE) --no-print-directory $(STAMP)
+
+overlay: | $(BIN)/python
+	@$(BIN)/python scripts/image_overlay.py '$(IMAGE)' '$(OVERLAY)' $(if $(BASE),--resources '$(BASE)')
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache
