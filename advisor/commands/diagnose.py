@@ -15,7 +15,9 @@ from advisor.output import cluster_view, diagnosis_json
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
-        "diagnose", help="why each Pending GPU pod is Pending", description=READS
+        "diagnose",
+        help="why each Pending GPU pod is Pending (live, or from a scenario file)",
+        description=READS,
     )
     add_cluster_arguments(parser)
     add_output(parser, ("markdown", "json", "html"))

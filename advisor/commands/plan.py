@@ -26,7 +26,8 @@ DEFAULTS = PlanOptions()
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "plan",
-        help="evictions that let Pending GPU pods run, verified by simulation",
+        help="evictions that let Pending GPU pods run, verified by simulation (live, or "
+        "from a scenario file)",
         description=READS,
     )
     add_cluster_arguments(parser)

@@ -19,7 +19,8 @@ from advisor.scenario_profile import DEFAULTS, NODE_POLICIES, retarget
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "whatif",
-        help="Pending pods placed and fragmentation under each scheduler policy",
+        help="Pending pods placed and fragmentation under each scheduler policy (live, or "
+        "from a scenario file)",
         description=READS,
     )
     add_cluster_arguments(parser, several_schedulers=True)

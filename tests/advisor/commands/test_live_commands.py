@@ -137,3 +137,14 @@ def test_one_source_and_no_flag_left_unused(
     assert (outcome.code, outcome.stdout) == (2, "")
     assert outcome.stderr == f"xgpu-advisor: error: {error}\n"
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["diagnose", "plan", "whatif"])
+def test_the_help_says_the_command_reads_live_sources(command: str) -> None:
+    outcome = run_main(main, [command, "--help"])
+    assert outcome.code == 0
+    assert "Reads the cluster live (--prometheus URL or --exporters URL" in outcome.stdout
+    for flag in ("--kubernetes", "--kubeconfig", "--prometheus.bearer-token-file", "--pods-from"):
+        assert flag in outcome.stdout
+    overview = run_main(main, ["--help"]).stdout
+    assert "(live, or from a scenario file)" in overview
