@@ -62,6 +62,8 @@ def test_diagnose_live_is_the_diagnosis_of_its_snapshot_and_of_the_demo(
     assert read_live == of_snapshot == of_demo
     causes = {p["pod"]: p["cause"] for p in read_live["pods"]}
     assert causes["web/infer-2"] == "fragmentation"
+    page = run_main(main, ["diagnose", *sources(live, which)])  # Markdown, the default
+    assert page.stdout == run_main(main, ["diagnose", "--scenario", str(snapshot)]).stdout
     assert causes["vision/train-xl"] == "node-resources"  # Kubernetes gave the cpu
 
 
