@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from advisor.commands import diagnose, plan, replay, report, serve, snapshot, whatif
 from advisor.errors import InputError
+from advisor.flagparse import SuggestingParser
 from advisor.replay import TraceError
 from advisor.scenario import ScenarioError
 from advisor.terminal import one_line
@@ -17,9 +18,9 @@ EXIT_OK, EXIT_INPUT = 0, 2
 COMMANDS = (diagnose, plan, report, snapshot, whatif, replay, serve)
 
 
-class OneLineParser(argparse.ArgumentParser):
+class OneLineParser(SuggestingParser):
     """argparse, but a bad flag is one line on stderr (no usage block) and exit 2, as every
-    other bad input is."""
+    other bad input is; a mistyped flag or command with the nearest real one."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_INPUT, f"{self.prog}: error: {one_line(message)}\n")

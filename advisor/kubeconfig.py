@@ -19,8 +19,9 @@ the advisor went in-cluster inside a pod even when `$KUBECONFIG` was set; the ex
 followed this order.
 
 Failures are one line, `KubeConfigError`, naming what was tried: "kubeconfig PATH: reason" or
-"in-cluster config: reason". kubernetes_asyncio is imported only when a configuration is
-loaded, so a program that never talks to Kubernetes never loads it.
+"in-cluster config: reason", and with nothing to try at all every step of the order, each
+with why it did not apply, and how to name a file. kubernetes_asyncio is imported only when a
+configuration is loaded, so a program that never talks to Kubernetes never loads it.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ async def load_configuration(
     from kubernetes_asyncio.client import Configuration
 
     choice = choose_config(kubeconfig, os.environ, Path.home(), in_cluster=in_cluster)
+    if not choice.in_cluster:
+        _check_files(choice, kubeconfig, os.environ)
     configuration = Configuration()
     try:
         if choice.in_cluster:
@@ -87,8 +90,63 @@ async def load_configuration(
                 config_file=choice.path, client_configuration=configuration, persist_config=False
             )
     except Exception as error:  # ConfigException, OSError, YAML errors: all "cannot use it"
-        raise KubeConfigError(f"{choice}: {_one_line(error)}") from None
+        raise KubeConfigError(f"{choice}: {_reason(error, choice.path or '')}") from None
     return configuration
+
+
+def _check_files(choice: ConfigChoice, kubeconfig: str | None, environ: Mapping[str, str]) -> None:
+    """At least one of the chosen files must be there. kubernetes_asyncio would log "Config
+    not found" and then blame the empty configuration it made ("Expected key
+    current-context"); as kubectl, it skips the missing files of a list."""
+    assert choice.path is not None  # not in-cluster
+    paths = _files(choice.path)
+    if any(os.path.exists(p) for p in paths):
+        return
+    if kubeconfig:
+        named = "--kubeconfig"
+    elif environ.get(KUBECONFIG):
+        named = f"${KUBECONFIG}"
+    else:  # the last step of the order: say every step and why none applied
+        raise KubeConfigError(
+            "no configuration found: tried --kubeconfig (not given), "
+            f"${KUBECONFIG} (not set), the in-cluster service account (not in a pod: "
+            f"${SERVICE_HOST} is not set), {choice.path} (no such file); {_POINT}"
+        )
+    files = "no such file" if len(paths) == 1 else "none of these files exists"
+    raise KubeConfigError(f"{choice}: {files} (named by {named}); {_POINT}")
+
+
+_POINT = "name a kubeconfig file with --kubeconfig FILE or KUBECONFIG=FILE"
+
+
+def _reason(error: BaseException, paths: str) -> str:
+    """What is wrong with a file that is there, in words: not the library's TypeError on a
+    file that is empty or holds a YAML scalar."""
+    import yaml
+
+    if isinstance(error, yaml.YAMLError):
+        return f"not YAML: {_one_line(error)}"
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    if isinstance(error, (TypeError, AttributeError)) and not all(map(_a_mapping, _files(paths))):
+        return "not a kubeconfig: empty, or not a YAML mapping (of clusters, contexts, users)"
+    return _one_line(error)
+
+
+def _files(paths: str) -> list[str]:
+    """The files a kubeconfig path list names (`:`-separated, as kubectl reads it)."""
+    return [os.path.expanduser(p) for p in paths.split(os.pathsep) if p]
+
+
+def _a_mapping(path: str) -> bool:
+    """A missing file is skipped, so it counts as fine; the file parsed already."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            return isinstance(yaml.safe_load(file), dict)
+    except FileNotFoundError:
+        return True
 
 
 def _one_line(error: BaseException) -> str:

@@ -25,6 +25,7 @@ from aiohttp import web
 
 from advisor.core.model import Cluster
 from advisor.durations import parse_duration
+from advisor.flagparse import SuggestingParser
 from advisor.listen import parse_listen as listen_address
 from advisor.scenario import ScenarioError
 from advisor.terminal import one_line
@@ -66,7 +67,9 @@ def duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(SuggestingParser):
+    help_hint = False  # error() points at --help itself
+
     def error(self, message: str) -> NoReturn:
         """One line, as for the flag checks after parsing (not the whole usage text)."""
         self.exit(2, f"{self.prog}: {message} (see --help)\n")

@@ -4,24 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
-from advisor.commands import add_output, add_scheduler_argument, emit, scheduler_choice
+from advisor.commands import add_output, emit, scheduler_choice
+from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cluster
 from advisor.commands.flag_types import count_or_all
-from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
 from advisor.core.diagnose import DEFAULT_NODE_DETAIL, diagnose
 from advisor.output import cluster_view, diagnosis_json
-from advisor.scenario import load_scenario
 
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
-        "diagnose", help="why each Pending GPU pod is Pending"
+        "diagnose",
+        help="why each Pending GPU pod is Pending (live, or from a scenario file)",
+        description=READS,
     )
-    parser.add_argument("--scenario", required=True, type=Path, help="scenario file (YAML or JSON)")
-    add_scenario_limits(parser)
-    add_scheduler_argument(parser)
+    add_cluster_arguments(parser)
     add_output(parser, ("markdown", "json", "html"))
     parser.add_argument(
         "--node-detail",
@@ -35,7 +33,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cluster = load_scenario(args.scenario, scheduler_choice(args), scenario_limits(args))
+    read = read_cluster(args, scheduler_choice(args))
+    cluster = read.cluster
     limit = None if args.node_detail < 0 else args.node_detail
     diagnosis = diagnose(cluster, node_detail_limit=limit)
     data = diagnosis_json(diagnosis, cluster.scheduler)
@@ -48,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from advisor.render.diagnose.html import render_html
 
-        title = f"xgpu-advisor diagnosis: {args.scenario.name}"
+        title = f"xgpu-advisor diagnosis: {read.title}"
         text = render_html(data, cluster_view(cluster, diagnosis), title=title)
     emit(text, args.output)
     return 0

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 
-from advisor.commands import add_scheduler_argument, scheduler_choice
+from advisor.commands import add_scheduler_argument
 from advisor.commands.flag_types import byte_size, count, positive_seconds
-from advisor.core.model import PolicyName
+from advisor.core.model import PolicyName, ProfileName
 from advisor.errors import InputError
 from advisor.scenario_profile import NODE_POLICIES
 from advisor.sources.access import PrometheusAccess, load_access
@@ -22,7 +22,9 @@ from advisor.sources.prometheus import DEFAULT_MAX_SERIES
 CARD_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread", "legacy")  # legacy: volcano-vgpu
 
 
-def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+def add_source_arguments(
+    parser: argparse.ArgumentParser, *, required: bool = True, several_schedulers: bool = False
+) -> None:
     metrics = parser.add_mutually_exclusive_group(required=required)
     metrics.add_argument(
         "--prometheus", metavar="URL", help="Prometheus (or any store with its HTTP API)"
@@ -35,7 +37,8 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = Tr
         action="store_true",
         help="read Pending pods, priorities, owners, every pod's cpu and memory requests and "
         "node constraints, and the nodes' allocatable, labels, taints and cordons from the "
-        "Kubernetes API (in-cluster, or the kubeconfig)",
+        "Kubernetes API (the kubeconfig --kubeconfig or $KUBECONFIG names, else in-cluster "
+        "inside a pod, else ~/.kube/config)",
     )
     parser.add_argument(
         "--kubeconfig", metavar="FILE", help="kubeconfig file (implies --kubernetes)"
@@ -69,7 +72,8 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, required: bool = Tr
         "--max-vgpus-per-card", type=count(1), metavar="N", help="default: the scheduler profile's"
     )
     _add_prometheus_arguments(parser)
-    add_scheduler_argument(parser)  # every command reading a live source judges by a profile
+    # every command reading a live source judges by a profile (whatif: by several)
+    add_scheduler_argument(parser, several=several_schedulers)
 
 
 def _add_prometheus_arguments(parser: argparse.ArgumentParser) -> None:
@@ -171,7 +175,9 @@ def prometheus_access(args: argparse.Namespace) -> PrometheusAccess:
     )
 
 
-def source_config(args: argparse.Namespace) -> SourceConfig:
+def source_config(args: argparse.Namespace, scheduler: ProfileName | None) -> SourceConfig:
+    """The sources' settings from the flags; `scheduler` as `--scheduler` names it (None:
+    auto, and whatif's several profiles, which judge the cluster as read)."""
     exporters = parse_exporter_list(args.exporters) if args.exporters is not None else ()
     if args.exporters is not None and not exporters:
         raise InputError("--exporters: no URL given")
@@ -182,7 +188,7 @@ def source_config(args: argparse.Namespace) -> SourceConfig:
         kubeconfig=args.kubeconfig,
         stale_after_s=args.stale_after,
         timeout_s=args.source_timeout,
-        scheduler=scheduler_choice(args) or "auto",
+        scheduler=scheduler or "auto",
         node_policy=args.node_policy,
         card_policy=args.card_policy,
         max_vgpus_per_card=args.max_vgpus_per_card,

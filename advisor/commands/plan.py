@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
 
-from advisor.commands import add_output, add_scheduler_argument, emit, scheduler_choice
+from advisor.commands import add_output, emit, scheduler_choice
+from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cluster
 from advisor.commands.flag_types import count, positive_seconds
-from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
 from advisor.core.diagnose import diagnose
 from advisor.core.plan import DEFAULT_TIME_BUDGET_S, PlanOptions, plan
 from advisor.core.plan_limits import EvictionBudget, NeverEvict
@@ -19,7 +18,6 @@ from advisor.errors import InputError
 from advisor.output.plan import add_advice, plan_json
 from advisor.render.plan.data import plan_views
 from advisor.render.plan.script import kubectl_script
-from advisor.scenario import load_scenario
 
 DEFAULT_PICTURES = 50
 DEFAULTS = PlanOptions()
@@ -27,11 +25,12 @@ DEFAULTS = PlanOptions()
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
-        "plan", help="evictions that let Pending GPU pods run, verified by simulation"
+        "plan",
+        help="evictions that let Pending GPU pods run, verified by simulation (live, or "
+        "from a scenario file)",
+        description=READS,
     )
-    parser.add_argument("--scenario", required=True, type=Path, help="scenario file (YAML or JSON)")
-    add_scenario_limits(parser)
-    add_scheduler_argument(parser)
+    add_cluster_arguments(parser)
     add_output(parser, ("markdown", "json", "html", "kubectl"))
     parser.add_argument(
         "--max-plan-evictions",
@@ -108,7 +107,8 @@ def options_from(args: argparse.Namespace) -> PlanOptions:
 
 def run(args: argparse.Namespace) -> int:
     options = options_from(args)
-    cluster = load_scenario(args.scenario, scheduler_choice(args), scenario_limits(args))
+    read = read_cluster(args, scheduler_choice(args))
+    cluster = read.cluster
     diagnosis = diagnose(cluster, node_detail_limit=0)
     report = plan(cluster, options, clock=time.monotonic, diagnosis=diagnosis)
     data = plan_json(report, cluster, *scaling_advice(cluster, report, diagnosis))
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             from advisor.render.plan.html import render_plan_html
 
-            title = f"xgpu-advisor plans: {args.scenario.name}"
+            title = f"xgpu-advisor plans: {read.title}"
             text = render_plan_html(data, views, title=title)
     emit(text, args.output)
     return 0

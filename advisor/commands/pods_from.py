@@ -1,5 +1,5 @@
-"""`--pods-from FILE` (report, snapshot): a scenario file stands in for the Kubernetes API
-beside live metrics, on hosts without Kubernetes and in the demo."""
+"""`--pods-from FILE` (every command that reads live sources): a scenario file stands in for
+the Kubernetes API beside live metrics, on hosts without Kubernetes and in the demo."""
 
 from __future__ import annotations
 

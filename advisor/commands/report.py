@@ -24,24 +24,16 @@ import pandas as pd
 
 from advisor.commands import scheduler_choice
 from advisor.commands.archive import INDEX, store_run
+from advisor.commands.cluster_input import add_cluster_arguments, read_input
 from advisor.commands.flag_types import count, positive_duration, positive_seconds
-from advisor.commands.options import add_source_arguments, prometheus_access, source_config
-from advisor.commands.pods_from import (
-    add_pods_from_argument,
-    with_pods_from,
-    without_kubernetes_warning,
-)
 from advisor.commands.rightsizing_flags import add_rightsizing_arguments, rightsizing_settings
-from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
-from advisor.commands.snapshot import print_notes
 from advisor.core.diagnose import CAUSES
 from advisor.durations import parse_duration
 from advisor.errors import InputError
 from advisor.metrics import push, write_textfile
 from advisor.render.common.values import plural
 from advisor.report import Report, ReportInputs, ReportOptions, build_report
-from advisor.scenario import load_scenario, write_atomic
-from advisor.sources import gather
+from advisor.scenario import write_atomic
 from advisor.sources.history import usage_history
 
 EXIT_FINDINGS = 1
@@ -72,10 +64,7 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "report", help="gather, diagnose, plan and advise; write reports and metrics (cron)"
     )
-    parser.add_argument("--scenario", type=Path, help="read the cluster from a scenario file")
-    add_scenario_limits(parser)
-    add_source_arguments(parser, required=False)
-    add_pods_from_argument(parser)
+    add_cluster_arguments(parser)
     parser.add_argument(
         "--output-dir", type=Path, help="write this run's reports here (the latest only)"
     )
@@ -124,26 +113,13 @@ def register(sub: Any) -> None:
 
 
 def _inputs(args: argparse.Namespace) -> ReportInputs:
-    live = args.prometheus is not None or args.exporters is not None
-    if (args.scenario is not None) == live:
-        raise InputError("give exactly one source: --scenario, --prometheus or --exporters")
     now = time.time()
-    if args.scenario is not None:
-        prometheus_access(args)  # refuses --prometheus.* flags, which a scenario never uses
-        cluster = load_scenario(args.scenario, scheduler_choice(args), scenario_limits(args))
-        return _add_pods_from(ReportInputs(cluster, f"scenario {args.scenario}", now), args)
-    return asyncio.run(_live_inputs(args, now))
+    return asyncio.run(_read(args, now))
 
 
-async def _live_inputs(args: argparse.Namespace, now: float) -> ReportInputs:
+async def _read(args: argparse.Namespace, now: float) -> ReportInputs:
     """State, then history, in one event loop (one connection pool, one loop to set up)."""
-    # --scheduler travels in the source config: gathering settles the profile (auto: from
-    # the cluster's own annotations) before the cluster is assembled.
-    config = source_config(args)  # credential files are read here, once
-    gathered = await gather(config)
-    if args.pods_from is not None:
-        gathered = without_kubernetes_warning(gathered)
-    print_notes(gathered)
+    read = await read_input(args, scheduler_choice(args))
     stale = tuple(
         {
             "subject": s.subject,
@@ -151,29 +127,19 @@ async def _live_inputs(args: argparse.Namespace, now: float) -> ReportInputs:
             "age_seconds": round(s.age_s, 1),
             "ended": s.ended,
         }
-        for s in gathered.stale
+        for s in read.stale
     )
-    inputs = _add_pods_from(
-        ReportInputs(gathered.cluster, gathered.source, now, gathered.warnings, stale), args
-    )
-    if args.prometheus is not None and args.history > 0:
+    inputs = ReportInputs(read.cluster, read.source, now, read.warnings, stale)
+    config = read.config
+    if config is not None and config.prometheus is not None and args.history > 0:
         # Owners from the final cluster: with --pods-from only the file knows them, and
         # right-sizing groups (and shrinks) running pods by owner.
         owners = {p.name: p.owner for p in inputs.cluster.pods if p.owner}
         history = await usage_history(
-            args.prometheus, args.history, args.history_step, owners=owners, source=config
+            config.prometheus, args.history, args.history_step, owners=owners, source=config
         )
         inputs = dataclasses.replace(inputs, history=_usable(history))
     return inputs
-
-
-def _add_pods_from(inputs: ReportInputs, args: argparse.Namespace) -> ReportInputs:
-    if args.pods_from is None:
-        return inputs
-    auto = scheduler_choice(args) in (None, "auto")
-    cluster = with_pods_from(inputs.cluster, args.pods_from, auto)
-    source = f"{inputs.source} + pods from {args.pods_from}"
-    return dataclasses.replace(inputs, cluster=cluster, source=source)
 
 
 def _usable(history: pd.DataFrame | None) -> pd.DataFrame | None:

@@ -8,31 +8,22 @@ a snapshot of simulated exporters that holds the scenario's Pending pods too."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from advisor.commands import scheduler_choice
-from advisor.commands.options import add_source_arguments, source_config
-from advisor.commands.pods_from import (
-    add_pods_from_argument,
-    with_pods_from,
-    without_kubernetes_warning,
-)
+from advisor.commands.cluster_input import add_cluster_arguments, read_cluster
 from advisor.errors import InputError
 from advisor.render.common.values import plural
 from advisor.scenario import ScenarioError, save_scenario, scenario_from_data, scenario_to_data
-from advisor.sources import Gathered, gather
-from advisor.terminal import one_line
 
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "snapshot", help="write the live cluster state as a scenario file"
     )
-    add_source_arguments(parser)
-    add_pods_from_argument(parser)
+    add_cluster_arguments(parser, scenario=False)  # it writes one
     parser.add_argument(
         "--output",
         required=True,
@@ -42,28 +33,9 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def print_notes(gathered: Gathered, stream: TextIO | None = None) -> None:
-    """Warnings and stale series, one line each, for stderr."""
-    out = sys.stderr if stream is None else stream
-    for warning in gathered.warnings:
-        print(f"xgpu-advisor: warning: {one_line(warning)}", file=out)
-    for stale in gathered.stale:
-        print(f"xgpu-advisor: stale, left out: {one_line(stale)}", file=out)
-
-
 def run(args: argparse.Namespace) -> int:
-    gathered = asyncio.run(gather(source_config(args)))
-    source, scheduler = gathered.source, gathered.scheduler
-    if args.pods_from is not None:
-        gathered = without_kubernetes_warning(gathered)
-    print_notes(gathered)
-    cluster = gathered.cluster
-    if args.pods_from is not None:
-        auto = scheduler_choice(args) in (None, "auto")
-        cluster = with_pods_from(cluster, args.pods_from, auto)
-        source = f"{source} + pods from {args.pods_from}"
-        if auto:
-            scheduler = f"{cluster.scheduler.profile} (auto: from {args.pods_from})"
+    read = read_cluster(args, scheduler_choice(args))
+    cluster, source, scheduler = read.cluster, read.source, read.scheduler
     try:  # the file must load again; a failure here is a bug in assembling, said plainly
         scenario_from_data(scenario_to_data(cluster), str(args.output))
     except ScenarioError as error:

@@ -5,26 +5,25 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
-from advisor.commands import add_output, add_scheduler_argument, emit, scheduler_choices
-from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
+from advisor.commands import add_output, emit, scheduler_choices
+from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cluster
 from advisor.core.model import Policy, ProfileName
 from advisor.core.whatif import as_held, profile_outcome, what_if
 from advisor.output import schedulers_json, whatif_json
 from advisor.render.whatif import render_schedulers_markdown, render_whatif_markdown
-from advisor.scenario import load_scenario
 from advisor.scenario_profile import DEFAULTS, NODE_POLICIES, retarget
 
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
-        "whatif", help="Pending pods placed and fragmentation under each scheduler policy"
+        "whatif",
+        help="Pending pods placed and fragmentation under each scheduler policy (live, or "
+        "from a scenario file)",
+        description=READS,
     )
-    parser.add_argument("--scenario", required=True, type=Path, help="scenario file (YAML or JSON)")
-    add_scenario_limits(parser)
-    add_scheduler_argument(parser, several=True)
+    add_cluster_arguments(parser, several_schedulers=True)
     add_output(parser, ("markdown", "json"))
     parser.set_defaults(func=run)
 
@@ -35,11 +34,10 @@ def policies_of(profile: ProfileName) -> tuple[Policy, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    chosen = scheduler_choices(args)
-    if chosen is not None and len(chosen) > 1:
-        cluster = load_scenario(
-            args.scenario, limits=scenario_limits(args)
-        )  # as the file says, then re-judged per profile
+    chosen = scheduler_choices(args) or ()
+    # several profiles: the cluster as the file or the sources say, then re-judged per profile
+    cluster = read_cluster(args, chosen[0] if len(chosen) == 1 else None).cluster
+    if len(chosen) > 1:
         held = as_held(cluster)  # running pods take what they hold under any other profile
         outcomes = [
             profile_outcome(cluster if p == cluster.scheduler.profile else retarget(held, p))
@@ -52,7 +50,6 @@ def run(args: argparse.Namespace) -> int:
             else render_schedulers_markdown(side_by_side)
         )
     else:
-        cluster = load_scenario(args.scenario, chosen[0] if chosen else None, scenario_limits(args))
         data = whatif_json(what_if(cluster, policies_of(cluster.scheduler.profile)))
         text = json.dumps(data, indent=2) if args.format == "json" else render_whatif_markdown(data)
     emit(text, args.output)

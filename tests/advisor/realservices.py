@@ -1,6 +1,6 @@
 """Real parts shared by the advisor's end-to-end tests: the demo's pods in the Kubernetes API
-double, and checks that what a test started is gone again. (The Pushgateway is a fixture:
-`tests.advisor.pushgateway`.)"""
+double, the whole demo live (exporters, Prometheus, the API double), and checks that what a
+test started is gone again. (The Pushgateway is a fixture: `tests.advisor.pushgateway`.)"""
 
 from __future__ import annotations
 
@@ -8,16 +8,27 @@ import os
 import socket
 import urllib.parse
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from advisor.core.model import Cluster, Node, OtherPod, Pod
 from advisor.core.nodefilters import bytes_text, cpu_text
 from advisor.output import resources_json
+from advisor.scenario import load_scenario
 from tests.advisor.sources.builders import cce_pod
 from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.threaded import KubeApiThread
+from tests.realparts import (
+    DEMO,
+    Exporter,
+    Prometheus,
+    scrape_config,
+    simulated_exporters,
+    start_prometheus,
+)
 
 
 def kube_pod(pod: Pod, order: int) -> JsonObject:
@@ -129,6 +140,42 @@ def kubernetes_holding(cluster: Cluster, home: Path) -> Iterator[tuple[KubeApiTh
             for other in node.other_pods or ():
                 kube.call(kube.api.add_pod, kube_other_pod(node.name, other))
         yield kube, kube.api.write_kubeconfig(home / "kubeconfig")
+
+
+@dataclass
+class Live:
+    """The demo live: an exporter per node, Prometheus scraping them, the API double."""
+
+    exporters: list[Exporter]
+    prometheus: Prometheus
+    kube: KubeApiThread
+    kubeconfig: Path
+    home: Path
+
+    @property
+    def exporter_urls(self) -> str:
+        return ",".join(e.url for e in self.exporters)
+
+
+@contextmanager
+def demo_live(home: Path) -> Iterator[Live]:
+    """The demo scenario as a live cluster, once Prometheus holds every vGPU and card."""
+    demo = load_scenario(DEMO)
+    with ExitStack() as stack:
+        exporters = simulated_exporters(stack, DEMO, (n.name for n in demo.nodes), home)
+        prometheus = start_prometheus(home, scrape_config({e.url: e.node for e in exporters}))
+        stack.callback(prometheus.stop)
+        kube, kubeconfig = stack.enter_context(kubernetes_holding(demo, home))
+        vgpus = sum(len(p.placement.cards) for p in demo.running if p.placement)
+        prometheus.wait_for("count(xgpu_memory_total)", lambda r: count_of(r) == vgpus)
+        cards = sum(len(n.cards) for n in demo.nodes)
+        prometheus.wait_for("count(xgpu_card_memory_total_bytes)", lambda r: count_of(r) == cards)
+        yield Live(exporters, prometheus, kube, kubeconfig, home)
+
+
+def count_of(result: list[dict[str, Any]]) -> int:
+    """The value of a `count(...)` query's answer; 0 for none."""
+    return int(float(result[0]["value"][1])) if result else 0
 
 
 def listening(url: str) -> bool:

@@ -4,16 +4,28 @@ the real kubernetes_asyncio client against the local API double."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from advisor.errors import InputError
-from advisor.kubeconfig import ConfigChoice, KubeConfigError, choose_config, load_configuration
+from advisor.kubeconfig import (
+    KUBECONFIG,
+    SERVICE_HOST,
+    ConfigChoice,
+    KubeConfigError,
+    choose_config,
+    load_configuration,
+)
 from advisor.sources.kubernetes import read_kubernetes
 from exporter.pods_kube import KubePodSource
 from tests.advisor.sources.builders import cce_pod
 from tests.kubeapi.server import KubeApiDouble
+from tests.realparts import DEMO, Exporter, simulated_exporter
 
 pytest_plugins = ["tests.kubeapi.fixtures"]
 
@@ -107,3 +119,90 @@ async def test_a_kubeconfig_that_is_not_there_is_named(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
     with pytest.raises(KubeConfigError, match=rf"^kubeconfig {missing}: \S"):
         await load_configuration(str(missing))
+
+
+# -- no usable configuration: one line from the command, naming what was tried -------------
+
+POINT = "name a kubeconfig file with --kubeconfig FILE or KUBECONFIG=FILE"
+
+
+@pytest.fixture(scope="module")
+def exporter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exporter]:
+    """A real exporter to read beside Kubernetes, so that only the kubeconfig can fail."""
+    running = simulated_exporter(DEMO, "v100-node-1", tmp_path_factory.mktemp("kubeconfig"))
+    yield running
+    running.stop()
+
+
+def snapshot_with(
+    exporter: Exporter, home: Path, *flags: str, kubeconfig: str | None = None
+) -> tuple[int, str]:
+    """`xgpu-advisor snapshot --exporters URL FLAGS...` as a process outside any pod, with
+    `home` as its home and $KUBECONFIG as given (None: unset); its exit status and stderr."""
+    environ = {k: v for k, v in os.environ.items() if k not in (KUBECONFIG, SERVICE_HOST)}
+    environ["HOME"] = str(home)
+    if kubeconfig is not None:
+        environ[KUBECONFIG] = kubeconfig
+    out = home / "snapshot.yaml"
+    script = Path(sys.executable).parent / "xgpu-advisor"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "advisor.cli"]
+    argv = [*command, "snapshot", "--exporters", exporter.url, *flags, "--output", str(out)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=environ, check=False)
+    assert not out.exists()
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.realservices  # a real exporter, xgpu-advisor as a process
+@pytest.mark.parametrize("kubeconfig", [None, ""])  # unset, or set to nothing
+def test_no_configuration_at_all_is_one_line_naming_every_step_tried(
+    exporter: Exporter, tmp_path: Path, kubeconfig: str | None
+) -> None:
+    code, err = snapshot_with(exporter, tmp_path, "--kubernetes", kubeconfig=kubeconfig)
+    assert code == 2
+    assert err == (
+        "xgpu-advisor: error: Kubernetes: no configuration found: tried --kubeconfig (not "
+        "given), $KUBECONFIG (not set), the in-cluster service account (not in a pod: "
+        f"$KUBERNETES_SERVICE_HOST is not set), {tmp_path}/.kube/config (no such file); "
+        f"{POINT}\n"
+    )
+
+
+@pytest.mark.realservices
+def test_a_kubeconfig_named_that_is_not_there_says_who_named_it(
+    exporter: Exporter, tmp_path: Path
+) -> None:
+    missing = tmp_path / "gone" / "config"
+    code, err = snapshot_with(exporter, tmp_path, "--kubernetes", kubeconfig=str(missing))
+    assert (code, err) == (
+        2,
+        f"xgpu-advisor: error: Kubernetes: kubeconfig {missing}: no such file (named by "
+        f"$KUBECONFIG); {POINT}\n",
+    )
+    both = f"{missing}:{tmp_path / 'other'}"
+    code, err = snapshot_with(exporter, tmp_path, "--kubeconfig", both)
+    assert (code, err) == (
+        2,
+        f"xgpu-advisor: error: Kubernetes: kubeconfig {both}: none of these files exists "
+        f"(named by --kubeconfig); {POINT}\n",
+    )
+
+
+@pytest.mark.realservices
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("clusters: [\n", "not YAML: while parsing a flow node expected the node content"),
+        ("", "not a kubeconfig: empty, or not a YAML mapping (of clusters, contexts, users)"),
+        ("just words\n", "not a kubeconfig: empty, or not a YAML mapping"),
+        ("- a\n- b\n", "not a kubeconfig: empty, or not a YAML mapping"),
+    ],
+)
+def test_a_kubeconfig_that_is_no_kubeconfig_says_so(
+    exporter: Exporter, tmp_path: Path, text: str, problem: str
+) -> None:
+    broken = tmp_path / "config"
+    broken.write_text(text)
+    code, err = snapshot_with(exporter, tmp_path, "--kubernetes", kubeconfig=str(broken))
+    assert code == 2
+    assert err.startswith(f"xgpu-advisor: error: Kubernetes: kubeconfig {broken}: {problem}")
+    assert err.count("\n") == 1, err

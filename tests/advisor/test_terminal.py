@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from advisor.cli import main
-from advisor.commands.snapshot import print_notes
+from advisor.commands.cluster_input import print_notes
 from advisor.core.model import Cluster
 from advisor.sources.gather import Gathered
 from advisor.terminal import one_line, terminal_text

@@ -270,8 +270,12 @@ OTHER_PROGRAMS_FLAGS = {
 }
 
 
+# Misspelt on purpose: the README shows what a mistyped flag gets.
+MISTYPED_EXAMPLES = {"--senario"}
+
+
 def test_flags_named_in_the_prose_exist(parsers: dict[str, set[str]]) -> None:
-    known = set().union(*parsers.values()) | OTHER_PROGRAMS_FLAGS
+    known = set().union(*parsers.values()) | OTHER_PROGRAMS_FLAGS | MISTYPED_EXAMPLES
     for path in [README, *DOCS]:
         prose = re.sub(r"^```.*?^```", "", path.read_text(), flags=re.MULTILINE | re.DOTALL)
         assert flags_in(prose) - known == set(), path.name

@@ -68,6 +68,27 @@ def test_new_flags_take_both_spellings() -> None:
     assert args.timeout == pytest.approx(1.5)
 
 
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["--nod", "n"], "xgpu-exporter: unknown flag --nod; did you mean --node? (see --help)"),
+        (  # read as written: a prefix is not taken for the flag it begins
+            [*BASE, "--collection.time=2s"],
+            "xgpu-exporter: unknown flag --collection.time; did you mean --collection.timeout? "
+            "(see --help)",
+        ),
+        ([*BASE, "--bogus"], "xgpu-exporter: unknown flag --bogus (see --help)"),
+    ],
+)
+def test_a_mistyped_flag_names_itself_and_the_nearest(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_args(argv)
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == line + "\n"
+
+
 async def test_the_back_off_reaches_the_pod_source() -> None:
     wiring = build(
         parse_args(

@@ -8,8 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +23,15 @@ from advisor.output import diagnosis_json
 from advisor.scenario import load_scenario
 from advisor.schemas import DiagnosisJson
 from tests.advisor.core.test_plan_checker import check_report
-from tests.advisor.realservices import kubernetes_holding
+from tests.advisor.realservices import Live, demo_live
 from tests.advisor.sources.builders import cce_pod
 from tests.kubeapi import objects
 from tests.kubeapi.threaded import KubeApiThread
 from tests.realparts import (
     DEMO,
-    Exporter,
-    Prometheus,
     free_port,
     scrape_config,
     simulated_exporter,
-    simulated_exporters,
     start_prometheus,
 )
 
@@ -44,37 +40,10 @@ pytestmark = pytest.mark.realservices  # real exporters, Prometheus and the API 
 DEMO_CLUSTER = load_scenario(DEMO)
 
 
-@dataclass
-class Live:
-    exporters: list[Exporter]
-    prometheus: Prometheus
-    kube: KubeApiThread
-    kubeconfig: Path
-    home: Path
-
-    @property
-    def exporter_urls(self) -> str:
-        return ",".join(e.url for e in self.exporters)
-
-
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
-    home = tmp_path_factory.mktemp("live")
-    with ExitStack() as stack:
-        nodes = (n.name for n in DEMO_CLUSTER.nodes)
-        exporters = simulated_exporters(stack, DEMO, nodes, home)
-        prometheus = start_prometheus(home, scrape_config({e.url: e.node for e in exporters}))
-        stack.callback(prometheus.stop)
-        kube, kubeconfig = stack.enter_context(kubernetes_holding(DEMO_CLUSTER, home))
-        vgpus = sum(len(p.placement.cards) for p in DEMO_CLUSTER.running if p.placement)
-        prometheus.wait_for("count(xgpu_memory_total)", lambda r: _count(r) == vgpus)
-        cards = sum(len(n.cards) for n in DEMO_CLUSTER.nodes)
-        prometheus.wait_for("count(xgpu_card_memory_total_bytes)", lambda r: _count(r) == cards)
-        yield Live(exporters, prometheus, kube, kubeconfig, home)
-
-
-def _count(result: list[dict[str, Any]]) -> int:
-    return int(float(result[0]["value"][1])) if result else 0
+    with demo_live(tmp_path_factory.mktemp("live")) as running:
+        yield running
 
 
 def same_cluster(snapshot: Cluster, expected: Cluster) -> None:

@@ -1,0 +1,142 @@
+"""Where a command's cluster comes from, for every command that reads one (diagnose, plan,
+whatif, report, snapshot): a scenario file (`--scenario`) or the live sources
+(`--prometheus` or `--exporters`, with `--kubernetes`), and `--pods-from`. One definition of
+the flags, one check that exactly one source is given, one reading: so a cluster read live
+is the cluster its snapshot holds, whichever command reads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TextIO
+
+from advisor.commands.options import add_source_arguments, prometheus_access, source_config
+from advisor.commands.pods_from import (
+    add_pods_from_argument,
+    with_pods_from,
+    without_kubernetes_warning,
+)
+from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
+from advisor.core.model import Cluster, ProfileName
+from advisor.errors import InputError
+from advisor.scenario import load_scenario
+from advisor.sources import Gathered, gather
+from advisor.sources.gather import SourceConfig
+from advisor.sources.values import Stale
+from advisor.terminal import one_line
+
+# Live-only flags with no default, which a scenario file would silently leave unused.
+LIVE_ONLY = (
+    ("--kubernetes", "kubernetes"),
+    ("--kubeconfig", "kubeconfig"),
+    ("--node-policy", "node_policy"),
+    ("--card-policy", "card_policy"),
+    ("--max-vgpus-per-card", "max_vgpus_per_card"),
+)
+
+# The `--help` description of the commands that read a cluster and print what they find.
+READS = (
+    "Reads the cluster live (--prometheus URL or --exporters URL,..., with --kubernetes for "
+    "Pending pods, owners and the nodes' cpu and memory) or from a scenario file (--scenario "
+    "FILE, e.g. a snapshot): exactly one of --scenario, --prometheus, --exporters."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterInput:
+    """The cluster a command reads, and what it was read from."""
+
+    cluster: Cluster
+    source: str  # "scenario FILE", or "prometheus URL + kubernetes HOST"; "+ pods from FILE"
+    title: str  # for page titles: the scenario file's name, or `source`
+    scheduler: str  # the profile and why: "hami (auto: ... on 3 pods)"
+    warnings: tuple[str, ...] = ()  # the live sources' notes, printed already
+    stale: tuple[Stale, ...] = ()
+    config: SourceConfig | None = None  # the live sources' settings; None for a scenario
+
+
+def add_cluster_arguments(
+    parser: argparse.ArgumentParser, *, scenario: bool = True, several_schedulers: bool = False
+) -> None:
+    """`--scenario` (unless `scenario` is False: snapshot writes one) and its limits, the
+    live sources and their access, caps and timeouts, `--scheduler`, `--pods-from`."""
+    if scenario:
+        parser.add_argument(
+            "--scenario",
+            type=Path,
+            metavar="FILE",
+            help="read the cluster from this scenario file (YAML or JSON) instead of live "
+            "sources, e.g. a snapshot",
+        )
+        add_scenario_limits(parser)
+    else:
+        parser.set_defaults(scenario=None)
+    add_source_arguments(parser, required=not scenario, several_schedulers=several_schedulers)
+    add_pods_from_argument(parser)
+
+
+def read_cluster(args: argparse.Namespace, scheduler: ProfileName | None) -> ClusterInput:
+    """`read_input` in an event loop of its own."""
+    return asyncio.run(read_input(args, scheduler))
+
+
+async def read_input(args: argparse.Namespace, scheduler: ProfileName | None) -> ClusterInput:
+    """The cluster the flags name, judged by `scheduler` (None: the file's own, or what the
+    live sources show); the live sources' warnings and stale series printed on stderr.
+    InputError (exit 2) unless exactly one source is given."""
+    live = args.prometheus is not None or args.exporters is not None
+    if (args.scenario is not None) == live:
+        raise InputError("give exactly one source: --scenario, --prometheus or --exporters")
+    if args.scenario is not None:
+        prometheus_access(args)  # refuses --prometheus.* flags, which a scenario never uses
+        for flag, dest in LIVE_ONLY:
+            if getattr(args, dest) not in (None, False):
+                raise InputError(f"{flag} applies to --prometheus or --exporters only")
+        cluster = load_scenario(args.scenario, scheduler, scenario_limits(args))
+        source = f"scenario {args.scenario}"
+        read = ClusterInput(cluster, source, args.scenario.name, cluster.scheduler.profile)
+    else:
+        read = await _live(args, scheduler)
+    return _with_pods_from(read, args.pods_from, auto=scheduler is None)
+
+
+async def _live(args: argparse.Namespace, scheduler: ProfileName | None) -> ClusterInput:
+    # The profile travels in the source config: gathering settles it (auto: from the
+    # cluster's own annotations) before the cluster is assembled.
+    config = source_config(args, scheduler)  # credential files are read here, once
+    gathered = await gather(config)
+    if args.pods_from is not None:
+        gathered = without_kubernetes_warning(gathered)
+    print_notes(gathered)
+    return ClusterInput(
+        gathered.cluster,
+        gathered.source,
+        gathered.source,
+        gathered.scheduler,
+        gathered.warnings,
+        gathered.stale,
+        config,
+    )
+
+
+def _with_pods_from(read: ClusterInput, path: Path | None, *, auto: bool) -> ClusterInput:
+    if path is None:
+        return read
+    cluster = with_pods_from(read.cluster, path, auto)
+    source = f"{read.source} + pods from {path}"
+    scheduler = f"{cluster.scheduler.profile} (auto: from {path})" if auto else read.scheduler
+    title = source if read.config is not None else read.title
+    return replace(read, cluster=cluster, source=source, title=title, scheduler=scheduler)
+
+
+def print_notes(gathered: Gathered, stream: TextIO | None = None) -> None:
+    """Warnings and stale series, one line each, for stderr."""
+    out = sys.stderr if stream is None else stream
+    for warning in gathered.warnings:
+        print(f"xgpu-advisor: warning: {one_line(warning)}", file=out)
+    for stale in gathered.stale:
+        print(f"xgpu-advisor: stale, left out: {one_line(stale)}", file=out)
