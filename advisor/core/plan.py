@@ -7,7 +7,8 @@ the whole queue is placed in order under the policy. A plan is kept only when ev
 it rescues and every pod it evicts lands; plans apply one after the other, each on the
 state the ones before it leave. Plans start from the state after the current cycle: the
 pods `diagnose` finds schedulable are taken as placed where it places them (the scheduler
-binds them before anyone could act on a plan).
+binds them before anyone could act on a plan), and no plan evicts them: only pods bound in
+the input can be victims (`Board.evictable`).
 
 The search is a lazy greedy over targets (cards to free for a Pending shape,
 `plan_greedy`): each target's best plan is simulated when it reaches the top of a heap

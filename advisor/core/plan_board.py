@@ -93,8 +93,11 @@ class Board:
             for p in self.pods
         ]
         self.priority = [p.priority for p in self.pods]
+        # Only pods bound in the input: one the current cycle binds (`bound`) holds nothing
+        # yet, and evicting what the scheduler is placing right now is no advice.
         self.evictable = [
-            may_evict(p) and never_evict_reason(p, never_evict) is None for p in self.pods
+            p.placement is not None and may_evict(p) and never_evict_reason(p, never_evict) is None
+            for p in self.pods
         ]
         when = now if now is not None else latest_start(self.pods)
         self.costs: list[EvictionCost] = [eviction_cost(p, when) for p in self.pods]
@@ -104,7 +107,7 @@ class Board:
                 {
                     c.cost
                     for i, (p, c) in enumerate(zip(self.pods, self.costs, strict=True))
-                    if self.evictable[i] and (p.placement is not None or p.name in bound)
+                    if self.evictable[i]
                 }
             )
             <= 1
