@@ -21,6 +21,7 @@ from advisor.render.common.values import (
     plural,
 )
 from advisor.render.diagnose.data import policy_text, profile_of
+from advisor.render.plan.text import unit_text
 from advisor.schemas import (
     CardViewJson,
     HeadroomJson,
@@ -119,9 +120,10 @@ def rescue_tile(plan: PlanJson | None) -> Tile:
     detail = (
         f"{fmt_num(s['rescued_gpus'])} of {fmt_num(s['pending_gpus'])} GPUs "
         f"({fmt_pct(s['rescued_share'])}) by {plural(plans, 'plan')}, "
-        f"{plural(evictions, 'eviction')}. Ideal repack: {fmt_num(ideal['repack_gpus'])} "
-        f"GPUs ({fmt_pct(ideal['repack_share'])}); free memory bounds it at "
-        f"{fmt_num(ideal['upper_bound_gpus'])} ({fmt_pct(ideal['upper_bound_share'])})."
+        f"{plural(evictions, 'eviction')}. Ideal: {fmt_num(ideal['repack_gpus'])} "
+        f"GPUs ({fmt_pct(ideal['repack_share'])}); memory bounds any at "
+        f"{fmt_num(ideal['upper_bound_gpus'])} ({fmt_pct(ideal['upper_bound_share'])}). "
+        f"{unit_text(plan)}"
     )
     stopped = s.get("stopped_by")
     if stopped == "time":

@@ -77,7 +77,8 @@ def test_html_summary_strip_figures(page: str) -> None:
     assert "<b>1</b>fragmentation" in strip
     assert '<div class="value">1 of 3 pods</div>' in strip
     assert "0.5 of 19 GPUs (2.6%)" in strip
-    assert "bounds it at 4.625 (24.3%)" in strip
+    assert "memory bounds any at 4.625 (24.3%)" in strip
+    assert "1 GPU = " in strip  # the unit of every GPU figure, named
     # the sample strands nothing: a good tile, fragmentation its secondary line
     stranded = '<div class="tile good"><div class="label">Stranded memory</div>'
     assert stranded + '<div class="value">0 MiB</div>' in strip
