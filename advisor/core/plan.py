@@ -40,9 +40,9 @@ from datetime import datetime
 from typing import Any
 
 from advisor.core.diagnose import Cause, Diagnosis, diagnose
-from advisor.core.model import Cluster, Placement, Policy
+from advisor.core.model import Cluster, Placement, Policy, reference_card_mib
 from advisor.core.plan_above import HeldBack, held_back
-from advisor.core.plan_board import CHECKS_PER_PLACEMENT, Board, reference_card_mib
+from advisor.core.plan_board import CHECKS_PER_PLACEMENT, Board
 from advisor.core.plan_greedy import Greedy, Plan
 from advisor.core.plan_ideal import IdealBound, ideal_bound
 from advisor.core.plan_limits import DEFAULT_MAX_PLAN_EVICTIONS, EvictionBudget, NeverEvict

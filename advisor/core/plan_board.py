@@ -15,7 +15,6 @@ literal simulation agrees.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +30,7 @@ from advisor.core.model import (
     budgets_overrun,
     disruption_blocker,
     queue_order,
+    reference_card_mib,
     request_problem,
 )
 from advisor.core.plan_cost import EvictionCost, eviction_cost, latest_start, plan_cost
@@ -59,14 +59,6 @@ class Outcome:
     stranded: list[int]  # evicted pods that found no room, queue order
     touched: set[int] = field(default_factory=set)  # node indices whose cards were freed
     intruders: list[int] = field(default_factory=list)  # landed, but no plan may rescue them
-
-
-def reference_card_mib(cluster: Cluster) -> int:
-    """One GPU of demand: the commonest healthy card size (the larger on a tie)."""
-    sizes = Counter(c.memory_mib for n in cluster.nodes for c in n.cards if c.healthy)
-    if not sizes:
-        return 1
-    return max(sizes.items(), key=lambda kv: (kv[1], kv[0]))[0]
 
 
 class Board:

@@ -1,7 +1,7 @@
 """How much of the Pending demand could any rearrangement place? (docs/design.md §8, "ideal")
 
 Every figure here counts in the product's one unit of GPU demand: GPUs of memory, a pod's
-MiB over the commonest healthy card's (`plan_board.reference_card_mib`), a share or a
+MiB over the commonest healthy card's (`model.reference_card_mib`), a share or a
 whole card counted at what it takes of that card. The plans count the same way, so the
 three figures of the plan summary (what the plans rescue, the ideal repack, the memory
 bound) always read in order.
@@ -30,8 +30,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from advisor.core.model import Cluster, Pod, Policy, request_problem
-from advisor.core.plan_board import reference_card_mib
+from advisor.core.model import Cluster, Pod, Policy, reference_card_mib, request_problem
 from advisor.core.rules import rules_for
 from advisor.core.state import CardState, Shape
 

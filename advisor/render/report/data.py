@@ -148,7 +148,7 @@ def fragmentation_tile(frag: ReportFragmentationJson | None) -> Tile:
     detail = (
         f"Fragmentation {fmt_pct(frag['ratio'])}: of {fmt_mib(frag['free_mib'])} free, "
         "the share the typical requests cannot use. Stranded: free memory no Pending pod can "
-        f"use ({fmt_num(frag['stranded_gpus'])} GPUs)."
+        f"use ({fmt_num(frag['stranded_gpus'])} GPUs of memory)."
     )
     tone = "neutral" if stranded is None else "bad" if stranded > 0 else "good"
     return Tile("Stranded memory", fmt_mib(stranded), detail, tone)
@@ -159,7 +159,8 @@ def headroom_tile(room: HeadroomJson | None) -> Tile:
         return Tile("Headroom", "?", "No headroom figures in this report.")
     spare = room["spare_gpus"]
     detail = (
-        f"{fmt_num(room['capacity_gpus'])} GPUs in the cluster; {fmt_num(room['needed_gpus'])} "
+        f"{fmt_num(room['capacity_gpus'])} GPUs of memory in the cluster (1 GPU: the "
+        f"commonest card); {fmt_num(room['needed_gpus'])} "
         f"needed at the peak allotment of {fmt_num(room['peak_allotted_gpus'])} (target "
         f"{fmt_pct(room['target_utilisation'])} utilisation, "
         f"{fmt_pct(room['redundancy'])} redundancy)."
