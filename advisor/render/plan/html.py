@@ -65,7 +65,7 @@ def _header(data: PlanJson, title: str) -> str:
         + f"Policy: node {escape(policy['node'])}, card {escape(policy['card'])} · "
         f"{escape(s['pending_gpus'])} GPUs Pending"
         + (f" · {escape(per_gpu)} evictions per rescued GPU" if per_gpu is not None else "")
-        + f" · ideal: {escape(ideal['method'])} places {escape(ideal['repack_gpus'])} "
+        + f" · ideal ({escape(ideal['method'])}): {escape(ideal['repack_gpus'])} "
         f"GPUs; memory bounds any at {escape(ideal['upper_bound_gpus'])}"
         + f" · {escape(unit_text(data))}"
         + (f" · disruption cost {escape(cost_text(s['cost']))}" if "cost" in s else "")
