@@ -233,6 +233,12 @@ def test_the_plan_frees_a_t4_card_and_evicts_no_pod_the_cycle_binds(
     # NUMA 0's card 0 holds ml/train-llm, a whole card that would find no other: no plan.
     assert plan["summary"]["reference_card_mib"] == 40960
     assert plan["summary"]["evictions_per_gpu"] == pytest.approx(1 / (14336 / 40960), abs=1e-3)
+    # The ideal and the memory bound count the same way: never below what the plan rescues
+    # (the repacks tried leave running pods out here, so the plan's end state is the ideal).
+    ideal = plan["ideal"]
+    assert plan["summary"]["rescued_gpus"] == ideal["repack_gpus"] == 0.35
+    assert ideal["repack_running_unplaced"] == 0
+    assert ideal["repack_gpus"] <= ideal["upper_bound_gpus"] <= ideal["pending_gpus"]
     causes = {p["pod"]: p["cause"] for p in diagnosis["pods"]}
     unresolved = ("infer/chat-4", "ml/train-numa", "vision/label-gen-1")
     assert [{"pod": u["pod"], "cause": u["cause"]} for u in plan["unresolved"]] == [
