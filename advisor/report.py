@@ -15,7 +15,7 @@ import pandas as pd
 
 from advisor.core.diagnose import diagnose
 from advisor.core.fragmentation import fragmentation, fragmentation_json
-from advisor.core.model import Cluster
+from advisor.core.model import Cluster, reference_card_mib
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.rules import rules_for
 from advisor.core.scaling import (
@@ -89,18 +89,18 @@ def usage_series(history: pd.DataFrame) -> dict[str, list[float]]:
 
 
 def history_peaks(history: pd.DataFrame, cluster: Cluster) -> tuple[float, float | None]:
-    """Observed peaks of allotted and used memory in GPU-equivalents (each vGPU's bytes over
-    its card's size, summed per step), for the headroom advice. Cards the model does not
-    know (gone since) are left out."""
-    sizes = pd.DataFrame(
-        [(n.name, c.index, c.memory_mib * MIB) for n in cluster.nodes for c in n.cards],
-        columns=["node", "gpu_index", "card_bytes"],
+    """Observed peaks of allotted and used memory in GPUs of memory (`model.gpu_mib`: bytes
+    over the commonest card's, summed per step), for the headroom advice. Cards the model
+    does not know (gone since) are left out."""
+    cards = pd.DataFrame(
+        [(n.name, c.index) for n in cluster.nodes for c in n.cards], columns=["node", "gpu_index"]
     )
-    frame = history.merge(sizes, on=["node", "gpu_index"], how="inner")
+    frame = history.merge(cards, on=["node", "gpu_index"], how="inner")
     if frame.empty:
         return 0.0, None
-    frame["allotted"] = frame["memory_allotted_bytes"] / frame["card_bytes"]
-    frame["used"] = frame["memory_used_bytes"] / frame["card_bytes"]
+    gpu_bytes = reference_card_mib(cluster) * MIB
+    frame["allotted"] = frame["memory_allotted_bytes"] / gpu_bytes
+    frame["used"] = frame["memory_used_bytes"] / gpu_bytes
     per_step = frame.groupby("timestamp")[["allotted", "used"]].sum()
     return float(per_step["allotted"].max()), float(per_step["used"].max())
 

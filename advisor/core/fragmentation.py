@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.core.diagnose import build_state
-from advisor.core.model import Cluster, Pod, ProfileName, request_problem
+from advisor.core.model import Cluster, Pod, ProfileName, gpu_mib, request_problem
 from advisor.core.state import CardState, Shape
 
 FloatArray = npt.NDArray[np.float64]
@@ -135,7 +135,8 @@ def measure(
     n_nodes = len(state.node_names)
     # the cards the profile counts: healthy ones, or all where it has no health check
     free = np.where(state.counted, state.free_memory, 0).astype(np.float64)
-    free_gpus = np.divide(free, state.capacity, out=np.zeros_like(free), where=state.capacity > 0)
+    # GPUs of memory (`model.gpu_mib`): the one unit of every GPU figure
+    free_gpus = free / gpu_mib(state.capacity[state.healthy].tolist())
     fragment = np.zeros_like(free)
     fragment_gpus = np.zeros_like(free)
     for weighted in shapes:

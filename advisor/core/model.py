@@ -204,6 +204,22 @@ class Cluster:
         return tuple(p for p in self.pods if p.placement is None)
 
 
+def gpu_mib(healthy_sizes: Iterable[int]) -> int:
+    """The product's one unit of GPU figures (docs/design.md §8): 1 GPU = the memory of the
+    commonest healthy card size (the larger on a tie); 1 with no healthy card."""
+    counts: dict[int, int] = {}
+    for size in healthy_sizes:
+        counts[size] = counts.get(size, 0) + 1
+    if not counts:
+        return 1
+    return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
+
+
+def reference_card_mib(cluster: Cluster) -> int:
+    """One GPU of the cluster's figures, in MiB (`gpu_mib` of its healthy cards)."""
+    return gpu_mib(c.memory_mib for n in cluster.nodes for c in n.cards if c.healthy)
+
+
 def queue_order(pods: tuple[Pod, ...]) -> tuple[Pod, ...]:
     """Pending pods in scheduling order: priority desc, then creation (list) order."""
     ranked = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))

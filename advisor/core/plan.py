@@ -7,7 +7,8 @@ the whole queue is placed in order under the policy. A plan is kept only when ev
 it rescues and every pod it evicts lands; plans apply one after the other, each on the
 state the ones before it leave. Plans start from the state after the current cycle: the
 pods `diagnose` finds schedulable are taken as placed where it places them (the scheduler
-binds them before anyone could act on a plan).
+binds them before anyone could act on a plan), and no plan evicts them: only pods bound in
+the input can be victims (`Board.evictable`).
 
 The search is a lazy greedy over targets (cards to free for a Pending shape,
 `plan_greedy`): each target's best plan is simulated when it reaches the top of a heap
@@ -39,11 +40,11 @@ from datetime import datetime
 from typing import Any
 
 from advisor.core.diagnose import Cause, Diagnosis, diagnose
-from advisor.core.model import Cluster, Placement, Policy
+from advisor.core.model import Cluster, Placement, Policy, reference_card_mib
 from advisor.core.plan_above import HeldBack, held_back
-from advisor.core.plan_board import CHECKS_PER_PLACEMENT, Board, reference_card_mib
+from advisor.core.plan_board import CHECKS_PER_PLACEMENT, Board
 from advisor.core.plan_greedy import Greedy, Plan
-from advisor.core.plan_ideal import IdealBound, healthy_free_mib, ideal_bound
+from advisor.core.plan_ideal import IdealBound, ideal_bound
 from advisor.core.plan_limits import DEFAULT_MAX_PLAN_EVICTIONS, EvictionBudget, NeverEvict
 from advisor.core.plan_search import Limits, Objective, Search
 
@@ -210,7 +211,7 @@ def plan(
         board = Board(cluster, bound, options.never_evict, options.now)
         board.set_pending(queued, (d.pod.name for d in waiting))
         if ideal is None:
-            ideal = ideal_bound(_with_bound(cluster, bound), healthy_free_mib(board.state))
+            ideal = ideal_bound(_with_bound(cluster, bound))
         search = Search(board, limits, reference, objective)
         greedy = Greedy(
             board, search, {board.ids[n] for n in targetable}, options.max_evictions, patience
@@ -253,7 +254,8 @@ def plan(
         plans=tuple(plans),
         unresolved=unresolved,
         schedulable=tuple(sorted(bound.items())),
-        ideal=ideal,
+        # the plans' end state is an arrangement too: the ideal is never below it
+        ideal=ideal.with_plans(len(rescued), sum(p.rescued_mib for p in plans)),
         reference_card_mib=reference,
         elapsed_s=(clock() - start) if clock else 0.0,
         budget_s=options.time_budget_s if clock else None,

@@ -15,7 +15,6 @@ literal simulation agrees.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +30,7 @@ from advisor.core.model import (
     budgets_overrun,
     disruption_blocker,
     queue_order,
+    reference_card_mib,
     request_problem,
 )
 from advisor.core.plan_cost import EvictionCost, eviction_cost, latest_start, plan_cost
@@ -61,14 +61,6 @@ class Outcome:
     intruders: list[int] = field(default_factory=list)  # landed, but no plan may rescue them
 
 
-def reference_card_mib(cluster: Cluster) -> int:
-    """One GPU of demand: the commonest healthy card size (the larger on a tie)."""
-    sizes = Counter(c.memory_mib for n in cluster.nodes for c in n.cards if c.healthy)
-    if not sizes:
-        return 1
-    return max(sizes.items(), key=lambda kv: (kv[1], kv[0]))[0]
-
-
 class Board:
     """Mutable; private to one planning run. Pod ids index `pods`. `never_evict`: the
     selectors that keep pods where they are besides `may_evict`; `now`: the time run times
@@ -93,8 +85,11 @@ class Board:
             for p in self.pods
         ]
         self.priority = [p.priority for p in self.pods]
+        # Only pods bound in the input: one the current cycle binds (`bound`) holds nothing
+        # yet, and evicting what the scheduler is placing right now is no advice.
         self.evictable = [
-            may_evict(p) and never_evict_reason(p, never_evict) is None for p in self.pods
+            p.placement is not None and may_evict(p) and never_evict_reason(p, never_evict) is None
+            for p in self.pods
         ]
         when = now if now is not None else latest_start(self.pods)
         self.costs: list[EvictionCost] = [eviction_cost(p, when) for p in self.pods]
@@ -104,7 +99,7 @@ class Board:
                 {
                     c.cost
                     for i, (p, c) in enumerate(zip(self.pods, self.costs, strict=True))
-                    if self.evictable[i] and (p.placement is not None or p.name in bound)
+                    if self.evictable[i]
                 }
             )
             <= 1

@@ -1,14 +1,24 @@
 """How much of the Pending demand could any rearrangement place? (docs/design.md §8, "ideal")
 
-Two bounds frame the plans. From below: repack the whole cluster onto empty cards,
-every running pod first and then the Pending ones, largest first, and count the Pending
-demand that lands — an unrestricted repack that keeps every running pod can do at least
-that well. Two packers run and the better counts: best-fit-decreasing (single-card pods to
-the eligible card with the least free memory) and first-fit-decreasing through the core's
-own placement (binpack nodes and cards). Multi-card pods always go through the core's
-placement, which keeps them on one node. From above: Pending demand cannot exceed the
-free memory of healthy cards; and, much tighter where pod sizes pack badly, a card-weight
-function checked to be dual feasible (`packing_bound`) caps what any rearrangement places.
+Every figure here counts in the product's one unit of GPU demand: GPUs of memory, a pod's
+MiB over the commonest healthy card's (`model.reference_card_mib`), a share or a
+whole card counted at what it takes of that card. The plans count the same way, so the
+three figures of the plan summary (what the plans rescue, the ideal repack, the memory
+bound) always read in order.
+
+Two bounds frame the plans. From below, the ideal: the best arrangement found that keeps
+every running pod running. Repack the whole cluster onto empty cards, every running pod
+first and then the Pending ones, largest first: two packers run, best-fit-decreasing
+(single-card pods to the eligible card with the least free memory) and first-fit-decreasing
+through the core's own placement (binpack nodes and cards; multi-card pods always go
+through it, which keeps them on one node). A repack that leaves a running pod out is no
+arrangement to aim at, and the plans' own end state is one (`with_plans`), so the ideal is
+never below what the plans rescue. From above: memory. Every pod holds at least its least
+memory over the cluster's card sizes, so the Pending pods that join the running ones hold
+at most the counted cards' memory less the running pods' least (a fractional knapsack in
+the unit above; never below the ideal). Much tighter where pod sizes pack badly, a
+card-weight function checked to be dual feasible (`packing_bound`) caps what any
+rearrangement places.
 """
 
 from __future__ import annotations
@@ -20,8 +30,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from advisor.core.model import Cluster, Pod, Policy, request_problem
-from advisor.core.plan_board import reference_card_mib
+from advisor.core.model import Cluster, Pod, Policy, reference_card_mib, request_problem
 from advisor.core.rules import rules_for
 from advisor.core.state import CardState, Shape
 
@@ -30,12 +39,14 @@ REPACK_POLICY = Policy(node="binpack", card="binpack")
 
 @dataclass(frozen=True, slots=True)
 class IdealBound:
+    """In MiB of GPU demand (the module's unit: divide by the reference card for GPUs)."""
+
     pending_pods: int
     pending_mib: int
-    repack_pods: int  # Pending pods the repack places
+    repack_pods: int  # Pending pods the ideal arrangement places
     repack_mib: int
-    repack_running_unplaced: int  # running pods the repack could not place (0 = a valid repack)
-    free_mib: int  # free memory on healthy cards now: the upper bound
+    repack_running_unplaced: int  # running pods it leaves out: 0, it keeps them all
+    upper_mib: int  # no rearrangement places more (at most `pending_mib`)
     method: str
 
     @property
@@ -44,7 +55,20 @@ class IdealBound:
 
     @property
     def upper_share(self) -> float:
-        return min(1.0, self.free_mib / self.pending_mib) if self.pending_mib else 1.0
+        return min(1.0, self.upper_mib / self.pending_mib) if self.pending_mib else 1.0
+
+    def with_plans(self, pods: int, mib: int) -> IdealBound:
+        """The ideal, or the plans' end state (`pods` rescued, `mib` of them) where no repack
+        tried keeps every running pod and places more."""
+        if self.repack_running_unplaced == 0 and self.repack_mib >= mib:
+            return self
+        return dataclasses.replace(
+            self,
+            repack_pods=pods,
+            repack_mib=mib,
+            repack_running_unplaced=0,
+            method="the plans' end state: no repack tried places more",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +82,9 @@ class _Repack:
         return (-self.running_unplaced, self.mib, self.pods)
 
 
-def ideal_bound(cluster: Cluster, free_mib: int) -> IdealBound:
-    """`cluster` with the pods the current cycle places already running; `free_mib`: the
-    free memory of its healthy cards."""
+def ideal_bound(cluster: Cluster) -> IdealBound:
+    """`cluster` with the pods the current cycle places already running. The plans are not
+    known yet: `IdealBound.with_plans` takes them into account."""
     items: list[tuple[tuple[bool, int, int, int], Pod, Shape]] = []
     pending_pods = pending_mib = 0
     reference = reference_card_mib(cluster)
@@ -84,9 +108,49 @@ def ideal_bound(cluster: Cluster, free_mib: int) -> IdealBound:
         repack_pods=best.pods,
         repack_mib=best.mib,
         repack_running_unplaced=best.running_unplaced,
-        free_mib=free_mib,
+        upper_mib=min(memory_bound(cluster, reference), pending_mib),
         method=best.method,
     )
+
+
+def memory_bound(cluster: Cluster, reference: int) -> int:
+    """Pending demand (in the module's unit) that no arrangement keeping the running pods
+    can exceed: each pod holds at least its least MiB over the card sizes, so the Pending
+    pods that land hold at most the counted cards' memory less the running pods' least;
+    the most demand of that much least memory (a fractional knapsack) bounds them."""
+    rules = rules_for(cluster.scheduler)
+    counted = {
+        (n.name, c.index): c.memory_mib
+        for n in cluster.nodes
+        for c in n.cards
+        if c.healthy or not rules.checks_health
+    }
+    if not counted:
+        return 0
+    sizes = sorted(set(counted.values()))
+    room = sum(counted.values())
+    items: list[tuple[int, int]] = []  # (demand, least MiB held), Pending pods
+    for pod in cluster.pods:
+        if pod.invalid or request_problem(pod.request, cluster.scheduler.profile):
+            continue
+        shape = Shape.of_pod(pod)
+        least = shape.gpus * min(card_mib(cluster, size, shape) for size in sizes)
+        if pod.placement is None:
+            items.append((shape.gpus * card_mib(cluster, reference, shape), least))
+        elif all((pod.placement.node, k) in counted for k in pod.placement.cards):
+            room -= least  # pods on cards not counted hold nothing here: a looser bound
+    left = Fraction(max(room, 0))
+    bound = Fraction(0)
+    for demand, least in sorted(
+        items, key=lambda item: Fraction(item[0], item[1]) if item[1] else Fraction(10**30)
+    )[::-1]:
+        if least <= left:
+            bound += demand
+            left -= least
+        else:
+            bound += Fraction(demand) * left / least
+            break
+    return math.floor(bound)
 
 
 def _repack(
@@ -120,10 +184,6 @@ def card_mib(cluster: Cluster, capacity: int, shape: Shape) -> int:
         return shape.card_memory_mib
     need = rules_for(cluster.scheduler).card_need(np.array([capacity], dtype=np.int64), shape)
     return int(need[0])
-
-
-def healthy_free_mib(state: CardState) -> int:
-    return int(np.where(state.healthy, state.free_memory, 0).sum())
 
 
 # -- a packing bound from card weights (a dual-feasible function) ----------------------

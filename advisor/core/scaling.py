@@ -23,7 +23,7 @@ from typing import Any, overload
 import numpy as np
 
 from advisor.core.diagnose import Diagnosis, build_state, diagnose
-from advisor.core.model import Cluster, Node, Placement, Pod, queue_order
+from advisor.core.model import Cluster, Node, Placement, Pod, queue_order, reference_card_mib
 from advisor.core.node_templates import NodeShape as NodeShape  # re-exported
 from advisor.core.node_templates import NotTriggered as NotTriggered
 from advisor.core.node_templates import TemplateCheck
@@ -324,8 +324,8 @@ def headroom(
     target_utilisation: float = 0.7,
     redundancy: float = 0.2,
 ) -> Headroom:
-    """GPUs the cluster needs at its observed peak, in GPU-equivalents (a card = 1; the lead
-    converts bytes with the card size), by allotment and, when given, by use."""
+    """GPUs the cluster needs at its observed peak, in GPUs of memory (`model.gpu_mib`), by
+    allotment and, when given, by use."""
     needed = gpus_needed(peak_allotted_gpus, target_utilisation, redundancy)
     by_use = (
         None
@@ -345,16 +345,16 @@ def headroom(
 
 
 def allotted_gpus(cluster: Cluster) -> float:
-    """GPU-equivalents allotted now: each card's allotted memory over its size, summed."""
+    """GPUs of memory allotted now (`model.gpu_mib`: the product's one unit)."""
     state = build_state(cluster)
     used = (state.capacity - state.free_memory).astype(np.float64)
-    return float(
-        np.divide(used, state.capacity, out=np.zeros_like(used), where=state.capacity > 0).sum()
-    )
+    return float(used.sum()) / reference_card_mib(cluster)
 
 
-def capacity_gpus(cluster: Cluster, healthy_only: bool = True) -> int:
-    return sum(1 for n in cluster.nodes for c in n.cards if c.healthy or not healthy_only)
+def capacity_gpus(cluster: Cluster, healthy_only: bool = True) -> float:
+    """The cards' memory in GPUs of memory (a card of the commonest size = 1)."""
+    mib = sum(c.memory_mib for n in cluster.nodes for c in n.cards if c.healthy or not healthy_only)
+    return mib / reference_card_mib(cluster)
 
 
 def plan_outcome(plans: PlanReport) -> tuple[frozenset[str], frozenset[str]]:

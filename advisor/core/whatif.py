@@ -8,6 +8,10 @@ Two questions per combination, so a team can choose its scheduler policy on evid
 - *Repack*: placing every pod again from empty, running pods first (priority desc, then
   list order) and then the Pending queue, how many pods land, and at what fragmentation?
 
+A pod placed on a card reported unhealthy is counted as such: only volcano-vgpu does it
+(Volcano's vGPU filter, checkNodeGPUSharingPredicateAndScore, reads no health), and the
+outputs say so, since the device plugin may then refuse the pod.
+
 Fragmentation uses the same typical shapes (all pods' requests valid under the profile)
 everywhere, so the figures compare; stranded memory is judged against the pods each scenario
 leaves unplaced.
@@ -72,6 +76,7 @@ class Landing:
     placement: Placement | None
     mib: int = 0
     random_tie: bool = False
+    unhealthy: bool = False  # on a card reported unhealthy (volcano-vgpu has no health check)
 
 
 def landings(state: CardState, pods: Sequence[Pod], policy: Policy) -> tuple[Landing, ...]:
@@ -90,9 +95,11 @@ def landings(state: CardState, pods: Sequence[Pod], policy: Policy) -> tuple[Lan
             placed.append(NOWHERE)
             continue
         tied = state.tied > 1
-        mib = int(state.card_need(shape, np.array(positions, dtype=np.int64)).sum())
+        at = np.array(positions, dtype=np.int64)
+        mib = int(state.card_need(shape, at).sum())
+        sick = not bool(state.healthy[at].all())
         state.apply(positions, shape)
-        placed.append(Landing(state.placement_of(positions), mib, tied))
+        placed.append(Landing(state.placement_of(positions), mib, tied, sick))
     return tuple(placed)
 
 
@@ -113,6 +120,7 @@ class Repack:
     running_lost: int  # running today, unplaced in the repack
     pending_placed: int
     fragmentation: Fragmentation
+    on_unhealthy: int = 0  # pods placed on cards reported unhealthy
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +130,7 @@ class PolicyOutcome:
     pending_placed_mib: int
     fragmentation: Fragmentation  # after placing the Pending queue
     repack: Repack
+    pending_on_unhealthy: int = 0  # Pending pods placed on cards reported unhealthy
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +183,7 @@ def _outcome(
         pending_placed_mib=sum(where.mib for where in placed),
         fragmentation=measure(state, shapes, left),
         repack=_repack(cluster, shapes, policy),
+        pending_on_unhealthy=sum(1 for where in placed if where.unhealthy),
     )
 
 
@@ -193,6 +203,7 @@ def _repack(cluster: Cluster, shapes: tuple[WeightedShape, ...], policy: Policy)
         running_lost=len(cluster.running) - running_placed,
         pending_placed=len(landed) - running_placed,
         fragmentation=measure(state, shapes, left),
+        on_unhealthy=sum(1 for where in placed if where.unhealthy),
     )
 
 
@@ -224,6 +235,11 @@ class ProfileOutcome:
     @property
     def random_ties(self) -> int:
         return sum(1 for _, where in self.placements if where.random_tie)
+
+    @property
+    def on_unhealthy(self) -> tuple[str, ...]:
+        """The Pending pods placed on a card reported unhealthy, queue order."""
+        return tuple(name for name, where in self.placements if where.unhealthy)
 
 
 def held_mib(rules: CardRules, pod: Pod, capacities: Sequence[int]) -> int:

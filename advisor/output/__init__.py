@@ -13,7 +13,7 @@ from advisor.core.fragmentation import Fragmentation, summary_json
 from advisor.core.model import Cluster, Mode, Node, Placement, Pod, ProfileName, Scheduler
 from advisor.core.nodefilters import Resources, Taint, bytes_text, cpu_text
 from advisor.core.rules import CardRules, rules_for
-from advisor.core.whatif import ProfileOutcome, WhatIf, held_mib
+from advisor.core.whatif import PolicyOutcome, ProfileOutcome, WhatIf, held_mib
 
 
 def placement_json(placement: Placement | None) -> schemas.PlacementJson | None:
@@ -228,26 +228,34 @@ def whatif_json(w: WhatIf) -> schemas.WhatIfJson:
             **relative,
             "fragmentation": _summary(w.fragmentation),
         },
-        "policies": [
-            {
-                "node": o.policy.node,
-                "card": o.policy.card,
-                "pending_placed": o.pending_placed,
-                "pending_placed_mib": o.pending_placed_mib,
-                "fragmentation": _summary(o.fragmentation),
-                "repack": {
-                    "pods": o.repack.pods,
-                    "placed": o.repack.placed,
-                    "placed_mib": o.repack.placed_mib,
-                    "running_placed": o.repack.running_placed,
-                    "running_lost": o.repack.running_lost,
-                    "pending_placed": o.repack.pending_placed,
-                    "fragmentation": _summary(o.repack.fragmentation),
-                },
-            }
-            for o in w.outcomes
-        ],
+        "policies": [_policy_json(o) for o in w.outcomes],
     }
+
+
+def _policy_json(o: PolicyOutcome) -> schemas.PolicyOutcomeJson:
+    """One policy's outcome; the counts of pods on unhealthy cards only when some are."""
+    repack: schemas.RepackJson = {
+        "pods": o.repack.pods,
+        "placed": o.repack.placed,
+        "placed_mib": o.repack.placed_mib,
+        "running_placed": o.repack.running_placed,
+        "running_lost": o.repack.running_lost,
+        "pending_placed": o.repack.pending_placed,
+        "fragmentation": _summary(o.repack.fragmentation),
+    }
+    if o.repack.on_unhealthy:
+        repack["on_unhealthy"] = o.repack.on_unhealthy
+    entry: schemas.PolicyOutcomeJson = {
+        "node": o.policy.node,
+        "card": o.policy.card,
+        "pending_placed": o.pending_placed,
+        "pending_placed_mib": o.pending_placed_mib,
+        "fragmentation": _summary(o.fragmentation),
+        "repack": repack,
+    }
+    if o.pending_on_unhealthy:
+        entry["pending_on_unhealthy"] = o.pending_on_unhealthy
+    return entry
 
 
 def schedulers_json(outcomes: Collection[ProfileOutcome], running: int) -> schemas.SchedulersJson:
@@ -258,24 +266,26 @@ def schedulers_json(outcomes: Collection[ProfileOutcome], running: int) -> schem
         "schema": schemas.WHATIF_SCHEMA,
         "running": running,
         "pending": pending,
-        "schedulers": [
-            {
-                "profile": o.scheduler.profile,
-                "scheduler": scheduler_json(o.scheduler),
-                "policy": {"node": o.policy.node, "card": o.policy.card},
-                "max_vgpus_per_card": o.max_vgpus_per_card,
-                "pending": {cause: o.pending_by_cause[cause] for cause in CAUSES},
-                "placed": o.placed,
-                "placed_mib": o.placed_mib,
-                "random_ties": o.random_ties,
-                "running_invalid": o.running_invalid,
-                "fragmentation_now": _summary(o.fragmentation_now),
-                "fragmentation": _summary(o.fragmentation),
-                "placements": {
-                    name: placement_json(where.placement) for name, where in o.placements
-                },
-                "causes": dict(o.causes),
-            }
-            for o in outcomes
-        ],
+        "schedulers": [_scheduler_json(o) for o in outcomes],
     }
+
+
+def _scheduler_json(o: ProfileOutcome) -> schemas.SchedulerOutcomeJson:
+    entry: schemas.SchedulerOutcomeJson = {
+        "profile": o.scheduler.profile,
+        "scheduler": scheduler_json(o.scheduler),
+        "policy": {"node": o.policy.node, "card": o.policy.card},
+        "max_vgpus_per_card": o.max_vgpus_per_card,
+        "pending": {cause: o.pending_by_cause[cause] for cause in CAUSES},
+        "placed": o.placed,
+        "placed_mib": o.placed_mib,
+        "random_ties": o.random_ties,
+        "running_invalid": o.running_invalid,
+        "fragmentation_now": _summary(o.fragmentation_now),
+        "fragmentation": _summary(o.fragmentation),
+        "placements": {name: placement_json(where.placement) for name, where in o.placements},
+        "causes": dict(o.causes),
+    }
+    if o.on_unhealthy:
+        entry["on_unhealthy"] = list(o.on_unhealthy)
+    return entry

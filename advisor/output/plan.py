@@ -106,8 +106,8 @@ def plan_json(
             "repack_mib": ideal.repack_mib,
             "repack_share": round(ideal.repack_share, 4),
             "repack_running_unplaced": ideal.repack_running_unplaced,
-            "upper_bound_gpus": _gpus(min(ideal.free_mib, ideal.pending_mib) / ref),
-            "upper_bound_mib": min(ideal.free_mib, ideal.pending_mib),
+            "upper_bound_gpus": _gpus(ideal.upper_mib / ref),
+            "upper_bound_mib": ideal.upper_mib,
             "upper_bound_share": round(ideal.upper_share, 4),
         },
         "summary": {

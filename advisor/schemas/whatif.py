@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from advisor.schemas.parts import PlacementJson, PolicyJson, SchedulerJson
 
@@ -43,6 +43,7 @@ class RepackJson(TypedDict):
     running_lost: int
     pending_placed: int
     fragmentation: FragmentationSummaryJson
+    on_unhealthy: NotRequired[int]  # pods placed on cards reported unhealthy; only when some
 
 
 class PolicyOutcomeJson(TypedDict):
@@ -52,6 +53,7 @@ class PolicyOutcomeJson(TypedDict):
     pending_placed_mib: int
     fragmentation: FragmentationSummaryJson
     repack: RepackJson
+    pending_on_unhealthy: NotRequired[int]  # placed on cards reported unhealthy; when some
 
 
 class WhatIfJson(TypedDict):
@@ -76,6 +78,7 @@ class SchedulerOutcomeJson(TypedDict):
     fragmentation: FragmentationSummaryJson
     placements: dict[str, PlacementJson | None]
     causes: dict[str, str]
+    on_unhealthy: NotRequired[list[str]]  # Pending pods placed on unhealthy cards; when some
 
 
 class SchedulersJson(TypedDict):

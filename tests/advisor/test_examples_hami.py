@@ -204,65 +204,62 @@ def test_without_its_annotation_the_binpack_pod_would_spread(tmp_path: Path) -> 
     )
 
 
-def test_the_plans_free_a_t4_card_and_a_numa_pair(plan: Json, diagnosis: Json) -> None:
+def test_the_plan_frees_a_t4_card_and_evicts_no_pod_the_cycle_binds(
+    plan: Json, diagnosis: Json
+) -> None:
     # ml/t4-train needs 14336 on one T4 card. Card 0 (notebook-a 8192, notebook-b 6144, 2048
     # free) cannot get there with one eviction; card 1 (notebook-c 2048, web/embed-0 2048
-    # just bound, 12288 free) can by evicting either 2048 pod; the Deployment's replica
-    # costs 1 to restart, the StatefulSet's notebook 2 (docs/design.md §8), so web/embed-0
-    # goes. It comes back to card 0's 2048 free: t4-node-1 is the busiest node that fits it
-    # and card 0 its only card left.
-    # 14336 MiB rescued in units of the commonest card, the A100's 40960: 0.35 GPUs for
-    # 1 eviction, 2.857 per GPU, within the default 3.
+    # just bound, 12288 free) can by evicting notebook-c. web/embed-0 is Pending in the
+    # input: the cycle is binding it, it holds nothing yet, and no plan evicts it
+    # (docs/design.md §8). notebook-c comes back to card 0's 2048 free: t4-node-1 is the
+    # busiest node that fits it and card 0 its only card left.
+    # 14336 MiB rescued in GPUs of memory of the commonest card, the A100's 40960: 0.35
+    # GPUs for 1 eviction, 2.857 per GPU, within the default 3.
     assert plan["scheduler"]["profile"] == "hami"
     assert plan["schedulable"] == {
         name: placement for name, (_, placement) in VERDICTS.items() if placement
     }
-    t4, numa = plan["plans"]
+    (t4,) = plan["plans"]
     assert t4["rescues"] == ["ml/t4-train"]
-    assert t4["evict"] == ["web/embed-0"]
-    assert t4["costs"] == [{"pod": "web/embed-0", "cost": 1.0, "why": "Deployment replica"}]
-    assert t4["evicted_from"] == {"web/embed-0": {"node": "t4-node-1", "cards": [1]}}
+    assert t4["evict"] == ["ml/notebook-c"]
+    assert t4["costs"] == [{"pod": "ml/notebook-c", "cost": 2.0, "why": "StatefulSet replica"}]
+    assert t4["evicted_from"] == {"ml/notebook-c": {"node": "t4-node-1", "cards": [1]}}
     assert t4["placements"] == {
         "ml/t4-train": {"node": "t4-node-1", "cards": [1]},
-        "web/embed-0": {"node": "t4-node-1", "cards": [0]},
+        "ml/notebook-c": {"node": "t4-node-1", "cards": [0]},
     }
-    # ml/train-numa needs 16384 on two cards of one NUMA node. The current cycle put
-    # ml/finetune-0 (a whole card) on card 3 and infer/batch-0 (16384) on card 2, both
-    # NUMA 1. Evicting both (the planner's last look: no one card's victims make this):
-    # train-numa, queued first, takes cards 2 (eval-0's 20480 + 16384) and 3 (empty);
-    # finetune-0 takes card 1, the only whole card left; batch-0, binpack by annotation,
-    # the fuller of the cards with room: card 3 (16384 used, 24576 free).
-    assert numa["rescues"] == ["ml/train-numa"]
-    assert numa["evict"] == ["ml/finetune-0", "infer/batch-0"]
-    assert numa["placements"] == {
-        "ml/train-numa": {"node": "a100-node-1", "cards": [2, 3]},
-        "ml/finetune-0": {"node": "a100-node-1", "cards": [1]},
-        "infer/batch-0": {"node": "a100-node-1", "cards": [3]},
-    }
-    assert [c["why"] for c in numa["costs"]] == ["Job, run time unknown"] * 2
+    # ml/train-numa needs 16384 on two cards of one NUMA node. NUMA 1's cards hold
+    # ml/finetune-0 and infer/batch-0, which the current cycle binds: no plan moves them.
+    # NUMA 0's card 0 holds ml/train-llm, a whole card that would find no other: no plan.
     assert plan["summary"]["reference_card_mib"] == 40960
-    # (14336 + 32768) MiB in units of the commonest card, the A100's 40960: 1.15 GPUs for 3
-    # evictions, 2.609 per GPU.
-    assert plan["summary"]["evictions_per_gpu"] == pytest.approx(3 / (47104 / 40960), abs=1e-3)
+    assert plan["summary"]["evictions_per_gpu"] == pytest.approx(1 / (14336 / 40960), abs=1e-3)
+    # The ideal and the memory bound count the same way: never below what the plan rescues
+    # (the repacks tried leave running pods out here, so the plan's end state is the ideal).
+    ideal = plan["ideal"]
+    assert plan["summary"]["rescued_gpus"] == ideal["repack_gpus"] == 0.35
+    assert ideal["repack_running_unplaced"] == 0
+    assert ideal["repack_gpus"] <= ideal["upper_bound_gpus"] <= ideal["pending_gpus"]
     causes = {p["pod"]: p["cause"] for p in diagnosis["pods"]}
-    unresolved = ("infer/chat-4", "vision/label-gen-1")
+    unresolved = ("infer/chat-4", "ml/train-numa", "vision/label-gen-1")
     assert [{"pod": u["pod"], "cause": u["cause"]} for u in plan["unresolved"]] == [
         {"pod": name, "cause": causes[name]} for name in unresolved
     ]
     # No plan makes room for chat-4 (every chat pod needs an A10 slot too), so it is advised
     # a new node, `no-plan` and never "consolidate".
     advice = {u["pod"]: (u["advice"]["key"], u["advice"]["scale_up"]) for u in plan["unresolved"]}
-    assert advice["infer/chat-4"] == ("no-plan", True)
+    assert advice["infer/chat-4"] == advice["ml/train-numa"] == ("no-plan", True)
     assert advice["vision/label-gen-1"][1] is True
-    # chat-4 selects the A10s: one new A10 node (2 x 24576, 2 vGPUs a card) takes it. 45056
+    # chat-4 selects the A10s: one new A10 node (2 x 24576, 2 vGPUs a card) takes it, and
+    # train-numa (2 x 16384 on one NUMA node) beside it on both cards. 45056
     # fits only an 80 GB card.
     assert [(s["for"], s["nodes"], s["shape"]["model"]) for s in plan["scale_up"]] == [
-        (["infer/chat-4"], 1, "NVIDIA A10"),
+        (["infer/chat-4", "ml/train-numa"], 1, "NVIDIA A10"),
         (["vision/label-gen-1"], 1, "NVIDIA A100 80GB PCIe"),
     ]
     script = run("plan", "--scenario", str(EXAMPLE), "--format", "kubectl")
     assert script.returncode == 0, script.stderr
-    assert "/api/v1/namespaces/web/pods/embed-0/eviction" in script.stdout
+    assert "/api/v1/namespaces/ml/pods/notebook-c/eviction" in script.stdout
+    assert "embed-0/eviction" not in script.stdout
 
 
 def _card_memory(request: Json, card_mib: int) -> int:

@@ -49,10 +49,11 @@ def history() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_history_peaks_in_gpu_equivalents() -> None:
+def test_history_peaks_in_gpus_of_memory() -> None:
+    # one 16 GiB and one 32 GiB card: the tie goes to the larger, 1 GPU = 32 GiB
     allotted, used = history_peaks(history(), cluster())
-    assert allotted == pytest.approx(8 / 16 + 16 / 32)
-    assert used == pytest.approx(4 / 16 + 8 / 32)
+    assert allotted == pytest.approx((8 + 16) / 32)
+    assert used == pytest.approx((4 + 8) / 32)
 
 
 def test_usage_series_sums_per_step() -> None:
@@ -71,8 +72,9 @@ def test_report_data_and_figures_agree() -> None:
     assert data["generated_at"] == "2025-11-30T00:00:00+00:00"
     assert data["diagnosis"]["summary"]["capacity"] == 1
     assert report.figures.pending_by_cause["capacity"] == 1
-    assert data["headroom"]["peak_used_gpus"] == pytest.approx(0.5)
-    assert data["headroom"]["capacity_gpus"] == 2
+    # GPUs of memory of 32 GiB: 12 GiB used at the peak, 48 GiB of cards
+    assert data["headroom"]["peak_used_gpus"] == pytest.approx(12 / 32)
+    assert data["headroom"]["capacity_gpus"] == 1.5
     assert data["rightsizing"]["schema"] == "xgpu-advisor/rightsizing/v1"
     assert data["usage"]["used_bytes"] == [6 * GIB, 12 * GIB]
     assert report.figures.duration_seconds == data["run"]["duration_seconds"]

@@ -36,6 +36,7 @@ from advisor.render.plan.text import (
     held_back_lines,
     no_plan_text,
     stop_line,
+    unit_text,
 )
 from advisor.schemas import PlacementJson, PlanEntryJson, PlanJson
 
@@ -55,7 +56,7 @@ def _header(data: PlanJson, title: str) -> str:
         f'<span class="badge plan"><b>{s["rescued_pods"]}</b>pods rescued</span>',
         f'<span class="badge plan"><b>{escape(s["rescued_gpus"])}</b>GPUs ({share:.1%})</span>',
         f'<span class="badge evict"><b>{s["evictions"]}</b>evictions</span>',
-        f'<span class="badge ideal"><b>{ideal["repack_share"] or 0.0:.1%}</b>ideal repack</span>',
+        f'<span class="badge ideal"><b>{ideal["repack_share"] or 0.0:.1%}</b>ideal</span>',
     ]
     per_gpu = s["evictions_per_gpu"]
     profile = profile_of(data)
@@ -64,8 +65,9 @@ def _header(data: PlanJson, title: str) -> str:
         + f"Policy: node {escape(policy['node'])}, card {escape(policy['card'])} · "
         f"{escape(s['pending_gpus'])} GPUs Pending"
         + (f" · {escape(per_gpu)} evictions per rescued GPU" if per_gpu is not None else "")
-        + f" · ideal: {escape(ideal['method'])} places {escape(ideal['repack_gpus'])} "
-        f"GPUs; free memory bounds it at {escape(ideal['upper_bound_gpus'])}"
+        + f" · ideal ({escape(ideal['method'])}): {escape(ideal['repack_gpus'])} "
+        f"GPUs; memory bounds any at {escape(ideal['upper_bound_gpus'])}"
+        + f" · {escape(unit_text(data))}"
         + (f" · disruption cost {escape(cost_text(s['cost']))}" if "cost" in s else "")
         + (
             f" · {s.get('simulations', 0):,} plans simulated, {s['work']:,} placements of work"

@@ -34,8 +34,10 @@ from advisor.render.plan.text import (
     caps_line,
     cost_text,
     held_back_lines,
+    ideal_text,
     no_plan_text,
     stop_line,
+    unit_text,
 )
 from advisor.schemas import PlanEntryJson, PlanJson
 
@@ -49,7 +51,7 @@ def _names(names: Sequence[str]) -> str:
 
 
 def headline(data: PlanJson) -> list[str]:
-    s, ideal = data["summary"], data["ideal"]
+    s = data["summary"]
     plans = s["plans"]
     if not s["pending"]:
         return ["**No Pending GPU pods: nothing to rebalance.**"]
@@ -64,10 +66,9 @@ def headline(data: PlanJson) -> list[str]:
         f"{s['pending_gpus']} GPUs ({s['rescued_share'] or 0.0:.1%}), with "
         f"{plural(s['evictions'], 'eviction')}{cost}.**",
         "",
-        f"Ideal: an unrestricted repack ({ideal['method']}) places "
-        f"{ideal['repack_gpus']} GPUs ({ideal['repack_share'] or 0.0:.1%}) of the "
-        f"Pending demand; free memory bounds it at {ideal['upper_bound_gpus']} GPUs "
-        f"({ideal['upper_bound_share'] or 0.0:.1%}).",
+        ideal_text(data),
+        "",
+        unit_text(data),
     ]
     for extra in (caps_line(data), stop_line(data)):
         if extra:

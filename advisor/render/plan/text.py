@@ -1,4 +1,5 @@
-"""Sentences about the plan search, shared by the Markdown and HTML pages: the caps the
+"""Sentences about the plan search, shared by the Markdown and HTML pages: the unit of its
+figures and the bounds that frame them, the caps the
 plans were held to, the plans above a cap (with the flag to raise), how far the search
 looked when it found nothing, and why it stopped when it stopped early (docs/design.md §8)."""
 
@@ -12,6 +13,28 @@ MAX_HELD_BACK_LISTED = 10  # one sentence each; the JSON's `held_back` has them 
 
 def cost_text(value: float | None) -> str:
     return "?" if value is None else f"{value:g}"
+
+
+def unit_text(data: PlanJson) -> str:
+    """What one GPU is in every figure of the plan (docs/design.md §8: GPUs of memory)."""
+    reference = data["summary"].get("reference_card_mib")
+    size = f"{reference:,} MiB, " if reference else ""
+    return (
+        f"GPUs are GPUs of memory: 1 GPU = {size}the memory of the commonest card; a pod "
+        "asking a share or a whole card counts what it would take of such a card."
+    )
+
+
+def ideal_text(data: PlanJson) -> str:
+    """The two bounds that frame the plans, in the plans' unit."""
+    ideal = data["ideal"]
+    return (
+        f"Ideal: the best arrangement found that keeps every running pod ({ideal['method']}) "
+        f"places {ideal['repack_gpus']} GPUs ({ideal['repack_share'] or 0.0:.1%}) of the "
+        f"Pending demand; memory bounds any at {ideal['upper_bound_gpus']} GPUs "
+        f"({ideal['upper_bound_share'] or 0.0:.1%}): the cards' memory less the least "
+        "the running pods can hold."
+    )
 
 
 def caps_line(data: PlanJson) -> str | None:

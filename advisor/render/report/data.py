@@ -21,6 +21,7 @@ from advisor.render.common.values import (
     plural,
 )
 from advisor.render.diagnose.data import policy_text, profile_of
+from advisor.render.plan.text import unit_text
 from advisor.schemas import (
     CardViewJson,
     HeadroomJson,
@@ -119,9 +120,10 @@ def rescue_tile(plan: PlanJson | None) -> Tile:
     detail = (
         f"{fmt_num(s['rescued_gpus'])} of {fmt_num(s['pending_gpus'])} GPUs "
         f"({fmt_pct(s['rescued_share'])}) by {plural(plans, 'plan')}, "
-        f"{plural(evictions, 'eviction')}. Ideal repack: {fmt_num(ideal['repack_gpus'])} "
-        f"GPUs ({fmt_pct(ideal['repack_share'])}); free memory bounds it at "
-        f"{fmt_num(ideal['upper_bound_gpus'])} ({fmt_pct(ideal['upper_bound_share'])})."
+        f"{plural(evictions, 'eviction')}. Ideal: {fmt_num(ideal['repack_gpus'])} "
+        f"GPUs ({fmt_pct(ideal['repack_share'])}); memory bounds any at "
+        f"{fmt_num(ideal['upper_bound_gpus'])} ({fmt_pct(ideal['upper_bound_share'])}). "
+        f"{unit_text(plan)}"
     )
     stopped = s.get("stopped_by")
     if stopped == "time":
@@ -146,7 +148,7 @@ def fragmentation_tile(frag: ReportFragmentationJson | None) -> Tile:
     detail = (
         f"Fragmentation {fmt_pct(frag['ratio'])}: of {fmt_mib(frag['free_mib'])} free, "
         "the share the typical requests cannot use. Stranded: free memory no Pending pod can "
-        f"use ({fmt_num(frag['stranded_gpus'])} GPUs)."
+        f"use ({fmt_num(frag['stranded_gpus'])} GPUs of memory)."
     )
     tone = "neutral" if stranded is None else "bad" if stranded > 0 else "good"
     return Tile("Stranded memory", fmt_mib(stranded), detail, tone)
@@ -157,7 +159,8 @@ def headroom_tile(room: HeadroomJson | None) -> Tile:
         return Tile("Headroom", "?", "No headroom figures in this report.")
     spare = room["spare_gpus"]
     detail = (
-        f"{fmt_num(room['capacity_gpus'])} GPUs in the cluster; {fmt_num(room['needed_gpus'])} "
+        f"{fmt_num(room['capacity_gpus'])} GPUs of memory in the cluster (1 GPU: the "
+        f"commonest card); {fmt_num(room['needed_gpus'])} "
         f"needed at the peak allotment of {fmt_num(room['peak_allotted_gpus'])} (target "
         f"{fmt_pct(room['target_utilisation'])} utilisation, "
         f"{fmt_pct(room['redundancy'])} redundancy)."

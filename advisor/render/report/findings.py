@@ -29,7 +29,7 @@ def cluster_fragmentation(frag: ReportFragmentationJson) -> list[tuple[str, str]
     """(figure, value) pairs for the cluster."""
 
     def amount(mib: float | None, gpus: float | None) -> str:
-        return f"{fmt_mib(mib)} ({fmt_num(gpus)} GPUs)"
+        return f"{fmt_mib(mib)} ({fmt_num(gpus)} GPUs of memory)"
 
     return [
         ("Free memory on healthy cards", amount(frag["free_mib"], frag["free_gpus"])),

@@ -101,7 +101,7 @@ def _header(report: ReportJson, title: str) -> str:
 
 
 def _meter(plan: PlanJson | None) -> str:
-    """Rescued share against the ideal repack and the free-memory bound, on one bar."""
+    """Rescued share against the ideal and the memory bound, on one bar."""
     if plan is None:
         return ""
     summary, ideal = plan["summary"], plan["ideal"]
@@ -110,7 +110,7 @@ def _meter(plan: PlanJson | None) -> str:
         return ""
     got, repack, bound = (bar_percent(s or 0.0) for s in shares)
     return (
-        '<div class="meter" title="rescued by plans, ideal repack, free-memory bound">'
+        '<div class="meter" title="rescued by plans, ideal arrangement, memory bound">'
         f'<i class="bound" style="width:{bound:.1f}%"></i>'
         f'<i class="ideal" style="width:{repack:.1f}%"></i>'
         f'<i class="got" style="width:{got:.1f}%"></i></div>'

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from advisor.core.diagnose import CAUSES
+from advisor.render.common.values import plural
 from advisor.schemas import (
     FragmentationSummaryJson,
     PlacementJson,
@@ -74,13 +75,34 @@ def render_whatif_markdown(data: WhatIfJson) -> str:
             f"| {p['node']} | {p['card']} | {r['placed']} of {r['pods']} | {r['running_lost']} "
             f"| {r['pending_placed']} | {_frag(r['fragmentation'])} |"
         )
+    lines += ["", *_unhealthy_lines(data)]
     lines += [
-        "",
         "Fragmentation is FGD's measure (ATC '23): free memory the workload's typical request "
         "shapes cannot use, as a share of all free memory on healthy cards.",
         "",
     ]
     return "\n".join(lines)
+
+
+# Why a what-if places pods on unhealthy cards, and what to expect of it.
+UNHEALTHY_WHY = (
+    "Volcano's vGPU filter (checkNodeGPUSharingPredicateAndScore) reads no health, so the "
+    "real scheduler places pods there too, and the device plugin may then refuse them: fix "
+    "or drain those cards before counting on these placements."
+)
+
+
+def _unhealthy_lines(data: WhatIfJson) -> list[str]:
+    """Per policy, the pods placed on unhealthy cards (only volcano-vgpu places any)."""
+    notes = []
+    for p in data["policies"]:
+        queued, repacked = p.get("pending_on_unhealthy", 0), p["repack"].get("on_unhealthy", 0)
+        if queued or repacked:
+            notes.append(
+                f"- {p['node']} / {p['card']}: {plural(queued, 'Pending pod')} placed and "
+                f"{plural(repacked, 'pod')} repacked on cards reported unhealthy."
+            )
+    return [*notes, "", UNHEALTHY_WHY, ""] if notes else []
 
 
 def _landing(placement: PlacementJson | None, cause: str | None) -> str:
@@ -165,6 +187,11 @@ def _notes(entries: Sequence[SchedulerOutcomeJson]) -> list[str]:
                 f"- {profile}: {ties} of its picks were among nodes that score the same; the "
                 "scheduler picks one at random, the model the first by name, so the real pick "
                 "may differ."
+            )
+        if sick := e.get("on_unhealthy", []):
+            notes.append(
+                f"- {profile}: {', '.join(sick)} placed on cards reported unhealthy. "
+                + UNHEALTHY_WHY
             )
         if invalid:
             notes.append(

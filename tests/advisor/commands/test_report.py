@@ -99,7 +99,9 @@ def test_json_holds_diagnosis_plan_fragmentation_and_headroom(data: dict[str, An
     assert frag["free_mib"] == healthy - running
     assert 0 < frag["ratio"] <= 1
     room = data["headroom"]
-    assert room["capacity_gpus"] == sum(1 for n in DEMO_CLUSTER.nodes for c in n.cards if c.healthy)
+    # GPUs of memory: the healthy cards' MiB over the commonest card's (the plan's unit)
+    gpu = data["plan"]["summary"]["reference_card_mib"]
+    assert room["capacity_gpus"] == round(healthy / gpu, 3)
     assert room["peak_allotted_gpus"] > 0
     assert (data["rightsizing"], data["usage"]) == (None, None)  # a scenario has no history
 

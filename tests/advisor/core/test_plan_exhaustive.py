@@ -77,7 +77,7 @@ def a_plan_exists(cluster: Cluster, most: int) -> bool:
     """Whether some eviction set of at most `most` pods, in some order, is a plan within
     the default caps: every evicted pod lands, a Pending pod lands, and every one that
     lands may be rescued (no pod the plans leave alone takes the room); at most 3
-    evictions per card the rescued pods get."""
+    evictions per card the rescued pods get. Only pods bound in the input may be evicted."""
     first = diagnose(cluster, node_detail_limit=0)
     causes = {d.pod.name: d for d in first.pods}
     bound = {d.pod.name: d.placement for d in first.pods if d.placement is not None}
@@ -89,7 +89,8 @@ def a_plan_exists(cluster: Cluster, most: int) -> bool:
         if causes[n].cause == "fragmentation" or causes[n].cluster_free_sufficient
     }
     cards = {p.name: p.request.gpus for p in pods}
-    movable = [p.name for p in pods if p.placement is not None and not _protected(p)]
+    # only pods bound in the input: those the cycle binds stay where it binds them
+    movable = [p.name for p in cluster.pods if p.placement is not None and not _protected(p)]
     for size in range(1, most + 1):
         for evict in itertools.permutations(movable, size):
             landed = _landed(cluster, pods, evict)

@@ -213,8 +213,8 @@ def test_the_ideal_repack_honours_taints() -> None:
         (gpu_node("a", 16, taints=(DEDICATED,)), gpu_node("b", 16)),
         (gpu_pod("t/p1", 16), gpu_pod("t/p2", 16)),
     )
-    assert ideal_bound(cluster, 32 * GiB).repack_pods == 1
-    assert ideal_bound(strip_node_fields(cluster), 32 * GiB).repack_pods == 2
+    assert ideal_bound(cluster).repack_pods == 1
+    assert ideal_bound(strip_node_fields(cluster)).repack_pods == 2
 
 
 # -- the independent checker bites --------------------------------------------------------

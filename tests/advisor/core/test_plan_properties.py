@@ -89,3 +89,16 @@ def test_fast_simulation_equals_the_literal_one(cluster: Cluster, rng: random.Ra
         assert quick.rescued == literal.rescued
         assert quick.stranded == literal.stranded
         assert (quick.state.free_memory == literal.state.free_memory).all()
+
+
+@SETTINGS
+@given(fragmented())
+def test_no_plan_evicts_a_pod_pending_in_the_input(cluster: Cluster) -> None:
+    """The current cycle binds some Pending pods before any plan; they hold nothing in the
+    input, so no plan, chain, last look or plan held back by a cap may evict one."""
+    pending = {p.name for p in cluster.pods if p.placement is None}
+    report = plan(cluster, PlanOptions(max_evaluations=400, max_plan_evictions=1))
+    victims = {name for p in report.plans for name in p.evict}
+    victims.update(name for h in report.held_back for name in h.evict)
+    assert not victims & pending
+    event(f"bound by the cycle: {min(len(report.schedulable), 3)}")

@@ -299,8 +299,9 @@ def test_allotted_and_capacity_gpus() -> None:
         ],
         [running("a/x", "n1", [0, 1], 16)],
     )
+    # GPUs of memory of the commonest healthy card (16 GiB): the broken 8 GiB card is half
     assert allotted_gpus(cluster) == pytest.approx(1.0)
-    assert (capacity_gpus(cluster), capacity_gpus(cluster, healthy_only=False)) == (2, 3)
+    assert (capacity_gpus(cluster), capacity_gpus(cluster, healthy_only=False)) == (2, 2.5)
 
 
 # -- properties ----------------------------------------------------------------------------

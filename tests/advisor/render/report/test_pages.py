@@ -77,13 +77,15 @@ def test_html_summary_strip_figures(page: str) -> None:
     assert "<b>1</b>fragmentation" in strip
     assert '<div class="value">1 of 3 pods</div>' in strip
     assert "0.5 of 19 GPUs (2.6%)" in strip
-    assert "bounds it at 4.625 (24.3%)" in strip
+    assert "memory bounds any at 4.625 (24.3%)" in strip
+    assert "1 GPU = " in strip  # the unit of every GPU figure, named
     # the sample strands nothing: a good tile, fragmentation its secondary line
     stranded = '<div class="tile good"><div class="label">Stranded memory</div>'
     assert stranded + '<div class="value">0 MiB</div>' in strip
     assert "Fragmentation 68.5%: of 90,112 MiB free" in strip
-    assert '<div class="value">1 GPU short</div>' in strip
-    assert "10 GPUs in the cluster; 11 needed" in strip
+    # GPUs of memory of the commonest card, 16,384 MiB: 270,336 MiB of healthy cards
+    assert '<div class="value">2.5 GPUs short</div>' in strip
+    assert "16.5 GPUs of memory in the cluster (1 GPU: the commonest card); 19 needed" in strip
     # the meter: plans, ideal repack and bound as widths of one bar
     assert 'class="bound" style="width:24.3%"' in strip
     assert 'class="got" style="width:2.6%"' in strip
@@ -127,7 +129,7 @@ def test_html_scaling_fragmentation_usage_rightsizing(page: str) -> None:
     assert "<th>Other pods, also moved</th>" in scaling
     assert '<span class="mono">ml/dashboard</span>' in scaling
     frag = page[page.index('id="fragmentation"') : page.index('id="usage"')]
-    assert "61,696 MiB (2.461 GPUs), 68.5% of free" in frag
+    assert "61,696 MiB (3.766 GPUs of memory), 68.5% of free" in frag
     assert "2 × 28,672 MiB + 60 % core" in frag
     assert frag.index("a100-node-1") < frag.index("t4-spare")  # most fragmented first
     usage = page[page.index('id="usage"') : page.index('id="rightsizing"')]
@@ -161,7 +163,7 @@ def test_markdown_has_the_same_sections_as_tables(text: str) -> None:
     ]
     assert [h for h in headings if h in wanted] == wanted
     assert "| node gpu-old-7 | xgpu_node_info | 21 min ago |" in text
-    assert "- **Headroom: 1 GPU short**" in text
+    assert "- **Headroom: 2.5 GPUs short**" in text
     assert "| schedulable | 3 | " + "█" * 24 + " |" in text
     assert "| 1 | 8 × 32,768 MiB cards, any model (a new node shape) | ml/pretrain-0 |" in text
     assert "| a100-node-1 | 39,936 | 31,680 | 0 | 79.3% |" in text

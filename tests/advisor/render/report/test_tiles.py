@@ -46,14 +46,14 @@ def test_a_fragmented_cluster_with_nothing_stranded_is_good_and_says_0_mib() -> 
     assert (tile.label, tile.value, tile.tone) == ("Stranded memory", "0 MiB", "good")
     # 0.8 as a percentage with one decimal; 81920 grouped by thousands.
     assert tile.detail.startswith("Fragmentation 80.0%: of 81,920 MiB free,")
-    assert tile.detail.endswith("(0 GPUs).")
+    assert tile.detail.endswith("(0 GPUs of memory).")
 
 
 def test_stranded_memory_makes_the_tile_bad_whatever_the_ratio() -> None:
     tile = tile_of(SOME_STRANDED)
     assert (tile.value, tile.tone) == ("4,096 MiB", "bad")
     assert "Fragmentation 10.0%" in tile.detail
-    assert "(0.25 GPUs)" in tile.detail
+    assert "(0.25 GPUs of memory)" in tile.detail
 
 
 def test_unknown_stranded_memory_is_neutral_and_a_question_mark() -> None:
