@@ -23,15 +23,7 @@ from typing import NoReturn
 
 from aiohttp import web
 
-from advisor.core.model import Cluster
-from advisor.durations import parse_duration
-from advisor.listen import parse_listen as listen_address
-from advisor.scenario import ScenarioError
-from advisor.terminal import one_line
-from exporter.allotments import PodSource
-from exporter.attribution import PidResolver, ProcCgroupResolver
-from exporter.collection import Engine, Reader
-from exporter.connections import (
+from advisor.connections import (
     DEFAULT_IDLE_TIMEOUT_S,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_READ_HEADER_TIMEOUT_S,
@@ -40,6 +32,14 @@ from exporter.connections import (
     fit_file_limit,
     serve_guarded,
 )
+from advisor.core.model import Cluster
+from advisor.durations import parse_duration
+from advisor.listen import parse_listen as listen_address
+from advisor.scenario import ScenarioError
+from advisor.terminal import one_line
+from exporter.allotments import PodSource
+from exporter.attribution import PidResolver, ProcCgroupResolver
+from exporter.collection import Engine, Reader
 from exporter.logfmt import setup_logging
 from exporter.metrics import FAMILY_GROUPS, exporter_version
 from exporter.scenario_pods import ScenarioPodSource
