@@ -27,10 +27,18 @@ def _escape(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+# A message quotes what it is about; a 100 KB label value from a hostile server would make
+# it a 100 KB line. Far above any message's own length (paths, URLs, series names).
+MAX_LINE_CHARS = 2_000
+
+
 def one_line(text: object) -> str:
-    """`text` with every control character escaped, line breaks and tabs included: for a
-    message on stderr."""
-    return _UNSAFE.sub(lambda m: _escape(m.group()), str(text))
+    """`text` with every control character escaped, line breaks and tabs included, and cut
+    at MAX_LINE_CHARS: for a message on stderr."""
+    line = _UNSAFE.sub(lambda m: _escape(m.group()), str(text))
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]}... ({len(line) - MAX_LINE_CHARS:,} more characters)"
 
 
 def terminal_text(text: str) -> str:
