@@ -32,10 +32,16 @@ def _escape(char: str) -> str:
 MAX_LINE_CHARS = 2_000
 
 
+def escape_controls(text: object) -> str:
+    """`text` with every control character escaped, line breaks and tabs included, whole:
+    for a log field, which keeps a traceback however long."""
+    return _UNSAFE.sub(lambda m: _escape(m.group()), str(text))
+
+
 def one_line(text: object) -> str:
     """`text` with every control character escaped, line breaks and tabs included, and cut
     at MAX_LINE_CHARS: for a message on stderr."""
-    line = _UNSAFE.sub(lambda m: _escape(m.group()), str(text))
+    line = escape_controls(text)
     if len(line) <= MAX_LINE_CHARS:
         return line
     return f"{line[:MAX_LINE_CHARS]}... ({len(line) - MAX_LINE_CHARS:,} more characters)"
