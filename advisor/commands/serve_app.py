@@ -1,15 +1,15 @@
 """The reports' HTTP app behind `xgpu-advisor serve` (commands/serve.py runs it).
 
 GET and HEAD only (anything else: 405; what is not HTTP at all: 400, said in two words, not
-echoed back, and not logged with a traceback). `/healthz` answers ok (for the probes: the index does
-not exist before the first run); `/` is the reports' index.html. A path is served only when it
-names a regular file under the reports' home with a known report suffix, reached through no
-hidden name (`.x`: staging folders, temporary files) and resolving inside the home (a symlink
-leading out is refused as not found, as is `..`). Every answer, errors too, carries the
-security headers: the pages are self-contained (inline styles, no script), so the policy
-allows nothing else. Connections are bounded as the exporter's are (advisor.connections): a
-header sent a byte at a time is cut off at the header timeout, and past the cap a new
-connection closes the one quiet longest.
+echoed back, and not logged with a traceback). `/healthz` answers ok (for the probes: the
+index does not exist before the first run); `/` is the reports' index.html. A path is served
+only when it names a regular file under the reports' home with a known report suffix,
+reached through no hidden name (`.x`: staging folders, temporary files) and resolving inside
+the home (a symlink leading out is refused as not found, as is `..`). Every answer, errors
+too, carries the security headers: the pages are self-contained (inline styles, no script),
+so the policy allows nothing else. Connections are bounded as the exporter's are
+(advisor.connections): a header sent a byte at a time is cut off at the header timeout, and
+past the cap a new connection closes the one quiet longest.
 """
 
 from __future__ import annotations
