@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from advisor.infile import open_input
 from advisor.scenario_reader import ScenarioError, join
 
 MAX_SCENARIO_BYTES = 64 * 2**20
@@ -74,7 +75,7 @@ def read_scenario_text(path: Path, max_bytes: int = MAX_SCENARIO_BYTES) -> str:
     read from anything (a pipe, a device)."""
     limit = f"more than the {max_bytes:,} bytes a scenario may have (--scenario.max-bytes)"
     try:
-        with path.open("rb") as handle:
+        with open_input(path) as handle:
             info = os.fstat(handle.fileno())
             if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
                 raise ScenarioError(f"{path}: (file): {info.st_size:,} bytes, {limit}")
@@ -84,9 +85,12 @@ def read_scenario_text(path: Path, max_bytes: int = MAX_SCENARIO_BYTES) -> str:
     if len(raw) > max_bytes:
         raise ScenarioError(f"{path}: (file): {limit}")
     try:
-        return raw.decode("utf-8-sig")  # a byte-order mark is no part of the text
+        text = raw.decode("utf-8-sig")  # a byte-order mark is no part of the text
     except UnicodeDecodeError as err:
         raise ScenarioError(f"{path}: (file): not UTF-8 text (byte {err.start:,})") from None
+    if not text.strip():  # also a FIFO no one writes to (advisor.infile)
+        raise ScenarioError(f"{path}: (file): empty")
+    return text
 
 
 class _DuplicateKey(Exception):

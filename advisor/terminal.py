@@ -27,10 +27,24 @@ def _escape(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def one_line(text: object) -> str:
-    """`text` with every control character escaped, line breaks and tabs included: for a
-    message on stderr."""
+# A message quotes what it is about; a 100 KB label value from a hostile server would make
+# it a 100 KB line. Far above any message's own length (paths, URLs, series names).
+MAX_LINE_CHARS = 2_000
+
+
+def escape_controls(text: object) -> str:
+    """`text` with every control character escaped, line breaks and tabs included, whole:
+    for a log field, which keeps a traceback however long."""
     return _UNSAFE.sub(lambda m: _escape(m.group()), str(text))
+
+
+def one_line(text: object) -> str:
+    """`text` with every control character escaped, line breaks and tabs included, and cut
+    at MAX_LINE_CHARS: for a message on stderr."""
+    line = escape_controls(text)
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]}... ({len(line) - MAX_LINE_CHARS:,} more characters)"
 
 
 def terminal_text(text: str) -> str:

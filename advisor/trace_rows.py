@@ -10,10 +10,13 @@ is one `TraceError` line: 'FILE: line N: problem'.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+
+from advisor.infile import open_input
 
 MAX_LINE_CHARS = 64 * 1024
 MAX_ROWS = 1_000_000  # the openb files hold about 9,000
@@ -46,7 +49,7 @@ def _bounded_lines(handle: IO[str], path: Path) -> Iterator[str]:
 def read_rows(path: Path, required: set[str]) -> list[tuple[int, dict[str, str]]]:
     """(line number, row) of each data row; the header must name every `required` column."""
     try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
+        with io.TextIOWrapper(open_input(path), encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(_bounded_lines(handle, path))
             missing = required - set(reader.fieldnames or [])
             if missing:

@@ -23,6 +23,15 @@ from typing import NoReturn
 
 from aiohttp import web
 
+from advisor.connections import (
+    DEFAULT_IDLE_TIMEOUT_S,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_READ_HEADER_TIMEOUT_S,
+    ConnectionLimits,
+    connection_count,
+    fit_file_limit,
+    serve_guarded,
+)
 from advisor.core.model import Cluster
 from advisor.durations import parse_duration
 from advisor.flagparse import SuggestingParser
@@ -32,15 +41,6 @@ from advisor.terminal import one_line
 from exporter.allotments import PodSource
 from exporter.attribution import PidResolver, ProcCgroupResolver
 from exporter.collection import Engine, Reader
-from exporter.connections import (
-    DEFAULT_IDLE_TIMEOUT_S,
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_READ_HEADER_TIMEOUT_S,
-    ConnectionLimits,
-    connection_count,
-    fit_file_limit,
-    serve_guarded,
-)
 from exporter.logfmt import setup_logging
 from exporter.metrics import FAMILY_GROUPS, exporter_version
 from exporter.scenario_pods import ScenarioPodSource

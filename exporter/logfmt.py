@@ -9,7 +9,7 @@ import logging
 import sys
 import time
 
-from advisor.terminal import one_line
+from advisor.terminal import escape_controls
 
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
@@ -22,9 +22,9 @@ def _value(value: object) -> str:
     """Bare when it can be, else quoted; a control character (from a pod name, an error
     body...) is escaped, so it never reaches the terminal or breaks the line in two."""
     text = str(value)
-    if text and one_line(text) == text and not any(c in text for c in ' "='):
+    if text and escape_controls(text) == text and not any(c in text for c in ' "='):
         return text
-    return '"' + one_line(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+    return '"' + escape_controls(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
 
 
 class LogfmtFormatter(logging.Formatter):

@@ -7,9 +7,11 @@
 A run is written into a hidden staging folder and renamed into place whole, so a reader (the
 index, `xgpu-advisor serve`, a person) never sees half a run. Only then is the index rewritten
 (atomically: written beside and renamed) and only then are the runs beyond the newest N
-removed: a failed run leaves the previous ones and their index as they were. One writer at a
-time (the CronJob forbids overlapping runs); a staging folder a crashed run left behind is
-removed by a later run once it is an hour old.
+removed: a failed run leaves the previous ones and their index as they were. A run removed
+is first renamed to a hidden name, so a run killed half-way through deleting it leaves no
+half a run in view. One writer at a time (the CronJob forbids overlapping runs); a staging
+folder a crashed run left behind is removed by a later run once it is an hour old, a hidden
+removed run at once.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ SUMMARY = "summary.json"
 RUN_FOLDER = re.compile(r"(?P<stamp>[0-9]{8}T[0-9]{6}Z)(?:-(?P<n>[0-9]{1,6}))?")
 STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 STAGING_SUFFIX = ".partial"
+REMOVED_SUFFIX = ".removed"
 STALE_STAGING_S = 3600.0
 
 
@@ -88,7 +91,10 @@ def store_run(
         root / INDEX, render_archive_index([index_run(root, r) for r in runs[:keep]], keep)
     )
     for old in runs[keep:]:
-        shutil.rmtree(root / old)
+        gone = root / f".{old}{REMOVED_SUFFIX}"
+        shutil.rmtree(gone, ignore_errors=True)  # a killed run's, of the same name
+        os.rename(root / old, gone)  # out of view in one step, then deleted
+        shutil.rmtree(gone)
     _remove_stale_staging(root)
     return final
 
@@ -113,12 +119,14 @@ def _rename_free(staging: Path, root: Path, base: str) -> Path:
 def _remove_stale_staging(root: Path) -> None:
     cutoff = time.time() - STALE_STAGING_S
     for entry in os.scandir(root):
-        stale = entry.name.startswith(".") and entry.name.endswith(STAGING_SUFFIX)
-        if (
-            stale
-            and entry.is_dir(follow_symlinks=False)
+        hidden = entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
+        removed = hidden and entry.name.endswith(REMOVED_SUFFIX)
+        stale = (
+            hidden
+            and entry.name.endswith(STAGING_SUFFIX)
             and entry.stat(follow_symlinks=False).st_mtime < cutoff
-        ):
+        )
+        if removed or stale:
             shutil.rmtree(entry.path, ignore_errors=True)
 
 

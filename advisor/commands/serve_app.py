@@ -1,12 +1,15 @@
 """The reports' HTTP app behind `xgpu-advisor serve` (commands/serve.py runs it).
 
-GET and HEAD only (anything else: 405). `/healthz` answers ok (for the probes: the index does
-not exist before the first run); `/` is the reports' index.html. A path is served only when it
-names a regular file under the reports' home with a known report suffix, reached through no
-hidden name (`.x`: staging folders, temporary files) and resolving inside the home (a symlink
-leading out is refused as not found, as is `..`). Every answer, errors too, carries the
-security headers: the pages are self-contained (inline styles, no script), so the policy
-allows nothing else.
+GET and HEAD only (anything else: 405; what is not HTTP at all: 400, said in two words, not
+echoed back, and not logged with a traceback). `/healthz` answers ok (for the probes: the
+index does not exist before the first run); `/` is the reports' index.html. A path is served
+only when it names a regular file under the reports' home with a known report suffix,
+reached through no hidden name (`.x`: staging folders, temporary files) and resolving inside
+the home (a symlink leading out is refused as not found, as is `..`). Every answer, errors
+too, carries the security headers: the pages are self-contained (inline styles, no script),
+so the policy allows nothing else. Connections are bounded as the exporter's are
+(advisor.connections): a header sent a byte at a time is cut off at the header timeout, and
+past the cap a new connection closes the one quiet longest.
 """
 
 from __future__ import annotations
@@ -17,12 +20,16 @@ import signal
 import stat
 import sys
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from http import HTTPStatus
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from aiohttp import web
+from aiohttp.web_request import BaseRequest
 
+from advisor.connections import ConnectionLimits, fit_file_limit, serve_guarded
 from advisor.errors import InputError
 
 ROOT = web.AppKey("root", Path)
@@ -103,26 +110,66 @@ def make_app(root: Path) -> web.Application:
     return app
 
 
-async def serve(root: Path, host: str | None, port: int) -> None:
+class _Handler(web.RequestHandler):
+    """aiohttp's protocol for one connection, answering what is not HTTP (a bad request line,
+    a header past 8,190 bytes, TLS on the plain port) with the status and the security
+    headers only: aiohttp's own answer echoes the bytes sent and logs a traceback each time,
+    which any client could use to fill the log."""
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        if status >= 500:  # our own failure: logged as aiohttp does
+            response = super().handle_error(request, status, exc, message)
+        else:
+            text = f"{status} {HTTPStatus(status).phrase}\n"
+            response = web.Response(status=status, text=text)
+            response.force_close()
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+
+async def serve(root: Path, host: str | None, port: int, limits: ConnectionLimits) -> None:
     """Serve `root` on host:port until SIGTERM or SIGINT."""
-    runner = web.AppRunner(make_app(root), access_log=None)
+    limits = replace(limits, max_connections=fit_file_limit(limits.max_connections))
+    runner = web.AppRunner(make_app(root), access_log=None, handle_signals=False)
     await runner.setup()
+    server = runner.server
+    assert server is not None  # set up above
+    loop = asyncio.get_running_loop()
+    guard = None
     try:
-        site = web.TCPSite(runner, host, port)
         try:
-            await site.start()
+            listening, guard = await serve_guarded(
+                lambda: _Handler(
+                    server,
+                    loop=loop,
+                    # idle between requests: aiohttp knows when a response has gone
+                    keepalive_timeout=limits.idle_timeout_s,
+                ),
+                host,
+                port,
+                limits,
+            )
         except OSError as err:
             raise InputError(f"--listen {host or ''}:{port}: {err.strerror or err}") from None
-        bound = ", ".join(f"{h}:{p}" for h, p, *_ in _addresses(runner))
+        bound = ", ".join(f"{h}:{p}" for h, p, *_ in _addresses(listening))
         print(f"xgpu-advisor: serving {root} on {bound}", file=sys.stderr, flush=True)
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
         await stop.wait()
+        listening.close()
     finally:
         await runner.cleanup()
+        if guard is not None:
+            guard.close_all()  # those that never sent a byte aiohttp would wait for
 
 
-def _addresses(runner: web.AppRunner) -> list[tuple[Any, ...]]:
-    return [tuple(a) for a in runner.addresses if isinstance(a, tuple)]
+def _addresses(server: asyncio.Server) -> list[tuple[Any, ...]]:
+    names = [s.getsockname() for s in server.sockets]
+    return [tuple(a) for a in names if isinstance(a, tuple)]

@@ -72,12 +72,17 @@ async def _scrape(
         raise InputError(f"exporter {shown_url(url)}: cannot reach it: {describe(error)}") from None
     if status != 200:
         raise InputError(f"exporter {shown_url(url)}: HTTP {status}: {one_line(body, 200)}")
+    if body.lstrip()[:1] == "<":  # no exposition line starts so; a page does
+        raise InputError(
+            f"exporter {shown_url(url)}: HTTP 200 with an HTML page, not metrics (a login "
+            "page or a proxy in front of it? is this an xgpu exporter's /metrics?)"
+        )
     now = time.time() if clock is None else clock
     try:
         return _samples(url, body, now)
-    except ValueError as error:
+    except ValueError as error:  # the parser quotes the line: it may be 100 KB long
         raise InputError(
-            f"exporter {shown_url(url)}: cannot parse its metrics: {describe(error)}"
+            f"exporter {shown_url(url)}: cannot parse its metrics: {one_line(describe(error))}"
         ) from None
 
 
@@ -98,11 +103,16 @@ def _samples(url: str, text: str, now: float) -> tuple[str, list[Sample]]:
         )
     node = nodes.pop()
     samples: list[Sample] = []
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     for name, labels, value, age in found:
         invalid = label_problem(name, labels) or value_problem(value, value)
+        key = (name, tuple(sorted(labels.items())))
+        if invalid is None and key in seen:  # which of the two is true cannot be told
+            invalid = "given twice"
         if invalid is not None:  # the exporter writes no NaN: present but unusable
             shown = series_name(name, labels)
             raise InputError(f"exporter {shown_url(url)}: invalid series {shown}: {invalid}")
+        seen.add(key)
         samples.append(Sample(name, {**labels, "node": node}, value, age))
     return node, samples
 

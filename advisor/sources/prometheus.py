@@ -16,7 +16,7 @@ import math
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -46,6 +46,7 @@ from advisor.sources.values import (
 )
 
 Labels = dict[str, str]
+T = TypeVar("T")
 # A snapshot of 5,000 nodes x 8 cards and 30,000 vGPUs reads about 500,000 series in all
 # (each family twice: values and sample times).
 DEFAULT_MAX_SERIES = 1_000_000
@@ -141,7 +142,7 @@ class PrometheusApi:
         data = await self._data("/api/v1/query", {"query": expr, "time": f"{at:.3f}"})
         if data.get("resultType") != "vector":
             raise self.fail(f"`{expr}` gave a {one_line(data.get('resultType'))}, not a vector")
-        return [self._point(expr, item) for item in self._items(data)]
+        return self._once(expr, [self._point(expr, item) for item in self._items(data)])
 
     async def range(
         self, expr: str, start: float, end: float, step: float, metric: str = ""
@@ -170,6 +171,19 @@ class PrometheusApi:
                 assert value is not None
                 points.append((time_, value))
             series.append((labels, points))
+        return self._once(expr, series)
+
+    def _once(self, expr: str, series: list[tuple[Labels, T]]) -> list[tuple[Labels, T]]:
+        """`series`, refused when two share their labels: Prometheus never answers so (a
+        vector cannot hold one label set twice), so a proxy merging servers or a broken
+        server does, and which of two values is true cannot be told."""
+        seen: set[tuple[tuple[str, str], ...]] = set()
+        for labels, _ in series:
+            key = tuple(sorted(labels.items()))
+            if key in seen:
+                shown = series_name("", labels)
+                raise self.fail(f"answer to `{expr}` holds the series {shown} twice")
+            seen.add(key)
         return series
 
     def invalid(self, metric: str, labels: Labels, problem: str) -> InputError:

@@ -265,7 +265,7 @@ def test_pipes_and_markup_in_cells_are_escaped() -> None:
     assert row[0] == "evil/a\\|b"
     assert row[4] == (
         "0/1 nodes are available: 1 too-few-cards. x \\| y z \\<b\\>\\*bold\\*\\</b\\> "
-        "\\[link\\](http://e) C:\\\\\\|"
+        "\\[link\\](http\\://e) C:\\\\\\|"  # a bare URL is a link in GFM: its ":" escaped
     )
     header, card = table_after(text, "## Cards after this cycle")
     assert len(card) == len(header)

@@ -1,9 +1,11 @@
-"""Bounds on the exporter's HTTP connections: a header-read timeout, an idle keep-alive
-timeout and a cap on open connections (`--web.read-header-timeout`, `--web.idle-timeout`,
-`--web.max-connections`).
+"""Bounds on an HTTP server's connections: a header-read timeout, an idle keep-alive timeout
+and a cap on open connections. The exporter's `--web.read-header-timeout`,
+`--web.idle-timeout` and `--web.max-connections`, and `xgpu-advisor serve`'s
+`--read-header-timeout`, `--idle-timeout` and `--max-connections` (it sits at the bottom of
+the advisor so that both programs use this one guard).
 
 Without them every idle, half-sent or kept-alive connection holds its socket and its
-parser for good, so any pod that can reach the port can exhaust the exporter's memory
+parser for good, so any client that can reach the port can exhaust the server's memory
 limit with sockets alone. Here:
 
 - a request's header must be complete within the header timeout of its first byte (or of
@@ -30,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-log = logging.getLogger("xgpu.exporter")
+log = logging.getLogger("xgpu.exporter")  # the exporter's logger: its logfmt lines keep their name
 
 DEFAULT_READ_HEADER_TIMEOUT_S = 10.0
 # Longer than the usual scrape intervals (15 s, 30 s, 1 m), so that Prometheus keeps its
