@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,10 @@ from advisor.commands import add_output, add_scheduler_argument, emit, scheduler
 from advisor.commands.flag_types import count_or_all
 from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
 from advisor.core.diagnose import DEFAULT_NODE_DETAIL, diagnose
+from advisor.core.plan import PlanOptions, plan
+from advisor.core.scaling import pod_remedies
 from advisor.output import cluster_view, diagnosis_json
+from advisor.output.plan import add_advice
 from advisor.scenario import load_scenario
 
 
@@ -39,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
     limit = None if args.node_detail < 0 else args.node_detail
     diagnosis = diagnose(cluster, node_detail_limit=limit)
     data = diagnosis_json(diagnosis, cluster.scheduler)
+    # The advice weighs the rebalancing plans, as in `report` and `plan`: the same search
+    # (its defaults), so that every command gives a pod the same advice.
+    plans = plan(cluster, PlanOptions(), clock=time.monotonic, diagnosis=diagnosis)
+    add_advice(data["pods"], pod_remedies(diagnosis, plans))
     if args.format == "json":
         text = json.dumps(data, indent=2)
     elif args.format == "markdown":
