@@ -253,12 +253,14 @@ def test_the_plans_free_a_t4_card_and_a_numa_pair(plan: Json, diagnosis: Json) -
     # a new node, `no-plan` and never "consolidate".
     advice = {u["pod"]: (u["advice"]["key"], u["advice"]["scale_up"]) for u in plan["unresolved"]}
     assert advice["infer/chat-4"] == ("no-plan", True)
-    assert advice["vision/label-gen-1"][1] is True
-    # chat-4 selects the A10s: one new A10 node (2 x 24576, 2 vGPUs a card) takes it. 45056
-    # fits only an 80 GB card.
+    # label-gen-1 lacks only cpu: no GPU node, but the Spark executor to move (core.relief).
+    assert advice["vision/label-gen-1"] == ("node-resources", False)
+    assert [(r["pod"], r["node"], r["move"]) for r in plan["relief"]] == [
+        ("vision/label-gen-1", "a100-80g-node-1", [{"pod": "etl/spark-exec-0", "to": "a10-node-1"}])
+    ]
+    # chat-4 selects the A10s: one new A10 node (2 x 24576, 2 vGPUs a card) takes it.
     assert [(s["for"], s["nodes"], s["shape"]["model"]) for s in plan["scale_up"]] == [
         (["infer/chat-4"], 1, "NVIDIA A10"),
-        (["vision/label-gen-1"], 1, "NVIDIA A100 80GB PCIe"),
     ]
     script = run("plan", "--scenario", str(EXAMPLE), "--format", "kubectl")
     assert script.returncode == 0, script.stderr

@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 
 from advisor.cli import main
+from advisor.core.diagnose import CAUSES
 from advisor.core.remedy import ACTIONS
+from advisor.render.plan.scaling import RELIEF_TITLE
 from tests.realparts import REPO
 
 EXAMPLES = sorted((REPO / "advisor" / "examples").glob("*.yaml"))
@@ -91,6 +93,15 @@ def markdown_rows(text: str, header: str) -> list[list[str]]:
     return [[unescape(c) for c in re.split(r"(?<!\\)\|", line)[1:-1]] for line in table]
 
 
+def relief_rows(text: str) -> list[list[str]]:
+    """The rows of the markdown table under the bold "Pods short of cpu..." title."""
+    if RELIEF_TITLE not in text:
+        return []
+    lines = text.split(f"**{RELIEF_TITLE}**\n", 1)[1].lstrip("\n").split("\n\n", 1)[0]
+    table = lines.splitlines()[2:]
+    return [[unescape(c) for c in re.split(r"(?<!\\)\|", line)[1:-1]] for line in table]
+
+
 def markdown_advice(text: str) -> list[tuple[str, str]]:
     """Each "What to do" bullet's title and the pods it names."""
     section = text.split("## What to do\n", 1)[1].split("\n## ", 1)[0]
@@ -148,6 +159,16 @@ def outputs(scenario: Path, out: Path) -> Shown:
     )
     report_md = (out / "report" / "report.md").read_text()
     from_pending_table("report md still", markdown_rows(report_md, "Still Pending"), True)
+    # What frees a pod short of cpu or memory: the core's words, as they are, everywhere.
+    for where, entries in (
+        ("plan json", plan.get("relief", [])),
+        ("report json", report["plan"].get("relief", [])),
+    ):
+        for r in entries:
+            show(r["pod"], "relief", where, r["advice"])
+    for where, text in (("plan md", (out / "pmarkdown").read_text()), ("report md", report_md)):
+        for pod, advice in relief_rows(text):
+            show(pod, "relief", where, advice)
     for where, path in (
         ("diagnose html", out / "html"),
         ("report html", out / "report/report.html"),
@@ -157,7 +178,7 @@ def outputs(scenario: Path, out: Path) -> Shown:
         from_pending_table(where, pending, unresolved=False)
         from_advice(where, page.advice)
     plan_page = Tables((out / "phtml").read_text())
-    still = [r for r in plan_page.rows if len(r) == 2 and r[0] in shown and r[0] != "Pod"]
+    still = [r for r in plan_page.rows if len(r) == 2 and r[1].split(" ")[0] in CAUSES]
     from_pending_table("plan html", still, unresolved=True)
     # whatif names each pod's cause under its own profile (beside another one, to compare).
     own = diagnosis["scheduler"]["profile"]
@@ -187,6 +208,8 @@ def test_every_output_gives_each_pending_pod_the_same_advice(
     shown = outputs(scenario, tmp_path)
     diagnosed = json.loads((tmp_path / "json").read_text())["pods"]
     assert diagnosed, f"{scenario.name} has no Pending pod"
+    short = [e["pod"] for e in diagnosed if e["cause"] == "node-resources"]
+    assert all("relief" in shown[pod] for pod in short), short  # the check below has teeth
     for entry in diagnosed:
         pod = entry["pod"]
         seen = shown[pod]
@@ -200,3 +223,10 @@ def test_every_output_gives_each_pending_pod_the_same_advice(
         assert label.startswith(cause), f"{pod}: label {label!r} is not of cause {cause!r}"
         (key,) = {v for _, v in seen["advice"]}
         assert {v for _, v in seen["what-to-do"]} == {ACTIONS[key][0]}, pod
+        if "relief" in seen:  # shown in all four, or in none
+            assert {where for where, _ in seen["relief"]} == {
+                "plan json",
+                "report json",
+                "plan md",
+                "report md",
+            }, pod

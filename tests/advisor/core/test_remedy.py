@@ -130,6 +130,8 @@ def test_advice_and_scale_up_never_contradict(cluster: Cluster) -> None:
     ups, _ = scaling_advice(cluster, plans, diagnosis)
     proposed = {name for entry in ups for name in entry.pods}
     helpless = {n.pod for n in ups.not_triggered}
+    shapes = [entry.shape for entry in ups]
+    assert len(shapes) == len(set(shapes)), shapes  # each node shape listed once
     rescued = {name for p in plans.plans for name in p.rescues}
     for r in pod_remedies(diagnosis, plans):
         assert r.scale_up == (r.advice in ADVISES_NODES), r
