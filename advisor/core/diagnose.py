@@ -13,9 +13,9 @@ from typing import Literal
 import numpy as np
 
 from advisor.core.diagnose_text import (
-    card_reason_text,
+    deciding,
+    node_details,
     per_card_text,
-    resource_detail,
     resources_text,
 )
 from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
@@ -210,8 +210,8 @@ class Cycle:
         details = tuple(
             (
                 s.node_names[i],
-                self._node_details(
-                    i, self._node_reason(i, shape, short, primary), per_node[i], codes, shape
+                node_details(
+                    s, i, self._node_reason(i, shape, short, primary), per_node[i], codes, shape
                 ),
             )
             for i in listed
@@ -254,10 +254,18 @@ class Cycle:
         if split.any():
             ranked = np.flatnonzero(split)
             best = int(ranked[np.lexsort((s.name_rank[ranked], -pool_free[ranked]))[0]])
+            lines = node_details(
+                s,
+                best,
+                self._node_reason(best, shape, short, primary),
+                per_node[best],
+                codes,
+                shape,
+            )
             message = (
                 f"{summary} {s.node_names[best]} has {int(pool_free[best])} MiB free over "
-                f"{int(pool_cards[best])} {s.rules.card_word}cards, but not "
-                f"{per_card_text(shape)} on each of {shape.gpus} eligible cards"
+                f"{int(pool_cards[best])} {s.rules.card_word}cards, but "
+                + deciding(s, best, shape, pool, codes, primary, lines)
             )
             return replace(verdict, cause="fragmentation", message=message)
         pooled = int(pool_memory.sum())
@@ -369,33 +377,3 @@ class Cycle:
         order = np.lexsort((s.name_rank, -node_free, -eligible, stage))
         limit = self.node_detail_limit
         return [int(i) for i in (order if limit is None else order[:limit])]
-
-    def _node_details(
-        self, node: int, reasons: tuple[str, ...], counts: IntArray, codes: IntArray, shape: Shape
-    ) -> tuple[str, ...]:
-        s = self.state
-        names = s.rules.reasons
-        positions = s.node_positions(node)
-        # How many card checks the profile has, judged on this node's cards alone (the
-        # count does not depend on which cards; judging every card costs 40k comparisons).
-        checks = len(s.card_rejections(shape, np.asarray(positions, dtype=np.int64)))
-        if reasons[0] not in names:  # rejected before the GPU filter
-            return tuple(resource_detail(r, s.free_resources(node), shape) for r in reasons)
-        if s.card_count[node] < shape.gpus:
-            few = names[s.rules.few_cards_reason]
-            return (f"{few}: node has {int(s.card_count[node])} cards, {shape.gpus} needed",)
-        lines = []
-        if reasons[0] == names[0]:
-            lines.append(f"{names[0]}: {int(counts[0])} of {shape.gpus} cards eligible")
-        elif s.rules.refused_reason is not None and reasons[0] == names[s.rules.refused_reason]:
-            lines.append(f"{reasons[0]}: no {shape.gpus} eligible cards on one NUMA node")
-        for code in sorted(range(1, 1 + checks), key=lambda c: (-int(counts[c]), c)):
-            if counts[code] == 0:
-                continue
-            cards = [int(s.card_index[k]) for k in positions if codes[k] == code]
-            if s.rules.profile == "cce":
-                lines.append(card_reason_text(code, cards, shape, s.limit))
-            else:
-                noun = "card" if len(cards) == 1 else "cards"
-                lines.append(f"{names[code]}: {noun} {', '.join(map(str, cards))}")
-        return tuple(lines)
