@@ -162,23 +162,29 @@ class ReferenceScheduler:
     def _explain(self, pod: Pod, ask: _Ask) -> Verdict:
         reasons: Counter[str] = Counter()
         fragmented = False
-        cluster_memory = cluster_core = 0
-        for node in self.nodes:
+        # Only the healthy cards big enough for one slice (with a vGPU slot) make room.
+        big = [
+            [c for c in node.cards if c.healthy and c.capacity >= ask.memory and self.limit >= 1]
+            for node in self.nodes
+        ]
+        for node, cards in zip(self.nodes, big, strict=True):
             reasons[self._node_reason(node, ask)] += 1
-            healthy = [c for c in node.cards if c.healthy]
-            memory = sum(c.free_memory for c in healthy)
-            core = sum(c.free_core for c in healthy)
-            cluster_memory += memory
-            cluster_core += core
+            memory = sum(c.free_memory for c in cards)
+            core = sum(c.free_core for c in cards)
             enough_core = ask.mode != MEMORY_CORE or core >= ask.gpus * ask.core
-            if len(healthy) >= ask.gpus and memory >= ask.gpus * ask.memory and enough_core:
+            if len(cards) >= ask.gpus and memory >= ask.gpus * ask.memory and enough_core:
                 fragmented = True
         counts = tuple(sorted(reasons.items(), key=lambda kv: (-kv[1], NODE_REASONS.index(kv[0]))))
         if fragmented:
             return Verdict(pod, "fragmentation", reason_counts=counts)
-        sufficient = cluster_memory >= ask.gpus * ask.memory
+        # Consolidating needs a node with enough such cards.
+        sufficient = any(len(cards) >= ask.gpus for cards in big)
+        sufficient = sufficient and sum(c.free_memory for b in big for c in b) >= (
+            ask.gpus * ask.memory
+        )
         if ask.mode == MEMORY_CORE:
-            sufficient = sufficient and cluster_core >= ask.gpus * ask.core
+            pooled_core = sum(c.free_core for b in big for c in b)
+            sufficient = sufficient and pooled_core >= ask.gpus * ask.core
         return Verdict(pod, "capacity", None, sufficient, counts)
 
     def _node_reason(self, node: RefNode, ask: _Ask) -> str:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any
 
 from advisor.commands import add_output, emit, scheduler_choice
 from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cluster
 from advisor.commands.flag_types import count_or_all
 from advisor.core.diagnose import DEFAULT_NODE_DETAIL, diagnose
+from advisor.core.plan import PlanOptions, plan
+from advisor.core.scaling import pod_remedies
 from advisor.output import cluster_view, diagnosis_json
+from advisor.output.plan import add_advice
 
 
 def register(sub: Any) -> None:
@@ -38,6 +42,10 @@ def run(args: argparse.Namespace) -> int:
     limit = None if args.node_detail < 0 else args.node_detail
     diagnosis = diagnose(cluster, node_detail_limit=limit)
     data = diagnosis_json(diagnosis, cluster.scheduler)
+    # The advice weighs the rebalancing plans, as in `report` and `plan`: the same search
+    # (its defaults), so that every command gives a pod the same advice.
+    plans = plan(cluster, PlanOptions(), clock=time.monotonic, diagnosis=diagnosis)
+    add_advice(data["pods"], pod_remedies(diagnosis, plans))
     if args.format == "json":
         text = json.dumps(data, indent=2)
     elif args.format == "markdown":

@@ -13,9 +13,9 @@ from typing import Literal
 import numpy as np
 
 from advisor.core.diagnose_text import (
-    card_reason_text,
+    deciding,
+    node_details,
     per_card_text,
-    resource_detail,
     resources_text,
 )
 from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
@@ -50,7 +50,13 @@ class PodDiagnosis:
     nodes_omitted: int = 0
     reason_counts: tuple[tuple[str, int], ...] = ()  # primary reason -> nodes, most first
     nodes_total: int = 0
-    cluster_free_sufficient: bool | None = None  # capacity pods only
+    # Capacity pods only: whether the free memory (and core) on the cards that could hold a
+    # slice of the pod covers it, so that consolidating alone could make room.
+    cluster_free_sufficient: bool | None = None
+    # Capacity pods only: whether all the free memory of the nodes it may use covers it, big
+    # cards or not. Looser: a plan may move small pods off big cards onto small ones, so the
+    # planner aims at these pods too (its plans are simulated; the advice reads the above).
+    movable_free_sufficient: bool | None = None
 
     @property
     def node_summary(self) -> str | None:
@@ -198,15 +204,14 @@ class Cycle:
         free_memory = np.where(counted, s.free_memory, 0)
         free_core = np.where(counted, s.free_core, 0)
         node_free = np.bincount(s.node_of, weights=free_memory, minlength=n_nodes).astype(np.int64)
-        node_core = np.bincount(s.node_of, weights=free_core, minlength=n_nodes).astype(np.int64)
         core = s.rules.card_core(shape)
         total_memory, total_core = self._node_demand(shape), shape.gpus * core
         listed = self._listed_nodes(static_ok, open_nodes, per_node[:, 0], node_free)
         details = tuple(
             (
                 s.node_names[i],
-                self._node_details(
-                    i, self._node_reason(i, shape, short, primary), per_node[i], codes, shape
+                node_details(
+                    s, i, self._node_reason(i, shape, short, primary), per_node[i], codes, shape
                 ),
             )
             for i in listed
@@ -234,31 +239,59 @@ class Cycle:
                 "not GPUs"
             )
             return replace(verdict, cause="node-resources", message=message)
-        split = open_nodes & (s.counted_count >= shape.gpus) & (node_free >= total_memory)
+        # Only cards that could ever hold one of the pod's slices make room for it: healthy
+        # (counted), on a node it may use, big enough and with a vGPU slot at all.
+        pool = counted & (s.capacity >= s.card_need(shape)) & (s.slots > 0)
+        pool_cards = np.bincount(s.node_of, weights=pool, minlength=n_nodes).astype(np.int64)
+        pool_memory = np.where(pool, s.free_memory, 0)
+        pool_core = np.where(pool, s.free_core, 0)
+        pool_free = np.bincount(s.node_of, weights=pool_memory, minlength=n_nodes).astype(np.int64)
+        hosts = pool_cards >= shape.gpus  # nodes that could take it, rearranged
+        split = open_nodes & hosts & (pool_free >= total_memory)
         if core > 0:
-            split &= node_core >= total_core
+            node_pool_core = np.bincount(s.node_of, weights=pool_core, minlength=n_nodes)
+            split &= node_pool_core.astype(np.int64) >= total_core
         if split.any():
             ranked = np.flatnonzero(split)
-            best = int(ranked[np.lexsort((s.name_rank[ranked], -node_free[ranked]))[0]])
+            best = int(ranked[np.lexsort((s.name_rank[ranked], -pool_free[ranked]))[0]])
+            lines = node_details(
+                s,
+                best,
+                self._node_reason(best, shape, short, primary),
+                per_node[best],
+                codes,
+                shape,
+            )
             message = (
-                f"{summary} {s.node_names[best]} has {int(node_free[best])} MiB free over "
-                f"{int(s.counted_count[best])} {s.rules.card_word}cards, but not "
-                f"{per_card_text(shape)} on each of {shape.gpus} eligible cards"
+                f"{summary} {s.node_names[best]} has {int(pool_free[best])} MiB free over "
+                f"{int(pool_cards[best])} {s.rules.card_word}cards, but "
+                + deciding(s, best, shape, pool, codes, primary, lines)
             )
             return replace(verdict, cause="fragmentation", message=message)
-        cluster_free = int(free_memory.sum())
-        least = int(total_memory.min()) if total_memory.size else 0
-        sufficient = cluster_free >= least
+        pooled = int(pool_memory.sum())
+        sufficient = bool(hosts.any()) and pooled >= int(total_memory[hosts].min())
         if core > 0:
-            sufficient = sufficient and int(free_core.sum()) >= total_core
+            sufficient = sufficient and int(pool_core.sum()) >= total_core
+        least = int(total_memory.min()) if total_memory.size else 0
+        movable = int(free_memory.sum()) >= least
+        if core > 0:
+            movable = movable and int(free_core.sum()) >= total_core
         scope = "the cluster has" if open_nodes.all() else "the nodes it may use have"
         wanted = f"{least} MiB" if shape.card_memory_mib > 0 else f"{per_card_text(shape)} each"
+        n_pool = int(pool.sum())
+        noun = "card" if n_pool == 1 else "cards"
         message = (
             f"{summary} No node has {wanted} free on {shape.gpus} or more {s.rules.card_word}"
-            f"cards; {scope} {cluster_free} MiB free in all"
+            f"cards; {scope} {pooled} MiB free in all on the {n_pool} {s.rules.card_word}"
+            f"{noun} big enough for it"
             + (" (enough if consolidated)" if sufficient else " (not enough)")
         )
-        return replace(verdict, message=message, cluster_free_sufficient=sufficient)
+        return replace(
+            verdict,
+            message=message,
+            cluster_free_sufficient=sufficient,
+            movable_free_sufficient=movable,
+        )
 
     def _node_demand(self, shape: Shape) -> IntArray:
         """Per node, the memory the pod needs in all: N x its per-card memory, or for a
@@ -344,33 +377,3 @@ class Cycle:
         order = np.lexsort((s.name_rank, -node_free, -eligible, stage))
         limit = self.node_detail_limit
         return [int(i) for i in (order if limit is None else order[:limit])]
-
-    def _node_details(
-        self, node: int, reasons: tuple[str, ...], counts: IntArray, codes: IntArray, shape: Shape
-    ) -> tuple[str, ...]:
-        s = self.state
-        names = s.rules.reasons
-        positions = s.node_positions(node)
-        # How many card checks the profile has, judged on this node's cards alone (the
-        # count does not depend on which cards; judging every card costs 40k comparisons).
-        checks = len(s.card_rejections(shape, np.asarray(positions, dtype=np.int64)))
-        if reasons[0] not in names:  # rejected before the GPU filter
-            return tuple(resource_detail(r, s.free_resources(node), shape) for r in reasons)
-        if s.card_count[node] < shape.gpus:
-            few = names[s.rules.few_cards_reason]
-            return (f"{few}: node has {int(s.card_count[node])} cards, {shape.gpus} needed",)
-        lines = []
-        if reasons[0] == names[0]:
-            lines.append(f"{names[0]}: {int(counts[0])} of {shape.gpus} cards eligible")
-        elif s.rules.refused_reason is not None and reasons[0] == names[s.rules.refused_reason]:
-            lines.append(f"{reasons[0]}: no {shape.gpus} eligible cards on one NUMA node")
-        for code in sorted(range(1, 1 + checks), key=lambda c: (-int(counts[c]), c)):
-            if counts[code] == 0:
-                continue
-            cards = [int(s.card_index[k]) for k in positions if codes[k] == code]
-            if s.rules.profile == "cce":
-                lines.append(card_reason_text(code, cards, shape, s.limit))
-            else:
-                noun = "card" if len(cards) == 1 else "cards"
-                lines.append(f"{names[code]}: {noun} {', '.join(map(str, cards))}")
-        return tuple(lines)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from advisor.core.model import Mode
 from advisor.core.nodefilters import RESOURCE_REASONS, bytes_text, cpu_text
 from advisor.core.rules_cce import CceRules
-from advisor.core.state import UNLIMITED, Shape
+from advisor.core.state import UNLIMITED, BoolArray, CardState, IntArray, Shape
 
 REASONS = CceRules.reasons  # the texts below are CCE's; other profiles list cards by reason name
 
@@ -54,3 +56,67 @@ def card_reason_text(code: int, cards: list[int], shape: Shape, limit: int) -> s
         5: f"{noun} {listed} {verb} less than {shape.card_core}% core free",
     }[code]
     return f"{REASONS[code]}: {text}"
+
+
+def node_details(
+    s: CardState,
+    node: int,
+    reasons: tuple[str, ...],
+    counts: IntArray,
+    codes: IntArray,
+    shape: Shape,
+) -> tuple[str, ...]:
+    """A node's reason lines: the first filter's, with its figures, or the GPU reason and
+    each card check that refuses some of its cards, most cards first."""
+    names = s.rules.reasons
+    positions = s.node_positions(node)
+    # How many card checks the profile has, judged on this node's cards alone (the
+    # count does not depend on which cards; judging every card costs 40k comparisons).
+    checks = len(s.card_rejections(shape, np.asarray(positions, dtype=np.int64)))
+    if reasons[0] not in names:  # rejected before the GPU filter
+        return tuple(resource_detail(r, s.free_resources(node), shape) for r in reasons)
+    if s.card_count[node] < shape.gpus:
+        few = names[s.rules.few_cards_reason]
+        return (f"{few}: node has {int(s.card_count[node])} cards, {shape.gpus} needed",)
+    lines = []
+    if reasons[0] == names[0]:
+        lines.append(f"{names[0]}: {int(counts[0])} of {shape.gpus} cards eligible")
+    elif s.rules.refused_reason is not None and reasons[0] == names[s.rules.refused_reason]:
+        lines.append(f"{reasons[0]}: no {shape.gpus} eligible cards on one NUMA node")
+    for code in sorted(range(1, 1 + checks), key=lambda c: (-int(counts[c]), c)):
+        if counts[code] == 0:
+            continue
+        cards = [int(s.card_index[k]) for k in positions if codes[k] == code]
+        if s.rules.profile == "cce":
+            lines.append(card_reason_text(code, cards, shape, s.limit))
+        else:
+            noun = "card" if len(cards) == 1 else "cards"
+            lines.append(f"{names[code]}: {noun} {', '.join(map(str, cards))}")
+    return tuple(lines)
+
+
+def deciding(
+    state: CardState,
+    node: int,
+    shape: Shape,
+    pool: BoolArray,
+    codes: IntArray,
+    primary: IntArray,
+    lines: tuple[str, ...],
+) -> str:
+    """What refuses a fragmentation pod on the node that has the room, from the same
+    card verdicts its node reasons list (`lines`): a refusal of the cards together
+    (HAMi's NumaNotFit), else the checks other than free memory that refuse its cards
+    (timeslicing slots, mode, core), else the memory split across them."""
+    rules = state.rules
+    names = rules.reasons
+    split = f"not {per_card_text(shape)} on each of {shape.gpus} eligible cards"
+    if rules.refused_reason is not None and int(primary[node]) == rules.refused_reason:
+        refused = f"{names[rules.refused_reason]}:"
+        return next((line for line in lines if line.startswith(refused)), split)
+    at = [k for k in state.node_positions(node) if pool[k]]
+    found = {int(codes[k]) for k in at} - {0, rules.memory_reason}
+    if not found:
+        return split
+    shown = {names[c] for c in (*found, rules.memory_reason)}
+    return "; ".join(line for line in lines if line.split(":", 1)[0] in shown)

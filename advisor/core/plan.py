@@ -189,7 +189,7 @@ def plan(
     bound = {d.pod.name: d.placement for d in diagnosis.pods if d.placement is not None}
     waiting = [d for d in diagnosis.pods if d.cause in ("fragmentation", "capacity")]
     targetable = {
-        d.pod.name for d in waiting if d.cause == "fragmentation" or d.cluster_free_sufficient
+        d.pod.name for d in waiting if d.cause == "fragmentation" or d.movable_free_sufficient
     }
     # Every Pending pod is in the real queue: one short of cpu or memory now may take the
     # room a plan's evictions leave, so each simulation has it (and then rejects the plan).

@@ -3,7 +3,9 @@ scale-up is proposed for it, decided together by one function, `remedy`, so that
 cannot contradict each other.
 
 The cause is a fact of the current cycle (docs/design.md §3); the advice also weighs the
-rebalancing plans. A `capacity` pod whose nodes' free memory would cover it in total, or a
+rebalancing plans. A `Remedy` is the one value every output renders for a pod (diagnose,
+plan, report, in every format): its cause and headline, the advice key, the scale-up, why,
+and what to do (`ACTIONS`). A `capacity` pod whose nodes' free memory would cover it in total, or a
 `fragmentation` pod, is advised to consolidate only while a plan makes room for it (found,
 or held back by a cap on evictions): then no node is proposed, since one would waste money.
 When no plan makes room (pods that may not move, cards too small to take the moved pods,
@@ -18,9 +20,9 @@ and a scale-up is proposed. Advice keys:
 | `capacity-consolidate` | no | enough free in total; a plan (found or held back) makes room |
 | `rebalance` | no | another cause, but a plan's moves free what it lacks |
 | `no-plan` | yes | fragmentation or enough free in total, but no plan makes room |
-| `capacity-scale-up` | yes | the nodes it may use lack the free memory or core in total |
+| `capacity-scale-up` | yes | the cards that could hold it lack the free memory or core in total |
 | `capacity` | yes | capacity, with no total computed |
-| `node-resources` | yes | GPUs fit, cpu, memory or pod slots do not: a new node brings them |
+| `node-resources` | no | GPUs fit, cpu, memory or pod slots do not: `core.relief`, no GPU |
 | `unsatisfiable` | yes | no node it may use could ever take it: a new node shape |
 
 Any pod a plan rescues is never proposed a node. A pod proposed one may still get none when
@@ -37,22 +39,29 @@ from typing import Any
 from advisor.core.diagnose import Diagnosis, PodDiagnosis
 
 # Advice that tells the reader not to add nodes, and advice that proposes them.
+# `node-resources` proposes no GPU node: what frees its cpu or memory is `core.relief`'s.
 ADVISES_NO_NODES = frozenset(
-    {"schedulable", "invalid", "fragmentation", "capacity-consolidate", "rebalance"}
+    {
+        "schedulable",
+        "invalid",
+        "fragmentation",
+        "capacity-consolidate",
+        "rebalance",
+        "node-resources",
+    }
 )
-ADVISES_NODES = frozenset(
-    {"no-plan", "capacity-scale-up", "capacity", "node-resources", "unsatisfiable"}
-)
+ADVISES_NODES = frozenset({"no-plan", "capacity-scale-up", "capacity", "unsatisfiable"})
 WHY: Mapping[str, str] = MappingProxyType(
     {
         "schedulable": "it fits now",
         "invalid": "its request can never be scheduled as it is",
         "fragmentation": "the room is there on one node, split across its cards",
-        "capacity-consolidate": "the nodes it may use have enough free in total",
+        "capacity-consolidate": "the cards that could hold it have enough free in total",
         "rebalance": "a rebalancing plan makes room for it",
         "no-plan": "no rebalancing plan makes room for it, though the free memory would "
         "cover it if it could be rearranged",
-        "capacity-scale-up": "the nodes it may use lack the free memory or core in total",
+        "capacity-scale-up": "the cards that could hold it lack the free memory or core, even "
+        "in total",
         "capacity": "no node it may use has enough free",
         "node-resources": "its GPUs fit, but no node it may use has the cpu, memory or pod "
         "slot it asks for",
@@ -60,15 +69,91 @@ WHY: Mapping[str, str] = MappingProxyType(
     }
 )
 
+# What to do about each advice key: a title and the advice, the words every output shows.
+ACTIONS: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "schedulable": (
+            "Schedulable",
+            "These fit on the cards shown in this simulated cycle, on a node that also has the "
+            "cpu, memory and pod slot they ask for and that their node selector, affinity and "
+            "tolerations admit. If they stay Pending, the node is not what blocks them: look at "
+            "quotas, pod affinity, topology spread, volumes or ports.",
+        ),
+        "node-resources": (
+            "Node resources",
+            "Their GPUs fit now on a node they may use, but that node lacks the cpu, memory or "
+            "pod slots they request. Free or add cpu and memory on the GPU nodes, not GPUs: "
+            "check the pod's requests (are they what it needs?), and look at the other pods on "
+            "the GPU nodes (CPU-only pods that could run elsewhere).",
+        ),
+        "fragmentation": (
+            "Fragmentation",
+            "The free memory is there on one node, but split wrongly across its cards, held by "
+            "a card of the other isolation mode, or behind the vGPU limit. Rebalance "
+            "(`xgpu-advisor plan`) or move small pods off these cards; do not add nodes.",
+        ),
+        "capacity-consolidate": (
+            "Capacity, consolidation would help",
+            "No single node has enough free, but the cards that could hold these do, together. "
+            "Consolidating pods across nodes (`xgpu-advisor plan`) can make room; scaling up "
+            "would waste money.",
+        ),
+        "rebalance": (
+            "A plan makes room",
+            "A rebalancing plan (below) lets these run.",
+        ),
+        "no-plan": (
+            "No plan makes room, scale up",
+            "The free memory would cover these if rearranged, but no rebalancing plan makes "
+            "room (pods that may not move, cards too small for the moved pods, the nodes' other "
+            "filters). Add nodes as proposed below, or free room by hand.",
+        ),
+        "capacity-scale-up": (
+            "Capacity, scale up",
+            "The cards that could hold these lack the free memory or core for them, even all "
+            "together. Add GPU nodes or evict lower-priority pods.",
+        ),
+        "capacity": (
+            "Capacity",
+            "No node has enough free in total. Add GPU nodes, evict lower-priority pods, or "
+            "consolidate if the cluster as a whole has room.",
+        ),
+        "unsatisfiable": (
+            "Unsatisfiable",
+            "No node the pod may use (its node selector, affinity and tolerations decide) has "
+            "enough cards of the size asked for, or the allocatable cpu and memory it requests, "
+            "even empty and repaired. Shrink the request (fewer cards, less memory per card, "
+            "less cpu or memory) or add a node with larger or more cards that the pod may use.",
+        ),
+        "invalid": (
+            "Invalid request",
+            "The request breaks a rule of the even-split model (see the message). Fix the pod's "
+            "GPU resources; it will never be scheduled as it is.",
+        ),
+    }
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Remedy:
-    """One Pending pod's advice (a key above) and whether a scale-up is proposed for it."""
+    """One Pending pod's advice, the one value every output renders: its cause and headline
+    (the diagnosis's), the advice key above, whether a scale-up is proposed, why, and what to
+    do (`title`, `text`)."""
 
     pod: str
     advice: str
     scale_up: bool
     why: str
+    cause: str
+    headline: str
+
+    @property
+    def title(self) -> str:
+        return ACTIONS[self.advice][0]
+
+    @property
+    def text(self) -> str:
+        return ACTIONS[self.advice][1]
 
     def json(self) -> dict[str, Any]:
         return {"key": self.advice, "scale_up": self.scale_up, "why": self.why}
@@ -82,7 +167,8 @@ def remedy(
     name, cause = verdict.pod.name, verdict.cause
 
     def decide(advice: str, why: str | None = None) -> Remedy:
-        return Remedy(name, advice, advice in ADVISES_NODES, why or WHY[advice])
+        scale_up = advice in ADVISES_NODES
+        return Remedy(name, advice, scale_up, why or WHY[advice], cause, verdict.message)
 
     if cause in ("schedulable", "invalid"):
         return decide(cause)
@@ -93,9 +179,9 @@ def remedy(
     if name in rescued:  # whatever the cause: the plan's moves free what it lacks
         advice = consolidate if cause in ("fragmentation", "capacity") else "rebalance"
         return decide(advice, "a rebalancing plan makes room for it")
+    if name in held and cause in ("fragmentation", "capacity"):
+        return decide(consolidate, "a rebalancing plan makes room, above a cap on evictions")
     if consolidating:
-        if name in held:
-            return decide(consolidate, "a rebalancing plan makes room, above a cap on evictions")
         return decide("no-plan")
     if cause == "capacity":
         sufficient = verdict.cluster_free_sufficient

@@ -37,6 +37,10 @@ class CardRules(Protocol):
     random_ties: bool
     few_cards_reason: int  # index in `reasons`: the node has fewer cards than asked
     refused_reason: int | None  # index in `reasons`: enough eligible cards, refused together
+    # Indices in `reasons` of the card checks for free memory and for health (None: none):
+    # a headline names any other check that decided, since it is not about memory.
+    memory_reason: int
+    health_reason: int | None
     checks_health: bool  # whether an unhealthy card is refused
     card_word: str  # what the counted cards are called in messages ("healthy", or "")
 

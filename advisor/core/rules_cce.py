@@ -33,6 +33,8 @@ class CceRules:
     )
     few_cards_reason = 0  # index of the reason for a node with fewer cards than asked
     refused_reason: int | None = None  # index of the reason for enough cards refused together
+    memory_reason = 4  # index of the card check for free memory
+    health_reason: int | None = 1  # index of the card check for health, if any
     checks_health = True
     card_word = "healthy "
     random_ties = False

@@ -40,6 +40,8 @@ class VolcanoRules:
     )
     few_cards_reason = 0  # index of the reason for a node with fewer cards than asked
     refused_reason: int | None = None  # index of the reason for enough cards refused together
+    memory_reason = 2  # index of the card check for free memory
+    health_reason: int | None = None  # index of the card check for health, if any
     checks_health = False
     card_word = ""
     random_ties = True

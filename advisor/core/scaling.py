@@ -8,27 +8,30 @@ cluster plus those nodes (nodes are added until every pod lands). A pod that no 
 admits (a selector, affinity or taint excludes it, or the allocatable is too small) gets no
 advice but the autoscaler's reason (`ScaleUpAdvice.not_triggered`).
 
-Scale-down lives in `advisor.core.scaledown`; `scaling_advice` gives both, judged after the
-rebalancing plans.
+Scale-down lives in `advisor.core.scaledown`, headroom in `advisor.core.headroom`;
+`scaling_advice` gives scale-up and scale-down, judged after the rebalancing plans.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, overload
 
-import numpy as np
-
 from advisor.core.diagnose import Diagnosis, build_state, diagnose
-from advisor.core.model import Cluster, Node, Placement, Pod, queue_order, reference_card_mib
+from advisor.core.headroom import Headroom as Headroom  # re-exported
+from advisor.core.headroom import allotted_gpus as allotted_gpus
+from advisor.core.headroom import capacity_gpus as capacity_gpus
+from advisor.core.headroom import gpus_needed as gpus_needed
+from advisor.core.headroom import headroom as headroom
+from advisor.core.model import Cluster, Node, Placement, Pod, queue_order
 from advisor.core.node_templates import NodeShape as NodeShape  # re-exported
 from advisor.core.node_templates import NotTriggered as NotTriggered
 from advisor.core.node_templates import TemplateCheck
 from advisor.core.node_templates import node_shapes as node_shapes
 from advisor.core.plan import PlanReport, apply_plans
+from advisor.core.relief import Relief, relief
 from advisor.core.remedy import Remedy, remedies, remedy
 from advisor.core.scaledown import ScaleDownAdvice, scale_down_advice
 from advisor.core.state import CardState, Shape
@@ -73,6 +76,7 @@ class ScaleUpAdvice(Sequence[ScaleUp]):
 
     steps: tuple[ScaleUp, ...]
     not_triggered: tuple[NotTriggered, ...] = ()
+    relief: tuple[Relief, ...] = ()  # node-resources pods: what frees their cpu or memory
 
     @overload
     def __getitem__(self, index: int) -> ScaleUp: ...
@@ -123,9 +127,12 @@ def scale_up_advice(
     """
     if diagnosis is None:
         diagnosis = diagnose(cluster, node_detail_limit=0)
-    targets = [d.pod for d in diagnosis.pods if remedy(d, rescued, held).scale_up]
+    decided = [(d, remedy(d, rescued, held)) for d in diagnosis.pods]
+    short = [d.pod.name for d, r in decided if r.advice == "node-resources"]
+    freed = relief(cluster, diagnosis, short)
+    targets = [d.pod for d, r in decided if r.scale_up]
     if not targets or cluster.max_vgpus_per_card < 1:  # with no vGPU allowed, no node helps
-        return ScaleUpAdvice(())
+        return ScaleUpAdvice((), relief=freed)
     shapes = node_shapes(cluster)
     check = TemplateCheck(shapes, cluster)
     admitting = {p.name: check.admitting(Shape.of_pod(p)) for p in targets}
@@ -163,7 +170,7 @@ def scale_up_advice(
         n = estimate_nodes(shape, group, cluster)
         names = tuple(p.name for p in group)
         plan.append(ScaleUp(shape, n, names, new_shape=True, packed_estimate=n))
-    return ScaleUpAdvice(_verify(cluster, rescued, plan, max_rounds), refused)
+    return ScaleUpAdvice(_verify(cluster, rescued, plan, max_rounds), refused, freed)
 
 
 def _by_first_template(
@@ -269,92 +276,6 @@ def _verify(
                     high = middle
             counts[k] = high
     return tuple(replace(e, nodes=n, verified=verified) for e, n in zip(plan, counts, strict=True))
-
-
-# -- headroom --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Headroom:
-    """GPUs needed at the observed peak (module docstring of `headroom` for the formula)."""
-
-    capacity_gpus: float
-    peak_allotted_gpus: float
-    needed_gpus: int  # by allotment: what scheduling needs
-    spare_gpus: float  # capacity - needed; negative: a shortfall
-    target_utilisation: float
-    redundancy: float
-    peak_used_gpus: float | None = None
-    needed_by_use_gpus: int | None = None  # if requests matched use (after right-sizing)
-
-    def json(self) -> dict[str, Any]:
-        return {
-            "capacity_gpus": round(self.capacity_gpus, 3),
-            "peak_allotted_gpus": round(self.peak_allotted_gpus, 3),
-            "needed_gpus": self.needed_gpus,
-            "spare_gpus": round(self.spare_gpus, 3),
-            "target_utilisation": self.target_utilisation,
-            "redundancy": self.redundancy,
-            "peak_used_gpus": None
-            if self.peak_used_gpus is None
-            else round(self.peak_used_gpus, 3),
-            "needed_by_use_gpus": self.needed_by_use_gpus,
-        }
-
-
-def gpus_needed(peak_gpus: float, target_utilisation: float = 0.7, redundancy: float = 0.2) -> int:
-    """ceil(peak × (1 + redundancy) / target_utilisation).
-
-    The peak grows by the redundancy margin (a rolling update runs old and new pods side by
-    side, about maxSurge more), and that load must sit at the target utilisation, not at 100%.
-    Example: peak 70 GPUs, margin 0.2, target 0.7 -> ceil(70 × 1.2 / 0.7) = 120 GPUs.
-    """
-    if not 0 < target_utilisation <= 1:
-        raise ValueError(f"target utilisation must be in (0, 1], got {target_utilisation}")
-    if redundancy < 0 or peak_gpus < 0:
-        raise ValueError("peak and redundancy must not be negative")
-    # Round away float noise before the ceiling (70 × 1.2 / 0.7 is 120.00000000000001).
-    return math.ceil(round(peak_gpus * (1 + redundancy) / target_utilisation, 9))
-
-
-def headroom(
-    capacity_gpus: float,
-    peak_allotted_gpus: float,
-    peak_used_gpus: float | None = None,
-    target_utilisation: float = 0.7,
-    redundancy: float = 0.2,
-) -> Headroom:
-    """GPUs the cluster needs at its observed peak, in GPUs of memory (`model.gpu_mib`), by
-    allotment and, when given, by use."""
-    needed = gpus_needed(peak_allotted_gpus, target_utilisation, redundancy)
-    by_use = (
-        None
-        if peak_used_gpus is None
-        else gpus_needed(peak_used_gpus, target_utilisation, redundancy)
-    )
-    return Headroom(
-        capacity_gpus=capacity_gpus,
-        peak_allotted_gpus=peak_allotted_gpus,
-        needed_gpus=needed,
-        spare_gpus=capacity_gpus - needed,
-        target_utilisation=target_utilisation,
-        redundancy=redundancy,
-        peak_used_gpus=peak_used_gpus,
-        needed_by_use_gpus=by_use,
-    )
-
-
-def allotted_gpus(cluster: Cluster) -> float:
-    """GPUs of memory allotted now (`model.gpu_mib`: the product's one unit)."""
-    state = build_state(cluster)
-    used = (state.capacity - state.free_memory).astype(np.float64)
-    return float(used.sum()) / reference_card_mib(cluster)
-
-
-def capacity_gpus(cluster: Cluster, healthy_only: bool = True) -> float:
-    """The cards' memory in GPUs of memory (a card of the commonest size = 1)."""
-    mib = sum(c.memory_mib for n in cluster.nodes for c in n.cards if c.healthy or not healthy_only)
-    return mib / reference_card_mib(cluster)
 
 
 def plan_outcome(plans: PlanReport) -> tuple[frozenset[str], frozenset[str]]:

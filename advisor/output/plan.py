@@ -81,6 +81,12 @@ def plan_json(
         if isinstance(scale_up, ScaleUpAdvice) and scale_up.not_triggered
         else {}
     )
+    # what frees the cpu or memory of the pods short only of those (only when some)
+    freed: schemas.ReliefPartJson = (
+        {"relief": _core(schemas.ReliefJson, scale_up.relief)}
+        if isinstance(scale_up, ScaleUpAdvice) and scale_up.relief
+        else {}
+    )
     return {
         "schema": schemas.PLAN_SCHEMA,
         "policy": {"node": report.policy.node, "card": report.policy.card},
@@ -92,6 +98,7 @@ def plan_json(
         "unresolved": unresolved,
         "scale_up": _core(schemas.ScaleUpJson, scale_up),
         **not_triggered,
+        **freed,
         "scale_down": _core(schemas.ScaleDownJson, scale_down.steps),
         "scale_down_held": _core(schemas.HeldNodeJson, scale_down.held[:MAX_HELD_LISTED]),
         "scale_down_held_omitted": max(len(scale_down.held) - MAX_HELD_LISTED, 0),

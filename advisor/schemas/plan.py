@@ -103,6 +103,22 @@ class NotTriggeredJson(TypedDict):
     reason: str
 
 
+class ReliefMoveJson(TypedDict):
+    pod: str
+    to: str | None  # None: no node the model holds has room
+
+
+class ReliefJson(TypedDict):
+    """A node-resources pod: what frees the cpu or memory it lacks (never a GPU node)."""
+
+    pod: str
+    node: str
+    short: list[str]
+    move: list[ReliefMoveJson]
+    new_node: NotRequired[dict[str, int | str]]
+    advice: str
+
+
 class ScaleDownJson(TypedDict):
     node: str
     utilisation: float | None
@@ -166,6 +182,10 @@ class NotTriggeredPartJson(TypedDict, total=False):
     scale_up_not_triggered: list[NotTriggeredJson]  # only when some pod is
 
 
+class ReliefPartJson(TypedDict, total=False):
+    relief: list[ReliefJson]  # only when some pod is node-resources
+
+
 class PlanJson(TypedDict):
     schema: str
     policy: PolicyJson
@@ -176,6 +196,7 @@ class PlanJson(TypedDict):
     unresolved: list[UnresolvedJson]
     scale_up: list[ScaleUpJson]
     scale_up_not_triggered: NotRequired[list[NotTriggeredJson]]
+    relief: NotRequired[list[ReliefJson]]
     scale_down: list[ScaleDownJson]
     scale_down_held: list[HeldNodeJson]
     scale_down_held_omitted: int

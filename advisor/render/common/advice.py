@@ -1,9 +1,10 @@
 """Each Pending pod's advice key and the cause label that goes with it, in one place for the
 diagnose, plan and report pages.
 
-A report or `plan` output carries each pod's `advice` (`advisor.core.remedy`), decided
-together with its scale-up so that the two agree; the pages use it when it is there. A
-diagnosis alone has none: its capacity pods then read `cluster_free_sufficient`, as before.
+Every `diagnose`, `plan` and `report` output carries each pod's `advice`
+(`advisor.core.remedy`), decided together with its scale-up so that the two agree; the pages
+show it. Only a file saved by an older version has none: its capacity pods then read
+`cluster_free_sufficient`.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from advisor.render.plan.scaling import (
 from advisor.render.plan.scaling_html import (
     held_html,
     not_triggered_html,
+    relief_html,
     scale_down_html,
     scale_up_html,
 )
@@ -188,13 +189,13 @@ def unresolved_panel(data: PlanJson) -> str:
 def scale_up_panel(data: PlanJson) -> str:
     """The node shapes to add for the pods no plan rescues, and the pods no new node would
     help (empty when neither)."""
-    table, helpless = scale_up_html(data), not_triggered_html(data)
-    if not table and not helpless:
+    table, helpless, freed = scale_up_html(data), not_triggered_html(data), relief_html(data)
+    if not table and not helpless and not freed:
         return ""
     intro = SCALE_UP_INTRO if table else NO_SCALE_UP
     return (
         '<section class="panel"><h3>Nodes to add</h3>'
-        f'<p class="meta">{escape(intro)}</p>{table}{helpless}</section>'
+        f'<p class="meta">{escape(intro)}</p>{table}{helpless}{freed}</section>'
     )
 
 

@@ -18,12 +18,15 @@ from advisor.render.plan.scaling import (
     NO_SCALE_UP,
     NOT_TRIGGERED_HEADER,
     NOT_TRIGGERED_TITLE,
+    RELIEF_HEADER,
+    RELIEF_TITLE,
     SCALE_DOWN_INTRO,
     SCALE_UP_INTRO,
     also_moves_cell,
     held_more_text,
     held_rows,
     not_triggered_rows,
+    relief_rows,
     scale_down_header,
     scale_down_rows,
     scale_up_rows,
@@ -157,11 +160,19 @@ def not_triggered_table(data: PlanJson) -> list[str]:
     return [title, "", *markdown_table(NOT_TRIGGERED_HEADER, rows, right=set()), ""]
 
 
+def relief_table(data: PlanJson) -> list[str]:
+    """The pods short of cpu or memory, not of GPUs, with what frees it (no lines when none)."""
+    rows = [[escape_cell(pod), escape_cell(text)] for pod, text in relief_rows(data)]
+    if not rows:
+        return []
+    return [f"**{RELIEF_TITLE}**", "", *markdown_table(RELIEF_HEADER, rows, right=set()), ""]
+
+
 def scale_up_section(data: PlanJson) -> list[str]:
     """The "Nodes to add" section of the plan, with the pods no new node would help (no
-    lines when neither)."""
-    table, helpless = scale_up_table(data), not_triggered_table(data)
-    if not table and not helpless:
+    lines when neither), and what frees the pods short of cpu or memory."""
+    table, helpless, freed = scale_up_table(data), not_triggered_table(data), relief_table(data)
+    if not table and not helpless and not freed:
         return []
     return [
         "## Nodes to add",
@@ -170,6 +181,7 @@ def scale_up_section(data: PlanJson) -> list[str]:
         "",
         *table,
         *helpless,
+        *freed,
     ]
 
 

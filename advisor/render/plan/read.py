@@ -24,6 +24,8 @@ from advisor.schemas import (
     PlanEntryJson,
     PlanJson,
     PlanSummaryJson,
+    ReliefJson,
+    ReliefMoveJson,
     ScaleDownJson,
     ScaleUpJson,
     TaintJson,
@@ -88,6 +90,21 @@ def read_plan(raw: Mapping[str, Any]) -> PlanJson:
     ]
     if helpless:
         data["scale_up_not_triggered"] = helpless
+    freed = [
+        ReliefJson(
+            pod=as_str(r.get("pod"), "?"),
+            node=as_str(r.get("node"), "?"),
+            short=[as_str(x) for x in as_list(r.get("short"))],
+            move=[
+                ReliefMoveJson(pod=as_str(m.get("pod"), "?"), to=as_str(m.get("to")) or None)
+                for m in map(as_map, as_list(r.get("move")))
+            ],
+            advice=as_str(r.get("advice")),
+        )
+        for r in map(as_map, as_list(raw.get("relief")))
+    ]
+    if freed:
+        data["relief"] = freed
     return data
 
 

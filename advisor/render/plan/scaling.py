@@ -42,6 +42,14 @@ def shape_text(shape: NodeShapeJson) -> str:
 
 
 NOT_TRIGGERED_TITLE = "Pods no new node would help"
+RELIEF_TITLE = "Pods short of cpu or memory, not of GPUs"
+RELIEF_HEADER = ["Pod", "What frees it"]
+
+
+def relief_rows(plan: PlanJson) -> list[tuple[str, str]]:
+    """Pending pods whose GPUs fit but whose cpu, memory or pod slot do not, with the
+    advice the core worded (`advisor.core.relief`): other pods to move, never a GPU node."""
+    return [(entry["pod"], entry["advice"]) for entry in plan.get("relief", [])]
 
 
 NOT_TRIGGERED_HEADER = ["Pod", "Why (the cluster-autoscaler's reason)"]

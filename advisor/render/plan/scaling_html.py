@@ -9,10 +9,13 @@ from advisor.render.plan.scaling import (
     HELD_TITLE,
     NOT_TRIGGERED_HEADER,
     NOT_TRIGGERED_TITLE,
+    RELIEF_HEADER,
+    RELIEF_TITLE,
     also_moves_cell,
     held_more_text,
     held_rows,
     not_triggered_rows,
+    relief_rows,
     scale_down_header,
     scale_down_rows,
     scale_up_rows,
@@ -41,6 +44,17 @@ def not_triggered_html(plan: PlanJson) -> str:
     if not rows:
         return ""
     return f"<h3>{escape(NOT_TRIGGERED_TITLE)}</h3>" + html_table(NOT_TRIGGERED_HEADER, rows)
+
+
+def relief_html(plan: PlanJson) -> str:
+    """The pods short of cpu or memory, not of GPUs, with what frees it ("" when none)."""
+    rows = [
+        [f'<span class="mono">{escape(pod)}</span>', escape(text)]
+        for pod, text in relief_rows(plan)
+    ]
+    if not rows:
+        return ""
+    return f"<h3>{escape(RELIEF_TITLE)}</h3>" + html_table(RELIEF_HEADER, rows)
 
 
 def scale_down_html(plan: PlanJson) -> str:

@@ -11,6 +11,7 @@ from advisor.render.plan.scaling import NO_SCALE_DOWN, NO_SCALE_UP
 from advisor.render.plan.scaling_html import (
     held_html,
     not_triggered_html,
+    relief_html,
     scale_down_html,
     scale_up_html,
 )
@@ -36,7 +37,7 @@ def scaling_section(report: ReportJson) -> str:
     if plan is None:
         return heading + note_panel("No plan data in this report.")
     up = (scale_up_html(plan) or f'<p class="none">{escape(NO_SCALE_UP)}</p>') + (
-        not_triggered_html(plan)
+        not_triggered_html(plan) + relief_html(plan)
     )
     down = scale_down_html(plan) or f'<p class="none">{escape(NO_SCALE_DOWN)}</p>'
     return (

@@ -19,6 +19,7 @@ from advisor.render.plan.markdown import (
     not_triggered_table,
     pictures_section,
     plans_section,
+    relief_table,
     scale_down_table,
     scale_up_table,
     unresolved_section,
@@ -157,6 +158,7 @@ def _scaling(report: ReportJson) -> list[str]:
     lines = ["## Scaling advice", "", "### Scale up (for what stays Pending)", ""]
     lines += scale_up_table(plan) or _note(NO_SCALE_UP)
     lines += not_triggered_table(plan)
+    lines += relief_table(plan)
     lines += ["### Scale down", ""]
     lines += scale_down_table(plan) or _note(NO_SCALE_DOWN)
     return lines + held_table(plan)

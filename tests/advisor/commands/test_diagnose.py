@@ -52,12 +52,20 @@ def test_diagnose_json_contract() -> None:
         "0/5 nodes are available: 1 node(s) had untolerated taint {dedicated: research}, "
         "4 too-few-cards."
     )
-    assert by_name["ml/finetune-0"]["cluster_free_sufficient"] is True
+    # Only the A100 and V100 cards could hold its 20480 MiB slices: 39936 MiB free there.
+    assert by_name["ml/finetune-0"]["cluster_free_sufficient"] is False
+    # Each pod carries the advice `report` and `plan` give it (the plans weighed).
+    assert by_name["ml/finetune-0"]["advice"]["key"] == "capacity-scale-up"
+    assert by_name["web/infer-2"]["advice"] == {
+        "key": "fragmentation",
+        "scale_up": False,
+        "why": "a rebalancing plan makes room for it",
+    }
     assert by_name["ml/pretrain-0"]["cause"] == "unsatisfiable"
     assert by_name["web/odd-size"]["cause"] == "invalid"
     assert by_name["vision/train-xl"]["cause"] == "node-resources"
     for pod in data["pods"]:
-        assert {"pod", "cause", "message", "placement", "nodes"} <= set(pod)
+        assert {"pod", "cause", "message", "placement", "nodes", "advice"} <= set(pod)
     # queue order: priority first
     assert data["pods"][0]["pod"] == "batch/urgent"
 

@@ -8,7 +8,9 @@ import pytest
 
 from advisor.core.diagnose import REASONS, PodDiagnosis, diagnose
 from advisor.core.model import Cluster
+from advisor.scenario import load_scenario
 from tests.advisor.core.scenario_dicts import GiB, build, node, running
+from tests.realparts import DEMO
 
 
 def pending(name: str, gpus: int, mib: int, core: int = 0) -> dict[str, Any]:
@@ -95,7 +97,47 @@ def test_capacity_with_cluster_free_sufficient() -> None:
     result = only(cluster)
     assert result.cause == "capacity"
     assert result.cluster_free_sufficient is True
-    assert "16384 MiB free in all (enough if consolidated)" in result.message
+    assert (
+        "16384 MiB free in all on the 2 healthy cards big enough for it (enough if consolidated)"
+        in result.message
+    )
+
+
+def test_consolidation_counts_only_cards_that_could_hold_a_slice() -> None:
+    """n1's two empty 16 GiB cards can never hold a 20 GiB slice; n2's and n3's 40 GiB cards
+    have 15 GiB free each. All the free memory (62 GiB) would cover the pod, but only the
+    30 GiB on the big cards can ever be rearranged into room for it: enough if consolidated,
+    counted on those 2 cards, and n1 is no fragmentation of it."""
+    cluster = build(
+        [node("n1", 16, 16), node("n2", 40), node("n3", 40)],
+        [
+            running("x/a", "n2", [0], 25),
+            running("x/b", "n3", [0], 25),
+            pending("x/p", 1, 20 * GiB),
+        ],
+    )
+    result = only(cluster)
+    assert (result.cause, result.cluster_free_sufficient) == ("capacity", True)
+    assert result.message.endswith(
+        "the cluster has 30720 MiB free in all on the 2 healthy cards big enough for it "
+        "(enough if consolidated)"
+    )
+
+
+def test_free_memory_on_cards_too_small_is_not_enough() -> None:
+    """ml/finetune-0's case by hand: n1's 16 GiB cards have 32 GiB free, n2's 40 GiB card
+    15 GiB; the 20 GiB pod fits only on n2's card, where 15 GiB is not enough. Before, the
+    small cards' free memory called this fragmentation on n1 (rebalance, do not add nodes)."""
+    cluster = build(
+        [node("n1", 16, 16), node("n2", 40)],
+        [running("x/a", "n2", [0], 25), pending("x/p", 1, 20 * GiB)],
+    )
+    result = only(cluster)
+    assert (result.cause, result.cluster_free_sufficient) == ("capacity", False)
+    assert result.message.endswith(
+        "the cluster has 15360 MiB free in all on the 1 healthy card big enough for it (not enough)"
+    )
+    assert result.movable_free_sufficient is True  # the planner still looks for moves
 
 
 def test_capacity_without_cluster_free_sufficient() -> None:
@@ -192,3 +234,14 @@ def test_summary_counts_every_cause() -> None:
         "unsatisfiable": 1,
         "invalid": 1,
     }
+
+
+def test_demo_finetune_is_not_enough_on_the_cards_that_could_hold_it() -> None:
+    """ml/finetune-0 asks 2 x 20480 MiB: the T4s (16 GiB) never count; the A100 and V100
+    cards that could hold a slice have 39,936 MiB free of the 40,960 needed."""
+    diagnosis = diagnose(load_scenario(DEMO))
+    (finetune,) = [d for d in diagnosis.pods if d.pod.name == "ml/finetune-0"]
+    assert (finetune.cause, finetune.cluster_free_sufficient) == ("capacity", False)
+    assert "39936 MiB free in all on the 5 healthy cards big enough for it (not enough)" in (
+        finetune.message
+    )

@@ -107,12 +107,13 @@ def test_protected_pods_are_never_evicted(protect: dict[str, object]) -> None:
             pods.insert(1, running("ml/movable", "a", [1], 8))
         return pods
 
-    # Only the protected pod stands in the way: no plan.
+    # Only the protected pod stands in the way: no plan. (capacity, not fragmentation: the
+    # 8 GiB card beside it can never hold the 16 GiB pod, so its free memory does not count.)
     alone = build([node("a", 16, 8), node("b", 16)], cluster_with(False))
     report = plan(alone)
     check_report(alone, report)
     assert report.plans == ()
-    assert [(u.pod, u.cause) for u in report.unresolved] == [("ml/big", "fragmentation")]
+    assert [(u.pod, u.cause) for u in report.unresolved] == [("ml/big", "capacity")]
     # With a movable pod beside it, the plan moves that one.
     both = build([node("a", 16, 16), node("b", 16)], cluster_with(True))
     report = plan(both)

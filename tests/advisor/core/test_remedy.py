@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster
 from advisor.core.plan import PlanOptions, plan
-from advisor.core.remedy import ADVISES_NO_NODES, ADVISES_NODES, WHY, Remedy
+from advisor.core.remedy import ACTIONS, ADVISES_NO_NODES, ADVISES_NODES, WHY, Remedy
 from advisor.core.scaling import pod_remedies, scaling_advice
 from advisor.report import ReportInputs, ReportOptions, build_report
 from tests.advisor.core.scenario_dicts import GiB, build, node
@@ -39,7 +39,7 @@ def decided(cluster: Cluster, options: PlanOptions | None = None) -> tuple[Any, 
 
 def test_the_keys_split_cleanly() -> None:
     assert not ADVISES_NODES & ADVISES_NO_NODES
-    assert set(WHY) == ADVISES_NODES | ADVISES_NO_NODES
+    assert set(WHY) == set(ACTIONS) == ADVISES_NODES | ADVISES_NO_NODES
 
 
 def test_enough_in_total_but_no_plan_is_scale_up_advice() -> None:
@@ -56,7 +56,8 @@ def test_enough_in_total_but_no_plan_is_scale_up_advice() -> None:
     assert (verdict.cause, verdict.cluster_free_sufficient) == ("capacity", True)
     assert plans.plans == ()
     (big,) = decided_
-    assert big == Remedy("ml/big", "no-plan", True, WHY["no-plan"])
+    assert big == Remedy("ml/big", "no-plan", True, WHY["no-plan"], "capacity", verdict.message)
+    assert (big.title, big.text) == ACTIONS["no-plan"]
     assert proposed == {"ml/big"}
 
 
@@ -129,6 +130,8 @@ def test_advice_and_scale_up_never_contradict(cluster: Cluster) -> None:
     ups, _ = scaling_advice(cluster, plans, diagnosis)
     proposed = {name for entry in ups for name in entry.pods}
     helpless = {n.pod for n in ups.not_triggered}
+    shapes = [entry.shape for entry in ups]
+    assert len(shapes) == len(set(shapes)), shapes  # each node shape listed once
     rescued = {name for p in plans.plans for name in p.rescues}
     for r in pod_remedies(diagnosis, plans):
         assert r.scale_up == (r.advice in ADVISES_NODES), r

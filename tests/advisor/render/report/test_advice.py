@@ -1,5 +1,5 @@
 """The advice the report pages show is the one each pod's scale-up was decided with
-(`advisor.core.remedy`): a pod advised `no-plan` is worded "scale up" and stands in the
+(`advisor.core.remedy`): a pod advised to scale up is worded "scale up" and stands in the
 scale-up proposals; no pod advised to consolidate does. Checked on the bundled demo and the
 report sample, built by the real pipeline, and on the `plan` command's own output."""
 
@@ -48,30 +48,33 @@ def advised(report: dict[str, Any]) -> dict[str, str]:
     return {pod["pod"]: pod["advice"]["key"] for pod in report["diagnosis"]["pods"]}
 
 
-def test_both_reports_have_a_pod_advised_no_plan(report: dict[str, Any]) -> None:
+def test_both_reports_have_a_pod_advised_to_scale_up(report: dict[str, Any]) -> None:
     # Guards the fixtures: the checks below mean something only if such a pod is there.
-    assert advised(report)["ml/finetune-0"] == "no-plan"
+    # (The cards that could hold ml/finetune-0 have 39,936 MiB free of the 40,960 it needs.)
+    assert advised(report)["ml/finetune-0"] == "capacity-scale-up"
     assert report["diagnosis"]["pods"][4]["cause"] == "capacity"
 
 
-def test_a_pod_advised_no_plan_is_in_the_scale_up_and_worded_so(report: dict[str, Any]) -> None:
+def test_a_pod_advised_to_scale_up_is_in_the_scale_up_and_worded_so(
+    report: dict[str, Any],
+) -> None:
     text = render_report_markdown(report)
     scale_up = section(text, "### Scale up (for what stays Pending)")
     proposed = {name for step in report["plan"]["scale_up"] for name in step["for"]}
     for pod, key in advised(report).items():
-        if key == "no-plan":
+        if key in ("no-plan", "capacity-scale-up"):
             assert pod in proposed
             assert pod in scale_up
     pending = section(text, "## Pending pods")
     assert "| ml/finetune-0 |" in pending
-    assert "capacity (no plan, scale up)" in pending
+    assert "capacity (scale up)" in pending
     assert "capacity (consolidate)" not in text
     what_to_do = section(text, "## What to do")
-    assert "- **No plan makes room, scale up** (ml/finetune-0): The free memory would cover" in (
+    assert "- **Capacity, scale up** (ml/finetune-0): The cards that could hold these lack" in (
         what_to_do
     )
     assert "Capacity, consolidation would help" not in what_to_do
-    assert "| ml/finetune-0 | capacity (no plan, scale up) |" in section(text, "## Still Pending")
+    assert "| ml/finetune-0 | capacity (scale up) |" in section(text, "## Still Pending")
 
 
 def test_no_pod_advised_to_consolidate_is_in_the_scale_up(report: dict[str, Any]) -> None:
@@ -86,12 +89,10 @@ def test_no_pod_advised_to_consolidate_is_in_the_scale_up(report: dict[str, Any]
 
 def test_html_words_the_advice_as_the_markdown_does(report: dict[str, Any]) -> None:
     page = render_report_html(report)
-    assert "<strong>No plan makes room, scale up</strong>" in page
+    assert "<strong>Capacity, scale up</strong>" in page
     assert '<span class="who mono">ml/finetune-0</span>' in page
-    # the tag of a pod advised no-plan is coloured as a scale-up (#b91c1c), not as capacity
-    assert '<span class="tag" style="background:#b91c1c">capacity (no plan, scale up)</span>' in (
-        page
-    )
+    # the tag of a pod advised to scale up is coloured so (#b91c1c), not as capacity
+    assert '<span class="tag" style="background:#b91c1c">capacity (scale up)</span>' in page
     assert "capacity (consolidate)" not in page
     assert "Capacity, consolidation would help" not in page
 
@@ -103,10 +104,10 @@ def test_plan_command_json_carries_the_advice(capsys: pytest.CaptureFixture[str]
     # the same advice as the report's (demo_report): one function decides both
     report = demo_report()
     assert keys == {e["pod"]: e["advice"]["key"] for e in report["plan"]["unresolved"]}
-    assert keys["ml/finetune-0"] == "no-plan"
+    assert keys["ml/finetune-0"] == "capacity-scale-up"
     assert keys["web/odd-size"] == "invalid"
     assert main(["plan", "--scenario", str(DEMO), "--format", "markdown"]) == 0
-    assert "| ml/finetune-0 | capacity (no plan, scale up) |" in capsys.readouterr().out
+    assert "| ml/finetune-0 | capacity (scale up) |" in capsys.readouterr().out
 
 
 def entry(cause: str, **extra: Any) -> UnresolvedJson:
