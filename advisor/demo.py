@@ -275,7 +275,7 @@ def summary(out: Path) -> str:
     frag = data["fragmentation"]
     lines = [
         f"source: {data['source']}",
-        f"{counts['pending']} Pending GPU pods: {causes}",
+        f"{plural(counts['pending'], 'Pending GPU pod')}: {causes}",
         f"{plural(plan['plans'], 'plan')} rescuing {plural(plan['rescued_pods'], 'pod')} "
         f"with {plural(plan['evictions'], 'eviction')}",
         f"fragmentation: {frag['ratio']:.0%} of {frag['free_mib']} MiB free; "
