@@ -33,12 +33,24 @@ from advisor.scenario import ScenarioError, load_scenario
 PACKAGE = Path(__file__).resolve().parent
 DEFAULT_SCENARIO = PACKAGE / "examples" / "demo.yaml"
 RULES = PACKAGE.parent / "deploy" / "rules" / "xgpu.rules.yaml"
+JOB = "xgpu-exporter"
+
+
+# Right-sizing advises only from a day of history (24 h, 288 samples), which a Prometheus
+# started seconds ago lacks: one pod's day is backfilled with promtool (exporter.backfill),
+# so the report shows one real recommendation and every other workload says why it has none.
+HISTORY_POD = "infer/embed-0"  # the pod given a day, when the scenario runs it
+HISTORY = "24h"  # the report's window and step when a day is backfilled
+HISTORY_STEP = "5m"
+BACKFILL_S = 86400 + 900  # a day and a bit, so that the report's 24 h window starts inside it
+BACKFILL_STEP_S = 60
 
 
 @dataclass(frozen=True, slots=True)
 class Services:
     exporters: dict[str, str]  # node -> base URL
     prometheus: str | None  # base URL, None when not installed
+    backfilled: str | None = None  # the pod given a day of history, None when none was
 
 
 def free_port() -> int:
@@ -129,13 +141,66 @@ def _query(prometheus: str, promql: str) -> list[dict[str, Any]]:
     return result
 
 
+def history_pod(scenario: Path) -> tuple[str, str] | None:
+    """(node, pod) to backfill: HISTORY_POD where the scenario runs it, else its first
+    running pod; None when no pod runs."""
+    running = [p for p in load_scenario(scenario).running if p.placement]
+    chosen = next((p for p in running if p.name == HISTORY_POD), running[0] if running else None)
+    if chosen is None or chosen.placement is None:
+        return None
+    return chosen.placement.node, chosen.name
+
+
+def _backfill(scenario: Path, exporters: dict[str, str], work: Path) -> str | None:
+    """One pod's day of the simulated exporter's series, written as TSDB blocks where the
+    demo's Prometheus will start (docs/design.md §6 names; the scrape's own labels, so the
+    live samples continue the same series). None when promtool is not installed."""
+    promtool = shutil.which("promtool")
+    where = history_pod(scenario)
+    if promtool is None or where is None:
+        return None
+    node, pod = where
+    end = time.time()
+    series = work / "backfill.om"
+    labels = {"job": JOB, "instance": exporters[node].removeprefix("http://"), "node": node}
+    command = [
+        sys.executable,
+        "-m",
+        "exporter.backfill",
+        "--simulate",
+        str(scenario),
+        "--node",
+        node,
+        "--pod",
+        pod,
+        "--start",
+        f"{end - BACKFILL_S:.0f}",
+        "--end",
+        f"{end:.0f}",
+        "--step",
+        str(BACKFILL_STEP_S),
+        *(f"--label={k}={v}" for k, v in labels.items()),
+        "--output",
+        str(series),
+    ]
+    blocks = [promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet"]
+    blocks += [str(series), str(work / "tsdb")]
+    for what, step in (("backfill", command), ("promtool", blocks)):
+        done = subprocess.run(step, capture_output=True, check=False)
+        if done.returncode != 0:
+            log = work / f"{what}.log"
+            log.write_bytes(done.stdout + done.stderr)
+            raise DemoError(f"{what} exited with code {done.returncode}{_last_line(log)}")
+    return pod
+
+
 def _prometheus(stack: ExitStack, binary: str, exporters: dict[str, str], work: Path) -> str:
     config = {
         "global": {"scrape_interval": "2s", "evaluation_interval": "2s"},
         "rule_files": [str(RULES)] if RULES.exists() else [],
         "scrape_configs": [
             {
-                "job_name": "xgpu-exporter",
+                "job_name": JOB,
                 # The exporter's namespace/pod/container name the workload (docs/design.md §6).
                 "honor_labels": True,
                 "static_configs": [
@@ -170,16 +235,21 @@ def services(scenario: Path, work: Path, use_prometheus: bool = True) -> Iterato
     with ExitStack() as stack:
         exporters = {node: _exporter(stack, scenario, node, work) for node in nodes}
         binary = shutil.which("prometheus") if use_prometheus else None
-        prometheus = _prometheus(stack, binary, exporters, work) if binary else None
-        yield Services(exporters, prometheus)
+        if binary is None:
+            yield Services(exporters, None)
+            return
+        backfilled = _backfill(scenario, exporters, work)  # before Prometheus opens the TSDB
+        yield Services(exporters, _prometheus(stack, binary, exporters, work), backfilled)
 
 
 def report_command(svc: Services, scenario: Path, out: Path) -> list[str]:
-    source = (
-        ["--prometheus", svc.prometheus, "--history", "10m", "--history-step", "2s"]
-        if svc.prometheus
-        else ["--exporters", ",".join(svc.exporters.values())]
-    )
+    if svc.prometheus is None:
+        source = ["--exporters", ",".join(svc.exporters.values())]
+    elif svc.backfilled is None:  # seconds of history: a fine step shows them
+        source = ["--prometheus", svc.prometheus, "--history", "10m", "--history-step", "2s"]
+    else:
+        source = ["--prometheus", svc.prometheus, "--history", HISTORY]
+        source += ["--history-step", HISTORY_STEP]
     return [
         sys.executable,
         "-m",
@@ -205,14 +275,27 @@ def summary(out: Path) -> str:
     frag = data["fragmentation"]
     lines = [
         f"source: {data['source']}",
-        f"{counts['pending']} Pending GPU pods: {causes}",
+        f"{plural(counts['pending'], 'Pending GPU pod')}: {causes}",
         f"{plural(plan['plans'], 'plan')} rescuing {plural(plan['rescued_pods'], 'pod')} "
         f"with {plural(plan['evictions'], 'eviction')}",
         f"fragmentation: {frag['ratio']:.0%} of {frag['free_mib']} MiB free; "
         f"stranded {frag['stranded_mib']} MiB",
+        *_sizing_line(data["rightsizing"]),
         f"open the report: file://{(out / 'report.html').resolve()}",
     ]
     return "\n".join(lines)
+
+
+def _sizing_line(sizing: dict[str, Any] | None) -> list[str]:
+    if sizing is None:
+        return []
+    workloads = sizing["workloads"]
+    advised = [w["workload"] for w in workloads if w.get("advised") is not False]
+    named = f" ({', '.join(advised)})" if advised else ""
+    return [
+        f"right-sizing: {plural(len(advised), 'workload')} advised{named}; "
+        f"{len(workloads) - len(advised)} without the history it needs"
+    ]
 
 
 def run_demo(
@@ -228,6 +311,11 @@ def run_demo(
     ):
         where = f"Prometheus {svc.prometheus}" if svc.prometheus else "the exporters directly"
         print(f"xgpu-demo: {len(svc.exporters)} simulated exporters up; reading {where}")
+        if svc.backfilled:
+            print(
+                f"xgpu-demo: {svc.backfilled} has a day of simulated history, backfilled into "
+                "Prometheus with promtool: right-sizing needs 24 h"
+            )
         if svc.prometheus:
             time.sleep(4)  # a little history for the usage chart
         proc = subprocess.run(report_command(svc, scenario, out), check=False)

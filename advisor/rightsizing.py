@@ -290,7 +290,8 @@ def _overcommit(
         return {"ratio": None, "reason": reason}
 
     if ratios.size < settings.overcommit_min_samples:
-        return no(f"{ratios.size} samples, {settings.overcommit_min_samples} needed")
+        samples = "sample" if ratios.size == 1 else "samples"
+        return no(f"{ratios.size} {samples}, {settings.overcommit_min_samples} needed")
     coverage = span / window if window > 0 else 0.0
     if coverage < settings.overcommit_min_coverage:
         return no(f"history covers {coverage:.0%} of the window")

@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     cards = plural(sum(len(n.cards) for n in cluster.nodes), "card")
     print(
         f"xgpu-advisor: wrote {args.output} from {source}: {nodes}, {cards}, "
-        f"{len(cluster.running)} running and {len(cluster.pending)} Pending pods; "
+        f"{plural(len(cluster.running), 'running pod')} and "
+        f"{plural(len(cluster.pending), 'Pending pod')}; "
         f"scheduler {scheduler}",
         file=sys.stderr,
     )

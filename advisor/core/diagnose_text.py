@@ -77,10 +77,13 @@ def node_details(
         return tuple(resource_detail(r, s.free_resources(node), shape) for r in reasons)
     if s.card_count[node] < shape.gpus:
         few = names[s.rules.few_cards_reason]
-        return (f"{few}: node has {int(s.card_count[node])} cards, {shape.gpus} needed",)
+        has = int(s.card_count[node])
+        word = "card" if has == 1 else "cards"  # the core may not import render's plural
+        return (f"{few}: node has {has} {word}, {shape.gpus} needed",)
     lines = []
     if reasons[0] == names[0]:
-        lines.append(f"{names[0]}: {int(counts[0])} of {shape.gpus} cards eligible")
+        of = "card" if shape.gpus == 1 else "cards"
+        lines.append(f"{names[0]}: {int(counts[0])} of {shape.gpus} {of} eligible")
     elif s.rules.refused_reason is not None and reasons[0] == names[s.rules.refused_reason]:
         lines.append(f"{reasons[0]}: no {shape.gpus} eligible cards on one NUMA node")
     for code in sorted(range(1, 1 + checks), key=lambda c: (-int(counts[c]), c)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import struct
@@ -66,6 +67,27 @@ def screenshot(binary: str, page: Path, out: Path, width: int, height: int) -> b
 def dump_dom(binary: str, page: Path, profile: Path) -> str:
     """The DOM after Chromium parsed and laid out `page`, serialised."""
     return run_chromium(binary, profile, "--dump-dom", page.as_uri()).decode()
+
+
+_WIDTH_PROBE = (
+    "<script>document.body.dataset.scrollWidth = document.documentElement.scrollWidth;"
+    "document.body.dataset.viewportWidth = document.documentElement.clientWidth;</script>"
+)
+
+
+def page_widths(binary: str, page: Path, width: int, profile: Path) -> tuple[int, int]:
+    """The document's scroll width and the viewport's width of `page` in a window `width`
+    wide: a copy of the page (beside `profile`) with a script that writes both into the DOM
+    Chromium dumps."""
+    probe = profile.with_name(f"{profile.name}-probe.html")
+    probe.write_text(
+        page.read_text(encoding="utf-8").replace("</body>", _WIDTH_PROBE + "</body>"),
+        encoding="utf-8",
+    )
+    dom = run_chromium(binary, profile, f"--window-size={width},900", "--dump-dom", probe.as_uri())
+    found = re.search(rb'data-scroll-width="(\d+)" data-viewport-width="(\d+)"', dom)
+    assert found, "the width probe did not run"
+    return int(found[1]), int(found[2])
 
 
 def decode_png(data: bytes) -> tuple[int, int, list[bytes]]:

@@ -6,6 +6,7 @@ and nothing left running afterwards. Without Prometheus it scrapes the exporters
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections import Counter
@@ -16,9 +17,16 @@ from typing import Any
 import pytest
 
 from advisor.core.diagnose import diagnose
-from advisor.demo import DEFAULT_SCENARIO, Services, main, run_demo
+from advisor.demo import DEFAULT_SCENARIO, HISTORY_POD, Services, main, run_demo
 from advisor.scenario import load_scenario
-from tests.advisor.chromium import chromium_path, decode_png, dump_dom, pixel_counts, screenshot
+from tests.advisor.chromium import (
+    chromium_path,
+    decode_png,
+    dump_dom,
+    page_widths,
+    pixel_counts,
+    screenshot,
+)
 from tests.advisor.realservices import child_pids, listening
 from tests.realparts import Prometheus, http_get
 
@@ -37,6 +45,11 @@ SUMMARY = (
     "1 unsatisfiable, 1 invalid"
 )
 UP = f"xgpu-demo: {len(NODES)} simulated exporters up; reading"
+BACKFILLED = (
+    f"xgpu-demo: {HISTORY_POD} has a day of simulated history, backfilled into Prometheus "
+    "with promtool: right-sizing needs 24 h"
+)
+HISTORY_WORKLOAD = next(p.owner for p in DEMO_CLUSTER.running if p.name == HISTORY_POD)
 REPORT_FILES = {"report.json", "report.md", "report.html", "xgpu_advisor.prom"}
 
 
@@ -100,9 +113,15 @@ def test_demo_with_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str])
     lines = printed.splitlines()
     prometheus = seen[0]
     assert lines[0] == f"{UP} Prometheus {prometheus}"
-    assert lines[1] == f"source: prometheus {prometheus} + pods from {DEFAULT_SCENARIO}"
-    assert lines[2] == SUMMARY
-    assert lines[3] == "1 plan rescuing 1 pod with 1 eviction"
+    assert lines[1] == BACKFILLED
+    assert lines[2] == f"source: prometheus {prometheus} + pods from {DEFAULT_SCENARIO}"
+    assert lines[3] == SUMMARY
+    assert lines[4] == "1 plan rescuing 1 pod with 1 eviction"
+    others = len({p.owner for p in DEMO_CLUSTER.running}) - 1
+    assert lines[-2] == (
+        f"right-sizing: 1 workload advised ({HISTORY_WORKLOAD}); "
+        f"{others} without the history it needs"
+    )
     assert lines[-1] == f"open the report: file://{out.resolve() / 'report.html'}"
     assert "xgpu-advisor: 9 Pending GPU pods" in err  # the report command's own line
     data = json.loads((out / "report.json").read_text())
@@ -110,21 +129,40 @@ def test_demo_with_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str])
     assert (rescue["rescues"], rescue["evict"]) == (["web/infer-2"], ["ml/train-a"])
     check_the_rest_of_the_node(data, out)
     assert data["stale"] == []
-    assert len(data["usage"]["timestamps"]) >= 2  # a few seconds of history
-    # Right-sizing groups by owner, which only the scenario file (--pods-from) knows here.
-    # A few seconds of history is too little to advise from (24 h by default): every
-    # workload is listed with why, and no running pod is shrunk.
-    sizing = data["rightsizing"]
-    assert {w["workload"] for w in sizing["workloads"]} == {p.owner for p in DEMO_CLUSTER.running}
-    for workload in sizing["workloads"]:
-        assert workload["not_advised"].startswith("not enough history ("), workload
-        assert workload["memory_mib"]["recommended"] is None
-    assert sizing["pending_fit"]["running_shrunk"] == 0
+    assert len(data["usage"]["timestamps"]) == 24 * 12 + 1  # a day at 5 m
+    check_one_recommendation(data["rightsizing"], out)
     page = (out / "report.html").read_text()
     assert 'class="chart usage-chart"' in page
     markdown = (out / "report.md").read_text()
     assert all(p.name in markdown for p in DEMO_CLUSTER.pending)
     check_page_in_chromium(out / "report.html", tmp_path)
+
+
+def check_one_recommendation(sizing: dict[str, Any], out: Path) -> None:
+    """Right-sizing groups by owner, which only the scenario file (--pods-from) knows here.
+    One pod has a day of history (backfilled, as its exporter would have served it): its
+    workload alone is advised, on evidence that passes the 24 h / 288-sample gate; the
+    others have seconds, and each says so."""
+    assert {w["workload"] for w in sizing["workloads"]} == {p.owner for p in DEMO_CLUSTER.running}
+    advised = [w for w in sizing["workloads"] if w["advised"]]
+    assert [w["workload"] for w in advised] == [HISTORY_WORKLOAD]
+    (entry,) = advised
+    evidence = entry["evidence"]
+    assert evidence["window_seconds"] >= 86400
+    assert evidence["samples"] >= 288
+    memory = entry["memory_mib"]
+    assert memory["recommended"] is not None
+    assert memory["recommended"] >= evidence["memory_mib"]["floor"]
+    assert memory["used_peak"] == evidence["memory_mib"]["peak"]
+    for workload in sizing["workloads"]:
+        if workload is not entry:
+            assert workload["not_advised"].startswith("not enough history ("), workload
+            assert workload["memory_mib"]["recommended"] is None
+    shown = f"{memory['recommended']:,} ({evidence['window']}, {evidence['samples']} samples;"
+    assert shown in (out / "report.md").read_text()
+    assert (
+        f"{evidence['window']}, {evidence['samples']} samples;" in (out / "report.html").read_text()
+    )
 
 
 def check_the_rest_of_the_node(data: dict[str, Any], out: Path) -> None:
@@ -164,6 +202,9 @@ def check_page_in_chromium(page: Path, tmp_path: Path) -> None:
     dom = dump_dom(chromium, page, tmp_path / "dom-profile")
     for pod in DEMO_CLUSTER.pending:
         assert pod.name in dom, pod.name
+    for window in (1024, 1400, 1920):  # the page never scrolls sideways
+        scroll, viewport = page_widths(chromium, page, window, tmp_path / f"width-{window}")
+        assert scroll <= viewport == window, (scroll, window)
 
 
 def test_demo_without_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
@@ -182,8 +223,10 @@ def test_demo_without_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[st
     assert lines[0] == f"{UP} the exporters directly"
     assert lines[1].startswith("source: exporters http://127.0.0.1:")
     assert lines[2] == SUMMARY
+    assert not any(line.startswith("right-sizing") for line in lines)
     data = json.loads((out / "report.json").read_text())
     assert (data["usage"], data["rightsizing"]) == (None, None)
+    assert "No history: right-sizing needs usage series." in (out / "report.html").read_text()
     assert data["plan"]["plans"][0]["rescues"] == ["web/infer-2"]
 
 
@@ -196,6 +239,28 @@ def test_demo_falls_back_to_the_exporters_without_a_prometheus_binary(
     lines = capfd.readouterr().out.splitlines()
     assert lines[0] == f"{UP} the exporters directly"
     assert lines[2] == SUMMARY
+
+
+def test_without_promtool_no_history_is_made_up(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prometheus but no promtool: nothing is backfilled, and right-sizing advises no one
+    from the seconds of history there are."""
+    binary = shutil.which("prometheus")
+    if binary is None:
+        pytest.skip("prometheus is not installed")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "prometheus").symlink_to(binary)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    out = tmp_path / "out"
+    run(out, lambda: main(["--output-dir", str(out)]))
+    lines = capfd.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{UP} Prometheus ")
+    assert lines[2] == SUMMARY
+    workloads = len({p.owner for p in DEMO_CLUSTER.running})
+    assert f"right-sizing: 0 workloads advised; {workloads} without the history it needs" in lines
+    sizing = json.loads((out / "report.json").read_text())["rightsizing"]
+    assert not [w for w in sizing["workloads"] if w["advised"]]
 
 
 def test_a_service_that_will_not_start_is_one_line_and_nothing_is_left(

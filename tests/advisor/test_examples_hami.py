@@ -159,9 +159,7 @@ def test_reasons_are_in_hamis_words(diagnosis: Json) -> None:
         "NumaNotFit: no 2 eligible cards on one NUMA node",
         "CardInsufficientMemory: cards 0, 3",
     ]
-    assert numa["nodes"]["a100-80g-node-1"] == [
-        "NodeInsufficientDevice: node has 1 cards, 2 needed"
-    ]
+    assert numa["nodes"]["a100-80g-node-1"] == ["NodeInsufficientDevice: node has 1 card, 2 needed"]
     assert "a100-node-1 has 61440 MiB free" in numa["message"]  # 40960 + 20480
     # after infer/batch-0 takes card 2 (4096 free left), no a100 card has 45056
     label = pods["vision/label-gen-1"]

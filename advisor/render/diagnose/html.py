@@ -15,6 +15,7 @@ from advisor.render.common.cards import NodeView, node_views
 from advisor.render.common.cards_html import card_legend, card_row
 from advisor.render.common.html import escape, format_mib, page, with_code
 from advisor.render.common.style import CAUSE_COLOURS
+from advisor.render.common.values import plural
 from advisor.render.diagnose.advice import grouped_advice
 from advisor.render.diagnose.data import (
     explanation,
@@ -50,8 +51,8 @@ def _header(diagnosis: DiagnosisJson, view_nodes: list[NodeView], title: str) ->
     profile = profile_of(diagnosis)
     meta = (
         (f"Scheduler: {escape(profile)} · " if profile else "")
-        + f"Policy: {escape(policy_text(diagnosis))} · {len(view_nodes)} nodes · "
-        f"{len(cards)} cards · {format_mib(allotted)} of {format_mib(total)} "
+        + f"Policy: {escape(policy_text(diagnosis))} · {plural(len(view_nodes), 'node')} · "
+        f"{plural(len(cards), 'card')} · {format_mib(allotted)} of {format_mib(total)} "
         f"allotted after this cycle{share}"
     )
     return (

@@ -13,7 +13,7 @@ from advisor.render.common.cards import NodeView, node_views
 from advisor.render.common.cards_html import card_row
 from advisor.render.common.html import escape, format_mib, page
 from advisor.render.common.style import MODE_PALETTES, MODE_TAGS
-from advisor.render.common.values import as_map
+from advisor.render.common.values import as_map, noun_for, plural
 from advisor.render.diagnose.data import profile_of
 from advisor.render.plan.data import unresolved_causes
 from advisor.render.plan.read import read_plan
@@ -53,10 +53,12 @@ def _header(data: PlanJson, title: str) -> str:
     share = s["rescued_share"] or 0.0
     badges = [
         f'<span class="badge total"><b>{s["pending"]}</b>Pending</span>',
-        f'<span class="badge plan"><b>{s["plans"]}</b>plans</span>',
-        f'<span class="badge plan"><b>{s["rescued_pods"]}</b>pods rescued</span>',
+        f'<span class="badge plan"><b>{s["plans"]}</b>{noun_for(s["plans"], "plan")}</span>',
+        f'<span class="badge plan"><b>{s["rescued_pods"]}</b>'
+        f"{noun_for(s['rescued_pods'], 'pod')} rescued</span>",
         f'<span class="badge plan"><b>{escape(s["rescued_gpus"])}</b>GPUs ({share:.1%})</span>',
-        f'<span class="badge evict"><b>{s["evictions"]}</b>evictions</span>',
+        f'<span class="badge evict"><b>{s["evictions"]}</b>'
+        f"{noun_for(s['evictions'], 'eviction')}</span>",
         f'<span class="badge ideal"><b>{ideal["repack_share"] or 0.0:.1%}</b>ideal</span>',
     ]
     per_gpu = s["evictions_per_gpu"]
@@ -71,7 +73,8 @@ def _header(data: PlanJson, title: str) -> str:
         + f" · {escape(unit_text(data))}"
         + (f" · disruption cost {escape(cost_text(s['cost']))}" if "cost" in s else "")
         + (
-            f" · {s.get('simulations', 0):,} plans simulated, {s['work']:,} placements of work"
+            f" · {s.get('simulations', 0):,} {noun_for(s.get('simulations', 0), 'plan')} "
+            f"simulated, {s['work']:,} {noun_for(s['work'], 'placement')} of work"
             if "work" in s
             else ""
         )
@@ -147,7 +150,7 @@ def plan_panel(number: int, plan: PlanEntryJson, pair: Mapping[str, Any] | None)
         )
     return (
         f'<section class="panel" id="plan-{number}"><h2>Plan {number}: '
-        f"{plan['evictions']} eviction(s), "
+        f"{plural(plan['evictions'], 'eviction')}, "
         f"{escape(plan['rescued_gpus'])} GPUs rescued"
         + (f", cost {escape(cost_text(plan['cost']))}" if "cost" in plan else "")
         + f'</h2><ul class="moves">{"".join(items)}</ul>{pictures}</section>'
@@ -226,8 +229,8 @@ def render_plan_html(
     ]
     if len(views) < len(plans):
         sections.append(
-            f'<section class="panel"><p class="none">Pictures for the first {len(views)} plans '
-            "only.</p></section>"
+            f'<section class="panel"><p class="none">Pictures for the first '
+            f"{plural(len(views), 'plan')} only.</p></section>"
         )
     commands = ""
     if plans:

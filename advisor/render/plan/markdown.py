@@ -65,7 +65,7 @@ def headline(data: PlanJson) -> list[str]:
     lines = [
         f"**{plural(plans, 'plan')} {'rescues' if plans == 1 else 'rescue'} "
         f"{s['rescued_pods']} of "
-        f"{s['pending']} Pending GPU pods: {s['rescued_gpus']} of "
+        f"{plural(s['pending'], 'Pending GPU pod')}: {s['rescued_gpus']} of "
         f"{s['pending_gpus']} GPUs ({s['rescued_share'] or 0.0:.1%}), with "
         f"{plural(s['evictions'], 'eviction')}{cost}.**",
         "",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from advisor.render.common.values import fmt_mib, fmt_pct, plural
+from advisor.render.common.values import as_int, fmt_mib, fmt_pct, noun_for, plural
 from advisor.schemas import NodeShapeJson, PlacementJson, PlanJson
 
 
@@ -21,7 +21,8 @@ def shape_text(shape: NodeShapeJson) -> str:
     """A node template: "4 × 40960 MiB cards, A100; cpu 94, memory 720Gi, pods 110;
     labels pool=a; taint k=v:NoSchedule" (the parts after the cards only when it has them)."""
     model = shape["model"] or "any model"
-    parts = [f"{shape['cards']} × {fmt_mib(shape['memory_mib'])} cards, {model}"]
+    cards = noun_for(as_int(shape["cards"]), "card")
+    parts = [f"{shape['cards']} × {fmt_mib(shape['memory_mib'])} {cards}, {model}"]
     allocatable = shape.get("allocatable", {})
     figures = [
         f"{key} {allocatable[key]}" for key in ("cpu", "memory", "pods") if key in allocatable

@@ -17,7 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.render.common.values import as_int, as_list, as_map, as_str, fmt_num
+from advisor.render.common.values import (
+    as_int,
+    as_list,
+    as_map,
+    as_str,
+    fmt_num,
+    noun_for,
+    plural,
+)
 
 _K8S_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # DNS-1123 subdomain
 
@@ -74,7 +82,9 @@ def _plan_evictions(plan: Mapping[str, Any]) -> tuple[list[Eviction], str | None
         to = as_map(placements.get(name))
         cards = ",".join(str(c) for c in as_list(to.get("cards")))
         warning = "; no controller known: check one recreates it" if name in unowned else ""
-        comment = f"comes back on {comment_safe(to.get('node', '?'))} card(s) {cards}{warning}"
+        card_word = noun_for(len(as_list(to.get("cards"))), "card")
+        where = f"{comment_safe(to.get('node', '?'))} {card_word}"
+        comment = f"comes back on {where} {cards}{warning}"
         found.append(Eviction(namespace, pod, node, comment))
     return found, None
 
@@ -94,7 +104,7 @@ def kubectl_script(data: Mapping[str, Any]) -> str:
             body += [
                 f"# {problem}",
                 f"# Plan {number} is left out whole (a plan is all or nothing): none of its "
-                f"{count} eviction(s) is written,",
+                f"{plural(count, 'eviction')} is written,",
                 "# nor any of the plans after it, which were planned on top of it.",
             ]
             left_out_from = number
@@ -106,8 +116,9 @@ def kubectl_script(data: Mapping[str, Any]) -> str:
             body += eviction(e.namespace, e.pod, e.comment)
     lines = [
         "#!/bin/sh",
-        f"# xgpu-advisor rebalancing: {len(plans)} plan(s), {summary.get('evictions', 0)} "
-        f"eviction(s), rescuing {summary.get('rescued_pods', 0)} Pending pod(s) "
+        f"# xgpu-advisor rebalancing: {plural(len(plans), 'plan')}, "
+        f"{plural(as_int(summary.get('evictions')), 'eviction')}, rescuing "
+        f"{plural(as_int(summary.get('rescued_pods')), 'Pending pod')} "
         f"({summary.get('rescued_gpus', 0)} GPUs).",
     ]
     if left_out_from is not None:

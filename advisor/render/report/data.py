@@ -132,7 +132,7 @@ def rescue_tile(plan: PlanJson | None) -> Tile:
         detail += " The work budget (--plan-work) ran out: more may exist."
     return Tile(
         "Rescuable by plans",
-        f"{rescued} of {blocked} pods",
+        f"{rescued} of {plural(blocked, 'pod')}",
         detail,
         "good" if rescued else "neutral",
     )

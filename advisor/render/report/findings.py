@@ -193,10 +193,11 @@ def _sizing_row(entry: WorkloadSizingJson) -> SizingRow:
 
 
 def sizing_rows(rightsizing: RightsizingJson) -> tuple[list[SizingRow], int]:
-    """Workloads, the largest saving first (ties by name), at most MAX_RIGHTSIZING_ROWS; and
-    how many were left out."""
+    """Workloads, the advised first (a recommendation, even one to raise, before a row that
+    has none), then the largest saving first (ties by name), at most MAX_RIGHTSIZING_ROWS;
+    and how many were left out."""
     rows = [_sizing_row(entry) for entry in rightsizing["workloads"]]
-    rows.sort(key=lambda r: (-(r.saving_mib or 0.0), r.workload, r.container))
+    rows.sort(key=lambda r: (bool(r.not_advised), -(r.saving_mib or 0.0), r.workload, r.container))
     return rows[:MAX_RIGHTSIZING_ROWS], max(len(rows) - MAX_RIGHTSIZING_ROWS, 0)
 
 

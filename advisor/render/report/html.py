@@ -196,7 +196,7 @@ def _plans(report: ReportJson, script_input: Mapping[str, Any]) -> str:
         plan_panel(i, p, pairs[i - 1] if i <= len(pairs) else None) for i, p in enumerate(plans, 1)
     ]
     if len(plans) > len(pairs):
-        panels.append(note_panel(f"Card pictures for the first {len(pairs)} plans only."))
+        panels.append(note_panel(f"Card pictures for the first {plural(len(pairs), 'plan')} only."))
     script = kubectl_script(script_input)  # names made shell-safe
     commands = (
         '<section class="panel"><h3>Commands</h3>'

@@ -7,6 +7,7 @@ report passes through `escape`.
 from __future__ import annotations
 
 from advisor.render.common.html import bar_percent, escape, html_table, note_panel, section_heading
+from advisor.render.common.values import plural
 from advisor.render.plan.scaling import NO_SCALE_DOWN, NO_SCALE_UP
 from advisor.render.plan.scaling_html import (
     held_html,
@@ -84,7 +85,7 @@ def fragmentation_section(report: ReportJson) -> str:
         html_table(["Node", "Free MiB", "Fragment", "Stranded", "Ratio"], node_rows, {1, 2, 3, 4})
         if nodes
         else '<p class="none">No node listed.</p>'
-    ) + (f'<p class="none">{omitted} more nodes not listed.</p>' if omitted else "")
+    ) + (f'<p class="none">{plural(omitted, "more node")} not listed.</p>' if omitted else "")
     return (
         heading
         + f'<section class="panel"><dl class="figures">{figures}</dl></section>'
@@ -150,7 +151,7 @@ def rightsizing_section(report: ReportJson) -> str:
         if body
         else '<p class="none">No workload had samples in the window.</p>'
     )
-    more = f'<p class="none">{omitted} more workloads not listed.</p>' if omitted else ""
+    more = f'<p class="none">{plural(omitted, "more workload")} not listed.</p>' if omitted else ""
     key = (
         '<div class="legend"><span><i class="sw" style="background:#e2e8f0;border:1px solid '
         f'#94a3b8"></i>allotted</span><span><i class="sw" style="background:{USED_COLOUR}"></i>'

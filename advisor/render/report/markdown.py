@@ -185,7 +185,7 @@ def _fragmentation(report: ReportJson) -> list[str]:
         lines += _note("No node listed.")
     omitted = frag["nodes_omitted"]
     if omitted > 0:
-        lines += _note(f"{omitted} more nodes not listed.")
+        lines += _note(f"{plural(omitted, 'more node')} not listed.")
     return lines
 
 
@@ -253,7 +253,7 @@ def _rightsizing(report: ReportJson) -> list[str]:
         "",
     ]
     if omitted:
-        lines += _note(f"{omitted} more workloads not listed.")
+        lines += _note(f"{plural(omitted, 'more workload')} not listed.")
     return lines
 
 

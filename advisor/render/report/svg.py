@@ -19,8 +19,11 @@ AXIS_COLOUR = "#94a3b8"
 MAX_POINTS = 1200  # more samples than pixels add bytes, not detail
 
 # Time-axis steps in seconds; the first that gives at most _MAX_TIME_TICKS ticks is used.
-_TIME_STEPS = (60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
+# Steps under a minute label seconds too (a demo's or a fresh Prometheus's few seconds).
+_TIME_STEPS: tuple[int, ...] = (1, 2, 5, 10, 15, 30, 60, 300, 600, 900, 1800, 3600, 7200)
+_TIME_STEPS += (10800, 21600, 43200, 86400, 172800, 604800)
 _MAX_TIME_TICKS = 9
+TIME_ZONE = "UTC"  # samples are unix seconds; the axis names its zone
 
 
 def _n(value: float) -> str:
@@ -76,13 +79,16 @@ def nice_step(span: float, ticks: int = 5) -> float:
 
 def _time_label(stamp: float, step: int) -> str:
     moment = datetime.fromtimestamp(stamp, UTC)
+    if step < 60:
+        return moment.strftime("%H:%M:%S")
     if step >= 86400 or (moment.hour == 0 and moment.minute == 0):
         return moment.strftime("%m-%d")
     return moment.strftime("%H:%M")
 
 
 def time_ticks(start: float, end: float) -> list[tuple[float, str]]:
-    """Round UTC times between start and end, labelled HH:MM (MM-DD at midnight)."""
+    """Round UTC times between start and end, labelled HH:MM (MM-DD at midnight; HH:MM:SS
+    for steps under a minute)."""
     span = max(end - start, 1.0)
     step = next((s for s in _TIME_STEPS if span / s <= _MAX_TIME_TICKS), _TIME_STEPS[-1])
     first = math.ceil(start / step) * step
@@ -108,10 +114,10 @@ def usage_line_chart(
     allotted_gib: Sequence[float],
     used_gib: Sequence[float],
     width: int = 1100,
-    height: int = 300,
+    height: int = 318,
 ) -> str:
     """Allotted and used vGPU memory (GiB) over time (UTC): a line and a shaded area."""
-    left, right, top, bottom = 64, 16, 14, 36
+    left, right, top, bottom = 64, 16, 14, 54
     plot_w, plot_h = width - left - right, height - top - bottom
     xs, (allotted, used) = thin(times, [allotted_gib, used_gib])
     start, end = xs[0], xs[-1]
@@ -130,7 +136,7 @@ def usage_line_chart(
     parts = [
         f'<svg class="chart usage-chart" viewBox="0 0 {width} {height}" role="img" '
         'aria-label="vGPU memory allotted and used over time">'
-        "<title>vGPU memory allotted and used over time (GiB, UTC)</title>"
+        f"<title>vGPU memory allotted and used over time (GiB, {TIME_ZONE})</title>"
     ]
     for i in range(round(y_max / step) + 1):
         value = i * step
@@ -148,6 +154,8 @@ def usage_line_chart(
     parts.append(
         f'<text x="14" y="{_n(top + plot_h / 2)}" transform="rotate(-90 14 '
         f'{_n(top + plot_h / 2)})" text-anchor="middle" class="axis-title">GiB</text>'
+        f'<text x="{_n(left + plot_w / 2)}" y="{height - 6}" text-anchor="middle" '
+        f'class="axis-title">time ({TIME_ZONE})</text>'
         f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" '
         f'stroke="{AXIS_COLOUR}"/>'
     )

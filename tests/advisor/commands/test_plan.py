@@ -125,7 +125,7 @@ def test_kubectl_script_evicts_in_plan_order(
     commands = [line for line in text.splitlines() if line.startswith("kubectl create")]
     assert commands == [
         "kubectl create --raw /api/v1/namespaces/ml/pods/train-a/eviction -f - <<'EOF'"
-        "  # comes back on spare card(s) 0"
+        "  # comes back on spare card 0"
     ]
     assert "recreated by its workload" in text
     assert "never evicts" in text

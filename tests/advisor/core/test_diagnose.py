@@ -171,7 +171,7 @@ def test_too_few_cards_on_the_node() -> None:
         )
     )
     assert result.cause == "capacity"
-    assert dict(result.node_reasons)["n1"] == ("too-few-cards: node has 1 cards, 2 needed",)
+    assert dict(result.node_reasons)["n1"] == ("too-few-cards: node has 1 card, 2 needed",)
     assert result.node_summary == "0/2 nodes are available: 2 too-few-cards."
 
 

@@ -140,9 +140,11 @@ def _clock() -> float:
     return 0.0  # a fixed clock: the plan search never runs out, durations are 0
 
 
-def sample_report(cluster: Cluster | None = None) -> dict[str, Any]:
-    """The full report for `cluster` (default: the sample's), with history, warnings and one
-    stale series; deterministic."""
+def sample_report(
+    cluster: Cluster | None = None, history: pd.DataFrame | None = None
+) -> dict[str, Any]:
+    """The full report for `cluster` (default: the sample's), with `history` (default: the
+    sample's day), warnings and one stale series; deterministic."""
     cluster = cluster or sample_cluster()
     inputs = ReportInputs(
         cluster,
@@ -157,7 +159,7 @@ def sample_report(cluster: Cluster | None = None) -> dict[str, Any]:
                 "ended": False,
             },
         ),
-        history=sample_history(cluster),
+        history=sample_history(cluster) if history is None else history,
     )
     report = build_report(inputs, ReportOptions(time_budget_s=10), _clock)
     return report.data

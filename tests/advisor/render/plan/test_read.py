@@ -50,7 +50,7 @@ def test_odd_values_render_as_question_marks_not_as_themselves_or_a_failure() ->
     page = render_plan_html(odd, [])
     assert "| 1 | ? → ?\\[\\] |" in text  # the odd name, and the placement no entry names
     assert "2 × ? cards, any model" in text
-    assert "Plan 1: 1 eviction(s), 0.5 GPUs rescued, cost ?</h2>" in page
+    assert "Plan 1: 1 eviction, 0.5 GPUs rescued, cost ?</h2>" in page
     # the panels show "?"; the script, which reads the raw JSON, only comments the odd name out
     assert "{&#x27;a&#x27;: 1}" not in page[: page.index("<h3>Commands</h3>")]
     assert "# Plan 1: rescues {'a': 1}" in text

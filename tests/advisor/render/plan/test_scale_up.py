@@ -48,7 +48,7 @@ SCENARIO: dict[str, Any] = {
     ],
 }
 TEMPLATE = (
-    "1 × 16,384 MiB cards, any model; cpu 8, memory 32Gi, pods 110; labels pool=a; "
+    "1 × 16,384 MiB card, any model; cpu 8, memory 32Gi, pods 110; labels pool=a; "
     "taint gpu=yes:NoSchedule"
 )
 NOT_TRIGGERED = "pod didn't trigger scale-up (it wouldn't fit if a new node is added): "
@@ -80,9 +80,9 @@ def test_a_template_names_its_allocatable_labels_and_taints() -> None:
     # a GPU-only template reads as it always did; odd values are left out
     assert _text({"cards": 2, "memory_mib": 1024, "model": "T4"}) == "2 × 1,024 MiB cards, T4"
     odd = {"cards": 1, "memory_mib": 1024, "allocatable": {"cpu": True, "pods": None}}
-    assert _text(odd) == "1 × 1,024 MiB cards, any model"
+    assert _text(odd) == "1 × 1,024 MiB card, any model"
     keyless = {"cards": 1, "memory_mib": 1024, "taints": [{"effect": "NoExecute"}]}
-    assert _text(keyless) == "1 × 1,024 MiB cards, any model; taint ?:NoExecute"
+    assert _text(keyless) == "1 × 1,024 MiB card, any model; taint ?:NoExecute"
     # the pods a fresh node runs (its DaemonSets), as the template's JSON gives them
     reserved = {
         "cards": 1,
@@ -91,7 +91,7 @@ def test_a_template_names_its_allocatable_labels_and_taints() -> None:
     }
     assert (
         _text(reserved)
-        == "1 × 1,024 MiB cards, any model; 2 pods of its own (cpu 1500m, memory 1Gi)"
+        == "1 × 1,024 MiB card, any model; 2 pods of its own (cpu 1500m, memory 1Gi)"
     )
 
 

@@ -112,7 +112,7 @@ def test_html_cards_reuse_the_diagnosis_bars(report: dict[str, Any], page: str) 
 
 def test_html_plans_with_pictures_and_commands(page: str) -> None:
     section = page[page.index('id="plans"') : page.index('id="scaling"')]
-    assert "Plan 1: 1 eviction(s), 0.5 GPUs rescued" in section
+    assert "Plan 1: 1 eviction, 0.5 GPUs rescued" in section
     assert "<h3>Before</h3>" in section
     assert "<h3>After</h3>" in section
     assert "kubectl create --raw /api/v1/namespaces/ml/pods/train-a/eviction -f -" in section

@@ -119,3 +119,15 @@ def test_an_older_file_without_evidence_renders_as_before(report: dict[str, Any]
     assert "Advised only from" not in text
     # no recommendation and no reason: "?" as for any missing figure
     assert "| 700 | 690 | ? | ? |" in text
+
+
+def test_every_recommendation_is_listed_before_the_workloads_without_one() -> None:
+    """A recommendation to raise saves nothing, yet it is advice: it comes before the rows
+    that have none (the sample's StatefulSet/infer/llm is told to raise its memory)."""
+    from advisor.render.report.findings import sizing_rows
+    from tests.advisor.render.sample_report import sample_report
+
+    listed, _ = sizing_rows(sample_report()["rightsizing"])
+    advised = [not row.not_advised for row in listed]
+    assert advised == sorted(advised, reverse=True)
+    assert any(row.saving_mib is not None and row.saving_mib < 0 for row in listed)

@@ -217,7 +217,7 @@ def test_junk_inside_sections_renders(sample: dict[str, Any]) -> None:
     assert "a bare string" in page
     assert "series ended ? ago" in text
     assert NO_HISTORY in text  # the usage series were too broken to pair up
-    assert "Plan 3: 0 eviction(s)" in page
+    assert "Plan 3: 0 evictions" in page
     assert "&lt;b&gt;" in page
     assert "<b>" not in page.split('id="scaling"')[1].split('id="fragmentation"')[0]
 

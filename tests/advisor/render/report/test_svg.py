@@ -105,3 +105,50 @@ def test_sizing_bar_marks_and_clamps() -> None:
     assert "recommended 2,000 MiB" in svg
     empty = sizing_bar(None, None, None, None, scale=1.0)
     _parse(empty)
+
+
+TIME_LABEL = re.compile(r"\d\d:\d\d(:\d\d)?|\d\d-\d\d")
+
+
+def _time_axis(svg: str) -> tuple[list[tuple[float, str]], list[str]]:
+    """The time tick labels with their x, and the axis titles."""
+    root = _parse(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    labels = [
+        (float(t.get("x", "nan")), t.text)
+        for t in root.iter(f"{ns}text")
+        if t.text and TIME_LABEL.fullmatch(t.text)
+    ]
+    titles = [t.text or "" for t in root.iter(f"{ns}text") if t.get("class") == "axis-title"]
+    return labels, titles
+
+
+@pytest.mark.parametrize(
+    ("span", "every"),
+    [(4.0, 1.0), (50.0, 2.0), (600.0, 5.0), (86400.0, 300.0), (7 * 86400.0, 3600.0)],
+)
+def test_the_time_axis_is_labelled_with_the_samples_utc_times(span: float, every: float) -> None:
+    """Each tick label names the UTC time at its place on the axis, read back from where
+    the first and last samples are drawn; a few seconds of history (the demo's) is
+    labelled too, and the axis says its time zone."""
+    count = round(span / every) + 1
+    times = [DAY_END - span + every * i for i in range(count)]
+    svg = usage_line_chart(times, [10.0] * count, [4.0] * count)
+    labels, titles = _time_axis(svg)
+    assert "time (UTC)" in titles
+    assert len(labels) >= 2, labels
+    root = _parse(svg)
+    line = next(p for p in root.iter("{http://www.w3.org/2000/svg}polyline"))
+    points = line.get("points", "").split()
+    x0, x1 = float(points[0].split(",")[0]), float(points[-1].split(",")[0])
+    for x, label in labels:
+        at = times[0] + (x - x0) / (x1 - x0) * (times[-1] - times[0])
+        moment = datetime.fromtimestamp(round(at), UTC)  # coordinates are rounded to 0.1 px
+        if label.count(":") == 2:
+            want = moment.strftime("%H:%M:%S")
+        else:
+            moment = datetime.fromtimestamp(round(at / 60) * 60, UTC)
+            want = moment.strftime("%m-%d" if "-" in label else "%H:%M")
+            assert "-" not in label or (moment.hour, moment.minute) == (0, 0) or span > 86400
+        assert label == want, (x, at)
+    assert [x for x, _ in labels] == sorted(x for x, _ in labels)
