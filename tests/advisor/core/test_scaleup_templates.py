@@ -11,7 +11,7 @@ from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, OtherPod, Placement, Pod
 from advisor.core.node_templates import HOSTNAME_LABEL, NOT_TRIGGERED, NodeShape
 from advisor.core.nodefilters import Allocatable, NodeConstraints, Resources, Taint, Toleration
-from advisor.core.plan import plan
+from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import node_shapes, scale_up_advice, scaling_advice, with_new_nodes
 from advisor.output.plan import plan_json
 from tests.advisor.core.constrained import (
@@ -80,21 +80,22 @@ def test_the_templates_cpu_decides_how_many_nodes() -> None:
     assert gpu_only.nodes == 1
 
 
-def test_a_pod_pending_for_cpu_gets_a_node() -> None:
+def test_a_pod_pending_for_cpu_gets_no_gpu_node() -> None:
     # g1 runs a 16 GiB pod on card 0 taking all 8 cores; p (16 GiB, 1 core) finds card 1
-    # free but no core: node-resources. One new g1 (8 cores, empty) takes it.
+    # free but no core: node-resources. Its GPUs fit, so no new GPU node is proposed; the
+    # relief says what g1 lacks (tests/advisor/core/test_relief.py has the moves).
     node = gpu_node("g1", 16, 16, cpu=8)
     cluster = Cluster(
         (node,),
         (gpu_pod("t/f", 16, "g1", (0,), cpu_milli=8 * CORE), gpu_pod("t/p", 16, cpu_milli=CORE)),
     )
-    assert [d.cause for d in diagnose(cluster).pods] == ["node-resources"]
-    (entry,) = scale_up_advice(cluster).steps
-    assert (entry.shape.allocatable, entry.nodes, entry.pods) == (
-        Allocatable(8 * CORE),
-        1,
-        ("t/p",),
-    )
+    diagnosis = diagnose(cluster)
+    assert [d.cause for d in diagnosis.pods] == ["node-resources"]
+    plans = plan(cluster, PlanOptions(time_budget_s=None), diagnosis=diagnosis)
+    ups = scaling_advice(cluster, plans, diagnosis)[0]
+    assert ups.steps == ()
+    (freed,) = ups.relief
+    assert (freed.pod, freed.node, freed.moves) == ("t/p", "g1", ())
 
 
 def test_a_new_shape_copies_the_template_that_admits_the_pods() -> None:
