@@ -244,7 +244,7 @@ def exporter_actions() -> list[tuple[str, argparse.Action]]:
     built: list[argparse.ArgumentParser] = []
     original = exporter_cli._Parser.parse_args
 
-    def keep(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
+    def keep(self: exporter_cli._Parser, *args: Any, **kwargs: Any) -> Any:
         built.append(self)
         return original(self, *args, **kwargs)
 
