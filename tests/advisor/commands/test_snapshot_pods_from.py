@@ -44,7 +44,7 @@ def test_the_snapshot_holds_the_files_pending_pods_and_what_kubernetes_knows(
     assert err.count("\n") == 1, err
     assert err.startswith(f"xgpu-advisor: wrote {out} from exporters http://127.0.0.1:"), err
     assert err.endswith(
-        f" + pods from {DEMO}: 5 nodes, 13 cards, 10 running and 9 Pending pods; "
+        f" + pods from {DEMO}: 5 nodes, 13 cards, 10 running pods and 9 Pending pods; "
         f"scheduler cce (auto: from {DEMO})\n"
     ), err
     snapshot = load_scenario(out)
@@ -78,5 +78,5 @@ def test_without_the_file_the_snapshot_has_no_pending_pods_and_says_why(
     assert main(["snapshot", "--exporters", exporters, "--output", str(out)]) == 0
     err = capsys.readouterr().err
     assert "xgpu-advisor: warning: no Kubernetes source: Pending pods are unknown" in err
-    assert "10 running and 0 Pending pods" in err
+    assert "10 running pods and 0 Pending pods" in err
     assert load_scenario(out).pending == ()

@@ -187,7 +187,7 @@ def test_snapshot_of_a_hami_cluster_loads_back_as_hami(
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err  # no warning: only the summary
     assert err.endswith(
-        "2 nodes, 3 cards, 2 running and 2 Pending pods; "
+        "2 nodes, 3 cards, 2 running pods and 2 Pending pods; "
         "scheduler hami (auto: hami.io/vgpu-devices-allocated on 2 pods)\n"
     )
     text = out.read_text()

@@ -285,7 +285,7 @@ def test_snapshot_writes_what_the_loader_reads(
     assert main([*args, "--output", str(out)]) == 0
     err = capsys.readouterr().err
     assert "warning: Kubernetes: node n3: spec.taints[0].effect is missing" in err
-    assert "3 nodes, 6 cards, 1 running and 2 Pending pods" in err
+    assert "3 nodes, 6 cards, 1 running pod and 2 Pending pods" in err
     snapshot = load_scenario(out)
     check_cluster(snapshot)
     check_node_state(snapshot)

@@ -89,7 +89,7 @@ def test_snapshot_reproduces_the_demo(
     cards = sum(len(n.cards) for n in DEMO_CLUSTER.nodes)
     running, pending = len(DEMO_CLUSTER.running), len(DEMO_CLUSTER.pending)
     nodes = len(DEMO_CLUSTER.nodes)
-    assert f"{nodes} nodes, {cards} cards, {running} running and {pending} Pending pods" in err
+    assert f"{nodes} nodes, {cards} cards, {running} running pods and {pending} Pending pods" in err
     snapshot = load_scenario(out)
     same_cluster(snapshot, DEMO_CLUSTER)
     # Kubernetes holds the demo's pods, GPU ones all modelled, and its other pods: known,
