@@ -153,19 +153,20 @@ def scale_up_table(data: PlanJson) -> list[str]:
 
 def not_triggered_table(data: PlanJson) -> list[str]:
     """The pods no node group would help, with why (no lines when none)."""
-    rows = [[escape_cell(pod), escape_cell(why)] for pod, why in not_triggered_rows(data)]
-    if not rows:
-        return []
-    title = f"**{NOT_TRIGGERED_TITLE}**"
-    return [title, "", *markdown_table(NOT_TRIGGERED_HEADER, rows, right=set()), ""]
+    return _pods_with_text(NOT_TRIGGERED_TITLE, NOT_TRIGGERED_HEADER, not_triggered_rows(data))
 
 
 def relief_table(data: PlanJson) -> list[str]:
     """The pods short of cpu or memory, not of GPUs, with what frees it (no lines when none)."""
-    rows = [[escape_cell(pod), escape_cell(text)] for pod, text in relief_rows(data)]
-    if not rows:
+    return _pods_with_text(RELIEF_TITLE, RELIEF_HEADER, relief_rows(data))
+
+
+def _pods_with_text(title: str, header: list[str], pods: list[tuple[str, str]]) -> list[str]:
+    """A bold title and a table of (pod, text) rows (no lines when none)."""
+    if not pods:
         return []
-    return [f"**{RELIEF_TITLE}**", "", *markdown_table(RELIEF_HEADER, rows, right=set()), ""]
+    rows = [[escape_cell(pod), escape_cell(text)] for pod, text in pods]
+    return [f"**{title}**", "", *markdown_table(header, rows, right=set()), ""]
 
 
 def scale_up_section(data: PlanJson) -> list[str]:

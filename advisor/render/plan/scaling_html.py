@@ -37,24 +37,20 @@ def scale_up_html(plan: PlanJson) -> str:
 
 def not_triggered_html(plan: PlanJson) -> str:
     """The pods no node group would help, with why, under a heading ("" when none)."""
-    rows = [
-        [f'<span class="mono">{escape(pod)}</span>', escape(why)]
-        for pod, why in not_triggered_rows(plan)
-    ]
-    if not rows:
-        return ""
-    return f"<h3>{escape(NOT_TRIGGERED_TITLE)}</h3>" + html_table(NOT_TRIGGERED_HEADER, rows)
+    return _pods_with_text(NOT_TRIGGERED_TITLE, NOT_TRIGGERED_HEADER, not_triggered_rows(plan))
 
 
 def relief_html(plan: PlanJson) -> str:
     """The pods short of cpu or memory, not of GPUs, with what frees it ("" when none)."""
-    rows = [
-        [f'<span class="mono">{escape(pod)}</span>', escape(text)]
-        for pod, text in relief_rows(plan)
-    ]
-    if not rows:
+    return _pods_with_text(RELIEF_TITLE, RELIEF_HEADER, relief_rows(plan))
+
+
+def _pods_with_text(title: str, header: list[str], pods: list[tuple[str, str]]) -> str:
+    """A heading and a table of (pod, text) rows ("" when none)."""
+    if not pods:
         return ""
-    return f"<h3>{escape(RELIEF_TITLE)}</h3>" + html_table(RELIEF_HEADER, rows)
+    rows = [[f'<span class="mono">{escape(pod)}</span>', escape(text)] for pod, text in pods]
+    return f"<h3>{escape(title)}</h3>" + html_table(header, rows)
 
 
 def scale_down_html(plan: PlanJson) -> str:

@@ -345,53 +345,36 @@ def test_running_whole_cards_stay_full_under_another_profile(
         assert entries[profile]["running_invalid"] == 0, profile
 
 
-# One node: card 0 healthy with 2048 MiB free, card 1 reported unhealthy and empty; Pending
-# 1 x 4096 MiB. cce and hami skip the unhealthy card (capacity); volcano-vgpu's filter,
-# checkNodeGPUSharingPredicateAndScore, reads no health and places it there, as Volcano would:
-# every what-if path says so.
-SICK_CARD: dict[str, Any] = {
-    "scheduler": {"profile": "volcano-vgpu"},
-    "nodes": [
-        {
-            "name": "n1",
-            "cards": [
-                {"index": 0, "memory_mib": 8192},
-                {"index": 1, "memory_mib": 8192, "healthy": False},
-            ],
-        }
-    ],
-    "pods": [
-        {"name": "ml/run", "request": {"gpus": 1, "memory_mib": 6144}, "node": "n1", "cards": [0]},
-        {"name": "ml/p", "request": {"gpus": 1, "memory_mib": 4096}},
-    ],
-}
+# SICK above: cce and hami skip the unhealthy card (capacity); volcano-vgpu's filter,
+# checkNodeGPUSharingPredicateAndScore, reads no health and places a/wait there, as Volcano
+# would: every what-if path says so.
 
 
 def test_a_placement_on_an_unhealthy_card_is_said_under_every_profile(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = write(tmp_path, SICK_CARD)
+    path = write(tmp_path, SICK)
     entries = by_profile(whatif_json(capsys, "--scenario", str(path), "--scheduler", PROFILES))
     for refusing in ("cce", "hami"):
-        assert entries[refusing]["placements"] == {"ml/p": None}, refusing
-        assert entries[refusing]["causes"] == {"ml/p": "capacity"}, refusing
+        assert entries[refusing]["placements"] == {"a/wait": None}, refusing
+        assert entries[refusing]["causes"] == {"a/wait": "capacity"}, refusing
         assert "on_unhealthy" not in entries[refusing]
     volcano = entries["volcano-vgpu"]
-    assert volcano["placements"] == {"ml/p": {"node": "n1", "cards": [1]}}
-    assert volcano["on_unhealthy"] == ["ml/p"]
+    assert volcano["placements"] == {"a/wait": {"node": "n1", "cards": [1]}}
+    assert volcano["on_unhealthy"] == ["a/wait"]
     assert main(["whatif", "--scenario", str(path), "--scheduler", PROFILES]) == 0
     text = capsys.readouterr().out
-    assert "- volcano-vgpu: ml/p placed on cards reported unhealthy." in text
+    assert "- volcano-vgpu: a/wait placed on cards reported unhealthy." in text
     assert "checkNodeGPUSharingPredicateAndScore) reads no health" in text
 
 
 def test_the_policy_what_if_says_which_placements_are_on_unhealthy_cards(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = write(tmp_path, SICK_CARD)
-    data = whatif_json(capsys, "--scenario", str(path))
+    path = write(tmp_path, SICK)
+    data = whatif_json(capsys, "--scenario", str(path), "--scheduler", "volcano-vgpu")
     for policy in data["policies"]:
-        # the queue: ml/p on card 1; the repack from empty: ml/run on card 0 (the legacy walk
+        # the queue: a/wait on card 1; the repack from empty: one pod on each card (the legacy walk
         # or binpack takes the fuller or later card first, one of the two on card 1)
         assert policy["pending_placed"] == 1
         assert policy["pending_on_unhealthy"] == 1
@@ -401,7 +384,7 @@ def test_the_policy_what_if_says_which_placements_are_on_unhealthy_cards(
         for policy in refused["policies"]:
             assert "pending_on_unhealthy" not in policy
             assert "on_unhealthy" not in policy["repack"]
-    assert main(["whatif", "--scenario", str(path)]) == 0
+    assert main(["whatif", "--scenario", str(path), "--scheduler", "volcano-vgpu"]) == 0
     text = capsys.readouterr().out
     assert "1 Pending pod placed and" in text
     assert "repacked on cards reported unhealthy." in text
