@@ -27,11 +27,12 @@ import argparse
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from advisor.scenario_write import write_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = REPO / "deploy" / "base"
@@ -122,19 +123,6 @@ def kustomization(path: Path, resources: Path, name: str, entry: Json) -> Json:
     return data
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """A reader (or a killed run) sees the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="scripts/image_overlay.py", description=__doc__.split("\n", 1)[0]
@@ -155,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         entry = image_entry(args.image)
         name = rendered_name(BASE / "kustomization.yaml")
         data = kustomization(path, args.resources, name, entry)
-        write_atomically(path, yaml.safe_dump(data, sort_keys=False))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, yaml.safe_dump(data, sort_keys=False))
     except OverlayError as error:
         print(f"image_overlay: {error}", file=sys.stderr)
         return 2
