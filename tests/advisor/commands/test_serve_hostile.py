@@ -13,7 +13,6 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,12 @@ from advisor.cli import main
 from advisor.commands.archive import INDEX
 from advisor.commands.serve_app import SECURITY_HEADERS
 from tests.advisor.commands.test_serve import SECRET, Served, serve_command
-from tests.exporter.serving.test_connections_serving import HALF_HEADER, SLACK_S, closed_by_server
+from tests.exporter.serving.test_connections_serving import (
+    HALF_HEADER,
+    SLACK_S,
+    closed_by_server,
+    connections,
+)
 from tests.realparts import DEMO, free_port, running_process
 
 pytestmark = pytest.mark.realservices
@@ -126,27 +130,12 @@ def test_what_is_not_served_is_the_status_alone(served: Served, raw: bytes, stat
     assert "script" not in log_text(served)
 
 
-@contextmanager
-def sockets(served: Served, count: int, first: bytes = b"") -> Iterator[list[socket.socket]]:
-    opened: list[socket.socket] = []
-    try:
-        for _ in range(count):
-            s = socket.create_connection(("127.0.0.1", served.port), timeout=5)
-            if first:
-                s.sendall(first)
-            opened.append(s)
-        yield opened
-    finally:
-        for s in opened:
-            s.close()
-
-
 def test_a_header_trickled_byte_by_byte_is_cut_off_and_others_are_served(
     served: Served,
 ) -> None:
     """Slowloris: each byte comes well within the timeout, the header never completes; the
     deadline runs from the first byte. Meanwhile another client gets its page."""
-    with sockets(served, 1) as (s,):
+    with connections(("127.0.0.1", served.port), 1) as (s,):
         started = time.monotonic()
         cut_at = None
         for i, byte in enumerate(HALF_HEADER * 4):  # 0.1 s a byte: far past the timeout
@@ -163,7 +152,7 @@ def test_a_header_trickled_byte_by_byte_is_cut_off_and_others_are_served(
 
 
 def test_past_the_cap_the_quietest_close_and_a_new_client_gets_in(served: Served) -> None:
-    with sockets(served, 5 * CAP, HALF_HEADER) as flood:
+    with connections(("127.0.0.1", served.port), 5 * CAP, HALF_HEADER) as flood:
         status, _, body = served.ask("GET", "/")  # the newest connection: served at once
         assert status == 200
         assert body == (served.root / INDEX).read_bytes()
@@ -173,7 +162,8 @@ def test_past_the_cap_the_quietest_close_and_a_new_client_gets_in(served: Served
 
 
 def test_every_client_is_cut_off_within_the_header_timeout(served: Served) -> None:
-    with sockets(served, CAP // 2) as idle, sockets(served, CAP // 2, HALF_HEADER) as half:
+    server = ("127.0.0.1", served.port)
+    with connections(server, CAP // 2) as idle, connections(server, CAP // 2, HALF_HEADER) as half:
         closed = closed_by_server([*idle, *half], within_s=HEADER_TIMEOUT_S + SLACK_S)
         assert len(closed) == CAP
     assert served.ask("GET", "/")[0] == 200

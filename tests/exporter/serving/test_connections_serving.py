@@ -40,13 +40,14 @@ def address(exporter: Exporter) -> tuple[str, int]:
 
 @contextmanager
 def connections(
-    exporter: Exporter, count: int, first_bytes: bytes = b""
+    server: tuple[str, int], count: int, first_bytes: bytes = b""
 ) -> Iterator[list[socket.socket]]:
-    """`count` connections, each having sent `first_bytes`; all closed on exit."""
+    """`count` connections to `server` (host, port), each having sent `first_bytes`; all
+    closed on exit."""
     opened: list[socket.socket] = []
     try:
         for _ in range(count):
-            s = socket.create_connection(address(exporter), timeout=5)
+            s = socket.create_connection(server, timeout=5)
             if first_bytes:
                 s.sendall(first_bytes)
             opened.append(s)
@@ -111,8 +112,8 @@ def test_thousands_of_idle_and_half_sent_connections_are_closed_and_scrapes_go_o
     guarded: Exporter,
 ) -> None:
     with (
-        connections(guarded, 1500) as idle,
-        connections(guarded, 1500, HALF_HEADER) as half_sent,
+        connections(address(guarded), 1500) as idle,
+        connections(address(guarded), 1500, HALF_HEADER) as half_sent,
     ):
         # While all 3,000 are open (within the 1 s header timeout), scrapes are served.
         during = [scrape_ms(guarded) for _ in range(10)]
@@ -129,7 +130,7 @@ def test_a_header_trickled_byte_by_byte_is_cut_off_at_the_header_timeout(
 ) -> None:
     """Slowloris: each byte arrives well within the timeout, the header never completes in
     it; the deadline runs from the first byte and is not pushed back by later ones."""
-    with connections(guarded, 1) as (s,):
+    with connections(address(guarded), 1) as (s,):
         started = time.monotonic()
         cut_at = None
         for byte in HALF_HEADER * 4:  # 12 s of bytes at 0.1 s each: far past the timeout
@@ -175,7 +176,7 @@ def test_a_kept_alive_connection_stays_for_the_idle_timeout_then_closes(
 
 
 def test_two_pipelined_requests_and_a_header_in_pieces_are_served(guarded: Exporter) -> None:
-    with connections(guarded, 1) as (s,):
+    with connections(address(guarded), 1) as (s,):
         s.sendall(
             b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
         )
@@ -195,7 +196,7 @@ def test_past_the_cap_a_new_connection_closes_the_quietest_and_scrapes_get_in(
     exporter = start_exporter(
         [*SIMULATE, "--web.max-connections", "100", "--web.read-header-timeout", "60s"]
     )
-    with connections(exporter, 600) as flood:
+    with connections(address(exporter), 600) as flood:
         served = [scrape_ms(exporter) for _ in range(5)]  # each scrape is a new connection
         closed = closed_by_server(flood, within_s=3.0)
         # The flood's 600 for a cap of 100: each past the 100th closes the oldest, 500 in
