@@ -72,6 +72,48 @@ def connection_count(text: str) -> int:
     return int(digits)
 
 
+def add_limit_arguments(
+    parser: argparse.ArgumentParser,
+    prefix: str,
+    duration: Callable[[str], float],
+    count: Callable[[str], int],
+) -> None:
+    """The three bounds as flags (`--{prefix}read-header-timeout`, `--{prefix}idle-timeout`,
+    `--{prefix}max-connections`), parsed by each program's own duration and count types;
+    `limits_of` reads them back."""
+    parser.add_argument(
+        f"--{prefix}read-header-timeout",
+        dest="read_header_timeout",
+        type=duration,
+        default=DEFAULT_READ_HEADER_TIMEOUT_S,
+        metavar="DURATION",
+        help="how long a client may take to send a request's header; slower ones are "
+        f"disconnected ({DEFAULT_READ_HEADER_TIMEOUT_S:g}s)",
+    )
+    parser.add_argument(
+        f"--{prefix}idle-timeout",
+        dest="idle_timeout",
+        type=duration,
+        default=DEFAULT_IDLE_TIMEOUT_S,
+        metavar="DURATION",
+        help="how long a kept-alive connection may wait for its next request "
+        f"({DEFAULT_IDLE_TIMEOUT_S / 60:g}m)",
+    )
+    parser.add_argument(
+        f"--{prefix}max-connections",
+        dest="max_connections",
+        type=count,
+        default=DEFAULT_MAX_CONNECTIONS,
+        metavar="COUNT",
+        help="most connections open at once; past it a new one closes the one quiet longest "
+        f"({DEFAULT_MAX_CONNECTIONS})",
+    )
+
+
+def limits_of(args: argparse.Namespace) -> ConnectionLimits:
+    return ConnectionLimits(args.read_header_timeout, args.idle_timeout, args.max_connections)
+
+
 def fit_file_limit(max_connections: int) -> int:
     """The cap the process's descriptor limit allows: the soft limit is raised towards the
     hard one where the cap needs it (as Go servers do at start); what still does not fit

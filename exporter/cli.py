@@ -24,12 +24,11 @@ from typing import NoReturn
 from aiohttp import web
 
 from advisor.connections import (
-    DEFAULT_IDLE_TIMEOUT_S,
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_READ_HEADER_TIMEOUT_S,
     ConnectionLimits,
+    add_limit_arguments,
     connection_count,
     fit_file_limit,
+    limits_of,
     serve_guarded,
 )
 from advisor.core.model import Cluster
@@ -88,33 +87,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         metavar="[HOST]:PORT",
         help=f"address to serve on (:{DEFAULT_PORT})",
     )
-    p.add_argument(
-        "--web.read-header-timeout",
-        dest="read_header_timeout",
-        type=duration,
-        default=DEFAULT_READ_HEADER_TIMEOUT_S,
-        metavar="DURATION",
-        help="how long a client may take to send a request's header; slower ones are "
-        f"disconnected ({DEFAULT_READ_HEADER_TIMEOUT_S:g}s)",
-    )
-    p.add_argument(
-        "--web.idle-timeout",
-        dest="idle_timeout",
-        type=duration,
-        default=DEFAULT_IDLE_TIMEOUT_S,
-        metavar="DURATION",
-        help="how long a kept-alive connection may wait for its next request "
-        f"({DEFAULT_IDLE_TIMEOUT_S / 60:g}m)",
-    )
-    p.add_argument(
-        "--web.max-connections",
-        dest="max_connections",
-        type=connection_count,
-        default=DEFAULT_MAX_CONNECTIONS,
-        metavar="COUNT",
-        help="most connections open at once; past it a new one closes the one quiet longest "
-        f"({DEFAULT_MAX_CONNECTIONS})",
-    )
+    add_limit_arguments(p, "web.", duration, connection_count)
     p.add_argument(
         "--node", default=os.environ.get("NODE_NAME", ""), help="node name (env NODE_NAME)"
     )
@@ -249,7 +222,7 @@ def build(args: argparse.Namespace) -> Wiring:
     if not args.node:
         raise ConfigError("--node (or NODE_NAME) is required")
     _check_durations(args)
-    limits = ConnectionLimits(args.read_header_timeout, args.idle_timeout, args.max_connections)
+    limits = limits_of(args)
     if limits.problems():
         raise ConfigError(limits.problems()[0])
 

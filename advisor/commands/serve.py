@@ -10,12 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.commands.flag_types import count, positive_duration
-from advisor.connections import (
-    DEFAULT_IDLE_TIMEOUT_S,
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_READ_HEADER_TIMEOUT_S,
-    ConnectionLimits,
-)
+from advisor.connections import add_limit_arguments, limits_of
 from advisor.errors import InputError
 from advisor.listen import parse_listen as listen_address
 
@@ -37,30 +32,7 @@ def register(sub: Any) -> None:
     )
     # The exporter's bounds (advisor.connections): a slow, idle or flooding client holds a
     # socket for a while, never for good, and never locks the others out.
-    parser.add_argument(
-        "--read-header-timeout",
-        type=positive_duration,
-        default=DEFAULT_READ_HEADER_TIMEOUT_S,
-        metavar="DURATION",
-        help="how long a client may take to send a request's header; slower ones are "
-        f"disconnected ({DEFAULT_READ_HEADER_TIMEOUT_S:g}s)",
-    )
-    parser.add_argument(
-        "--idle-timeout",
-        type=positive_duration,
-        default=DEFAULT_IDLE_TIMEOUT_S,
-        metavar="DURATION",
-        help="how long a kept-alive connection may wait for its next request "
-        f"({DEFAULT_IDLE_TIMEOUT_S / 60:g}m)",
-    )
-    parser.add_argument(
-        "--max-connections",
-        type=count(1),
-        default=DEFAULT_MAX_CONNECTIONS,
-        metavar="COUNT",
-        help="most connections open at once; past it a new one closes the one quiet longest "
-        f"({DEFAULT_MAX_CONNECTIONS})",
-    )
+    add_limit_arguments(parser, "", positive_duration, count(1))
     parser.set_defaults(func=run)
 
 
@@ -76,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise InputError(f"--reports {root}: not a directory")
     host, port = parse_listen(args.listen)
-    limits = ConnectionLimits(args.read_header_timeout, args.idle_timeout, args.max_connections)
+    limits = limits_of(args)
     from advisor.commands.serve_app import serve
 
     asyncio.run(serve(root, host, port, limits))  # until SIGTERM or SIGINT
