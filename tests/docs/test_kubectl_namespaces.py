@@ -26,10 +26,10 @@ import yaml
 
 from tests.deploy.builds import kustomize
 from tests.deploy.pod_security import WORKLOAD_KINDS, pod_template
+from tests.docs.test_readme_commands import parse_blocks
 
 REPO = Path(__file__).resolve().parents[2]
 DOCUMENTS = [REPO / "README.md", REPO / "deploy" / "README.md", *sorted(REPO.glob("docs/*.md"))]
-FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 SHELL = {"sh", "bash", "shell", "console"}
 # kubectl's names and short names for the kinds the manifests hold (`kubectl api-resources`).
 KINDS = {
@@ -136,25 +136,16 @@ class Cluster:
 def commands(path: Path) -> Iterator[Command]:
     """The kubectl commands of a document, fenced lines and inline spans, in order."""
     name = path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else path.name
-    lines = path.read_text().splitlines()
+    text = path.read_text()
+    lines = text.splitlines()
     prose = list(lines)
-    i = 0
-    while i < len(lines):
-        opening = FENCE.match(lines[i])
-        if opening is None:
-            i += 1
-            continue
-        fence = opening[1]
-        end = next(
-            (j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(fence)),
-            len(lines),
-        )
-        language = (opening[2].split() or [""])[0]
-        for k in range(i, end + 1 if end < len(lines) else end):
-            prose[k] = ""
-        if language in SHELL:
-            yield from _block_commands(name, lines, i + 1, end, console=language == "console")
-        i = end + 1
+    for block in parse_blocks(text, name):
+        opening, closing = block.lines
+        prose[opening : closing + 1] = [""] * (closing + 1 - opening)
+        if block.language in SHELL:
+            yield from _block_commands(
+                name, lines, opening + 1, closing, console=block.language == "console"
+            )
     text = "\n".join(prose)
     for span in re.finditer(r"`([^`]+)`", text):
         if "kubectl" in span[1]:

@@ -79,6 +79,7 @@ class Block:
     language: str
     body: str
     directive: str | None  # the text of the doc-test comment above it
+    lines: tuple[int, int] = (0, 0)  # the opening and closing fences' indexes (0-based)
 
     @property
     def runs(self) -> bool:
@@ -117,6 +118,7 @@ def parse_blocks(text: str, name: str) -> list[Block]:
                 language=info[0] if info else "",
                 body=body,
                 directive=directive["text"] if directive else None,
+                lines=(i, end),
             )
         )
         i = end + 1

@@ -37,9 +37,7 @@ from tests.fuzz.hostile import (
     run_main,
 )
 from tests.fuzz.profiles import fuzz_settings
-from tests.fuzz.standin import standin_server
 from tests.fuzz.test_scenario_loader import SMALL
-from tests.fuzz.test_sources_readers import exposition_lines
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.realservices]  # a loopback stand-in exporter
 
@@ -120,14 +118,6 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield path
     finally:
         os.chdir(before)
-
-
-@pytest.fixture(scope="module")
-def exporter_url() -> Iterator[str]:
-    page = ("\n".join(exposition_lines("n1")) + "\n").encode()
-    with standin_server() as standin:
-        standin.answer = lambda path, query: (200, page) if path == "/metrics" else (404, b"")
-        yield standin.base
 
 
 def base_argv(command: str, workdir: Path, exporter_url: str) -> list[str]:

@@ -8,16 +8,14 @@ hang; the same for `xgpu-exporter --simulate` and `--scenario`, and for replay's
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from advisor import cli
 from tests.fuzz.hostile import ADVISOR_ERROR, EXPORTER_ERROR, assert_clean_exit, run_main
-from tests.fuzz.standin import standin_server
 from tests.fuzz.test_cli_flags import EXPORTER_BASE, exporter_outcome
-from tests.fuzz.test_sources_readers import exposition_lines
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.realservices]  # a loopback stand-in exporter
 
@@ -74,14 +72,6 @@ FILES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "bom-only": (_bytes(b"\xef\xbb\xbf"), "(file): empty"),
     "empty": (_bytes(b""), "(file): empty"),
 }
-
-
-@pytest.fixture(scope="module")
-def exporter_url() -> Iterator[str]:
-    page = ("\n".join(exposition_lines("n1")) + "\n").encode()
-    with standin_server() as standin:
-        standin.answer = lambda path, query: (200, page) if path == "/metrics" else (404, b"")
-        yield standin.base
 
 
 def hostile_file(tmp_path: Path, kind: str) -> tuple[Path, str]:
