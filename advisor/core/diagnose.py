@@ -20,7 +20,7 @@ from advisor.core.diagnose_text import (
 )
 from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
 from advisor.core.nodefilters import RESOURCE_REASONS, fit_error
-from advisor.core.rules_cce import CceRules
+from advisor.core.profiles.cce import CceProfile
 from advisor.core.state import BoolArray, CardState, IntArray, Shape
 
 Cause = Literal[
@@ -35,8 +35,8 @@ CAUSES: tuple[Cause, ...] = (
     "invalid",
 )
 # CCE's per-node GPU reasons: too-few-cards, then its card checks in order; each profile
-# names its own (`CardState.rules.reasons`).
-REASONS = CceRules.reasons
+# names its own (`CardState.profile.reasons`).
+REASONS = CceProfile.reasons
 DEFAULT_NODE_DETAIL = 20
 
 
@@ -107,9 +107,9 @@ class Cycle:
 
     def visit(self, pod: Pod) -> PodDiagnosis:
         shape = Shape.of_pod(pod)
-        problem = pod.invalid or self.state.rules.request_problem(pod.request)
-        if problem is None and self.state.rules.profile == "hami":
-            problem = shape.options.problem
+        problem = pod.invalid or self.state.profile.request_problem(pod.request)
+        if problem is None:
+            problem = self.state.profile.shape_problem(shape)
         if problem is not None:
             return PodDiagnosis(pod, "invalid", problem)
         never = self._never_fits(shape)
@@ -193,7 +193,7 @@ class Cycle:
         short = s.resource_shortfalls(shape)
         open_nodes = static_ok & ~short.any(axis=1)
         codes = self._card_codes(shape)
-        width = len(s.rules.reasons)
+        width = len(s.profile.reasons)
         per_node = np.bincount(s.node_of * width + codes, minlength=n_nodes * width).reshape(
             n_nodes, width
         )
@@ -204,7 +204,7 @@ class Cycle:
         free_memory = np.where(counted, s.free_memory, 0)
         free_core = np.where(counted, s.free_core, 0)
         node_free = np.bincount(s.node_of, weights=free_memory, minlength=n_nodes).astype(np.int64)
-        core = s.rules.card_core(shape)
+        core = s.profile.card_core(shape)
         total_memory, total_core = self._node_demand(shape), shape.gpus * core
         listed = self._listed_nodes(static_ok, open_nodes, per_node[:, 0], node_free)
         details = tuple(
@@ -264,7 +264,7 @@ class Cycle:
             )
             message = (
                 f"{summary} {s.node_names[best]} has {int(pool_free[best])} MiB free over "
-                f"{int(pool_cards[best])} {s.rules.card_word}cards, but "
+                f"{int(pool_cards[best])} {s.profile.card_word}cards, but "
                 + deciding(s, best, shape, pool, codes, primary, lines)
             )
             return replace(verdict, cause="fragmentation", message=message)
@@ -281,8 +281,8 @@ class Cycle:
         n_pool = int(pool.sum())
         noun = "card" if n_pool == 1 else "cards"
         message = (
-            f"{summary} No node has {wanted} free on {shape.gpus} or more {s.rules.card_word}"
-            f"cards; {scope} {pooled} MiB free in all on the {n_pool} {s.rules.card_word}"
+            f"{summary} No node has {wanted} free on {shape.gpus} or more {s.profile.card_word}"
+            f"cards; {scope} {pooled} MiB free in all on the {n_pool} {s.profile.card_word}"
             f"{noun} big enough for it"
             + (" (enough if consolidated)" if sufficient else " (not enough)")
         )
@@ -319,19 +319,19 @@ class Cycle:
         return np.select(conditions, choices, 0).astype(np.int64)
 
     def _primary_reasons(self, per_node: IntArray, shape: Shape, gpus_fit: BoolArray) -> IntArray:
-        """Reason index per node (`rules.reasons`): the node-level one when some (or too
+        """Reason index per node (`profile.reasons`): the node-level one when some (or too
         few) cards qualify; a profile's extra node reason (HAMi's NumaNotFit) when enough
         cards qualify but the profile still refuses them; else the commonest card-level
         reason (ties in check order)."""
         checks = len(self.state.card_rejections(shape))
         card_level = 1 + np.argmax(per_node[:, 1 : 1 + checks], axis=1)
         eligible = per_node[:, 0]
-        rules = self.state.rules
+        profile = self.state.profile
         primary = np.where(eligible > 0, 0, card_level)
-        if rules.refused_reason is not None:
+        if profile.refused_reason is not None:
             refused = (eligible >= shape.gpus) & ~gpus_fit
-            primary = np.where(refused, rules.refused_reason, primary)
-        primary = np.where(self.state.card_count < shape.gpus, rules.few_cards_reason, primary)
+            primary = np.where(refused, profile.refused_reason, primary)
+        primary = np.where(self.state.card_count < shape.gpus, profile.few_cards_reason, primary)
         return primary.astype(np.int64)
 
     def _node_reason(
@@ -344,7 +344,7 @@ class Cycle:
             return static
         if short[node].any():
             return tuple(r for r, bad in zip(RESOURCE_REASONS, short[node], strict=True) if bad)
-        return (self.state.rules.reasons[int(primary[node])],)
+        return (self.state.profile.reasons[int(primary[node])],)
 
     def _reason_counts(
         self,
@@ -361,7 +361,7 @@ class Cycle:
         for reason, n in zip(RESOURCE_REASONS, starved, strict=True):
             if n:
                 counts[reason] = int(n)
-        names = self.state.rules.reasons
+        names = self.state.profile.reasons
         gpu = np.bincount(primary[open_nodes], minlength=len(names))
         for code in np.flatnonzero(gpu):
             counts[names[int(code)]] = int(gpu[code])

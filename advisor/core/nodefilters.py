@@ -16,10 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from advisor.core.model import Node
+from typing import Literal, Protocol
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 OPERATORS: tuple[Operator, ...] = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -182,6 +179,23 @@ def _valid_key(key: str) -> bool:
 
 
 # -- the filters, in kube-scheduler's order ----------------------------------------------
+
+
+class Node(Protocol):
+    """What the static filters read of a node (`core.model.Node` is one): below the model,
+    so that the model's values can hold this module's."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def labels(self) -> Mapping[str, str]: ...
+
+    @property
+    def taints(self) -> tuple[Taint, ...]: ...
+
+    @property
+    def unschedulable(self) -> bool: ...
 
 
 def unschedulable(node: Node, pod: NodeConstraints) -> tuple[str, ...]:
