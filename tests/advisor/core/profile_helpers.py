@@ -27,7 +27,7 @@ import numpy as np
 
 from advisor.core.diagnose import PodDiagnosis, build_state, diagnose
 from advisor.core.model import Cluster, Pod, queue_order
-from advisor.core.rules_hami import HamiRules, node_scores
+from advisor.core.profiles.hami import HamiProfile, node_scores
 from advisor.core.state import CardState, Shape
 from advisor.scenario import scenario_from_data
 
@@ -225,7 +225,7 @@ def hami_card_scores(cluster: Cluster, node_name: str, pod_name: str | None = No
     """HAMi's ComputeScore of each card of the node for the pod, in list order (float32)."""
     st = build_state(cluster)
     rules = st.profile
-    assert isinstance(rules, HamiRules)
+    assert isinstance(rules, HamiProfile)
     shape = Shape.of_pod(first_pending(cluster, pod_name))
     at = np.array(list(st.node_positions(st.node_index[node_name])), dtype=np.int64)
     scores = rules.card_scores(st, shape, at)
