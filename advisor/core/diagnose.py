@@ -19,9 +19,9 @@ from advisor.core.diagnose_text import (
     resources_text,
 )
 from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
-from advisor.core.nodefilters import RESOURCE_REASONS, fit_error
+from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks, resource_reasons
 from advisor.core.profiles.cce import CceProfile
-from advisor.core.state import BoolArray, CardState, IntArray, Shape
+from advisor.core.state import BoolArray, CardState, IntArray, Shape, Verdicts
 
 Cause = Literal[
     "invalid", "unsatisfiable", "schedulable", "node-resources", "fragmentation", "capacity"
@@ -115,7 +115,8 @@ class Cycle:
         never = self._never_fits(shape)
         if never is not None:
             return PodDiagnosis(pod, "unsatisfiable", never)
-        positions = self.state.place(shape, self.policy.node, self.policy.card)
+        verdicts = self.state.verdicts(shape)
+        positions = self.state.place_by(verdicts, shape, self.policy.node, self.policy.card)
         if positions is not None:
             tied = self.state.tied
             self.state.apply(positions, shape)
@@ -128,7 +129,7 @@ class Cycle:
                     "random, so the real pick may differ)"
                 )
             return PodDiagnosis(pod, "schedulable", message, placement)
-        return self._explain(pod, shape)
+        return self._explain(pod, shape, verdicts)
 
     # -- unsatisfiable ---------------------------------------------------------------
 
@@ -165,7 +166,7 @@ class Cycle:
         if not allowed.any():
             return fit_error(n_nodes, s.static_counts(shape.constraints).items())
         want = np.array(shape.demand, dtype=np.int64)
-        roomy = ~((want > 0) & (want > s.allocatable)).any(axis=1)
+        roomy = ~lacks(want[None, :], s.allocatable).any(axis=1)  # on an empty node
         big = self._big_enough(shape)
         if (allowed & roomy & big).any():
             return None
@@ -186,19 +187,20 @@ class Cycle:
 
     # -- node-resources, fragmentation or capacity -------------------------------------------
 
-    def _explain(self, pod: Pod, shape: Shape) -> PodDiagnosis:
+    def _explain(self, pod: Pod, shape: Shape, verdicts: Verdicts) -> PodDiagnosis:
+        """Why no node takes the pod, read off the verdicts `place` decided by."""
         s = self.state
         n_nodes = len(s.node_names)
-        static_ok = s.static_ok(shape.constraints)
-        short = s.resource_shortfalls(shape)
+        static_ok, short = verdicts.static_ok, verdicts.short
         open_nodes = static_ok & ~short.any(axis=1)
-        codes = self._card_codes(shape)
+        codes = verdicts.card_codes()
         width = len(s.profile.reasons)
         per_node = np.bincount(s.node_of * width + codes, minlength=n_nodes * width).reshape(
             n_nodes, width
         )
-        gpus_fit = s.gpu_fits(shape, codes == 0)
-        primary = self._primary_reasons(per_node, shape, gpus_fit)
+        gpus_fit = verdicts.gpu_fit
+        checks = len(verdicts.rejections)
+        primary = self._primary_reasons(per_node, shape, gpus_fit, checks)
         reason_counts = self._reason_counts(shape, static_ok, short, open_nodes, primary)
         counted = s.counted & open_nodes[s.node_of]
         free_memory = np.where(counted, s.free_memory, 0)
@@ -211,7 +213,13 @@ class Cycle:
             (
                 s.node_names[i],
                 node_details(
-                    s, i, self._node_reason(i, shape, short, primary), per_node[i], codes, shape
+                    s,
+                    i,
+                    self._node_reason(i, shape, short, primary),
+                    per_node[i],
+                    codes,
+                    shape,
+                    checks,
                 ),
             )
             for i in listed
@@ -229,12 +237,10 @@ class Cycle:
         starved = np.flatnonzero(static_ok & ~open_nodes & gpus_fit)
         if starved.size:
             best = int(starved[np.argmin(s.name_rank[starved])])
-            lacks = ", ".join(
-                r for r, bad in zip(RESOURCE_REASONS, short[best], strict=True) if bad
-            )
+            lacking = ", ".join(resource_reasons(short[best]))
             others = f" (and {starved.size - 1} other nodes)" if starved.size > 1 else ""
             message = (
-                f"{summary} The GPUs fit now on {s.node_names[best]}{others}, but {lacks} there "
+                f"{summary} The GPUs fit now on {s.node_names[best]}{others}, but {lacking} there "
                 f"for {resources_text(shape)}: free or add cpu and memory on GPU nodes, "
                 "not GPUs"
             )
@@ -261,6 +267,7 @@ class Cycle:
                 per_node[best],
                 codes,
                 shape,
+                checks,
             )
             message = (
                 f"{summary} {s.node_names[best]} has {int(pool_free[best])} MiB free over "
@@ -309,21 +316,13 @@ class Cycle:
         demand = np.sort(need, axis=1)[:, : shape.gpus].sum(axis=1)
         return np.where(s.counted_count >= shape.gpus, demand, big).astype(np.int64)
 
-    def _card_codes(self, shape: Shape) -> IntArray:
-        """Per card, 1 + the index of the first card check that rejects it, or 0: read from
-        `CardState.card_rejections`, the checks `eligible` decides by."""
-        s = self.state
-        checks = s.card_rejections(shape)
-        conditions = [c for c in checks if c is not None]
-        choices = [1 + i for i, c in enumerate(checks) if c is not None]
-        return np.select(conditions, choices, 0).astype(np.int64)
-
-    def _primary_reasons(self, per_node: IntArray, shape: Shape, gpus_fit: BoolArray) -> IntArray:
+    def _primary_reasons(
+        self, per_node: IntArray, shape: Shape, gpus_fit: BoolArray, checks: int
+    ) -> IntArray:
         """Reason index per node (`profile.reasons`): the node-level one when some (or too
         few) cards qualify; a profile's extra node reason (HAMi's NumaNotFit) when enough
         cards qualify but the profile still refuses them; else the commonest card-level
-        reason (ties in check order)."""
-        checks = len(self.state.card_rejections(shape))
+        reason (ties in check order); `checks`: how many card checks the profile has."""
         card_level = 1 + np.argmax(per_node[:, 1 : 1 + checks], axis=1)
         eligible = per_node[:, 0]
         profile = self.state.profile
@@ -343,7 +342,7 @@ class Cycle:
         if static:
             return static
         if short[node].any():
-            return tuple(r for r, bad in zip(RESOURCE_REASONS, short[node], strict=True) if bad)
+            return resource_reasons(short[node])
         return (self.state.profile.reasons[int(primary[node])],)
 
     def _reason_counts(

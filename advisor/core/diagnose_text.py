@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from advisor.core.nodefilters import RESOURCE_REASONS, bytes_text, cpu_text
 from advisor.core.state import UNLIMITED, BoolArray, CardState, IntArray, Shape
 
@@ -45,14 +43,13 @@ def node_details(
     counts: IntArray,
     codes: IntArray,
     shape: Shape,
+    checks: int,
 ) -> tuple[str, ...]:
     """A node's reason lines: the first filter's, with its figures, or the GPU reason and
-    each card check that refuses some of its cards, most cards first."""
+    each card check (`checks` of them) that refuses some of its cards, most cards first:
+    read off the verdicts (`codes`: per card, the first check that rejected it)."""
     names = s.profile.reasons
     positions = s.node_positions(node)
-    # How many card checks the profile has, judged on this node's cards alone (the
-    # count does not depend on which cards; judging every card costs 40k comparisons).
-    checks = len(s.card_rejections(shape, np.asarray(positions, dtype=np.int64)))
     if reasons[0] not in names:  # rejected before the GPU filter
         return tuple(resource_detail(r, s.free_resources(node), shape) for r in reasons)
     if s.card_count[node] < shape.gpus:

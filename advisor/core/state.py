@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.core.model import Cluster, Mode, Node, Placement, PolicyName
-from advisor.core.nodefilters import NodeConstraints, static_reasons
+from advisor.core.nodefilters import NodeConstraints, lacks, static_reasons
 from advisor.core.profiles import Profile, profile_of
 from advisor.core.profiles.base import BoolArray, IntArray
 from advisor.core.shape import Shape
@@ -38,6 +38,31 @@ class StaticVerdicts:
     ok: BoolArray
     rejected: dict[int, tuple[str, ...]]  # node index -> messages, rejected nodes only
     counts: dict[str, int]  # message -> nodes
+
+
+@dataclass(frozen=True, slots=True)
+class Verdicts:
+    """One filtering pass for a shape, every filter's verdict kept: what `place` decides by
+    is what the diagnosis explains by (as kube-scheduler's `fitsRequest` returns the
+    resources it found short), so no rule is judged twice."""
+
+    static_ok: BoolArray  # per node: NodeUnschedulable, NodeAffinity, TaintToleration pass
+    short: BoolArray  # (nodes, 3): NodeResourcesFit's shortfalls, `nodefilters.RESOURCE_REASONS`
+    rejections: tuple[BoolArray | None, ...]  # per card check of the profile (`card_rejections`)
+    eligible: BoolArray  # per card: no card check rejects it
+    gpu_fit: BoolArray  # per node: the profile's GPU filter passes
+
+    @property
+    def nodes(self) -> IntArray:
+        """The nodes every filter passes."""
+        ok = self.gpu_fit & self.static_ok & ~self.short.any(axis=1)
+        return np.flatnonzero(ok).astype(np.int64)
+
+    def card_codes(self) -> IntArray:
+        """Per card, 1 + the index of the first card check that rejects it, or 0."""
+        conditions = [c for c in self.rejections if c is not None]
+        choices = [1 + i for i, c in enumerate(self.rejections) if c is not None]
+        return np.select(conditions, choices, 0).astype(np.int64)
 
 
 class CardState:
@@ -250,13 +275,9 @@ class CardState:
         return self.profile.card_rejections(self, shape, slice(None) if at is None else at)
 
     def eligible(self, shape: Shape, at: IntArray | None = None) -> BoolArray:
-        rejected: BoolArray = np.zeros(
-            self.capacity.size if at is None else at.size, dtype=np.bool_
+        return _eligible(
+            self.card_rejections(shape, at), self.capacity.size if at is None else at.size
         )
-        for check in self.card_rejections(shape, at):
-            if check is not None:
-                rejected |= check
-        return np.asarray(~rejected, dtype=np.bool_)
 
     def eligible_per_node(self, eligible: BoolArray) -> IntArray:
         counts = np.bincount(self.node_of[eligible], minlength=len(self.node_names))
@@ -277,12 +298,26 @@ class CardState:
     ) -> list[int] | None:
         """Card positions where the scheduler would put `shape`, or None when nothing fits.
         Sets `tied` to the number of nodes the real scheduler would pick from at random."""
-        eligible = self.eligible(shape)
-        nodes = np.flatnonzero(self.gpu_fits(shape, eligible) & self.node_ok(shape))
+        return self.place_by(self.verdicts(shape), shape, node_policy, card_policy)
+
+    def verdicts(self, shape: Shape) -> Verdicts:
+        """Every filter's verdict on every node and card for `shape`, in one pass."""
+        rejections = self.card_rejections(shape)
+        eligible = _eligible(rejections, self.capacity.size)
+        gpu_fit = self.gpu_fits(shape, eligible)
+        static_ok = self.static_ok(shape.constraints)
+        return Verdicts(static_ok, self.resource_shortfalls(shape), rejections, eligible, gpu_fit)
+
+    def place_by(
+        self, verdicts: Verdicts, shape: Shape, node_policy: PolicyName, card_policy: PolicyName
+    ) -> list[int] | None:
+        """`place`, from verdicts already taken (`verdicts`) on this very state."""
+        nodes = verdicts.nodes
         self.tied = 0
         if nodes.size == 0:
             return None
-        positions = self.profile.pick(self, nodes, shape, eligible, (node_policy, card_policy))
+        policy = (node_policy, card_policy)
+        positions = self.profile.pick(self, nodes, shape, verdicts.eligible, policy)
         if not self.profile.random_ties:
             self.tied = 0
         return positions
@@ -333,6 +368,15 @@ class CardState:
         return Placement(node, tuple(sorted(int(self.card_index[k]) for k in positions)))
 
 
+def _eligible(rejections: tuple[BoolArray | None, ...], size: int) -> BoolArray:
+    """The cards no check rejects."""
+    rejected: BoolArray = np.zeros(size, dtype=np.bool_)
+    for check in rejections:
+        if check is not None:
+            rejected |= check
+    return np.asarray(~rejected, dtype=np.bool_)
+
+
 def _allocatable(node: Node) -> tuple[int, int, int]:
     a = node.allocatable
     return tuple(  # type: ignore[return-value]
@@ -341,16 +385,16 @@ def _allocatable(node: Node) -> tuple[int, int, int]:
 
 
 def _shortfalls(requested: IntArray, allocatable: IntArray, shape: Shape) -> BoolArray:
-    """NodeResourcesFit's rule on every node at once; `_shortfalls_exact` is the same rule
-    on one node in Python's integers (sums past REQUESTED_MAX, and a plan's what-if)."""
+    """NodeResourcesFit's rule (`nodefilters.lacks`) on every node at once; `_shortfalls_exact`
+    applies it to one node in Python's integers (sums past REQUESTED_MAX, a plan's what-if)."""
     want = np.array(shape.demand, dtype=np.int64)
     # Room left, not requested + want: requested <= REQUESTED_MAX, so nothing wraps around.
-    return np.asarray((want > 0) & (want > allocatable - requested), dtype=np.bool_)
+    return np.asarray(lacks(want[None, :], allocatable - requested), dtype=np.bool_)
 
 
 def _shortfalls_exact(requested: Sequence[int], allocatable: IntArray, shape: Shape) -> list[bool]:
     """`_shortfalls` for one node in Python's integers (for sums past REQUESTED_MAX)."""
     return [
-        want > 0 and want > int(a) - r
+        lacks(want, int(a) - r)
         for want, a, r in zip(shape.demand, allocatable, requested, strict=True)
     ]
