@@ -11,6 +11,7 @@ arrays the state keeps, and never imports the state.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -21,6 +22,26 @@ from advisor.core.shape import Shape
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """How a container asks a profile's scheduler for shared GPUs: its resource names (read
+    by `advisor.podspec`) and the annotation that records the cards granted."""
+
+    name: str
+    count: str | None  # resource holding N; None: N is the pod label (CCE)
+    memory: str
+    core: str
+    memory_percentage: str | None  # a share of each card, in percent (HAMi, Volcano vGPU)
+    memory_unit_mib: int
+    per_card: bool  # memory and core are per card (Volcano vGPU, HAMi) or totals (CCE)
+    allocation: str  # annotation that records the granted cards
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        named = (self.count, self.memory, self.core, self.memory_percentage)
+        return tuple(key for key in named if key is not None)
 
 
 class CardView(Protocol):
@@ -86,7 +107,8 @@ class Profile(Protocol):
     default_max_vgpus: int
     settings: tuple[str, ...]  # the `Scheduler` fields (scenario keys) this profile reads
 
-    # -- how a live cluster names it (`--scheduler auto`) -------------------------------
+    # -- how its pods ask, and how a live cluster names it (`--scheduler auto`) ---------
+    dialect: Dialect | None  # its resource names; None: it reads another profile's
     allocation_annotation: str | None  # written on every pod it places
     registration_annotation: str | None  # the node's card registration it reads
 

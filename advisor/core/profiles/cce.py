@@ -21,9 +21,27 @@ from advisor.core.model import (
     Request,
     Scheduler,
 )
-from advisor.core.profiles.base import BoolArray, CardView, IntArray, enough_cards, gpus_problem
+from advisor.core.profiles.base import (
+    BoolArray,
+    CardView,
+    Dialect,
+    IntArray,
+    enough_cards,
+    gpus_problem,
+)
 from advisor.core.shape import Shape
 
+CCE_GPU_NUM_LABEL = "volcano.sh/gpu-num"  # the pod label holding N
+DIALECT = Dialect(
+    name="cce",
+    count=None,
+    memory="volcano.sh/gpu-mem.128Mi",
+    core="volcano.sh/gpu-core.percentage",
+    memory_percentage=None,
+    memory_unit_mib=MIB_PER_UNIT,
+    per_card=False,
+    allocation="volcano.sh/gpu-index",
+)
 NEAR_TIE = 1e-13  # well above the float noise of a card sum, well below real score gaps
 
 
@@ -52,7 +70,8 @@ class CceProfile:
     card_policies: tuple[PolicyName, ...] = ("binpack", "spread")
     default_max_vgpus = DEFAULT_MAX_VGPUS
     settings: tuple[str, ...] = ()
-    allocation_annotation: str | None = "volcano.sh/gpu-index"
+    dialect: Dialect | None = DIALECT
+    allocation_annotation: str | None = DIALECT.allocation
     registration_annotation: str | None = None
 
     def configured(self, scheduler: Scheduler) -> CceProfile:

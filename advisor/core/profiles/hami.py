@@ -25,6 +25,7 @@ from advisor.core.model import Policy, PolicyName, Request, Scheduler
 from advisor.core.profiles.base import (
     BoolArray,
     CardView,
+    Dialect,
     IntArray,
     enough_cards,
     first_by_name,
@@ -36,6 +37,16 @@ from advisor.core.shape import Shape
 
 F32 = np.float32
 REGISTER = "hami.io/node-nvidia-register"  # the node's card registration HAMi reads
+DIALECT = Dialect(
+    name="hami",
+    count="nvidia.com/gpu",
+    memory="nvidia.com/gpumem",
+    core="nvidia.com/gpucores",
+    memory_percentage="nvidia.com/gpumem-percentage",
+    memory_unit_mib=1,
+    per_card=True,
+    allocation="hami.io/vgpu-devices-allocated",
+)
 TOTAL_CORE = 100  # Totalcore with the default DeviceCoreScaling of 1
 
 
@@ -67,7 +78,8 @@ class HamiProfile:
     card_policies: tuple[PolicyName, ...] = ("binpack", "spread")
     default_max_vgpus = 10  # deviceSplitCount
     settings: tuple[str, ...] = ("default_memory_mib", "weights")
-    allocation_annotation: str | None = "hami.io/vgpu-devices-allocated"
+    dialect: Dialect | None = DIALECT
+    allocation_annotation: str | None = DIALECT.allocation
     registration_annotation: str | None = REGISTER
 
     def __init__(self, default_memory: int = 0, weights: tuple[int, int, int] = (1, 1, 1)) -> None:

@@ -24,6 +24,7 @@ from advisor.core.model import Policy, PolicyName, Request, Scheduler
 from advisor.core.profiles.base import (
     BoolArray,
     CardView,
+    Dialect,
     IntArray,
     enough_cards,
     first_by_name,
@@ -35,6 +36,16 @@ from advisor.core.profiles.base import (
 from advisor.core.shape import Shape
 
 REGISTER = "volcano.sh/node-vgpu-register"  # the node's card registration Volcano reads
+DIALECT = Dialect(
+    name="volcano-vgpu",
+    count="volcano.sh/vgpu-number",
+    memory="volcano.sh/vgpu-memory",
+    core="volcano.sh/vgpu-cores",
+    memory_percentage="volcano.sh/vgpu-memory-percentage",
+    memory_unit_mib=1,
+    per_card=True,
+    allocation="volcano.sh/vgpu-ids-new",
+)
 
 
 class VolcanoProfile:
@@ -62,7 +73,8 @@ class VolcanoProfile:
     card_policies: tuple[PolicyName, ...] = ("binpack", "spread", "legacy")
     default_max_vgpus = 10
     settings: tuple[str, ...] = ("schedule_weight",)
-    allocation_annotation: str | None = "volcano.sh/vgpu-ids-new"
+    dialect: Dialect | None = DIALECT
+    allocation_annotation: str | None = DIALECT.allocation
     registration_annotation: str | None = REGISTER
 
     def __init__(self, weight: int = 0) -> None:

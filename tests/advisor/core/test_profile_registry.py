@@ -20,6 +20,7 @@ from advisor.core.profiles import PROFILES, profile_for, register, unregister
 from advisor.core.profiles.base import (
     BoolArray,
     CardView,
+    Dialect,
     IntArray,
     enough_cards,
     first_by_name,
@@ -106,6 +107,7 @@ class ToyProfile:
     card_policies: tuple[PolicyName, ...] = ("binpack",)
     default_max_vgpus = 4
     settings: tuple[str, ...] = ()
+    dialect: Dialect | None = None
     allocation_annotation: str | None = None
     registration_annotation: str | None = None
 
