@@ -27,8 +27,8 @@ from typing import Any
 import yaml
 
 from advisor.core.diagnose import CAUSES
-from advisor.render.common.values import plural
 from advisor.scenario import ScenarioError, load_scenario
+from advisor.words import plural
 
 PACKAGE = Path(__file__).resolve().parent
 DEFAULT_SCENARIO = PACKAGE / "examples" / "demo.yaml"

@@ -42,6 +42,7 @@ from advisor.scenario_profile import default_max_vgpus
 from advisor.schemas import REPLAY_SCHEMA
 from advisor.trace_rows import TraceError as TraceError  # where the CLI catches it
 from advisor.trace_rows import read_int, read_name, read_rows
+from advisor.words import plural
 
 CARD_UNITS = 1000  # gpu_milli of a whole card
 CARD_MIB = CARD_UNITS * 128
@@ -214,7 +215,9 @@ def read_trace(
         if gpus:
             milli = read_int(pods_csv, line, row, "gpu_milli")
             if milli == 0:
-                raise TraceError(f"{pods_csv}: line {line}: gpu_milli 0 for a pod of {gpus} GPU(s)")
+                raise TraceError(
+                    f"{pods_csv}: line {line}: gpu_milli 0 for a pod of {plural(gpus, 'GPU')}"
+                )
             request = Request(gpus=gpus, memory_mib=gpus * milli * 128)
             if scheduler.profile != "cce":
                 if milli % 10 or not 0 < milli <= 1000:

@@ -31,10 +31,10 @@ from advisor.core.diagnose import CAUSES
 from advisor.durations import parse_duration
 from advisor.errors import InputError
 from advisor.metrics import push, write_textfile
-from advisor.render.common.values import plural
 from advisor.report import Report, ReportInputs, ReportOptions, build_report
 from advisor.scenario import write_atomic
 from advisor.sources.history import usage_history
+from advisor.words import plural
 
 EXIT_FINDINGS = 1
 REPORT_FILES = ("report.json", "report.md", "report.html")

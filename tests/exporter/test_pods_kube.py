@@ -152,7 +152,7 @@ async def test_unreadable_allocation_is_counted_and_gives_no_allotments(
     assert view.ok
     assert source.problems == 1
     assert view.error is not None
-    assert "1 pod(s)" in view.error
+    assert "1 pod with" in view.error
     assert "default/bad" in view.error
     assert "hami.io/vgpu-devices-allocated" in view.error
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from advisor.core.diagnose import CAUSES
-from advisor.render.common.values import plural
 from advisor.schemas import (
     FragmentationSummaryJson,
     PlacementJson,
@@ -17,6 +16,7 @@ from advisor.schemas import (
     WhatIfJson,
     WhatIfNowJson,
 )
+from advisor.words import plural
 
 MIB_PER_GIB = 1024
 MAX_PLACEMENT_ROWS = 50
