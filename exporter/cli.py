@@ -131,9 +131,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument(
         "--kubeconfig",
-        default=os.environ.get("KUBECONFIG"),
-        help="kubeconfig file for the Kubernetes API (env KUBECONFIG; default: in-cluster in a "
-        "pod, else ~/.kube/config)",
+        help="kubeconfig file for the Kubernetes API (default: the files $KUBECONFIG names, "
+        "else in-cluster in a pod, else ~/.kube/config)",
     )
     p.add_argument(
         "--kubernetes.backoff-initial",
