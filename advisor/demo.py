@@ -278,8 +278,8 @@ def summary(out: Path) -> str:
         f"{plural(counts['pending'], 'Pending GPU pod')}: {causes}",
         f"{plural(plan['plans'], 'plan')} rescuing {plural(plan['rescued_pods'], 'pod')} "
         f"with {plural(plan['evictions'], 'eviction')}",
-        f"fragmentation: {frag['ratio']:.0%} of {frag['free_mib']} MiB free; "
-        f"stranded {frag['stranded_mib']} MiB",
+        f"fragmentation: {frag['ratio']:.1%} of the {frag['free_mib']:,} MiB free is unusable "
+        f"by the typical requests (FGD); {frag['stranded_mib']:,} MiB stranded",
         *_sizing_line(data["rightsizing"]),
         f"open the report: file://{(out / 'report.html').resolve()}",
     ]
