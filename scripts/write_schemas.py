@@ -30,6 +30,7 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 OUTPUTS: dict[str, Any] = {
     schemas.DIAGNOSIS_SCHEMA: schemas.DiagnosisJson,
     schemas.PLAN_SCHEMA: schemas.PlanJson,
+    schemas.REPLAY_SCHEMA: schemas.ReplayJson,
     schemas.REPORT_SCHEMA: schemas.ReportJson,
     schemas.RIGHTSIZING_SCHEMA: schemas.RightsizingJson,
     schemas.WHATIF_SCHEMA: schemas.WhatIfJson | schemas.SchedulersJson,

@@ -28,6 +28,7 @@ from advisor.report import ReportInputs, ReportOptions, build_report
 from advisor.scenario import load_scenario
 from advisor.scenario_profile import DEFAULTS, NODE_POLICIES
 from tests.advisor.render.sample_report import sample_report
+from tests.advisor.test_replay_bounds import trace
 
 EXAMPLES = Path(__file__).parents[2] / "advisor" / "examples"
 SCENARIOS = ["demo.yaml", "hami.yaml", "report-sample.yaml"]
@@ -64,7 +65,8 @@ def test_the_shipped_schemas_are_written_from_the_typeddicts() -> None:
         [sys.executable, str(WRITER), "--check"], capture_output=True, text=True, check=False
     )
     assert (done.returncode, done.stdout) == (0, ""), done.stdout + done.stderr
-    for name in ("diagnosis-v1", "plan-v1", "report-v1", "rightsizing-v1", "whatif-v1"):
+    names = ("diagnosis-v1", "plan-v1", "replay-v1", "report-v1", "rightsizing-v1", "whatif-v1")
+    for name in names:
         Draft202012Validator.check_schema(_schema(f"{name}.schema.json"))
 
 
@@ -167,3 +169,17 @@ def test_the_report_commands_json_validates_against_its_shipped_schema(
     data = json.loads((tmp_path / "report.json").read_text())
     assert conforms(data, schemas.REPORT_SCHEMA) == []
     assert data["rightsizing"] is None  # no history from a scenario file
+
+
+@pytest.mark.realservices  # the CLI, in-process, writing files
+@pytest.mark.parametrize("resources", ["gpu", "all"])
+def test_the_replays_json_validates_against_its_shipped_schema(
+    resources: str, tmp_path: Path
+) -> None:
+    nodes, pods = trace(tmp_path)
+    out = tmp_path / "replay.json"
+    argv = ["replay", "--nodes", str(nodes), "--pods", str(pods), "--resources", resources]
+    assert main([*argv, "--format", "json", "--output", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert ("cpu_only_pods" in data) == (resources == "all")
+    assert conforms(data, schemas.REPLAY_SCHEMA) == []
