@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_demo(args.scenario, args.output_dir, use_prometheus=not args.no_prometheus)
     except ScenarioError as err:
         print(f"xgpu-demo: error: {err}", file=sys.stderr)
-        return 2
+        return err.exit_code
     except DemoError as err:  # everything started is stopped by now
         print(f"xgpu-demo: error: {err}", file=sys.stderr)
         return 1
