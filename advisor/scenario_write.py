@@ -7,10 +7,12 @@ on it; tests/fuzz checks the round trip).
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import stat
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,12 @@ from advisor.scenario_profile import scheduler_data
 from advisor.scenario_reader import UNREAD_MIB
 
 __all__ = ["save_scenario", "scenario_to_data", "write_atomic"]
+
+# A temporary file's suffix: a run killed between writing and renaming leaves one behind,
+# which the next write of the same target removes once it is older than STALE_PARTIAL_S (a
+# younger one may belong to a writer still at work).
+PARTIAL_SUFFIX = ".xgpu-partial"
+STALE_PARTIAL_S = 3600.0
 
 # libyaml when present: a 1 MB scenario is written in a fraction of the pure-Python time.
 _YamlDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -102,7 +110,8 @@ def write_atomic(path: Path | str, text: str) -> None:
         with path.open("w", encoding="utf-8") as out:
             out.write(text)
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    _remove_stale_partials(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=PARTIAL_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
@@ -113,6 +122,16 @@ def write_atomic(path: Path | str, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _remove_stale_partials(path: Path) -> None:
+    now = time.time()
+    for partial in path.parent.glob(f".{glob.escape(path.name)}.*{PARTIAL_SUFFIX}"):
+        try:
+            if now - partial.lstat().st_mtime > STALE_PARTIAL_S and partial.is_file():
+                partial.unlink()
+        except OSError:
+            continue  # gone already, or not ours to remove: the write goes on
 
 
 def save_scenario(path: Path | str, cluster: Cluster) -> None:

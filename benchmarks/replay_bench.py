@@ -98,7 +98,7 @@ def _run_openb(params: Params, repeats: int) -> Outcome:
     figures: dict[str, Any] = {}
     for _ in range(repeats):
         trace = timings.time("load", lambda: _load(params))
-        figures = timings.time("replay", lambda: replay(trace).figures())  # noqa: B023
+        figures = dict(timings.time("replay", lambda: replay(trace).figures()))  # noqa: B023
         timings.add(
             "total",
             timings.wall["load"][-1] + timings.wall["replay"][-1],

@@ -17,6 +17,7 @@ from advisor.core.profiles.cce import CCE_GPU_NUM_LABEL
 from advisor.core.profiles.cce import DIALECT as CCE_DIALECT
 from advisor.core.profiles.hami import DIALECT as HAMI_DIALECT
 from advisor.core.profiles.volcano_vgpu import DIALECT as VOLCANO_DIALECT
+from advisor.errors import known
 from advisor.podspec.quantity import MAX_COUNT, MAX_MEMORY_MIB, quantity_int, show
 
 __all__ = ["CCE", "CCE_GPU_NUM_LABEL", "DIALECTS", "HAMI", "VOLCANO_VGPU", "Dialect"]
@@ -106,14 +107,13 @@ def _per_card_request(dialect: Dialect, read: _Reader) -> Request | None:
     takes a memory alone as one card). Memory 0 counts as not given; with no share either the
     request asks whole cards (HAMi: its DefaultMemory, else 100 %; Volcano: 100 %).
     """
-    assert dialect.count is not None
-    if dialect is VOLCANO_VGPU and not read.given(dialect.count) and not read.given(dialect.memory):
+    count = known(dialect.count, f"the count resource of {dialect.name}")
+    if dialect is VOLCANO_VGPU and not read.given(count) and not read.given(dialect.memory):
         read.problem(
-            f"{dialect.count} and {dialect.memory} are both missing, so Volcano reads no "
-            "card request"
+            f"{count} and {dialect.memory} are both missing, so Volcano reads no card request"
         )
         return None
-    gpus = read.number(dialect.count, 1)
+    gpus = read.number(count, 1)
     memory = read.number(dialect.memory, 0)
     share = _share(dialect, read)
     core = read.number(dialect.core, 0)

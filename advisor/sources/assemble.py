@@ -53,6 +53,7 @@ from advisor.sources.values import (
     Sample,
     Stale,
 )
+from advisor.words import noun_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +211,8 @@ def _collect(
         )
     for node, collectors in sorted(failing.items()):
         notes.warnings.append(
-            f"node {node}: exporter collector(s) {names(collectors)} failing: "
+            f"node {node}: exporter {noun_for(len(collectors), 'collector')} {names(collectors)} "
+            "failing: "
             "its series may be incomplete or old"
         )
     return nodes | set(cards) | set(vgpus), cards, vgpus

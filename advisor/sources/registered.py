@@ -17,6 +17,7 @@ from advisor.core.model import Card, ProfileName
 from advisor.podspec.registration import RegisteredCard, parse_registration, registration_of
 from advisor.sources.notes import Notes, names
 from advisor.sources.values import KubeNode
+from advisor.words import noun_for
 
 TOTAL_CORE = 100  # the model's cores per card; HAMi registers 100 x its core scaling
 
@@ -86,11 +87,13 @@ def _join(
     if unseen:
         listed = names(f"{i} ({by_index[i].uuid or 'no UUID'})" for i in unseen)
         notices.append(
-            f"card(s) {listed} not registered to the scheduler, which never uses them; left out"
+            f"{noun_for(len(unseen), 'card')} {listed} not registered to the scheduler, "
+            "which never uses them; left out"
         )
     if only_registered:
         notices.append(
-            f"card(s) {names(only_registered)} registered but not reported by the exporter: "
+            f"{noun_for(len(only_registered), 'card')} {names(only_registered)} registered but "
+            "not reported by the exporter: "
             "modelled from the registration, with no vGPU known on them"
         )
     scaled = sorted({r.cores for r in registered if r.cores not in (None, TOTAL_CORE)}, key=str)

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 
 from advisor.core.diagnose import CAUSES
 from advisor.core.profiles import named_in_reports
-from advisor.render.common.values import plural
 from advisor.schemas import (
     FragmentationSummaryJson,
     PlacementJson,
@@ -18,6 +17,7 @@ from advisor.schemas import (
     WhatIfJson,
     WhatIfNowJson,
 )
+from advisor.words import plural
 
 MIB_PER_GIB = 1024
 MAX_PLACEMENT_ROWS = 50
