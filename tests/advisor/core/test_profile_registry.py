@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
+from advisor import schemas
 from advisor.cli import main
 from advisor.core.model import Policy, PolicyName, Request, Scheduler
 from advisor.core.profiles import PROFILES, profile_for, register, unregister
@@ -29,6 +30,7 @@ from advisor.core.profiles.base import (
     walk,
 )
 from advisor.core.shape import Shape
+from tests.advisor.test_schemas import conforms
 
 ADVISOR = Path(__file__).resolve().parents[3] / "advisor"
 PROFILES_PACKAGE = ADVISOR / "core" / "profiles"
@@ -195,6 +197,7 @@ def test_a_toy_profile_runs_diagnose_and_plan(
     path = tmp_path / "toy.yaml"
     path.write_text(yaml.safe_dump(TOY_SCENARIO))
     diagnosis = _run(capsys, "diagnose", "--scenario", str(path))
+    assert conforms(diagnosis, schemas.DIAGNOSIS_SCHEMA) == []
     assert diagnosis["scheduler"] == {"profile": "toy"}
     [wait] = [p for p in diagnosis["pods"] if p["pod"] == "ml/wait"]
     assert wait["cause"] == "fragmentation", wait
@@ -204,6 +207,7 @@ def test_a_toy_profile_runs_diagnose_and_plan(
         "b": ["card-memory: card 0", "odd-card: card 1"],
     }
     plan = _run(capsys, "plan", "--scenario", str(path))
+    assert conforms(plan, schemas.PLAN_SCHEMA) == []
     [only] = plan["plans"]
     assert (only["rescues"], only["evict"]) == (["ml/wait"], ["ml/small"])
     assert only["placements"] == {
