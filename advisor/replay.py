@@ -37,6 +37,7 @@ from advisor.core.model import (
     queue_order,
 )
 from advisor.core.nodefilters import NO_RESOURCES, Allocatable, Resources
+from advisor.core.profiles import profile_for
 from advisor.core.state import CPU, MEMORY, UNLIMITED, CardState, IntArray, Shape
 from advisor.scenario_profile import default_max_vgpus
 from advisor.schemas import REPLAY_SCHEMA, CpuOnlyPodsJson, NodeAllocationJson, ReplayJson
@@ -217,7 +218,7 @@ def read_trace(
                     f"{pods_csv}: line {line}: gpu_milli 0 for a pod of {plural(gpus, 'GPU')}"
                 )
             request = Request(gpus=gpus, memory_mib=gpus * milli * 128)
-            if scheduler.profile != "cce":
+            if not profile_for(scheduler.profile).requires_memory:
                 if milli % 10 or not 0 < milli <= 1000:
                     raise TraceError(
                         f"{pods_csv}: line {line}: gpu_milli {milli} is not a whole percent "

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from advisor.core.model import Cluster
+from advisor.core.profiles import profile_for
 from advisor.scenario_fit import node_fit_data, other_pod_data, pod_fit_data
 from advisor.scenario_profile import scheduler_data
 from advisor.scenario_reader import UNREAD_MIB
@@ -66,7 +67,7 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
             pod["invalid"] = p.invalid
         if p.invalid is None or p.request.memory_mib > UNREAD_MIB:
             request: dict[str, Any] = {"gpus": p.request.gpus}
-            if p.request.memory_mib or cluster.scheduler.profile == "cce":
+            if p.request.memory_mib or profile_for(cluster.scheduler.profile).requires_memory:
                 request["memory_mib"] = p.request.memory_mib
             if p.request.memory_percent:
                 request["memory_percent"] = p.request.memory_percent

@@ -26,7 +26,7 @@ from advisor.output.plan import plan_json
 from advisor.render.report.read import read_report
 from advisor.report import ReportInputs, ReportOptions, build_report
 from advisor.scenario import load_scenario
-from advisor.scenario_profile import DEFAULTS, NODE_POLICIES
+from advisor.scenario_profile import NODE_POLICIES, defaults
 from tests.advisor.render.sample_report import sample_report
 from tests.advisor.test_replay_bounds import trace
 
@@ -90,7 +90,7 @@ def test_the_plan_conforms(cluster: Cluster) -> None:
 
 def test_the_whatif_forms_conform(cluster: Cluster) -> None:
     policies = tuple(
-        Policy(n, c) for n in NODE_POLICIES for c in DEFAULTS[cluster.scheduler.profile][1]
+        Policy(n, c) for n in NODE_POLICIES for c in defaults(cluster.scheduler.profile)[1]
     )
     assert conforms(whatif_json(what_if(cluster, policies)), schemas.WHATIF_SCHEMA) == []
     side_by_side = schedulers_json([profile_outcome(cluster)], running=len(cluster.running))
