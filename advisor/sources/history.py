@@ -69,7 +69,7 @@ async def usage_history(
     point (core for memory-isolated vGPUs). `window` and `step` are seconds or timedeltas;
     `end` (unix seconds) defaults to the server's now. `source`, when given, supplies the
     timeout, credentials, selector and answer cap (the live read's). Failures raise
-    InputError."""
+    SourceError (the answer) or InputError (the arguments)."""
     window_s, step_s = _seconds(window, "window"), _seconds(step, "step")
     access, limit, max_series = None, None, DEFAULT_MAX_SERIES
     if source is not None:

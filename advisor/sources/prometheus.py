@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from advisor.errors import InputError
+from advisor.errors import SourceError
 from advisor.sources.access import PrometheusAccess
 from advisor.sources.answers import AnswerLimit, TooDeep, fetch, parse_json
 from advisor.sources.http import checked_url, describe, run_all, shown_url
@@ -57,7 +57,7 @@ CREDENTIALS = "--prometheus.bearer-token-file, --prometheus.basic-auth-file, --p
 
 
 class PrometheusApi:
-    """The few endpoints the advisor reads; every failure is one InputError naming the URL
+    """The few endpoints the advisor reads; every failure is one SourceError naming the URL
     (never a credential). Every metric selector of every query carries `access.matchers`."""
 
     def __init__(
@@ -79,8 +79,8 @@ class PrometheusApi:
         tls = self.access.tls()
         self._ssl: ssl.SSLContext | bool = True if tls is None else tls
 
-    def fail(self, problem: str) -> InputError:
-        return InputError(f"Prometheus {shown_url(self.url)}: {problem}")
+    def fail(self, problem: str) -> SourceError:
+        return SourceError(f"Prometheus {shown_url(self.url)}: {problem}")
 
     def select(self, metric: str) -> str:
         return self.access.select(metric)
@@ -186,7 +186,7 @@ class PrometheusApi:
             seen.add(key)
         return series
 
-    def invalid(self, metric: str, labels: Labels, problem: str) -> InputError:
+    def invalid(self, metric: str, labels: Labels, problem: str) -> SourceError:
         return self.fail(f"invalid series {series_name(metric, labels)}: {problem}")
 
     def _point(self, expr: str, item: Any) -> tuple[Labels, object]:
