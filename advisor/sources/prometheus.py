@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from advisor.errors import SourceError
+from advisor.errors import SourceError, known
 from advisor.sources.access import PrometheusAccess
 from advisor.sources.answers import AnswerLimit, TooDeep, fetch, parse_json
 from advisor.sources.http import checked_url, describe, run_all, shown_url
@@ -168,8 +168,7 @@ class PrometheusApi:
                 problem = value_problem(value, v)
                 if problem is not None:
                     raise self.invalid(metric or expr, labels, problem)
-                assert value is not None
-                points.append((time_, value))
+                points.append((time_, known(value, "a point's value, checked above")))
             series.append((labels, points))
         return self._once(expr, series)
 
@@ -281,10 +280,9 @@ async def read_prometheus(
             problem = label_problem(family.metric, labels) or value_problem(value, raw)
             if problem is not None:
                 raise api.invalid(family.metric, labels, problem)
-            assert value is not None
             t = taken.get(_key(labels))
             age = max(at - t, 0.0) if t is not None else None
-            samples.append(Sample(family.metric, labels, value, age))
+            samples.append(Sample(family.metric, labels, known(value, "a checked value"), age))
     _require_node_labels(api, samples)
     live = {s.label("node") for s in samples if s.metric == NODE_INFO}
     for labels, raw in recent:
