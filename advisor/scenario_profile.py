@@ -19,6 +19,7 @@ from typing import Any
 
 from advisor.core.model import CCE, WEIGHT_KEYS, Cluster, Policy, PolicyName, ProfileName, Scheduler
 from advisor.core.profiles import DEFAULT_PROFILE, PROFILES, Profile, profile_for
+from advisor.scenario_jobs import SESSION_KEYS, read_session_setting, session_setting_data
 from advisor.scenario_reader import Reader, kind
 
 NODE_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread")
@@ -59,6 +60,8 @@ def read_scheduler(r: Reader, raw: object) -> Scheduler:
             raise r.fail(f"scheduler.{key}", f"a {named} setting; profile {profile} has none")
         if key == "weights":
             settings[key] = _weights(r, m[key])
+        elif key in SESSION_KEYS:
+            settings[key] = read_session_setting(r, key, m[key])
         else:
             settings[key] = r.integer(m[key], f"scheduler.{key}", 0)
     return Scheduler(profile=profile, **settings)
@@ -103,7 +106,11 @@ def scheduler_data(scheduler: Scheduler) -> dict[str, Any] | None:
     for key in profile_for(scheduler.profile).settings:
         value = getattr(scheduler, key)
         if value != getattr(CCE, key):  # a setting at its default is left out
-            data[key] = dict(zip(WEIGHT_KEYS, value, strict=True)) if key == "weights" else value
+            if key == "weights":
+                value = dict(zip(WEIGHT_KEYS, value, strict=True))
+            elif key in SESSION_KEYS:
+                value = session_setting_data(key, value)
+            data[key] = value
     return data
 
 
