@@ -26,6 +26,7 @@ from advisor.commands.pods_from import (
     without_kubernetes_warning,
 )
 from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
+from advisor.core.jobs import not_modelled
 from advisor.core.model import Cluster, ProfileName
 from advisor.errors import InputError
 from advisor.flagparse import given_flags
@@ -123,7 +124,15 @@ async def read_input(args: argparse.Namespace, scheduler: ProfileName | None) ->
     else:
         _refuse(given_flags(args), SCENARIO_ONLY, "applies to --scenario only")
         read = await _live(args, scheduler)
-    return _with_pods_from(read, args.pods_from, auto=scheduler is None)
+    read = _with_pods_from(read, args.pods_from, auto=scheduler is None)
+    unmodelled = not_modelled(read.cluster.jobs)
+    if unmodelled:  # until the job layer decides (docs/design.md §10.2), never silently
+        print(
+            "xgpu-advisor: warning: jobs read but not yet modelled: "
+            f"{'; '.join(unmodelled)} (each pod is judged alone)",
+            file=sys.stderr,
+        )
+    return read
 
 
 def _refuse(given: frozenset[str], flags: tuple[str, ...], why: str) -> None:

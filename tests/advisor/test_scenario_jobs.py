@@ -4,10 +4,13 @@ naming the file and the path, defaults owned by the profiles, older scenarios un
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from advisor.cli import main
 from advisor.core.jobs import (
     CCE_ACTIONS,
     UPSTREAM_ACTIONS,
@@ -19,6 +22,7 @@ from advisor.core.jobs import (
 from advisor.core.profiles import profile_for
 from advisor.scenario import ScenarioError, scenario_from_data, scenario_to_data
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "advisor" / "examples"
 BASE: dict[str, Any] = {
     "scheduler": {"profile": "cce"},
     "nodes": [{"name": "n1", "cards": [{"index": 0, "memory_mib": 16384}]}],
@@ -78,7 +82,8 @@ def test_keys_read_with_their_defaults() -> None:
 
 def test_a_scenario_without_the_keys_writes_back_without_them() -> None:
     written = scenario_to_data(load())
-    assert "scheduler" not in written and not {"queues", "groups", "quotas"} & set(written)
+    assert "scheduler" not in written
+    assert not {"queues", "groups", "quotas"} & set(written)
     assert set(written["pods"][0]) == {"name", "request"}
     assert not_modelled(load().jobs) == []
 
@@ -166,4 +171,34 @@ def test_not_modelled_names_what_a_verdict_would_depend_on() -> None:
         "5 gangs (ml/g0, ml/g1, ml/g2 and 2 more)",
         "queues a, b",
         "resource quotas in ml",
+    ]
+
+
+@pytest.mark.parametrize("command", ["diagnose", "plan"])
+def test_until_modelled_the_keys_warn_once_and_change_no_verdict(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo scenario with gangs, a queue and a quota added: the same JSON as without
+    them, and one warning line on stderr that names what was read but not judged."""
+    plain = yaml.safe_load((EXAMPLES / "demo.yaml").read_text())
+    jobs = copy.deepcopy(plain)
+    namespace = jobs["pods"][0]["name"].split("/")[0]
+    jobs["queues"] = [{"name": "training", "weight": 2}]
+    jobs["groups"] = [{"name": f"{namespace}/job", "min_member": 2, "queue": "training"}]
+    jobs["quotas"] = [{"namespace": namespace, "hard": {"limits.nvidia.com/gpumem": "1000"}}]
+    jobs["pods"][0]["group"] = f"{namespace}/job"
+    outputs = []
+    for name, data in (("plain", plain), ("jobs", jobs)):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(data))
+        assert main([command, "--scenario", str(path), "--format", "json"]) == 0
+        captured = capsys.readouterr()
+        outputs.append((captured.out, captured.err.splitlines()))
+    (plain_out, plain_err), (jobs_out, jobs_err) = outputs
+    assert jobs_out.replace("jobs.yaml", "plain.yaml") == plain_out
+    assert plain_err == []
+    assert jobs_err == [
+        "xgpu-advisor: warning: jobs read but not yet modelled: 1 gang "
+        f"({namespace}/job); queue training; resource quotas in {namespace} "
+        "(each pod is judged alone)"
     ]
