@@ -67,8 +67,7 @@ def job_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         _maybe(draw, "min_resources", RESOURCES, group)
         groups.append(group)
     quotas = [
-        {"namespace": draw(NAMES), "hard": draw(RESOURCES)}
-        for _ in range(draw(st.integers(0, 2)))
+        {"namespace": draw(NAMES), "hard": draw(RESOURCES)} for _ in range(draw(st.integers(0, 2)))
     ]
     pods = []
     for i in range(draw(st.integers(0, 3))):

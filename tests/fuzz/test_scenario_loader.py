@@ -83,7 +83,9 @@ HAMI_PREEMPTION: dict[str, Any] = {
     "quotas": [{"namespace": "ml", "hard": {"limits.nvidia.com/gpumem": "4000"}}],
     "pods": [{"name": "ml/a", "request": {"gpus": 1, "memory_mib": 4096}}],
 }
-BASES = [SMALL, JOBS, HAMI_PREEMPTION] + [yaml.safe_load(p.read_text()) for p in sorted(EXAMPLES.glob("*.yaml"))]
+BASES = [SMALL, JOBS, HAMI_PREEMPTION] + [
+    yaml.safe_load(p.read_text()) for p in sorted(EXAMPLES.glob("*.yaml"))
+]
 
 
 @pytest.fixture(scope="module")
