@@ -34,11 +34,13 @@ from tests.kubeapi.selectors import Predicate, field_selector, label_selector
 from tests.kubeapi.store import (
     API_VERSIONS,
     BOOKMARK,
+    CUSTOM,
     DROP,
     EXPIRE,
     KINDS,
     Change,
     KubeStore,
+    VOLCANO,
     Resource,
     Watcher,
     object_key,
@@ -93,6 +95,8 @@ class KubeApiDouble(KubeStore):
         self.bookmark_interval_s = bookmark_interval_s
         self.watch_gone_as_http = watch_gone_as_http  # 410 as an HTTP answer, not an event
         self.require_token = require_token
+        # Volcano's CRDs installed: without them their paths answer 404, as the real API's do
+        self.volcano = True
         self.delay_s = 0.0  # every answer waits this long first
         self.requests: list[RecordedRequest] = []
         self._faults: list[_Fault] = []
@@ -114,6 +118,19 @@ class KubeApiDouble(KubeStore):
         namespaced = "/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets"
         app.router.add_get(namespaced, self._collection(pdbs))
         app.router.add_get(namespaced + "/{name}", self._get(pdbs))
+        for core in ("resourcequotas", "configmaps"):
+            app.router.add_get(f"/api/v1/{core}", self._collection(core))
+            app.router.add_get(f"/api/v1/namespaces/{{namespace}}/{core}", self._collection(core))
+            app.router.add_get(
+                f"/api/v1/namespaces/{{namespace}}/{core}/{{name}}", self._get(core)
+            )
+        # Volcano's CRDs (cluster-scoped queues, namespaced podgroups), while installed.
+        app.router.add_get(f"/apis/{VOLCANO}/podgroups", self._collection("podgroups"))
+        groups = f"/apis/{VOLCANO}/namespaces/{{namespace}}/podgroups"
+        app.router.add_get(groups, self._collection("podgroups"))
+        app.router.add_get(groups + "/{name}", self._get("podgroups"))
+        app.router.add_get(f"/apis/{VOLCANO}/queues", self._collection("queues"))
+        app.router.add_get(f"/apis/{VOLCANO}/queues/{{name}}", self._get("queues"))
         # handler_cancellation: a watch handler learns at once that its client went away.
         self._runner = web.AppRunner(
             app, handle_signals=False, access_log=None, handler_cancellation=True
@@ -219,6 +236,9 @@ class KubeApiDouble(KubeStore):
         if target == "list" and _truthy(request.query.get("watch")):
             target = "watch"
         resource = _resource_of(request.path)
+        if resource in CUSTOM and not self.volcano:
+            message = "the server could not find the requested resource"
+            return _status_response(404, "NotFound", message)
         for fault in self._faults:
             if fault.hits(target, resource):
                 self._faults.remove(fault)
@@ -300,7 +320,7 @@ class KubeApiDouble(KubeStore):
         return web.json_response(body)
 
     def _list_item(self, obj: JsonObject) -> JsonObject:
-        if self.items_with_kind:
+        if self.items_with_kind or obj.get("apiVersion") == VOLCANO:
             return obj
         return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
 
