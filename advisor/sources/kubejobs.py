@@ -100,9 +100,18 @@ def kube_jobs(lists: JobLists, pod_items: Sequence[Any], warnings: list[str]) ->
     classes = priority_classes(pod_items)
     groups = [g for item in lists.podgroups if (g := podgroup(item, classes)) is not None]
     settings = scheduler_conf(lists.configmaps, warnings) if lists.volcano else {}
+    queues = [q for item in lists.queues if (q := queue(item)) is not None]
+    listed = {q.name for q in queues} | {DEFAULT_QUEUE}
+    unlisted = sorted({g.queue for g in groups} - listed)
+    if unlisted:  # kept, so the snapshot reads back: a scenario's groups name listed queues
+        warnings.append(
+            f"Kubernetes: PodGroups name queues not listed: {', '.join(unlisted)}; "
+            "taken with Volcano's defaults (weight 1, no capability, Open)"
+        )
+        queues.extend(Queue(name) for name in unlisted)
     return KubeJobs(
         Jobs(
-            tuple(sorted((q for i in lists.queues if (q := queue(i))), key=lambda q: q.name)),
+            tuple(sorted(queues, key=lambda q: q.name)),
             tuple(sorted(groups, key=lambda g: g.name)),
             tuple(r for item in lists.quotas if (r := quota(item)) is not None),
         ),

@@ -121,9 +121,7 @@ class KubeApiDouble(KubeStore):
         for core in ("resourcequotas", "configmaps"):
             app.router.add_get(f"/api/v1/{core}", self._collection(core))
             app.router.add_get(f"/api/v1/namespaces/{{namespace}}/{core}", self._collection(core))
-            app.router.add_get(
-                f"/api/v1/namespaces/{{namespace}}/{core}/{{name}}", self._get(core)
-            )
+            app.router.add_get(f"/api/v1/namespaces/{{namespace}}/{core}/{{name}}", self._get(core))
         # Volcano's CRDs (cluster-scoped queues, namespaced podgroups), while installed.
         app.router.add_get(f"/apis/{VOLCANO}/podgroups", self._collection("podgroups"))
         groups = f"/apis/{VOLCANO}/namespaces/{{namespace}}/podgroups"

@@ -42,7 +42,9 @@ API_VERSIONS: dict[str, str] = {
     "podgroups": VOLCANO,
     "queues": VOLCANO,
 }
-NAMESPACED = frozenset({"pods", "poddisruptionbudgets", "resourcequotas", "configmaps", "podgroups"})
+NAMESPACED = frozenset(
+    {"pods", "poddisruptionbudgets", "resourcequotas", "configmaps", "podgroups"}
+)
 # Custom resources: served only while their CRD is installed, and (stored unstructured)
 # listed with each item's kind and apiVersion, unlike the built-in kinds.
 CUSTOM = frozenset({"podgroups", "queues"})
