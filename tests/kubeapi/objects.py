@@ -250,7 +250,7 @@ def resource_quota(name: str, *, namespace: str, hard: Mapping[str, str]) -> Jso
         "apiVersion": "v1",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"hard": dict(hard)},
-        "status": {"hard": dict(hard), "used": {k: "0" for k in hard}},
+        "status": {"hard": dict(hard), "used": dict.fromkeys(hard, "0")},
     }
 
 
