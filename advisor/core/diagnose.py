@@ -25,7 +25,13 @@ from advisor.core.state import BoolArray, CardState, IntArray, Shape, Verdicts
 from advisor.errors import known
 
 Cause = Literal[
-    "invalid", "unsatisfiable", "schedulable", "node-resources", "fragmentation", "capacity"
+    "invalid",
+    "unsatisfiable",
+    "schedulable",
+    "node-resources",
+    "fragmentation",
+    "capacity",
+    "gang",  # Volcano's gangs (core.gang, docs/design.md §10.3): not yet in the outputs
 ]
 CAUSES: tuple[Cause, ...] = (
     "schedulable",
@@ -77,7 +83,12 @@ class Diagnosis:
 
     @property
     def summary(self) -> dict[str, int]:
-        return {"pending": len(self.pods), **{c: self.count(c) for c in CAUSES}}
+        counts: dict[str, int] = {"pending": len(self.pods)}
+        counts.update((c, self.count(c)) for c in CAUSES)
+        gang = self.count("gang")  # only where gangs are judged (core.gang)
+        if gang:
+            counts["gang"] = gang
+        return counts
 
 
 def build_state(cluster: Cluster) -> CardState:
