@@ -265,6 +265,23 @@ def disruption_blocker(pod: Pod) -> str | None:
     return budget_blocker(pod.annotations)
 
 
+def gang_members(cluster: Cluster, volcano: bool) -> dict[str, str]:
+    """The pods of gangs (PodGroups with min_member above 1) under Volcano's session
+    (`volcano`: the profile runs it), each with why no plan or node removal moves it: moving
+    one member could leave a running gang below min_member, and placing one Pending member
+    alone never starts its gang (docs/design.md §10.4). Until plans move and place whole
+    gangs, they leave every member where it is."""
+    if not volcano:
+        return {}
+    mins = {g.name: g.min_member for g in cluster.jobs.groups if g.min_member > 1}
+    return {
+        p.name: f"a member of gang {p.group} (min_member {mins[p.group]}): moved alone it "
+        "could split the gang"
+        for p in cluster.pods
+        if p.group is not None and p.group in mins
+    }
+
+
 def budget_blocker(annotations: Mapping[str, str]) -> str | None:
     """Why the pod's disruption budget forbids evicting it now (it allows none, or several
     budgets cover the pod), or None."""
