@@ -397,6 +397,7 @@ async def test_volcano_crds_are_served_as_custom_resources(kube_api: KubeApiDoub
         core = CoreV1Api(client)
         kube_api.create("resourcequotas", objects.resource_quota("q", namespace="ml", hard={}))
         quotas = await core.list_namespaced_resource_quota("ml", _preload_content=False)
+        assert isinstance(quotas, aiohttp.ClientResponse)
         body = json.loads(await quotas.read())
         assert body["kind"] == "ResourceQuotaList"
         assert "kind" not in body["items"][0]
