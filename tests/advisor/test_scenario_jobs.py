@@ -4,6 +4,7 @@ naming the file and the path, defaults owned by the profiles, older scenarios un
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -174,31 +175,61 @@ def test_not_modelled_names_what_a_verdict_would_depend_on() -> None:
     ]
 
 
-@pytest.mark.parametrize("command", ["diagnose", "plan"])
-def test_until_modelled_the_keys_warn_once_and_change_no_verdict(
-    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The demo scenario with gangs, a queue and a quota added: the same JSON as without
-    them, and one warning line on stderr that names what was read but not judged."""
+def demo_with_jobs() -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The demo scenario, and the same with a queue, a quota and ml/train-a (the pod the
+    demo's plan evicts) running in a gang of two."""
     plain = yaml.safe_load((EXAMPLES / "demo.yaml").read_text())
     jobs = copy.deepcopy(plain)
-    namespace = jobs["pods"][0]["name"].split("/")[0]
+    assert jobs["pods"][0]["name"] == "ml/train-a"
     jobs["queues"] = [{"name": "training", "weight": 2}]
-    jobs["groups"] = [{"name": f"{namespace}/job", "min_member": 2, "queue": "training"}]
-    jobs["quotas"] = [{"namespace": namespace, "hard": {"limits.nvidia.com/gpumem": "1000"}}]
-    jobs["pods"][0]["group"] = f"{namespace}/job"
+    jobs["groups"] = [{"name": "ml/job", "min_member": 2, "queue": "training"}]
+    jobs["quotas"] = [{"namespace": "ml", "hard": {"limits.nvidia.com/gpumem": "1000"}}]
+    jobs["pods"][0]["group"] = "ml/job"
+    return plain, jobs, "ml"
+
+
+WARNED = [
+    "xgpu-advisor: warning: jobs read but not yet modelled: 1 gang (ml/job); queue training; "
+    "resource quotas in ml (each pod is judged alone)"
+]
+
+
+def run_both(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> list[tuple[str, list[str]]]:
+    plain, jobs, _ = demo_with_jobs()
     outputs = []
     for name, data in (("plain", plain), ("jobs", jobs)):
         path = tmp_path / f"{name}.yaml"
         path.write_text(yaml.safe_dump(data))
         assert main([command, "--scenario", str(path), "--format", "json"]) == 0
         captured = capsys.readouterr()
-        outputs.append((captured.out, captured.err.splitlines()))
-    (plain_out, plain_err), (jobs_out, jobs_err) = outputs
-    assert jobs_out.replace("jobs.yaml", "plain.yaml") == plain_out
+        outputs.append((captured.out.replace("jobs.yaml", "plain.yaml"), captured.err.splitlines()))
+    return outputs
+
+
+@pytest.mark.parametrize("command", ["diagnose", "whatif"])
+def test_until_modelled_the_keys_warn_once_and_change_no_verdict(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same JSON as without the keys, and one warning line on stderr that names what
+    was read but not judged."""
+    (plain_out, plain_err), (jobs_out, jobs_err) = run_both(command, tmp_path, capsys)
+    assert jobs_out == plain_out
     assert plain_err == []
-    assert jobs_err == [
-        "xgpu-advisor: warning: jobs read but not yet modelled: 1 gang "
-        f"({namespace}/job); queue training; resource quotas in {namespace} "
-        "(each pod is judged alone)"
+    assert jobs_err == WARNED
+
+
+def test_the_plan_leaves_the_gang_member_it_would_evict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo's plan evicts ml/train-a; in a gang (min_member 2, under cce's Volcano
+    session) no plan evicts it (docs/design.md §10.4)."""
+    (plain_out, _), (jobs_out, jobs_err) = run_both("plan", tmp_path, capsys)
+    evicted = [
+        {name for p in json.loads(out)["plans"] for name in p["evict"]}
+        for out in (plain_out, jobs_out)
     ]
+    assert "ml/train-a" in evicted[0]
+    assert "ml/train-a" not in evicted[1]
+    assert jobs_err == WARNED
