@@ -175,7 +175,7 @@ def test_not_modelled_names_what_a_verdict_would_depend_on() -> None:
     ]
 
 
-def demo_with_jobs() -> tuple[dict[str, Any], dict[str, Any], str]:
+def demo_with_jobs() -> tuple[dict[str, Any], dict[str, Any]]:
     """The demo scenario, and the same with a queue, a quota and ml/train-a (the pod the
     demo's plan evicts) running in a gang of two."""
     plain = yaml.safe_load((EXAMPLES / "demo.yaml").read_text())
@@ -185,7 +185,7 @@ def demo_with_jobs() -> tuple[dict[str, Any], dict[str, Any], str]:
     jobs["groups"] = [{"name": "ml/job", "min_member": 2, "queue": "training"}]
     jobs["quotas"] = [{"namespace": "ml", "hard": {"limits.nvidia.com/gpumem": "1000"}}]
     jobs["pods"][0]["group"] = "ml/job"
-    return plain, jobs, "ml"
+    return plain, jobs
 
 
 WARNED = [
@@ -197,7 +197,7 @@ WARNED = [
 def run_both(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> list[tuple[str, list[str]]]:
-    plain, jobs, _ = demo_with_jobs()
+    plain, jobs = demo_with_jobs()
     outputs = []
     for name, data in (("plain", plain), ("jobs", jobs)):
         path = tmp_path / f"{name}.yaml"
