@@ -31,9 +31,9 @@ def defaults(profile: ProfileName) -> tuple[Policy, tuple[PolicyName, ...], int]
     return p.default_policy, p.card_policies, p.default_max_vgpus
 
 
-def _owner(key: str) -> Profile | None:
-    """The profile whose setting `key` is."""
-    return next((p for p in PROFILES.values() if key in p.settings), None)
+def _owners(key: str) -> list[Profile]:
+    """The profiles whose setting `key` is (the session's are several profiles')."""
+    return [p for p in PROFILES.values() if key in p.settings]
 
 
 def _setting_keys() -> list[str]:
@@ -55,8 +55,8 @@ def read_scheduler(r: Reader, raw: object) -> Scheduler:
         if key not in m:
             continue
         if key not in profile_for(profile).settings:
-            owner = _owner(key)
-            named = owner.name if owner is not None else "another profile's"
+            owners = _owners(key)
+            named = " and ".join(o.name for o in owners) if owners else "another profile's"
             raise r.fail(f"scheduler.{key}", f"a {named} setting; profile {profile} has none")
         if key == "weights":
             settings[key] = _weights(r, m[key])

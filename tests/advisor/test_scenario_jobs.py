@@ -112,7 +112,7 @@ def test_a_scenario_without_the_keys_writes_back_without_them() -> None:
         ),
         (
             {"scheduler": {"profile": "hami", "actions": ["allocate"]}},
-            "s.yaml: scheduler.actions: a cce setting; profile hami has none",
+            "s.yaml: scheduler.actions: a cce and volcano-vgpu setting; profile hami has none",
         ),
         (
             {"queues": [{"name": "q", "state": "Paused"}]},
