@@ -37,7 +37,6 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
 from advisor.core.diagnose import Cause, Diagnosis, diagnose
 from advisor.core.model import Cluster, Placement, Policy, reference_card_mib
@@ -135,28 +134,6 @@ class PlanReport:
     @property
     def cost(self) -> float:
         return round(sum(p.cost for p in self.plans), 6)
-
-    def limits_json(self) -> dict[str, Any]:
-        """The caps the plans were held to, as the flags take them."""
-        options = self.options
-        return {
-            "max_plan_evictions": options.max_plan_evictions,
-            "max_evictions": options.max_evictions.text,
-            "never_evict": [selector.text for selector in options.never_evict],
-        }
-
-    def search_json(self) -> dict[str, Any]:
-        """How far the search looked, and why it stopped if it stopped early. No wall time:
-        the same input gives the same bytes on any machine."""
-        return {
-            "cost": self.cost,
-            "cards_checked": self.cards_checked,
-            "targets": self.targets,
-            "simulations": self.evaluations,
-            "work": self.work,
-            "work_budget": self.work_budget,
-            "stopped_by": self.stopped,
-        }
 
 
 @dataclass(slots=True)

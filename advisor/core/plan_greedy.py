@@ -12,7 +12,6 @@ import heapq
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from advisor.core.model import Placement
 from advisor.core.plan_board import Board, Outcome
@@ -36,14 +35,6 @@ class Plan:
     rescued_cards: int = 0  # cards the rescued pods get
     cost: float = 0.0  # what its evictions cost (`plan_cost`)
     costs: tuple[tuple[str, float, str], ...] = ()  # per evicted pod: (name, charged, why)
-
-    def cost_json(self) -> dict[str, Any]:
-        """The plan's cards and disruption cost, for its §8 JSON."""
-        return {
-            "rescued_cards": self.rescued_cards,
-            "cost": self.cost,
-            "costs": [{"pod": name, "cost": cost, "why": why} for name, cost, why in self.costs],
-        }
 
 
 def made_plan(board: Board, evict: tuple[int, ...], exact: Outcome, reference_mib: int) -> Plan:

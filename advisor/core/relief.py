@@ -59,18 +59,6 @@ class Relief:
             f"node without GPUs of at least {size} (no node the model holds has room for them)"
         )
 
-    def json(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {"pod": self.pod, "node": self.node, "short": list(self.short)}
-        entry["move"] = [{"pod": name, "to": to} for name, to in self.moves]
-        if self.moves and any(to is None for _, to in self.moves):
-            entry["new_node"] = {
-                "gpus": 0,
-                "cpu": cpu_text(self.cpu_milli),
-                "memory": bytes_text(self.memory_bytes),
-            }
-        entry["advice"] = self.text
-        return entry
-
 
 def relief(cluster: Cluster, diagnosis: Diagnosis, pods: Collection[str]) -> tuple[Relief, ...]:
     """The `Relief` of each `node-resources` pod named in `pods`, in queue order."""

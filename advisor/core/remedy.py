@@ -34,7 +34,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
 
 from advisor.core.diagnose import Diagnosis, PodDiagnosis
 
@@ -154,9 +153,6 @@ class Remedy:
     @property
     def text(self) -> str:
         return ACTIONS[self.advice][1]
-
-    def json(self) -> dict[str, Any]:
-        return {"key": self.advice, "scale_up": self.scale_up, "why": self.why}
 
 
 def remedy(

@@ -21,7 +21,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 
@@ -68,18 +67,6 @@ class ScaleDown:
     # pod slots: `scaledown_others`); None: not known.
     also_moves: tuple[str, ...] | None = None
 
-    def json(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {
-            "node": self.node,
-            "utilisation": round(self.utilisation, 4),
-            "moves": {
-                pod: {"node": p.node, "cards": list(p.cards)} for pod, p in self.moves.items()
-            },
-        }
-        if self.also_moves is not None:
-            entry["also_moves"] = list(self.also_moves)
-        return entry
-
 
 @dataclass(frozen=True, slots=True)
 class HeldNode:
@@ -89,14 +76,6 @@ class HeldNode:
     utilisation: float  # allotted / card memory as the cluster stands, before any removal
     reason: str
     detail: str  # names the pod or node behind the reason
-
-    def json(self) -> dict[str, Any]:
-        return {
-            "node": self.node,
-            "utilisation": round(self.utilisation, 4),
-            "reason": self.reason,
-            "detail": self.detail,
-        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, overload
+from typing import overload
 
 from advisor.core.diagnose import Diagnosis, build_state, diagnose
 from advisor.core.headroom import Headroom as Headroom  # re-exported
@@ -48,25 +48,6 @@ class ScaleUp:
     new_shape: bool = False  # no existing node shape can host these pods
     verified: bool = True  # the whole queue, scheduled with these nodes added, lands them all
     packed_estimate: int = 0  # the estimator's count, before the check
-
-    def json(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {
-            "shape": self.shape.json(),
-            "nodes": self.nodes,
-            "for": list(self.pods),
-        }
-        if self.new_shape:
-            entry["new_shape"] = True
-            entry["note"] = "no existing node shape can host these pods"
-        if self.nodes != self.packed_estimate:
-            entry["packed_estimate"] = self.packed_estimate
-            entry["note_estimate"] = (
-                "packed alone these pods need fewer nodes; scheduled with the whole queue "
-                "under this node policy they need the count given"
-            )
-        if not self.verified:
-            entry["verified"] = False
-        return entry
 
 
 @dataclass(frozen=True, slots=True)
