@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from advisor.commands import add_output, emit
+from advisor.commands import emit
+from advisor.commands.flags.output import add_output
 from advisor.core.fragmentation import fragmentation
 from advisor.core.model import POLICIES, Policy, Scheduler
 from advisor.core.profiles import profile_names
@@ -15,7 +16,7 @@ from advisor.errors import InputError
 from advisor.output.fragmentation import replay_fragmentation_json
 from advisor.replay import RESOURCE_MODES, read_trace, replay
 from advisor.scenario import save_scenario
-from advisor.scenario_profile import defaults
+from advisor.scenario.profile import defaults
 from advisor.schemas import ReplayJson
 
 

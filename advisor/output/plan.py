@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from advisor import schemas
 from advisor.core.model import Cluster
 from advisor.core.plan import Plan, PlanReport
-from advisor.core.plan_above import HeldBack
+from advisor.core.plan.above import HeldBack
 from advisor.core.remedy import Remedy
-from advisor.core.scaledown import ScaleDownAdvice
 from advisor.core.scaling import ScaleUp, ScaleUpAdvice
+from advisor.core.scaling.down import ScaleDownAdvice
 from advisor.output import placement_json, scheduler_json
 from advisor.output.scaling import (
     held_node_json,

@@ -1,4 +1,4 @@
-"""Scaling's JSON forms (`advisor.core.scaling`, `scaledown`, `node_templates`, `relief`,
+"""Scaling's JSON forms (`advisor.core.scaling`, `scaling.down`, `scaling.templates`, `relief`,
 `headroom`): the plan's scale-up, scale-down and relief entries and the report's headroom."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing_extensions import TypedDict
 
 from advisor import schemas
-from advisor.core.headroom import Headroom
-from advisor.core.node_templates import NodeShape, NotTriggered
 from advisor.core.nodefilters import NOT_KNOWN, bytes_text, cpu_text
-from advisor.core.relief import Relief
-from advisor.core.scaledown import HeldNode, ScaleDown
 from advisor.core.scaling import ScaleUp
+from advisor.core.scaling.down import HeldNode, ScaleDown
+from advisor.core.scaling.headroom import Headroom
+from advisor.core.scaling.relief import Relief
+from advisor.core.scaling.templates import NodeShape, NotTriggered
 
 
 def node_shape_json(shape: NodeShape) -> schemas.NodeShapeJson:

@@ -18,7 +18,7 @@ class EvictionCostJson(TypedDict):
 
 
 class PlanCostJson(TypedDict, total=False):
-    """What a plan costs (`output.plan`, of `core.plan_greedy.Plan`; absent from older files)."""
+    """What a plan costs (`output.plan`, of `core.plan.greedy.Plan`; absent from older files)."""
 
     rescued_cards: int
     cost: float | None

@@ -58,7 +58,7 @@ class ReportFragmentationJson(TypedDict):
 
 
 class HeadroomJson(TypedDict):
-    """`output.scaling.headroom_json` of `core.headroom.Headroom`."""
+    """`output.scaling.headroom_json` of `core.scaling.headroom.Headroom`."""
 
     capacity_gpus: float | None
     peak_allotted_gpus: float | None

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from advisor.core.model import Cluster
-from advisor.core.scaledown import HELD_REASONS, scale_down, scale_down_advice
+from advisor.core.scaling.down import HELD_REASONS, scale_down, scale_down_advice
 from advisor.output.scaling import held_node_json
 from tests.advisor.core.scenario_dicts import GiB, build
 from tests.advisor.core.test_plan_checker import node, running

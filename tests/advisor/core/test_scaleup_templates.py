@@ -9,10 +9,10 @@ from dataclasses import replace
 
 from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, OtherPod, Placement, Pod
-from advisor.core.node_templates import HOSTNAME_LABEL, NOT_TRIGGERED, NodeShape
 from advisor.core.nodefilters import Allocatable, NodeConstraints, Resources, Taint, Toleration
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import node_shapes, scale_up_advice, scaling_advice, with_new_nodes
+from advisor.core.scaling.templates import HOSTNAME_LABEL, NOT_TRIGGERED, NodeShape
 from advisor.output.plan import plan_json
 from advisor.output.scaling import node_shape_json, not_triggered_json
 from tests.advisor.core.constrained import (

@@ -22,7 +22,6 @@ from advisor.core.model import (
     Request,
 )
 from advisor.core.nodefilters import Taint
-from advisor.core.scaledown import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
 from advisor.core.scaling import (
     NodeShape,
     allotted_gpus,
@@ -34,6 +33,7 @@ from advisor.core.scaling import (
     scale_up,
     with_new_nodes,
 )
+from advisor.core.scaling.down import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
 from advisor.output.scaling import headroom_json, scale_down_json, scale_up_json
 from advisor.scenario import scenario_from_data, scenario_to_data
 from tests.advisor.core.constrained import CORE, gpu_node, gpu_pod, strip_node_fields, tolerating

@@ -9,7 +9,7 @@ import pytest
 
 from advisor.core.model import OtherPod, Request
 from advisor.core.nodefilters import NodeConstraints
-from advisor.core.scaledown import scale_down
+from advisor.core.scaling.down import scale_down
 from advisor.errors import SourceError
 from advisor.output.scaling import scale_down_json
 from advisor.podspec.node import NodeScheduling

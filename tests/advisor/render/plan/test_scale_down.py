@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.core.plan import PlanOptions, plan
-from advisor.core.scaledown import HeldNode, ScaleDownAdvice, scale_down, scale_down_advice
+from advisor.core.scaling.down import HeldNode, ScaleDownAdvice, scale_down, scale_down_advice
 from advisor.output.plan import MAX_HELD_LISTED, plan_json
 from advisor.output.scaling import scale_down_json
 from advisor.render.plan.html import render_plan_html

@@ -8,9 +8,9 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
-from advisor.core.plan_greedy import REGENERATE_CHECK_EVERY, Greedy, Stop
-from advisor.core.plan_limits import EvictionBudget
-from advisor.core.plan_search import PlanKey, Proposal, Search, levels_of
+from advisor.core.plan.greedy import REGENERATE_CHECK_EVERY, Greedy, Stop
+from advisor.core.plan.limits import EvictionBudget
+from advisor.core.plan.search import PlanKey, Proposal, Search, levels_of
 
 # Targets simulated when looking for plans above a cap: this many in all, shared by the
 # Pending shapes left (at least 6 and at most 60 each; a big shape's cheapest few often

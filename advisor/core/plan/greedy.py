@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from advisor.core.model import Placement
-from advisor.core.plan_board import Board, Outcome
-from advisor.core.plan_exhaustive import smallest_plan
-from advisor.core.plan_limits import EvictionBudget
-from advisor.core.plan_search import PlanKey, Proposal, Search, Target, TargetKey, levels_of
+from advisor.core.plan.board import Board, Outcome
+from advisor.core.plan.exhaustive import smallest_plan
+from advisor.core.plan.limits import EvictionBudget
+from advisor.core.plan.search import PlanKey, Proposal, Search, Target, TargetKey, levels_of
 
 REGENERATE_CHECK_EVERY = 64  # targets listed between looks at the budget
 Stop = Callable[[], str | None]  # why the search must stop now ("work", "time"), or None
