@@ -13,7 +13,7 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, Gauge, generate_latest, push_to_gateway
 
 from advisor.core.diagnose import CAUSES
-from advisor.scenario_write import write_atomic
+from advisor.scenario.write import write_atomic
 
 PLAN_KINDS = ("rebalance", "scale_up", "scale_down")
 

@@ -44,8 +44,8 @@ from typing import Any, cast
 from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, Placement, Policy, PolicyName
 from advisor.core.plan import DEFAULT_BUDGET
-from advisor.core.plan_ideal import WeightSteps, packing_bound
-from advisor.core.plan_limits import EvictionBudget
+from advisor.core.plan.ideal import WeightSteps, packing_bound
+from advisor.core.plan.limits import EvictionBudget
 from advisor.replay import load_trace, replay
 from advisor.scenario import load_scenario, save_scenario
 from benchmarks.measure import Case, Outcome, Params, Timings, run_child

@@ -52,7 +52,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
 from advisor.core.model import Cluster
-from advisor.core.plan_limits import EvictionBudget
+from advisor.core.plan.limits import EvictionBudget
 from benchmarks.plan_ceiling import (
     full_repack_optimum,
     maximal_patterns,

@@ -13,7 +13,7 @@ import pytest
 
 from advisor.core.model import Cluster, Policy, PolicyName
 from advisor.core.plan import PlanOptions, plan
-from advisor.core.plan_limits import EvictionBudget
+from advisor.core.plan.limits import EvictionBudget
 from advisor.replay import load_trace, replay
 from benchmarks.plan_bench import GOAL_SHARE, NODES_CSV, PODS_CSV
 from benchmarks.plan_ceiling import full_repack_optimum

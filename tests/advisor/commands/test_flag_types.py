@@ -1,4 +1,4 @@
-"""Every number a flag takes is finite and in range (advisor/commands/flag_types.py): a bad
+"""Every number a flag takes is finite and in range (advisor/commands/flags/values.py): a bad
 one is one line and exit 2 from every command, before any source is read."""
 
 from __future__ import annotations

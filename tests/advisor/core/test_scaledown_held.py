@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from advisor.core.model import Cluster
-from advisor.core.scaledown import HELD_REASONS, scale_down, scale_down_advice
+from advisor.core.scaling.down import HELD_REASONS, scale_down, scale_down_advice
+from advisor.output.scaling import held_node_json
 from tests.advisor.core.scenario_dicts import GiB, build
 from tests.advisor.core.test_plan_checker import node, running
 
@@ -120,7 +121,7 @@ def test_an_earlier_removal_can_lift_a_node_over_the_threshold() -> None:
     )
     advice = scale_down_advice(cluster)
     assert [s.node for s in advice.steps] == ["n1"]
-    assert [h.json() for h in advice.held] == [
+    assert [held_node_json(h) for h in advice.held] == [
         {
             "node": "n2",
             "utilisation": 0.25,

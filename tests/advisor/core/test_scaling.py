@@ -22,7 +22,6 @@ from advisor.core.model import (
     Request,
 )
 from advisor.core.nodefilters import Taint
-from advisor.core.scaledown import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
 from advisor.core.scaling import (
     NodeShape,
     allotted_gpus,
@@ -34,6 +33,8 @@ from advisor.core.scaling import (
     scale_up,
     with_new_nodes,
 )
+from advisor.core.scaling.down import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
+from advisor.output.scaling import headroom_json, scale_down_json, scale_up_json
 from advisor.scenario import scenario_from_data, scenario_to_data
 from tests.advisor.core.constrained import CORE, gpu_node, gpu_pod, strip_node_fields, tolerating
 from tests.advisor.core.scenario_dicts import GiB, build
@@ -84,7 +85,7 @@ def test_fewest_nodes_wins() -> None:
     assert estimate_nodes(NodeShape(2, 16 * GiB), cluster.pending, cluster) == 2
     assert estimate_nodes(NodeShape(4, 16 * GiB), cluster.pending, cluster) == 1
     [entry] = scale_up(cluster)
-    assert entry.json() == {
+    assert scale_up_json(entry) == {
         "shape": {"cards": 4, "memory_mib": 16 * GiB, "model": "A10"},
         "nodes": 1,
         "for": ["p/1", "p/2", "p/3"],
@@ -114,7 +115,7 @@ def test_schedulable_and_invalid_pods_get_no_scale_up() -> None:
 def test_unsatisfiable_pods_get_a_new_shape_and_say_so() -> None:
     cluster = full_cluster(pending("p/huge", 8, 128), pending("p/one", 1, 16))
     entries = scale_up(cluster)
-    assert [e.json() for e in entries] == [
+    assert [scale_up_json(e) for e in entries] == [
         {
             "shape": {"cards": 2, "memory_mib": 16 * GiB, "model": "T4"},
             "nodes": 1,
@@ -160,7 +161,7 @@ def test_check_adds_nodes_when_the_queue_would_take_them() -> None:
     assert estimate_nodes(NodeShape(1, 16 * GiB), [cluster.pending[1]], cluster) == 1
     [entry] = scale_up(cluster)
     assert (entry.nodes, entry.pods, entry.verified) == (2, ("p/big",), True)
-    assert entry.json()["packed_estimate"] == 1
+    assert scale_up_json(entry)["packed_estimate"] == 1
     placed = {d.pod.name: d.placement for d in diagnose(with_new_nodes(cluster, [entry])).pods}
     assert placed["p/big"] is not None
 
@@ -175,7 +176,7 @@ def test_idle_node_moves_its_pod() -> None:
     )
     assert node_utilisation(cluster) == {"n1": 0.125, "n2": 0.375}
     [step] = scale_down(cluster)
-    assert step.json() == {
+    assert scale_down_json(step) == {
         "node": "n1",
         "utilisation": 0.125,
         "moves": {"a/x": {"node": "n2", "cards": [0]}},
@@ -245,7 +246,7 @@ def test_an_other_pod_that_blocks_eviction_keeps_the_node() -> None:
     # The same node with nothing blocking goes, naming the pods that move with it.
     [step] = scale_down(idle_pair([{"name": "web/api"}, {"name": "web/db"}]))
     assert step.also_moves == ("web/api", "web/db")
-    assert step.json() == {
+    assert scale_down_json(step) == {
         "node": "n1",
         "utilisation": 0.125,
         "moves": {"a/x": {"node": "n2", "cards": [0]}},
@@ -255,10 +256,10 @@ def test_an_other_pod_that_blocks_eviction_keeps_the_node() -> None:
 
 def test_also_moves_says_none_known_or_not_known() -> None:
     [known_none] = scale_down(idle_pair([]))
-    assert known_none.json()["also_moves"] == []
+    assert scale_down_json(known_none)["also_moves"] == []
     [unknown] = scale_down(idle_pair(None))  # a scenario without the key: the §8 entry as is
     assert unknown.also_moves is None
-    assert "also_moves" not in unknown.json()
+    assert "also_moves" not in scale_down_json(unknown)
 
 
 def test_a_blocked_node_is_skipped_and_the_next_one_considered() -> None:
@@ -284,7 +285,7 @@ def test_headroom_formula() -> None:
     assert gpus_needed(10, 0.5, 0) == 20
     assert gpus_needed(10.1, 1.0, 0) == 11
     assert headroom(8, 0).needed_gpus == 0
-    assert h.json()["target_utilisation"] == 0.7
+    assert headroom_json(h)["target_utilisation"] == 0.7
     with pytest.raises(ValueError, match="target"):
         gpus_needed(1, 0)
     with pytest.raises(ValueError, match="negative"):

@@ -1,5 +1,5 @@
-"""Scenario files (docs/design.md §4): strict loading into a `Cluster`. Writing them is
-`advisor.scenario_write`'s (its names are importable from here too).
+"""Scenario files (docs/design.md §4) read: strict loading into a `Cluster`. Writing them is
+`advisor.scenario.write`'s; `advisor.scenario` exports both.
 
 Every rejection names the file, the path inside it and the problem, so a user can fix
 the file from the one line they see.
@@ -24,38 +24,27 @@ from advisor.core.model import (
     ProfileName,
     Request,
 )
-from advisor.core.plan_cost import parse_time, rfc3339
+from advisor.core.plan.cost import parse_time, rfc3339
 from advisor.core.profiles import profile_for, profile_of
 from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import Shape
 from advisor.core.whatif import as_held
-from advisor.scenario_fit import (
+from advisor.scenario.fit import (
     NODE_FIT_KEYS,
     POD_FIT_KEYS,
     read_node_fit,
     read_pod_fit,
 )
-from advisor.scenario_parse import DEFAULT_LIMITS, ScenarioLimits, parse_text, read_scenario_text
-from advisor.scenario_profile import (
+from advisor.scenario.parse import DEFAULT_LIMITS, ScenarioLimits, parse_text, read_scenario_text
+from advisor.scenario.profile import (
     default_max_vgpus,
     read_policy,
     read_scheduler,
     retarget,
 )
-from advisor.scenario_reader import MAX_MEMORY_MIB, UNREAD_MIB, ScenarioError
-from advisor.scenario_reader import Reader as _Reader
-from advisor.scenario_reader import kind as _kind
-from advisor.scenario_write import save_scenario, scenario_to_data, write_atomic
-
-__all__ = [
-    "ScenarioError",
-    "load_scenario",
-    "parse_text",
-    "save_scenario",
-    "scenario_from_data",
-    "scenario_to_data",
-    "write_atomic",
-]
+from advisor.scenario.strict import MAX_MEMORY_MIB, UNREAD_MIB
+from advisor.scenario.strict import Reader as _Reader
+from advisor.scenario.strict import kind as _kind
 
 
 def load_scenario(
@@ -63,7 +52,7 @@ def load_scenario(
     scheduler: ProfileName | None = None,
     limits: ScenarioLimits = DEFAULT_LIMITS,
 ) -> Cluster:
-    """The scenario in the file; its size, depth and numbers are bounded (scenario_parse),
+    """The scenario in the file; its size, depth and numbers are bounded (`scenario.parse`),
     and so are its nodes, cards and pods (`limits`)."""
     path = Path(path)
     text = read_scenario_text(path, limits.max_bytes)

@@ -18,8 +18,8 @@ from typing import Literal
 import numpy as np
 
 from advisor.core.model import Mode
-from advisor.core.plan_board import BIG, Board, Outcome
-from advisor.core.plan_chains import Chains
+from advisor.core.plan.board import BIG, Board, Outcome
+from advisor.core.plan.chains import Chains
 from advisor.core.state import Shape
 
 MAX_OPTIONAL = 10  # pods per card considered as victims (the largest movable ones)

@@ -19,7 +19,7 @@ from typing import Any
 
 from advisor.core.model import CCE, WEIGHT_KEYS, Cluster, Policy, PolicyName, ProfileName, Scheduler
 from advisor.core.profiles import DEFAULT_PROFILE, PROFILES, Profile, profile_for
-from advisor.scenario_reader import Reader, kind
+from advisor.scenario.strict import Reader, kind
 
 NODE_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread")
 

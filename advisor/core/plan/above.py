@@ -7,11 +7,10 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, replace
-from typing import Any
 
-from advisor.core.plan_greedy import REGENERATE_CHECK_EVERY, Greedy, Stop
-from advisor.core.plan_limits import EvictionBudget
-from advisor.core.plan_search import PlanKey, Proposal, Search, levels_of
+from advisor.core.plan.greedy import REGENERATE_CHECK_EVERY, Greedy, Stop
+from advisor.core.plan.limits import EvictionBudget
+from advisor.core.plan.search import PlanKey, Proposal, Search, levels_of
 
 # Targets simulated when looking for plans above a cap: this many in all, shared by the
 # Pending shapes left (at least 6 and at most 60 each; a big shape's cheapest few often
@@ -31,18 +30,6 @@ class HeldBack:
     limit: str
     needs: str
     waiting: int = 1  # Pending pods of the rescued pod's shape the plans leave, it included
-
-    def json(self) -> dict[str, Any]:
-        return {
-            "rescues": list(self.rescues),
-            "evict": list(self.evict),
-            "evictions": len(self.evict),
-            "cost": self.cost,
-            "flag": self.flag,
-            "limit": self.limit,
-            "needs": self.needs,
-            "waiting": self.waiting,
-        }
 
 
 def held_back(

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 
-from advisor.commands import add_scheduler_argument
-from advisor.commands.flag_types import byte_size, count, positive_seconds
+from advisor.commands.flags.scheduler import add_scheduler_argument
+from advisor.commands.flags.values import byte_size, count, positive_seconds
 from advisor.core.model import PolicyName, ProfileName
 from advisor.errors import InputError
 from advisor.flagparse import given_flags
-from advisor.scenario_profile import NODE_POLICIES
+from advisor.scenario.profile import NODE_POLICIES
 from advisor.sources.access import PrometheusAccess, load_access
 from advisor.sources.answers import DEFAULT_MAX_ANSWER_BYTES, size_text
 from advisor.sources.exporters import DEFAULT_MAX_EXPORTER_BYTES, parse_exporter_list

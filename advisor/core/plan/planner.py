@@ -11,11 +11,11 @@ binds them before anyone could act on a plan), and no plan evicts them: only pod
 the input can be victims (`Board.evictable`).
 
 The search is a lazy greedy over targets (cards to free for a Pending shape,
-`plan_greedy`): each target's best plan is simulated when it reaches the top of a heap
-ordered by what its evictions cost per rescued GPU (`plan_cost`), then fewer evictions,
-lower priority and less memory moved. The caps are counts (`plan_limits`): at most
+`plan.greedy`): each target's best plan is simulated when it reaches the top of a heap
+ordered by what its evictions cost per rescued GPU (`plan.cost`), then fewer evictions,
+lower priority and less memory moved. The caps are counts (`plan.limits`): at most
 `max_plan_evictions` per plan, and the whole advice within `max_evictions`. A plan that
-exists but is above a cap is reported as such (`plan_above`), with the flag to raise.
+exists but is above a cap is reported as such (`plan.above`), with the flag to raise.
 
 Which plan is "best" first is a choice: cheapest per rescued GPU, most GPUs rescued, or
 cheapest counting the large holes used up. On a packed cluster the large holes that
@@ -37,19 +37,18 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
 from advisor.core.diagnose import Cause, Diagnosis, diagnose
 from advisor.core.model import Cluster, Placement, Policy, reference_card_mib
-from advisor.core.plan_above import HeldBack, held_back
-from advisor.core.plan_board import CHECKS_PER_PLACEMENT, Board
-from advisor.core.plan_greedy import Greedy, Plan
-from advisor.core.plan_ideal import IdealBound, ideal_bound
-from advisor.core.plan_limits import DEFAULT_MAX_PLAN_EVICTIONS, EvictionBudget, NeverEvict
-from advisor.core.plan_search import Limits, Objective, Search
+from advisor.core.plan.above import HeldBack, held_back
+from advisor.core.plan.board import CHECKS_PER_PLACEMENT, Board
+from advisor.core.plan.greedy import Greedy, Plan
+from advisor.core.plan.ideal import IdealBound, ideal_bound
+from advisor.core.plan.limits import DEFAULT_MAX_PLAN_EVICTIONS, EvictionBudget, NeverEvict
+from advisor.core.plan.search import Limits, Objective, Search
 from advisor.errors import known
 
-__all__ = ["HeldBack", "Plan", "PlanOptions", "PlanReport", "apply_plans", "plan"]
+__all__ = ["PlanOptions", "PlanReport", "Unresolved", "apply_plans", "plan"]
 
 Clock = Callable[[], float]
 DEFAULT_TIME_BUDGET_S = 300.0  # a safety stop only: the work budget is what bounds a run
@@ -136,28 +135,6 @@ class PlanReport:
     @property
     def cost(self) -> float:
         return round(sum(p.cost for p in self.plans), 6)
-
-    def limits_json(self) -> dict[str, Any]:
-        """The caps the plans were held to, as the flags take them."""
-        options = self.options
-        return {
-            "max_plan_evictions": options.max_plan_evictions,
-            "max_evictions": options.max_evictions.text,
-            "never_evict": [selector.text for selector in options.never_evict],
-        }
-
-    def search_json(self) -> dict[str, Any]:
-        """How far the search looked, and why it stopped if it stopped early. No wall time:
-        the same input gives the same bytes on any machine."""
-        return {
-            "cost": self.cost,
-            "cards_checked": self.cards_checked,
-            "targets": self.targets,
-            "simulations": self.evaluations,
-            "work": self.work,
-            "work_budget": self.work_budget,
-            "stopped_by": self.stopped,
-        }
 
 
 @dataclass(slots=True)

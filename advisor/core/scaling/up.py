@@ -1,15 +1,13 @@
-"""Scaling advice: scale-up for what stays unresolved, scale-down of idle nodes, headroom.
+"""Scale-up for what stays unresolved.
 
 Scale-up works like the cluster-autoscaler's estimator: the unresolved Pending pods are
 bin-packed with the scheduler core onto hypothetical empty nodes of each existing node
-template (cards, allocatable, labels, taints: `node_templates`), the template needing the
+template (cards, allocatable, labels, taints: `scaling.templates`), the template needing the
 fewest nodes wins, and the answer is then checked by scheduling the whole queue on the
 cluster plus those nodes (nodes are added until every pod lands). A pod that no template
 admits (a selector, affinity or taint excludes it, or the allocatable is too small) gets no
-advice but the autoscaler's reason (`ScaleUpAdvice.not_triggered`).
-
-Scale-down lives in `advisor.core.scaledown`, headroom in `advisor.core.headroom`;
-`scaling_advice` gives scale-up and scale-down, judged after the rebalancing plans.
+advice but the autoscaler's reason (`ScaleUpAdvice.not_triggered`); a pod short only of
+cpu or memory gets what frees it (`scaling.relief`) instead of a GPU node.
 """
 
 from __future__ import annotations
@@ -17,23 +15,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, overload
+from typing import overload
 
 from advisor.core.diagnose import Diagnosis, build_state, diagnose
-from advisor.core.headroom import Headroom as Headroom  # re-exported
-from advisor.core.headroom import allotted_gpus as allotted_gpus
-from advisor.core.headroom import capacity_gpus as capacity_gpus
-from advisor.core.headroom import gpus_needed as gpus_needed
-from advisor.core.headroom import headroom as headroom
 from advisor.core.model import Cluster, Node, Placement, Pod, queue_order
-from advisor.core.node_templates import NodeShape as NodeShape  # re-exported
-from advisor.core.node_templates import NotTriggered as NotTriggered
-from advisor.core.node_templates import TemplateCheck
-from advisor.core.node_templates import node_shapes as node_shapes
-from advisor.core.plan import PlanReport, apply_plans
-from advisor.core.relief import Relief, relief
-from advisor.core.remedy import Remedy, remedies, remedy
-from advisor.core.scaledown import ScaleDownAdvice, scale_down_advice
+from advisor.core.remedy import remedy
+from advisor.core.scaling.relief import Relief, relief
+from advisor.core.scaling.templates import NodeShape, NotTriggered, TemplateCheck, node_shapes
 from advisor.core.state import CardState, Shape
 from advisor.core.whatif import place_queue
 
@@ -48,25 +36,6 @@ class ScaleUp:
     new_shape: bool = False  # no existing node shape can host these pods
     verified: bool = True  # the whole queue, scheduled with these nodes added, lands them all
     packed_estimate: int = 0  # the estimator's count, before the check
-
-    def json(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {
-            "shape": self.shape.json(),
-            "nodes": self.nodes,
-            "for": list(self.pods),
-        }
-        if self.new_shape:
-            entry["new_shape"] = True
-            entry["note"] = "no existing node shape can host these pods"
-        if self.nodes != self.packed_estimate:
-            entry["packed_estimate"] = self.packed_estimate
-            entry["note_estimate"] = (
-                "packed alone these pods need fewer nodes; scheduled with the whole queue "
-                "under this node policy they need the count given"
-            )
-        if not self.verified:
-            entry["verified"] = False
-        return entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,30 +245,3 @@ def _verify(
                     high = middle
             counts[k] = high
     return tuple(replace(e, nodes=n, verified=verified) for e, n in zip(plan, counts, strict=True))
-
-
-def plan_outcome(plans: PlanReport) -> tuple[frozenset[str], frozenset[str]]:
-    """The pods the plans rescue, and those a plan held back by a cap would rescue."""
-    rescued = frozenset(name for p in plans.plans for name in p.rescues)
-    held = frozenset(name for h in plans.held_back for name in h.rescues) - rescued
-    return rescued, held
-
-
-def pod_remedies(diagnosis: Diagnosis, plans: PlanReport) -> tuple[Remedy, ...]:
-    """Each Pending pod's advice and whether a scale-up is proposed for it, after the plans:
-    what `scaling_advice` proposes nodes by."""
-    return remedies(diagnosis, *plan_outcome(plans))
-
-
-def scaling_advice(
-    cluster: Cluster, plans: PlanReport, diagnosis: Diagnosis, scale_down_threshold: float = 0.3
-) -> tuple[ScaleUpAdvice, ScaleDownAdvice]:
-    """Scale-up for what the plans leave Pending (the pods `pod_remedies` proposes nodes
-    for); scale-down judged on the cluster after the plans, so that no node a plan moves
-    pods onto is also proposed for removal. Each advice is a sequence of steps; scale-up's
-    carries the pods no node would help (`not_triggered`), scale-down's the idle nodes kept
-    (`held`)."""
-    rescued, held = plan_outcome(plans)
-    ups = scale_up_advice(cluster, rescued=rescued, diagnosis=diagnosis, held=held)
-    downs = scale_down_advice(apply_plans(cluster, plans), threshold=scale_down_threshold)
-    return ups, downs

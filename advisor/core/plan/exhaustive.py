@@ -20,8 +20,8 @@ import itertools
 from collections.abc import Callable
 from math import perm
 
-from advisor.core.plan_board import Board
-from advisor.core.plan_search import Proposal, Search, Target
+from advisor.core.plan.board import Board
+from advisor.core.plan.search import Proposal, Search, Target
 
 MAX_SIMULATIONS = 2048  # per look: up to 45 movable pods in pairs, 12 in threes
 MAX_SIZE = 4  # the default per-plan cap; no look goes further

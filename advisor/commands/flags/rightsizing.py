@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import math
 
-from advisor.commands.flag_types import count
+from advisor.commands.flags.values import count
 from advisor.durations import parse_duration
 from advisor.rightsizing import RightsizingSettings
 

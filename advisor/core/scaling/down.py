@@ -8,7 +8,7 @@ The GPU pods re-fit through the scheduler core, so every filter applies to them 
 memory and pod slots too). The node's other pods (`Node.other_pods`, when known) are judged
 as the autoscaler's drain would judge them: one that blocks eviction keeps the node; the
 others must find room for their cpu, memory and pod slot on the remaining nodes that admit
-them (`scaledown_others`), and are listed as also moving.
+them (`scaling.others`), and are listed as also moving.
 
 Every node below the threshold that is kept gets one reason, the first check it failed, as
 the autoscaler gives each unremovable node one (NotUnderutilized, BlockedByPod,
@@ -21,7 +21,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 
@@ -38,7 +37,7 @@ from advisor.core.model import (
     queue_order,
 )
 from advisor.core.nodefilters import bytes_text, cpu_text
-from advisor.core.scaledown_others import Leaving, OtherPods
+from advisor.core.scaling.others import Leaving, OtherPods
 from advisor.core.state import CardState, Shape
 from advisor.core.whatif import place_queue
 from advisor.errors import known
@@ -66,20 +65,8 @@ class ScaleDown:
     utilisation: float  # allotted / card memory when it was chosen
     moves: Mapping[str, Placement]
     # The node's other pods, which would move too (checked to fit on cpu, memory and
-    # pod slots: `scaledown_others`); None: not known.
+    # pod slots: `scaling.others`); None: not known.
     also_moves: tuple[str, ...] | None = None
-
-    def json(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {
-            "node": self.node,
-            "utilisation": round(self.utilisation, 4),
-            "moves": {
-                pod: {"node": p.node, "cards": list(p.cards)} for pod, p in self.moves.items()
-            },
-        }
-        if self.also_moves is not None:
-            entry["also_moves"] = list(self.also_moves)
-        return entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,14 +77,6 @@ class HeldNode:
     utilisation: float  # allotted / card memory as the cluster stands, before any removal
     reason: str
     detail: str  # names the pod or node behind the reason
-
-    def json(self) -> dict[str, Any]:
-        return {
-            "node": self.node,
-            "utilisation": round(self.utilisation, 4),
-            "reason": self.reason,
-            "detail": self.detail,
-        }
 
 
 @dataclass(frozen=True, slots=True)

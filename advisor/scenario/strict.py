@@ -1,5 +1,6 @@
-"""Reading a parsed scenario strictly: every rejection names the file, the path inside it
-and the problem ('FILE: PATH: PROBLEM'), so a user can fix the file from the one line."""
+"""Reading a parsed scenario strictly (`Reader`): every rejection is a `ScenarioError` that
+names the file, the path inside it and the problem ('FILE: PATH: PROBLEM'), so a user can fix
+the file from the one line."""
 
 from __future__ import annotations
 
@@ -8,17 +9,13 @@ from typing import Any
 
 # Counts, indexes and priorities (int32) and the memory of a card or request (1 EiB in MiB):
 # one range for the pod parser and the scenario format, so a live run and its snapshot agree.
-from advisor.errors import InputError
 from advisor.podspec.quantity import MAX_COUNT, MAX_MEMORY_MIB
+from advisor.scenario.errors import ScenarioError
 
-__all__ = ["MAX_COUNT", "MAX_MEMORY_MIB", "UNREAD_MIB", "Reader", "ScenarioError", "join", "kind"]
+__all__ = ["MAX_COUNT", "MAX_MEMORY_MIB", "UNREAD_MIB", "Reader", "join", "kind"]
 
 # The memory of a request that could not be read: allowed only with a pod's `invalid`.
 UNREAD_MIB = 0
-
-
-class ScenarioError(InputError):
-    """Bad scenario input: str() is 'FILE: PATH: PROBLEM'."""
 
 
 class Reader:

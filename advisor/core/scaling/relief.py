@@ -6,7 +6,7 @@ such node by name (after this cycle's placements):
 
 - the fewest of the node's other pods (`Node.other_pods`: no GPU, not DaemonSet-owned) whose
   leaving makes room, the smallest single one when one is enough, and the nodes they would
-  move to (first-fit on the other nodes' filters and room, `scaledown_others.OtherPods`);
+  move to (first-fit on the other nodes' filters and room, `scaling.others.OtherPods`);
 - when they find no room on the nodes the model holds (it holds the GPU nodes only), a node
   without GPUs sized for them, to move them to;
 - when the node's other pods are not known or moving all of them would not be enough, the
@@ -24,7 +24,7 @@ import numpy as np
 from advisor.core.diagnose import Diagnosis, build_state
 from advisor.core.model import Cluster, OtherPod
 from advisor.core.nodefilters import bytes_text, cpu_text, resource_reasons
-from advisor.core.scaledown_others import OtherPods
+from advisor.core.scaling.others import OtherPods
 from advisor.core.state import CardState, Shape
 
 
@@ -58,18 +58,6 @@ class Relief:
             f"{lacks} on {self.node}, where its GPUs fit now: move {names} off it, onto a "
             f"node without GPUs of at least {size} (no node the model holds has room for them)"
         )
-
-    def json(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {"pod": self.pod, "node": self.node, "short": list(self.short)}
-        entry["move"] = [{"pod": name, "to": to} for name, to in self.moves]
-        if self.moves and any(to is None for _, to in self.moves):
-            entry["new_node"] = {
-                "gpus": 0,
-                "cpu": cpu_text(self.cpu_milli),
-                "memory": bytes_text(self.memory_bytes),
-            }
-        entry["advice"] = self.text
-        return entry
 
 
 def relief(cluster: Cluster, diagnosis: Diagnosis, pods: Collection[str]) -> tuple[Relief, ...]:

@@ -24,8 +24,6 @@ from advisor.core.nodefilters import (
     Allocatable,
     Resources,
     Taint,
-    bytes_text,
-    cpu_text,
     resource_reasons,
 )
 from advisor.core.state import CardState, Shape
@@ -118,36 +116,6 @@ class NodeShape:
             name, cards, None, self.allocatable, labels, self.taints, resident_pods=resident
         )
 
-    def json(self) -> dict[str, Any]:
-        """The card shape; allocatable, labels and taints only where the template has them
-        (so a GPU-only cluster's entries read as they always did)."""
-        entry: dict[str, Any] = {
-            "cards": self.cards,
-            "memory_mib": self.memory_mib,
-            "model": self.model,
-        }
-        a = self.allocatable
-        if a != NOT_KNOWN:
-            entry["allocatable"] = {
-                key: value
-                for key, value in (
-                    ("cpu", None if a.cpu_milli is None else cpu_text(a.cpu_milli)),
-                    ("memory", None if a.memory_bytes is None else bytes_text(a.memory_bytes)),
-                    ("pods", a.pods),
-                )
-                if value is not None
-            }
-        if self.labels:
-            entry["labels"] = dict(self.labels)
-        if self.taints:
-            entry["taints"] = [
-                {"key": t.key, "value": t.value, "effect": t.effect} for t in self.taints
-            ]
-        count, cpu, memory = self.reserved
-        if count:
-            entry["reserved"] = {"pods": count, "cpu": cpu_text(cpu), "memory": bytes_text(memory)}
-        return entry
-
 
 def _reserved(node: Node) -> tuple[int, int, int]:
     """What the pods a fresh node of `node`'s group runs take: its resident pods (DaemonSet
@@ -173,9 +141,6 @@ class NotTriggered:
 
     pod: str
     reason: str
-
-    def json(self) -> dict[str, Any]:
-        return {"pod": self.pod, "reason": self.reason}
 
 
 class TemplateCheck:

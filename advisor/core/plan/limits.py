@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from advisor.core.model import Pod
-from advisor.core.plan_cost import owner_kind
+from advisor.core.plan.cost import owner_kind
 
 Per = Literal["advice", "card", "gpu"]
 DEFAULT_MAX_PLAN_EVICTIONS = 4

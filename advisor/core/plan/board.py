@@ -32,8 +32,8 @@ from advisor.core.model import (
     queue_order,
     reference_card_mib,
 )
-from advisor.core.plan_cost import EvictionCost, eviction_cost, latest_start, plan_cost
-from advisor.core.plan_limits import NeverEvict, never_evict_reason
+from advisor.core.plan.cost import EvictionCost, eviction_cost, latest_start, plan_cost
+from advisor.core.plan.limits import NeverEvict, never_evict_reason
 from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import CardState, IntArray, Shape
 from advisor.errors import known

@@ -28,7 +28,7 @@ from advisor.core.nodefilters import (
     parse_int64,
 )
 from advisor.podspec.quantity import quantity_milli, quantity_units
-from advisor.scenario_reader import Reader, kind
+from advisor.scenario.strict import Reader, kind
 
 NODE_FIT_KEYS = {"allocatable", "labels", "taints", "unschedulable", "resident_pods"}
 POD_FIT_KEYS = {"resources", "node_selector", "affinity", "tolerations"}

@@ -10,7 +10,7 @@ from itertools import combinations
 
 import numpy as np
 
-from advisor.core.plan_board import FODDER, NO_POD, Board, Outcome
+from advisor.core.plan.board import FODDER, NO_POD, Board, Outcome
 from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import BoolArray, IntArray, Shape
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -24,20 +23,6 @@ class Headroom:
     redundancy: float
     peak_used_gpus: float | None = None
     needed_by_use_gpus: int | None = None  # if requests matched use (after right-sizing)
-
-    def json(self) -> dict[str, Any]:
-        return {
-            "capacity_gpus": round(self.capacity_gpus, 3),
-            "peak_allotted_gpus": round(self.peak_allotted_gpus, 3),
-            "needed_gpus": self.needed_gpus,
-            "spare_gpus": round(self.spare_gpus, 3),
-            "target_utilisation": self.target_utilisation,
-            "redundancy": self.redundancy,
-            "peak_used_gpus": None
-            if self.peak_used_gpus is None
-            else round(self.peak_used_gpus, 3),
-            "needed_by_use_gpus": self.needed_by_use_gpus,
-        }
 
 
 def gpus_needed(peak_gpus: float, target_utilisation: float = 0.7, redundancy: float = 0.2) -> int:

@@ -22,7 +22,8 @@ from typing import Any
 import yaml
 
 from advisor.infile import open_input
-from advisor.scenario_reader import ScenarioError, join
+from advisor.scenario.errors import ScenarioError
+from advisor.scenario.strict import join
 
 MAX_SCENARIO_BYTES = 64 * 2**20
 MAX_DEPTH = 64

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 
-from advisor.commands.flag_types import byte_size, count
-from advisor.scenario_parse import DEFAULT_LIMITS, ScenarioLimits
+from advisor.commands.flags.values import byte_size, count
+from advisor.scenario.parse import DEFAULT_LIMITS, ScenarioLimits
 
 
 def add_scenario_limits(parser: argparse.ArgumentParser) -> None:

@@ -12,13 +12,12 @@ import heapq
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from advisor.core.model import Placement
-from advisor.core.plan_board import Board, Outcome
-from advisor.core.plan_exhaustive import smallest_plan
-from advisor.core.plan_limits import EvictionBudget
-from advisor.core.plan_search import PlanKey, Proposal, Search, Target, TargetKey, levels_of
+from advisor.core.plan.board import Board, Outcome
+from advisor.core.plan.exhaustive import smallest_plan
+from advisor.core.plan.limits import EvictionBudget
+from advisor.core.plan.search import PlanKey, Proposal, Search, Target, TargetKey, levels_of
 
 REGENERATE_CHECK_EVERY = 64  # targets listed between looks at the budget
 Stop = Callable[[], str | None]  # why the search must stop now ("work", "time"), or None
@@ -36,14 +35,6 @@ class Plan:
     rescued_cards: int = 0  # cards the rescued pods get
     cost: float = 0.0  # what its evictions cost (`plan_cost`)
     costs: tuple[tuple[str, float, str], ...] = ()  # per evicted pod: (name, charged, why)
-
-    def cost_json(self) -> dict[str, Any]:
-        """The plan's cards and disruption cost, for its §8 JSON."""
-        return {
-            "rescued_cards": self.rescued_cards,
-            "cost": self.cost,
-            "costs": [{"pod": name, "cost": cost, "why": why} for name, cost, why in self.costs],
-        }
 
 
 def made_plan(board: Board, evict: tuple[int, ...], exact: Outcome, reference_mib: int) -> Plan:

@@ -20,9 +20,9 @@ import yaml
 
 from advisor.core.model import Cluster
 from advisor.core.profiles import profile_for
-from advisor.scenario_fit import node_fit_data, other_pod_data, pod_fit_data
-from advisor.scenario_profile import scheduler_data
-from advisor.scenario_reader import UNREAD_MIB
+from advisor.scenario.fit import node_fit_data, other_pod_data, pod_fit_data
+from advisor.scenario.profile import scheduler_data
+from advisor.scenario.strict import UNREAD_MIB
 
 __all__ = ["save_scenario", "scenario_to_data", "write_atomic"]
 
