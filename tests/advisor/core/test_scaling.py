@@ -34,8 +34,8 @@ from advisor.core.scaling import (
     scale_up,
     with_new_nodes,
 )
-from advisor.scenario import scenario_from_data, scenario_to_data
 from tests.advisor.core.constrained import CORE, gpu_node, gpu_pod, strip_node_fields, tolerating
+from tests.advisor.core.scaledown_replay import replay_steps
 from tests.advisor.core.scenario_dicts import GiB, build
 from tests.fastloop import examples
 
@@ -367,29 +367,16 @@ def test_scale_up_nodes_host_the_pods(cluster: Cluster, data: st.DataObject) -> 
 @settings(max_examples=examples(100), deadline=None)
 @given(clusters(), st.sampled_from((0.3, 0.6, 1.01)))
 def test_scale_down_moves_are_valid(cluster: Cluster, threshold: float) -> None:
-    """Replays each step with diagnose: the node's pods re-queued after the Pending ones land
-    where the step says, the Pending pods that landed before still land, and the end state
-    is a valid scenario."""
-    must_land = {d.pod.name for d in diagnose(cluster).pods if d.placement}
-    current = cluster
-    for step in scale_down(cluster, threshold):
-        assert node_utilisation(current)[step.node] < threshold
-        on_node = [p for p in current.running if p.placement and p.placement.node == step.node]
-        assert set(step.moves) == {p.name for p in on_node}
-        nodes = tuple(n for n in current.nodes if n.name != step.node)
-        stay = tuple(p for p in current.running if p not in on_node)
-        requeued = tuple(Pod(p.name, p.request, None, p.priority) for p in on_node)
-        trial = Cluster(
-            nodes, stay + current.pending + requeued, cluster.policy, cluster.max_vgpus_per_card
-        )
-        landed = {d.pod.name: d.placement for d in diagnose(trial).pods if d.placement}
-        assert {name: landed.get(name) for name in step.moves} == dict(step.moves)
-        assert must_land <= landed.keys()
-        moved = tuple(Pod(p.name, p.request, step.moves[p.name], p.priority) for p in on_node)
-        current = Cluster(
-            nodes, stay + moved + current.pending, cluster.policy, cluster.max_vgpus_per_card
-        )
-        scenario_from_data(scenario_to_data(current), "after.yaml")  # raises on any overflow or mix
+    """Replays each step with diagnose (scaledown_replay): the node's pods re-queued after
+    the Pending ones land where the step says, the Pending pods that landed before still
+    land, and the end state is a valid scenario."""
+    replay_steps(cluster, scale_down(cluster, threshold), threshold)
+
+
+def _others(node: str) -> tuple[tuple[OtherPod, ...] | None, ...]:
+    """A node's other pods: not known, none, one, or one of them blocking (names unique)."""
+    a, b = OtherPod(f"web/{node}-a"), OtherPod(f"web/{node}-b", "bare")
+    return (None, (), (a,), (a, b))
 
 
 @st.composite
@@ -401,8 +388,9 @@ def pinned_clusters(draw: st.DrawFn) -> Cluster:
         replace(p, annotations=pin) if p.placement and draw(st.integers(0, 3)) == 0 else p
         for p in cluster.pods
     )
-    others = (None, (), (OtherPod("web/a"),), (OtherPod("web/a"), OtherPod("web/b", "bare")))
-    nodes = tuple(replace(n, other_pods=draw(st.sampled_from(others))) for n in cluster.nodes)
+    nodes = tuple(
+        replace(n, other_pods=draw(st.sampled_from(_others(n.name)))) for n in cluster.nodes
+    )
     return replace(cluster, nodes=nodes, pods=pods)
 
 
@@ -410,7 +398,7 @@ def pinned_clusters(draw: st.DrawFn) -> Cluster:
 @given(pinned_clusters(), st.sampled_from((0.3, 0.6, 1.01)))
 def test_every_idle_node_is_proposed_or_held(cluster: Cluster, threshold: float) -> None:
     """Every node below the threshold is either proposed or held with one reason, never
-    both, never neither; the proposals are `scale_down`'s."""
+    both, never neither; every proposal replays as the scheduler would place it."""
     advice = scale_down_advice(cluster, threshold)
     utilisation = node_utilisation(cluster)
     below = {name for name, u in utilisation.items() if u < threshold}
@@ -419,7 +407,7 @@ def test_every_idle_node_is_proposed_or_held(cluster: Cluster, threshold: float)
     assert len(set(held)) == len(held)
     assert not set(proposed) & set(held)
     assert set(proposed) | set(held) == below
-    assert advice.steps == scale_down(cluster, threshold)
+    replay_steps(cluster, advice.steps, threshold)  # each proposal is one the scheduler makes
     assert [(h.utilisation, h.node) for h in advice.held] == sorted(
         (utilisation[name], name) for name in held
     )
