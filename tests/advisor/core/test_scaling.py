@@ -287,8 +287,29 @@ def test_headroom_formula() -> None:
     assert h.json()["target_utilisation"] == 0.7
     with pytest.raises(ValueError, match="target"):
         gpus_needed(1, 0)
+    with pytest.raises(ValueError, match=r"target utilisation must be in \(0, 1\], got 1.01"):
+        gpus_needed(1, 1.01)  # above 1: more than the whole card
     with pytest.raises(ValueError, match="negative"):
         gpus_needed(1, 0.7, -0.1)
+    with pytest.raises(ValueError, match="peak and redundancy must not be negative"):
+        gpus_needed(-1)
+
+
+def test_headroom_json_rounds_to_three_places() -> None:
+    # needed: ceil(70.45678 x 1.2 / 0.7) = ceil(120.783...) = 121; spare 100.12345 - 121 =
+    # -20.87655 -> -20.877; by use: ceil(35.12345 x 1.2 / 0.7) = ceil(60.211...) = 61.
+    assert headroom(100.12345, 70.45678, peak_used_gpus=35.12345).json() == {
+        "capacity_gpus": 100.123,
+        "peak_allotted_gpus": 70.457,
+        "needed_gpus": 121,
+        "spare_gpus": -20.877,
+        "target_utilisation": 0.7,
+        "redundancy": 0.2,
+        "peak_used_gpus": 35.123,
+        "needed_by_use_gpus": 61,
+    }
+    without_use = headroom(8, 0).json()
+    assert (without_use["peak_used_gpus"], without_use["needed_by_use_gpus"]) == (None, None)
 
 
 def test_allotted_and_capacity_gpus() -> None:
