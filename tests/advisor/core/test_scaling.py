@@ -190,6 +190,42 @@ def test_threshold_is_configurable() -> None:
     assert scale_down(cluster, threshold=0.1) == ()
 
 
+def test_a_node_exactly_at_the_threshold_stays_unlisted() -> None:
+    # n1: 8 of 32 GiB = 0.25. Below the threshold means below: at 0.25 it is neither
+    # proposed nor held; just above, it goes.
+    cluster = build(
+        [node("n1", 16, 16), node("n2", 16, 16)],
+        [running("a/x", "n1", [0], 8), running("a/y", "n2", [0], 8)],
+    )
+    advice = scale_down_advice(cluster, threshold=0.25)
+    assert (advice.steps, advice.held) == ((), ())
+    assert [s.node for s in scale_down(cluster, threshold=0.2501)] == ["n1"]
+
+
+def test_a_drained_node_takes_none_of_its_pods_back() -> None:
+    # Node spread prefers the emptiest node, and n1, drained, is the emptiest: its pod must
+    # still move to n2, the node that stays (n2 card 0 has 4 GiB free: card binpack).
+    cluster = build(
+        [node("n1", 16, 16), node("n2", 16, 16)],
+        [running("a/x", "n1", [0], 4), running("a/y", "n2", [0], 12)],
+        policy={"node": "spread", "card": "binpack"},
+    )
+    steps = scale_down(cluster)
+    assert [(s.node, dict(s.moves)) for s in steps] == [("n1", {"a/x": Placement("n2", (0,))})]
+    replay_steps(cluster, steps, 0.3)
+
+
+def test_a_pending_pod_that_fits_nowhere_keeps_no_node() -> None:
+    # p/huge asks four cards; no node has four. It is Pending before and after, so removing
+    # n1 takes no place from it: n1 still goes.
+    cluster = build(
+        [node("n1", 16, 16), node("n2", 16, 16)],
+        [running("a/x", "n1", [0], 4), running("a/y", "n2", [0], 12), pending("p/huge", 4, 64)],
+    )
+    advice = scale_down_advice(cluster)
+    assert ([s.node for s in advice.steps], advice.held) == (["n1"], ())
+
+
 def test_a_node_a_pending_pod_needs_stays() -> None:
     cluster = build([node("n1", 16), node("n2", 16)], [running("a/y", "n2", [0], 12)])
     assert [s.node for s in scale_down(cluster)] == ["n1"]  # empty: no moves
