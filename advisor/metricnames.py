@@ -265,8 +265,8 @@ NODE_CARD_MEMORY = _recorded("node", "xgpu_card_memory_total_bytes", "sum")
 NODE_ALLOTTED_RATIO = _recorded("node", "xgpu_memory_allotted", "ratio")
 NODE_UNUSED_ALLOTTED = _recorded("node", "xgpu_memory_unused_allotted_bytes", "sum")
 NODE_ALLOTTED_USAGE = _recorded("node", "xgpu_memory_allotted_usage", "ratio")
-CARD_USED = _recorded("node_gpu", "xgpu_memory_used_bytes", "sum")
-CARD_ALLOTTED_USAGE = _recorded("node_gpu", "xgpu_memory_allotted_usage", "ratio")
+NODE_GPU_MEMORY_USED = _recorded("node_gpu", "xgpu_memory_used_bytes", "sum")
+NODE_GPU_ALLOTTED_USAGE = _recorded("node_gpu", "xgpu_memory_allotted_usage", "ratio")
 NAMESPACE_ALLOTTED = _recorded("namespace", "xgpu_memory_allotted_bytes", "sum")
 NAMESPACE_USED = _recorded("namespace", "xgpu_memory_used_bytes", "sum")
 NAMESPACE_UNUSED_ALLOTTED = _recorded("namespace", "xgpu_memory_unused_allotted_bytes", "sum")
@@ -284,8 +284,8 @@ RECORDED = frozenset(
         NODE_ALLOTTED_RATIO,
         NODE_UNUSED_ALLOTTED,
         NODE_ALLOTTED_USAGE,
-        CARD_USED,
-        CARD_ALLOTTED_USAGE,
+        NODE_GPU_MEMORY_USED,
+        NODE_GPU_ALLOTTED_USAGE,
         NAMESPACE_ALLOTTED,
         NAMESPACE_USED,
         NAMESPACE_UNUSED_ALLOTTED,

@@ -41,7 +41,7 @@ def dashboard() -> Json:
             "Memory the vGPUs' processes use / memory allotted to them, on the selected "
             "nodes. Low means waste.",
             Query(
-                f"(sum({M.CARD_USED}{{{NODE}}}) or vector(0))"
+                f"(sum({M.NODE_GPU_MEMORY_USED}{{{NODE}}}) or vector(0))"
                 f" / (sum({M.NODE_ALLOTTED}{{{NODE}}}) > 0)"
             ),
             "percentunit",
@@ -71,7 +71,7 @@ def dashboard() -> Json:
                 Query(f"sum({M.NODE_ALLOTTED}{{{NODE}}})", "allotted to vGPUs"),
                 Query(f"sum({M.CARD_MEMORY_USED}{{{NODE}}})", "in use on the cards"),
                 Query(
-                    f"sum({M.CARD_USED}{{{NODE}}}) or vector(0)",
+                    f"sum({M.NODE_GPU_MEMORY_USED}{{{NODE}}}) or vector(0)",
                     "used by vGPUs",
                 ),
             ],

@@ -103,7 +103,7 @@ def _memory(layout: Layout) -> None:
             "Allotted memory in use per card",
             "Memory the card's vGPUs use / memory allotted on the card (0-100 %); cards "
             "without vGPUs have no value.",
-            [Query(f"{M.CARD_ALLOTTED_USAGE}{{{CARD}}}", CARD_LEGEND)],
+            [Query(f"{M.NODE_GPU_ALLOTTED_USAGE}{{{CARD}}}", CARD_LEGEND)],
             "percentunit",
             min_value=0,
             max_value=1,
