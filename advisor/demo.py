@@ -28,8 +28,8 @@ import yaml
 
 from advisor import metricnames as M
 from advisor.core.diagnose import CAUSES
-from advisor.render.common.values import plural
 from advisor.scenario import ScenarioError, load_scenario
+from advisor.words import plural
 
 PACKAGE = Path(__file__).resolve().parent
 DEFAULT_SCENARIO = PACKAGE / "examples" / "demo.yaml"
@@ -279,8 +279,8 @@ def summary(out: Path) -> str:
         f"{plural(counts['pending'], 'Pending GPU pod')}: {causes}",
         f"{plural(plan['plans'], 'plan')} rescuing {plural(plan['rescued_pods'], 'pod')} "
         f"with {plural(plan['evictions'], 'eviction')}",
-        f"fragmentation: {frag['ratio']:.0%} of {frag['free_mib']} MiB free; "
-        f"stranded {frag['stranded_mib']} MiB",
+        f"fragmentation: {frag['ratio']:.1%} of the {frag['free_mib']:,} MiB free is unusable "
+        f"by the typical requests (FGD); {frag['stranded_mib']:,} MiB stranded",
         *_sizing_line(data["rightsizing"]),
         f"open the report: file://{(out / 'report.html').resolve()}",
     ]
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_demo(args.scenario, args.output_dir, use_prometheus=not args.no_prometheus)
     except ScenarioError as err:
         print(f"xgpu-demo: error: {err}", file=sys.stderr)
-        return 2
+        return err.exit_code
     except DemoError as err:  # everything started is stopped by now
         print(f"xgpu-demo: error: {err}", file=sys.stderr)
         return 1

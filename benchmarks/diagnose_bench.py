@@ -6,7 +6,8 @@ Cases:
   labels, taints, cordons, requests, selectors and tolerations to every node and pod.
 - `cli`: write the cluster as a JSON scenario and time the whole
   `xgpu-advisor diagnose --format json` process (its peak RSS is the CLI's own), with the
-  CLI's stages also timed in-process (load, diagnose, JSON) to show where the time goes.
+  CLI's stages also timed in-process (load, diagnose, the plan search its advice weighs,
+  JSON) to show where the time goes.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import cast
 
 from advisor.core.diagnose import diagnose
-from advisor.core.model import ProfileName
+from advisor.core.plan import PlanOptions, plan
 from advisor.output import diagnosis_json
 from advisor.scenario import load_scenario, save_scenario
 from advisor.scenario_profile import retarget
@@ -111,8 +111,8 @@ def _run_diagnose(params: Params, repeats: int) -> Outcome:
     built = Timings()
     cluster = built.time("build", lambda: synthetic_cluster(_spec(params)))
     profile = str(params.get("scheduler", "cce"))
-    if profile != "cce":  # the same cluster under another profile's rules and defaults
-        cluster = retarget(cluster, cast(ProfileName, profile))
+    # the same cluster under another profile's rules and defaults (itself under cce)
+    cluster = retarget(cluster, profile)
     timings = Timings()
     for _ in range(repeats):
         diagnosis = timings.time("diagnose", lambda: diagnose(cluster))
@@ -146,6 +146,10 @@ def _run_cli(params: Params, repeats: int) -> Outcome:
         # The CLI's stages, once, in this process: where its time goes.
         loaded = timings.time("└ load scenario", lambda: load_scenario(scenario))
         diagnosis = timings.time("└ diagnose", lambda: diagnose(loaded))
+        # The advice weighs the rebalancing plans, as the command does (its defaults).
+        timings.time(
+            "└ plan search (the advice)", lambda: plan(loaded, PlanOptions(), diagnosis=diagnosis)
+        )
         timings.time("└ JSON", lambda: json.dumps(diagnosis_json(diagnosis), indent=2))
     note = f"scenario file {size_mib:.1f} MiB JSON; RSS is the CLI process's own"
     return Outcome(timings, {"summary": summary, "peak_rss_kib": peak, "note": note})

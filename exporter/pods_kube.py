@@ -26,6 +26,7 @@ import aiohttp
 from advisor.kubeconfig import load_configuration
 from advisor.podspec import PodGpu, parse_pod
 from advisor.podspec.dialects import DIALECTS
+from advisor.words import plural
 from exporter.allotments import Allotment, PodsView
 
 log = logging.getLogger(__name__)
@@ -150,7 +151,8 @@ class KubePodSource:
         parts = [] if self._synced or self._error is None else [self._error]
         if count := self.problems:
             parts.append(
-                f"{count} pod(s) with an unreadable GPU allocation, last: {self._last_problem}"
+                f"{plural(count, 'pod')} with an unreadable GPU allocation, "
+                f"last: {self._last_problem}"
             )
         return "; ".join(parts) or None
 

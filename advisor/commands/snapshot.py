@@ -15,8 +15,8 @@ from typing import Any
 from advisor.commands import scheduler_choice
 from advisor.commands.cluster_input import add_cluster_arguments, read_cluster
 from advisor.errors import InputError
-from advisor.render.common.values import plural
 from advisor.scenario import ScenarioError, save_scenario, scenario_from_data, scenario_to_data
+from advisor.words import plural
 
 
 def register(sub: Any) -> None:

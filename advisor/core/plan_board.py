@@ -31,10 +31,10 @@ from advisor.core.model import (
     disruption_blocker,
     queue_order,
     reference_card_mib,
-    request_problem,
 )
 from advisor.core.plan_cost import EvictionCost, eviction_cost, latest_start, plan_cost
 from advisor.core.plan_limits import NeverEvict, never_evict_reason
+from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import CardState, IntArray, Shape
 
 FODDER = 4  # smallest evictable pods remembered per card, for chains
@@ -79,9 +79,7 @@ class Board:
         self.state = CardState(cluster)
         n_cards = len(self.state.capacity)
         self.shape: list[Shape | None] = [
-            None
-            if p.invalid or request_problem(p.request, cluster.scheduler.profile)
-            else Shape.of_pod(p)
+            None if p.invalid or self.state.profile.request_problem(p.request) else Shape.of_pod(p)
             for p in self.pods
         ]
         self.priority = [p.priority for p in self.pods]
@@ -175,7 +173,7 @@ class Board:
             return shape.card_memory_mib
         if card is None:
             capacity = np.array([self.reference_mib], dtype=np.int64)
-            return int(self.state.rules.card_need(capacity, shape)[0])
+            return int(self.state.profile.card_need(capacity, shape)[0])
         return int(self.state.card_need(shape, np.array([card], dtype=np.int64))[0])
 
     def mib(self, pod: int) -> int:
@@ -188,8 +186,8 @@ class Board:
 
     def conflicts(self, shape: Shape, level: Shape) -> bool:
         """Whether a pod of `shape` must leave a card before one of `level` can join it:
-        CCE's one isolation mode per card."""
-        return self.state.rules.profile == "cce" and shape.mode != level.mode
+        the profile's one isolation mode per card, if it has that rule."""
+        return mode_conflict(self.state.profile, level.mode, shape.mode)
 
     def demand(self, pods: Iterable[int]) -> tuple[int, int, int]:
         """(pod slots, cpu, memory) the pods take from their nodes, summed."""

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from advisor.podspec.quantity import decimal_int, show
 from advisor.podspec.values import AllocatedCard
+from advisor.words import plural
 
 CardsPerContainer = tuple[tuple[AllocatedCard, ...], ...]
 
@@ -22,7 +23,8 @@ def _parse_card(entry: str) -> AllocatedCard | None:
     fields = [part.strip() for part in entry.split(",")]
     if len(fields) < 4:
         raise ValueError(
-            f"card entry {show(entry)} has {len(fields)} field(s), expected UUID,Type,memMiB,cores"
+            f"card entry {show(entry)} has {plural(len(fields), 'field')}, "
+            "expected UUID,Type,memMiB,cores"
         )
     uuid, _card_type, memory, cores = fields[:4]  # later fields: room for newer writers
     if not uuid:
@@ -105,8 +107,9 @@ def align_allocation(
         chosen = next((lay for lay in layouts if fits(lay)), None)
     if chosen is None:
         raise ValueError(
-            f"{len(entries)} container entries do not match the pod's {n_containers} "
-            f"container(s), {len(gpu)} of them asking for GPUs"
+            f"{len(entries)} container {'entry' if len(entries) == 1 else 'entries'} do not "
+            f"match the pod's "
+            f"{plural(n_containers, 'container')}, {len(gpu)} of them asking for GPUs"
         )
     aligned: dict[int, tuple[AllocatedCard, ...]] = {}
     for i, cards in enumerate(entries[:used]):

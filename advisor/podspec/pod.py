@@ -22,6 +22,7 @@ from advisor.podspec.dialects import (
 )
 from advisor.podspec.quantity import decimal_int
 from advisor.podspec.values import AllocatedCard, ContainerGpu, PodGpu
+from advisor.words import plural
 
 
 @dataclass(slots=True)
@@ -144,8 +145,8 @@ def _read_allocations(
         for c in mine:
             if c.request is not None and c.allocated and len(c.allocated) != c.request.gpus:
                 problems.append(
-                    f"{c.where}: annotation {dialect.allocation} lists {len(c.allocated)} "
-                    f"card(s), the request asks {c.request.gpus}"
+                    f"{c.where}: annotation {dialect.allocation} lists "
+                    f"{plural(len(c.allocated), 'card')}, the request asks {c.request.gpus}"
                 )
 
 

@@ -31,6 +31,7 @@ from advisor.core.model import (
     ProfileName,
     Request,
 )
+from advisor.core.profiles import profile_for
 from advisor.sources.fitting import compare_modes, fit_cards
 from advisor.sources.kubemerge import merge_kubernetes, with_other_pods
 from advisor.sources.notes import Notes, names
@@ -52,6 +53,7 @@ from advisor.sources.values import (
     Sample,
     Stale,
 )
+from advisor.words import noun_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +101,7 @@ def assemble(
     nodes = _nodes(nodes_seen, cards, vgpus, kube_nodes, profile, notes)
     running = _running_pods(vgpus, nodes, notes)
     nodes, running, limit = fit_cards(nodes, running, limit, profile, notes)
-    if profile == "cce":
+    if profile_for(profile).one_mode_per_card:  # the card's published mode is the one
         compare_modes(_modes(cards), running, notes)
     pods = running
     if kube is not None:
@@ -209,7 +211,8 @@ def _collect(
         )
     for node, collectors in sorted(failing.items()):
         notes.warnings.append(
-            f"node {node}: exporter collector(s) {names(collectors)} failing: "
+            f"node {node}: exporter {noun_for(len(collectors), 'collector')} {names(collectors)} "
+            "failing: "
             "its series may be incomplete or old"
         )
     return nodes | set(cards) | set(vgpus), cards, vgpus

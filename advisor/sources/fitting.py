@@ -12,6 +12,8 @@ from collections import defaultdict
 from dataclasses import replace
 
 from advisor.core.model import Node, Pod, ProfileName
+from advisor.core.profiles import profile_for
+from advisor.core.profiles.base import mode_conflict
 from advisor.sources.notes import Notes
 from advisor.sources.values import CARD_MODE
 
@@ -56,7 +58,8 @@ def fit_cards(
     return grown, pods, limit
 
 
-def _drop_unholdable(pods: list[Pod], profile: ProfileName, notes: Notes) -> list[Pod]:
+def _drop_unholdable(pods: list[Pod], name: ProfileName, notes: Notes) -> list[Pod]:
+    profile = profile_for(name)
     while True:
         drop: dict[str, str] = {}
         for (host, index), on_card in sorted(by_card(pods).items()):
@@ -64,7 +67,7 @@ def _drop_unholdable(pods: list[Pod], profile: ProfileName, notes: Notes) -> lis
             core = 0
             for pod in on_card:
                 core += pod.request.card_core_percent
-                if profile == "cce" and pod.request.mode != first_mode:
+                if mode_conflict(profile, first_mode, pod.request.mode):
                     drop[pod.name] = f"node {host} card {index} mixes isolation modes"
                 elif core > 100:
                     drop[pod.name] = f"node {host} card {index} has more than 100% core allotted"

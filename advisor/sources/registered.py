@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from advisor.core.model import Card, ProfileName
-from advisor.podspec.registration import REGISTRATIONS, RegisteredCard, parse_registration
+from advisor.podspec.registration import RegisteredCard, parse_registration, registration_of
 from advisor.sources.notes import Notes, names
 from advisor.sources.values import KubeNode
+from advisor.words import noun_for
 
 TOTAL_CORE = 100  # the model's cores per card; HAMi registers 100 x its core scaling
 
@@ -29,7 +30,7 @@ def registered_cards(
     notes: Notes,
 ) -> list[Card]:
     """The node's cards as the profile's scheduler sees them; `cards` when it registers none."""
-    key = REGISTRATIONS.get(profile)
+    key = registration_of(profile)
     value = kube_node.registrations.get(key) if kube_node is not None and key else None
     if key is None or value is None:
         return cards
@@ -86,11 +87,13 @@ def _join(
     if unseen:
         listed = names(f"{i} ({by_index[i].uuid or 'no UUID'})" for i in unseen)
         notices.append(
-            f"card(s) {listed} not registered to the scheduler, which never uses them; left out"
+            f"{noun_for(len(unseen), 'card')} {listed} not registered to the scheduler, "
+            "which never uses them; left out"
         )
     if only_registered:
         notices.append(
-            f"card(s) {names(only_registered)} registered but not reported by the exporter: "
+            f"{noun_for(len(only_registered), 'card')} {names(only_registered)} registered but "
+            "not reported by the exporter: "
             "modelled from the registration, with no vGPU known on them"
         )
     scaled = sorted({r.cores for r in registered if r.cores not in (None, TOTAL_CORE)}, key=str)

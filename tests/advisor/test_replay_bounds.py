@@ -67,7 +67,7 @@ def test_bad_node_rows_are_one_line(tmp_path: Path, nodes: str, message: str) ->
         (PODS + "p1,1,1,1,500,9\n", "pods.csv: line 5: pod 'p1' again (first on line 2)"),
         (PODS + "c1,1,1,0,0,9\n", "pods.csv: line 5: pod 'c1' again (first on line 4)"),
         (PODS + ",1,1,1,500,9\n", "pods.csv: line 5: name is empty"),
-        (PODS + "p3,1,1,1,0,9\n", "pods.csv: line 5: gpu_milli 0 for a pod of 1 GPU(s)"),
+        (PODS + "p3,1,1,1,0,9\n", "pods.csv: line 5: gpu_milli 0 for a pod of 1 GPU"),
         (PODS + "p3,1,1,1,1500,9\n", "pods.csv: line 5: gpu_milli 1500 is more than 1,000"),
         (PODS + "p3,1,1,65,500,9\n", "pods.csv: line 5: num_gpu 65 is more than 64"),
         (

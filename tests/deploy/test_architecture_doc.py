@@ -63,3 +63,10 @@ def test_every_module_the_tables_name_exists() -> None:
             else [REPO / "advisor", REPO / "advisor" / "render"]
         )
         assert any((place / path).exists() for place in places), path
+
+
+def test_the_page_draws_the_core_layers_in_order() -> None:
+    """The core's own layers (state above its profiles) as the page writes them: `a` → `b`."""
+    layers = contracts()["core-profiles-below-state"]["layers"]
+    text = " ".join(DOC.read_text().split())
+    assert " → ".join(f"`{layer}`" for layer in layers) in text

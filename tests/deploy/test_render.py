@@ -157,7 +157,7 @@ def test_build_merges_resources_and_generator_in_kustomize_order(
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"namePrefix": "x-"}, "unsupported field(s) namePrefix"),
+        ({"namePrefix": "x-"}, "unsupported field namePrefix"),
         ({"resources": ["missing.yaml"]}, "missing.yaml: no such file"),
         ({"resources": ["dashboards"]}, "only files in the base"),
         ({"resources": ["https://example.com/x.yaml"]}, "only files in the base"),
@@ -165,7 +165,7 @@ def test_build_merges_resources_and_generator_in_kustomize_order(
         ({"images": [{"name": "busybox", "newTag": "1", "digest": DIGEST}]}, "not both"),
         (
             {"images": [{"name": "busybox", "tagSuffix": "x"}]},
-            "busybox: unsupported field(s) tagSuffix",
+            "busybox: unsupported field tagSuffix",
         ),
     ],
 )

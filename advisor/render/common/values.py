@@ -14,16 +14,6 @@ from typing import Any
 GIB = 2**30
 
 
-def plural(count: int, noun: str) -> str:
-    """ "1 plan", "2 plans": English for a count (nouns with a plain -s plural)."""
-    return f"{count} {noun_for(count, noun)}"
-
-
-def noun_for(count: int, noun: str) -> str:
-    """The noun alone, in the number `count` asks for: "plan" for 1, "plans" otherwise."""
-    return noun if count == 1 else f"{noun}s"
-
-
 def as_int(value: Any, default: int = 0) -> int:
     """An int from JSON (bools are not counts; floats are truncated)."""
     if isinstance(value, bool):

@@ -15,7 +15,6 @@ from advisor.render.common.cards import NodeView, node_views
 from advisor.render.common.cards_html import card_legend, card_row
 from advisor.render.common.html import escape, format_mib, page, with_code
 from advisor.render.common.style import CAUSE_COLOURS
-from advisor.render.common.values import plural
 from advisor.render.diagnose.advice import grouped_advice
 from advisor.render.diagnose.data import (
     explanation,
@@ -28,6 +27,7 @@ from advisor.render.diagnose.data import (
 )
 from advisor.render.diagnose.read import read_diagnosis
 from advisor.schemas import DiagnosisJson, PodDiagnosisJson
+from advisor.words import plural
 
 
 def _cause_tag(pod: PodDiagnosisJson) -> str:

@@ -13,7 +13,7 @@ from advisor.render.common.cards import NodeView, node_views
 from advisor.render.common.cards_html import card_row
 from advisor.render.common.html import escape, format_mib, page
 from advisor.render.common.style import MODE_PALETTES, MODE_TAGS
-from advisor.render.common.values import as_map, noun_for, plural
+from advisor.render.common.values import as_map
 from advisor.render.diagnose.data import profile_of
 from advisor.render.plan.data import unresolved_causes
 from advisor.render.plan.read import read_plan
@@ -40,6 +40,7 @@ from advisor.render.plan.text import (
     unit_text,
 )
 from advisor.schemas import PlacementJson, PlanEntryJson, PlanJson
+from advisor.words import noun_for, plural
 
 
 def _where(placement: PlacementJson | None) -> str:

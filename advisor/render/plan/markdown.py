@@ -7,7 +7,7 @@ from typing import Any
 
 from advisor.render.common.cards import node_views
 from advisor.render.common.markdown import escape_cell, markdown_table
-from advisor.render.common.values import as_map, plural
+from advisor.render.common.values import as_map
 from advisor.render.diagnose.data import profile_of
 from advisor.render.plan.data import unresolved_causes
 from advisor.render.plan.read import read_plan
@@ -43,6 +43,7 @@ from advisor.render.plan.text import (
     unit_text,
 )
 from advisor.schemas import PlanEntryJson, PlanJson
+from advisor.words import plural
 
 MAX_LISTED = 6  # pods named per table cell; the JSON has them all
 

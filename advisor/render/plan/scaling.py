@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from advisor.render.common.values import as_int, fmt_mib, fmt_pct, noun_for, plural
+from advisor.render.common.values import as_int, fmt_mib, fmt_pct
 from advisor.schemas import NodeShapeJson, PlacementJson, PlanJson
+from advisor.words import noun_for, plural
 
 
 def where_text(placement: PlacementJson | None) -> str:

@@ -23,9 +23,8 @@ from advisor.render.common.values import (
     as_map,
     as_str,
     fmt_num,
-    noun_for,
-    plural,
 )
+from advisor.words import noun_for, plural
 
 _K8S_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # DNS-1123 subdomain
 

@@ -5,8 +5,8 @@ looked when it found nothing, and why it stopped when it stopped early (docs/des
 
 from __future__ import annotations
 
-from advisor.render.common.values import plural
 from advisor.schemas import PlanJson
+from advisor.words import plural
 
 MAX_HELD_BACK_LISTED = 10  # one sentence each; the JSON's `held_back` has them all
 

@@ -14,12 +14,7 @@ from typing import Any, cast
 
 from advisor.core.diagnose import CAUSES
 from advisor.render.common.cards import NodeView, node_fit_json, node_views
-from advisor.render.common.values import (
-    fmt_mib,
-    fmt_num,
-    fmt_pct,
-    plural,
-)
+from advisor.render.common.values import fmt_mib, fmt_num, fmt_pct
 from advisor.render.diagnose.data import policy_text, profile_of
 from advisor.render.plan.text import unit_text
 from advisor.schemas import (
@@ -29,6 +24,7 @@ from advisor.schemas import (
     ReportFragmentationJson,
     ReportJson,
 )
+from advisor.words import plural
 
 MAX_DRAWN_NODES = 40  # card pictures / card rows; the JSON has every node
 

@@ -14,7 +14,6 @@ from advisor.render.common.values import (
     fmt_mib,
     fmt_num,
     fmt_pct,
-    plural,
 )
 from advisor.render.report.data import MAX_RIGHTSIZING_ROWS, fmt_time
 from advisor.schemas import (
@@ -23,6 +22,7 @@ from advisor.schemas import (
     RightsizingJson,
     WorkloadSizingJson,
 )
+from advisor.words import plural
 
 
 def cluster_fragmentation(frag: ReportFragmentationJson) -> list[tuple[str, str]]:

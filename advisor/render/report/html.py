@@ -23,7 +23,6 @@ from advisor.render.common.html import (
     section_heading,
 )
 from advisor.render.common.style import CAUSE_COLOURS
-from advisor.render.common.values import plural
 from advisor.render.diagnose.data import headline
 from advisor.render.diagnose.html import advice_panel, node_panel, pending_table
 from advisor.render.diagnose.read import read_diagnosis
@@ -49,6 +48,7 @@ from advisor.render.report.plan_views import plan_view_pairs
 from advisor.render.report.read import read_report, read_script_input
 from advisor.render.report.svg import cause_bar_chart
 from advisor.schemas import PlanJson, ReportJson
+from advisor.words import plural
 
 MAX_PLAN_PICTURES = 10
 SECTIONS = (

@@ -7,7 +7,6 @@ report passes through `escape`.
 from __future__ import annotations
 
 from advisor.render.common.html import bar_percent, escape, html_table, note_panel, section_heading
-from advisor.render.common.values import plural
 from advisor.render.plan.scaling import NO_SCALE_DOWN, NO_SCALE_UP
 from advisor.render.plan.scaling_html import (
     held_html,
@@ -29,6 +28,7 @@ from advisor.render.report.findings import (
 )
 from advisor.render.report.svg import ALLOTTED_COLOUR, USED_COLOUR, sizing_bar, usage_line_chart
 from advisor.schemas import ReportJson
+from advisor.words import plural
 
 
 def scaling_section(report: ReportJson) -> str:

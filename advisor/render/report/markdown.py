@@ -11,7 +11,6 @@ from typing import Any
 
 from advisor.core.diagnose import CAUSES
 from advisor.render.common.markdown import escape_cell, markdown_table
-from advisor.render.common.values import plural
 from advisor.render.diagnose.data import headline
 from advisor.render.diagnose.markdown import advice_section, cards_section, pending_section
 from advisor.render.plan.markdown import (
@@ -51,6 +50,7 @@ from advisor.render.report.findings import (
 from advisor.render.report.plan_views import plan_view_pairs
 from advisor.render.report.read import read_report, read_script_input
 from advisor.schemas import ReportJson
+from advisor.words import plural
 
 MAX_PLAN_PICTURES = 10
 USAGE_ROWS = 12

@@ -37,7 +37,7 @@ def test_parse_allocation(value: str, expected: tuple[tuple[AllocatedCard, ...],
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("GPU-aaa", "card entry 'GPU-aaa' has 1 field(s), expected UUID,Type,memMiB,cores"),
+        ("GPU-aaa", "card entry 'GPU-aaa' has 1 field, expected UUID,Type,memMiB,cores"),
         ("GPU-aaa,NVIDIA,-1,0", "card entry 'GPU-aaa,NVIDIA,-1,0': '-1' is negative"),
         ("GPU-aaa,NVIDIA,1,", "card entry 'GPU-aaa,NVIDIA,1,': '' is not an integer"),
         (",NVIDIA,1,0", "card entry ',NVIDIA,1,0' has an empty UUID"),

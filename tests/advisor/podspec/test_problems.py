@@ -197,7 +197,7 @@ INDEX = "volcano.sh/gpu-index"
             {"nvidia.com/gpumem": "1024"},
             HAMI,
             "GPU-a,NVIDIA,1024:",
-            f"annotation {HAMI}: card entry 'GPU-a,NVIDIA,1024' has 3 field(s), "
+            f"annotation {HAMI}: card entry 'GPU-a,NVIDIA,1024' has 3 fields, "
             "expected UUID,Type,memMiB,cores",
         ),
         (
@@ -216,7 +216,7 @@ INDEX = "volcano.sh/gpu-index"
             {"volcano.sh/vgpu-memory": "1024"},
             VOLCANO,
             "A,NVIDIA,1024,0:;B,NVIDIA,1024,0:",
-            f"annotation {VOLCANO}: 2 container entries do not match the pod's 1 container(s), "
+            f"annotation {VOLCANO}: 2 container entries do not match the pod's 1 container, "
             "1 of them asking for GPUs",
         ),
         (
@@ -231,13 +231,13 @@ INDEX = "volcano.sh/gpu-index"
             {CCE_MEM: "8"},
             INDEX,
             "0,1",
-            f"container train: annotation {INDEX} lists 2 card(s), the request asks 1",
+            f"container train: annotation {INDEX} lists 2 cards, the request asks 1",
         ),
         (
             {"nvidia.com/gpu": "2", "nvidia.com/gpumem": "1024"},
             HAMI,
             "GPU-a,NVIDIA,1024,0:",
-            f"container train: annotation {HAMI} lists 1 card(s), the request asks 2",
+            f"container train: annotation {HAMI} lists 1 card, the request asks 2",
         ),
     ],
 )
@@ -264,7 +264,7 @@ def test_allocation_handing_cards_to_a_non_gpu_container_is_a_problem() -> None:
     obj["metadata"]["annotations"][HAMI] = "A,NVIDIA,1024,0:;B,NVIDIA,1024,0:;"
     pod = parsed(obj)
     assert pod.problems == (
-        f"annotation {HAMI}: 2 container entries do not match the pod's 2 container(s), "
+        f"annotation {HAMI}: 2 container entries do not match the pod's 2 containers, "
         "1 of them asking for GPUs",
     )
     assert pod.containers[0].allocated == ()

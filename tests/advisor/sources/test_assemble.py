@@ -163,7 +163,7 @@ def test_failing_collectors_and_unlabelled_series_are_warned_about() -> None:
         Sample("xgpu_card_info", {"gpu_index": "0"}, 1.0),
     ]
     warnings = assemble(samples).warnings
-    assert any("collector(s) kubernetes failing" in w for w in warnings)
+    assert any("exporter collector kubernetes failing" in w for w in warnings)
     assert any("1 series without a node label" in w for w in warnings)
 
 

@@ -94,7 +94,7 @@ def test_a_card_the_scheduler_does_not_see_is_left_out_with_its_pods() -> None:
     assert [c.index for c in result.cluster.nodes[0].cards] == [0]
     assert result.cluster.pods == ()
     assert result.warnings == (
-        "node n1: card(s) 1 (GPU-n1-1) not registered to the scheduler, which never uses them; "
+        "node n1: card 1 (GPU-n1-1) not registered to the scheduler, which never uses them; "
         "left out",
         "pod ml/a on node n1: holds a card the model left out; pod left out",
     )
@@ -107,7 +107,7 @@ def test_a_card_only_the_registration_lists_is_modelled_from_it() -> None:
         2, 8192, "NVIDIA-Tesla T4", True, "GPU-x", numa=1, max_vgpus=10
     )
     assert result.warnings == (
-        "node n1: card(s) 2 (GPU-x) registered but not reported by the exporter: modelled "
+        "node n1: card 2 (GPU-x) registered but not reported by the exporter: modelled "
         "from the registration, with no vGPU known on them",
     )
 
