@@ -323,11 +323,11 @@ def test_headroom_formula() -> None:
     assert h.json()["target_utilisation"] == 0.7
     with pytest.raises(ValueError, match="target"):
         gpus_needed(1, 0)
-    with pytest.raises(ValueError, match=r"target utilisation must be in \(0, 1\], got 1.01"):
+    with pytest.raises(ValueError, match=r"^target utilisation must be in \(0, 1\], got 1.01$"):
         gpus_needed(1, 1.01)  # above 1: more than the whole card
     with pytest.raises(ValueError, match="negative"):
         gpus_needed(1, 0.7, -0.1)
-    with pytest.raises(ValueError, match="peak and redundancy must not be negative"):
+    with pytest.raises(ValueError, match=r"^peak and redundancy must not be negative$"):
         gpus_needed(-1)
 
 
