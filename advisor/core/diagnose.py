@@ -22,6 +22,7 @@ from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
 from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks, resource_reasons
 from advisor.core.profiles.cce import CceProfile
 from advisor.core.state import BoolArray, CardState, IntArray, Shape, Verdicts
+from advisor.errors import known
 
 Cause = Literal[
     "invalid", "unsatisfiable", "schedulable", "node-resources", "fragmentation", "capacity"
@@ -83,8 +84,8 @@ def build_state(cluster: Cluster) -> CardState:
     """Card occupancy with every running pod bound (the scenario loader vouches for them)."""
     state = CardState(cluster)
     for pod in cluster.running:
-        assert pod.placement is not None
-        state.apply(state.positions(pod.placement), Shape.of_pod(pod))
+        placement = known(pod.placement, f"the placement of running pod {pod.name}")
+        state.apply(state.positions(placement), Shape.of_pod(pod))
     return state
 
 

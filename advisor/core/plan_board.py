@@ -36,6 +36,7 @@ from advisor.core.plan_cost import EvictionCost, eviction_cost, latest_start, pl
 from advisor.core.plan_limits import NeverEvict, never_evict_reason
 from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import CardState, IntArray, Shape
+from advisor.errors import known
 
 FODDER = 4  # smallest evictable pods remembered per card, for chains
 NO_POD = -1
@@ -115,8 +116,7 @@ class Board:
             placement = pod.placement or bound.get(pod.name)
             if placement is None:
                 continue
-            shape = self.shape[i]
-            assert shape is not None, f"running pod {pod.name} has an invalid request"
+            shape = known(self.shape[i], f"the request of running pod {pod.name}")
             self._bind(i, self.state.positions(placement))
             self.state.apply(self.where[i] or [], shape)
         # What each pod takes of one card, in MiB: a running pod what it holds on its first
@@ -153,9 +153,7 @@ class Board:
     # -- facts ---------------------------------------------------------------------
 
     def shape_of(self, pod: int) -> Shape:
-        shape = self.shape[pod]
-        assert shape is not None
-        return shape
+        return known(self.shape[pod], f"the request of pod {self.pods[pod].name}")
 
     def node_of_card(self, position: int) -> int:
         return int(self.state.node_of[position])
@@ -267,10 +265,9 @@ class Board:
         st = self.state.copy()
         touched: set[int] = set()
         for pod in evict:
-            positions = self.where[pod]
-            assert positions is not None, f"{self.pods[pod].name} is not running"
-            st.release(positions, self.shape_of(pod))
-            touched.update(self.node_of_card(k) for k in positions)
+            held = known(self.where[pod], f"the cards of evicted pod {self.pods[pod].name}")
+            st.release(held, self.shape_of(pod))
+            touched.update(self.node_of_card(k) for k in held)
         local = _LocalCards(st, touched) if quick else None
         dead: set[Shape] = set()
         landed: dict[int, list[int]] = {}

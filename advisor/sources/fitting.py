@@ -14,6 +14,7 @@ from dataclasses import replace
 from advisor.core.model import Node, Pod, ProfileName
 from advisor.core.profiles import profile_for
 from advisor.core.profiles.base import mode_conflict
+from advisor.errors import known
 from advisor.sources.notes import Notes
 from advisor.sources.values import CARD_MODE
 
@@ -84,9 +85,9 @@ def _drop_unholdable(pods: list[Pod], name: ProfileName, notes: Notes) -> list[P
 def by_card(pods: list[Pod]) -> dict[CardKey, list[Pod]]:
     usage: dict[CardKey, list[Pod]] = defaultdict(list)
     for pod in sorted(pods, key=lambda p: p.name):
-        assert pod.placement is not None
-        for index in pod.placement.cards:
-            usage[(pod.placement.node, index)].append(pod)
+        placement = known(pod.placement, f"the placement of running pod {pod.name}")
+        for index in placement.cards:
+            usage[(placement.node, index)].append(pod)
     return usage
 
 

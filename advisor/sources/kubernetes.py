@@ -41,7 +41,7 @@ from advisor.core.model import (
 )
 from advisor.core.plan_cost import parse_time
 from advisor.core.scaledown import SAFE_TO_EVICT
-from advisor.errors import InputError
+from advisor.errors import SourceError
 from advisor.kubeconfig import KubeConfigError, load_configuration
 from advisor.podspec import PodGpu, fields, parse_pod
 from advisor.podspec.dialects import DIALECTS
@@ -175,7 +175,7 @@ async def _configuration(kubeconfig: str | None) -> Any:
     try:
         return await load_configuration(kubeconfig)
     except KubeConfigError as error:
-        raise InputError(f"Kubernetes: {error}") from None
+        raise SourceError(f"Kubernetes: {error}") from None
 
 
 def _node(

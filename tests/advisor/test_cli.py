@@ -8,12 +8,7 @@ from pathlib import Path
 import pytest
 
 from advisor.cli import main
-from advisor.commands import diagnose as diagnose_command
-from advisor.errors import InputError, InternalError, SourceError, exit_code, known
 from advisor.flagparse import nearest
-from advisor.kubeconfig import KubeConfigError
-from advisor.scenario_reader import ScenarioError
-from advisor.trace_rows import TraceError
 from tests.fuzz.hostile import run_main
 from tests.realparts import DEMO
 
@@ -100,34 +95,3 @@ def test_nearest_ignores_the_dashes_every_flag_shares() -> None:
     # "--foo" and "--format" share "--fo" and would pass difflib's 0.6; "foo" and "format" not
     assert nearest("--foo", ["--format", "--output"]) == ()
     assert nearest("--fromat", ["--format", "--output"]) == ("--format",)
-
-
-def test_every_error_that_ends_a_run_has_one_root_and_one_exit_code() -> None:
-    """errors.exit_code is the one map from an error to an exit status: input and source
-    errors (the scenario's, the trace's, the kubeconfig's among them) exit 2, an internal one
-    70, anything else (an exception nobody meant) 70 as well."""
-    assert issubclass(ScenarioError, InputError)
-    assert issubclass(TraceError, InputError)
-    assert issubclass(KubeConfigError, SourceError)
-    assert [exit_code(e) for e in (ScenarioError("f: x: bad"), TraceError("f: line 1: bad"))] == [
-        2,
-        2,
-    ]
-    assert exit_code(KubeConfigError("no config")) == 2
-    assert exit_code(InternalError("broken")) == 70
-    assert exit_code(ValueError("unmeant")) == 70
-
-
-def test_an_internal_error_is_one_line_and_exit_70(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A broken invariant (where an assert would stand) ends the CLI in one line naming it."""
-
-    def broken(args: object) -> int:
-        return known(None, "the placement of running pod ml/a")
-
-    monkeypatch.setattr(diagnose_command, "run", broken)
-    outcome = run_main(main, ["diagnose", "--scenario", str(DEMO)])
-    assert (outcome.code, outcome.stdout) == (70, "")
-    assert outcome.stderr == (
-        "xgpu-advisor: error: internal error: the placement of running pod ml/a is not set "
-        "(a bug: please report it)\n"
-    )
