@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint typecheck unit system-deps demo-deps bench clean openb fuzz lock \
+.PHONY: demo test test-fast test-core lint typecheck unit system-deps demo-deps bench clean openb fuzz lock \
 	image push overlay demo-picture
 
 # The image and the overlay that deploys it (README "Deploying to a cluster"):
@@ -81,6 +81,14 @@ test: lint typecheck unit
 # `make test` (CI) runs everything.
 test-fast: $(STAMP)
 	$(BIN)/pytest -q -p no:cacheprovider -m "not realservices and not slow" --quick-properties -n 2
+
+# The loop for a change to advisor/core (README "Development"): the core's own tests only,
+# as test-fast runs them, and the cross-check against the reference scheduler; under a
+# minute on two busy cores. test-fast and CI run the rest.
+CORE_TESTS := tests/advisor/core tests/benchmarks/test_reference_crosscheck.py
+test-core: $(STAMP)
+	$(BIN)/pytest -q -p no:cacheprovider -m "not realservices and not slow" --quick-properties -n 2 \
+	  $(CORE_TESTS)
 
 # The public openb trace (pinned commits, SHA-256 checked) into the git-ignored data/openb.
 openb: $(STAMP)

@@ -44,8 +44,20 @@ def test_fgd_worked_example() -> None:
     assert f.free_gpus == pytest.approx(1.0)
     assert f.fragment_gpus == pytest.approx(0.25 * (0.25 + 0 + 0.25 + 1.0))
     assert f.stranded_gpus == pytest.approx(0.25)
+    assert f.stranded_ratio == pytest.approx(0.25)  # 4 of 16 GiB free
     [only] = f.nodes
     assert (only.node, only.fragment_mib, only.stranded_mib) == ("n1", 6 * GiB, 4 * GiB)
+    # the node's figures in GPUs are the cluster's (one node): 1, 0.375 and 0.25
+    assert (only.free_gpus, only.fragment_gpus, only.stranded_gpus) == pytest.approx(
+        (1.0, 0.375, 0.25)
+    )
+
+
+def test_a_full_cluster_has_no_ratio_to_divide() -> None:
+    """Nothing free: both ratios read 0, not a division by zero and not 1."""
+    cluster = build([node("n1", 16)], [running("a/x", "n1", [0], 16), pending("a/p", 1, 8)])
+    f = fragmentation(cluster)
+    assert (f.free_mib, f.ratio, f.stranded_ratio) == (0, 0.0, 0.0)
 
 
 def test_multi_card_shape_counts_only_the_cards_it_cannot_use() -> None:
@@ -111,6 +123,8 @@ def test_typical_shapes_popularity_and_coverage() -> None:
     assert [w.share for w in typical_shapes(pods, coverage=0.6)] == pytest.approx([0.6, 0.4])
     with pytest.raises(ValueError, match="coverage"):
         typical_shapes(pods, coverage=0)
+    with pytest.raises(ValueError, match=r"coverage must be in \(0, 1\], got 1.5"):
+        typical_shapes(pods, coverage=1.5)
 
 
 # -- properties ----------------------------------------------------------------------------
