@@ -1,0 +1,241 @@
+"""Seeded random clusters for the differential test (docs/conformance.md), as scenario data
+(docs/design.md §4, §9) for the volcano-vgpu profile: nodes with cards (memory, slots),
+allocatable, labels, taints and cordons, resident pods; running pods on cards that have room;
+Pending pods asking 1..N cards, memory, cores, cpu and memory, with selectors, affinity,
+tolerations and priorities.
+
+Draws lean toward the edges where a scheduler's comparisons turn: a card filled exactly, a
+card one vGPU short of its limit, cpu or memory left exactly equal to a request, the pod
+limit reached, a numeric label equal to a Gt/Lt bound, a toleration that misses by effect.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+CARD_MIB = (8192, 16384, 24576, 40960, 81920)
+ZONES = ("z1", "z2", "z3")
+POOLS = ("a", "b")
+TAINT_KEYS = ("nvidia.com/gpu", "dedicated")
+TAINT_VALUES = ("present", "team-a")
+EFFECTS = ("NoSchedule", "NoExecute", "PreferNoSchedule")
+CORES = (0, 0, 10, 25, 50, 100)
+PRIORITIES = (0, 0, 10, 100)
+MEMORY_GI = (4, 8, 16, 32)
+
+
+def generate(seed: int, max_nodes: int = 4, max_pending: int = 5) -> dict[str, Any]:
+    """One cluster; the same seed gives the same scenario."""
+    rng = random.Random(seed)
+    nodes = [_node(rng, i) for i in range(rng.randint(1, max_nodes))]
+    free = {n["name"]: [[c["memory_mib"], c["max_vgpus"], 100] for c in n["cards"]] for n in nodes}
+    left = {n["name"]: _resources_left(n) for n in nodes}
+    pods: list[dict[str, Any]] = []
+    for i in range(rng.randint(0, 2 * len(nodes))):
+        running = _running(rng, i, nodes, free, left)
+        if running is not None:
+            pods.append(running)
+    for i in range(rng.randint(1, max_pending)):
+        pods.append(_pending(rng, i, nodes, free, left))
+    return {
+        "scheduler": {"profile": "volcano-vgpu"},
+        "policy": {"card": rng.choice(("binpack", "spread", "legacy"))},
+        "nodes": nodes,
+        "pods": pods,
+    }
+
+
+def _node(rng: random.Random, i: int) -> dict[str, Any]:
+    memory = rng.choice(CARD_MIB)
+    cards = [
+        {"index": k, "memory_mib": memory if rng.random() < 0.8 else rng.choice(CARD_MIB)}
+        for k in range(rng.randint(1, 4))
+    ]
+    for card in cards:
+        card["max_vgpus"] = rng.choice((2, 4, 10, 10))
+    node: dict[str, Any] = {"name": f"node-{i}", "cards": cards}
+    if rng.random() < 0.7:
+        node["allocatable"] = {
+            "cpu": str(rng.choice((2, 4, 8, 16))),
+            "memory": f"{rng.choice(MEMORY_GI)}Gi",
+            "pods": rng.choice((1, 2, 3, 5, 110)),
+        }
+    labels: dict[str, str] = {}
+    if rng.random() < 0.7:
+        labels["topology.kubernetes.io/zone"] = rng.choice(ZONES)
+    if rng.random() < 0.5:
+        labels["pool"] = rng.choice(POOLS)
+    if rng.random() < 0.4:
+        labels["rank"] = str(rng.randint(1, 5))
+    if labels:
+        node["labels"] = labels
+    if rng.random() < 0.3:
+        node["taints"] = [
+            {"key": rng.choice(TAINT_KEYS), "value": rng.choice(TAINT_VALUES), "effect": e}
+            for e in rng.sample(EFFECTS, rng.randint(1, 2))
+        ]
+    if rng.random() < 0.1:
+        node["unschedulable"] = True
+    if rng.random() < 0.4:
+        node["other_pods"] = [
+            {
+                "name": f"kube-system/ds-{i}-{k}",
+                "resources": {"cpu": f"{rng.choice((100, 500, 1000))}m", "memory": "1Gi"},
+            }
+            for k in range(rng.randint(1, 2))
+        ]
+    return node
+
+
+def _resources_left(node: dict[str, Any]) -> list[int]:
+    """(millicores, GiB, pod slots) still free on the node; large where not given."""
+    alloc = node.get("allocatable", {})
+    cpu = int(alloc.get("cpu", "1000")) * 1000
+    memory = int(str(alloc.get("memory", "1024Gi")).removesuffix("Gi"))
+    pods = int(alloc.get("pods", 1000))
+    for other in node.get("other_pods", []):
+        cpu -= int(other["resources"]["cpu"].removesuffix("m"))
+        memory -= 1
+        pods -= 1
+    return [cpu, memory, pods]
+
+
+def _resources(rng: random.Random, left: list[int]) -> dict[str, str]:
+    """cpu and memory, often exactly what a node has left (the boundary of fitsRequest)."""
+    roll = rng.random()
+    if roll < 0.3 and left[0] > 0 and left[1] > 0:
+        return {"cpu": f"{left[0]}m", "memory": f"{left[1]}Gi"}
+    if roll < 0.4 and left[0] > 0:
+        return {"cpu": f"{left[0] + 1}m"}
+    if roll < 0.8:
+        return {"cpu": f"{rng.choice((250, 500, 1000, 2000))}m", "memory": f"{rng.randint(1, 4)}Gi"}
+    return {}
+
+
+def _running(
+    rng: random.Random,
+    i: int,
+    nodes: list[dict[str, Any]],
+    free: dict[str, list[list[int]]],
+    left: dict[str, list[int]],
+) -> dict[str, Any] | None:
+    node = rng.choice(nodes)
+    name = node["name"]
+    cards = free[name]
+    gpus = rng.randint(1, len(cards))
+    usable = [k for k, (mem, slots, core) in enumerate(cards) if slots > 0 and mem >= 1024]
+    if len(usable) < gpus or left[name][2] <= 0:
+        return None
+    chosen = rng.sample(usable, gpus)
+    least = min(cards[k][0] for k in chosen)
+    # Often fill a card exactly: the per-card memory is the smallest chosen card's free.
+    per_card = least if rng.random() < 0.35 else rng.choice((1024, 2048, 4096))
+    per_card = min(per_card, least)
+    core_room = min(cards[k][2] for k in chosen)
+    core = rng.choice([c for c in CORES if c <= core_room and c != 100] or [0])
+    for k in chosen:
+        cards[k][0] -= per_card
+        cards[k][1] -= 1
+        cards[k][2] -= core
+    resources = _resources(rng, [max(left[name][0] // 2, 0), max(left[name][1] // 2, 0)])
+    left[name][0] -= _milli(resources.get("cpu", "0m"))
+    left[name][1] -= int(resources.get("memory", "0Gi").removesuffix("Gi"))
+    left[name][2] -= 1
+    pod: dict[str, Any] = {
+        "name": f"run/pod-{i}",
+        "node": name,
+        "cards": sorted(node["cards"][k]["index"] for k in chosen),
+        "request": {"gpus": gpus, "memory_mib": per_card * gpus},
+    }
+    if core:
+        pod["request"]["core_percent"] = core * gpus
+    if resources:
+        pod["resources"] = resources
+    return pod
+
+
+def _pending(
+    rng: random.Random,
+    i: int,
+    nodes: list[dict[str, Any]],
+    free: dict[str, list[list[int]]],
+    left: dict[str, list[int]],
+) -> dict[str, Any]:
+    node = rng.choice(nodes)
+    cards = free[node["name"]]
+    gpus = rng.choice((1, 1, 1, 2, 2, 3, 4))
+    roll = rng.random()
+    if roll < 0.35:
+        per_card = max(rng.choice(cards)[0], 128)  # exactly a card's free memory
+    elif roll < 0.45:
+        per_card = 0  # the whole card
+    else:
+        per_card = rng.choice((1024, 2048, 4096, 8192, 16384))
+    core = rng.choice(CORES)
+    request: dict[str, int] = {"gpus": gpus}
+    if per_card:
+        request["memory_mib"] = per_card * gpus
+    if core:
+        request["core_percent"] = core * gpus
+    pod: dict[str, Any] = {"name": f"ml/job-{i}", "request": request}
+    resources = _resources(rng, left[node["name"]])
+    if resources:
+        pod["resources"] = resources
+    priority = rng.choice(PRIORITIES)
+    if priority:
+        pod["priority"] = priority
+    _constraints(rng, pod, node)
+    return pod
+
+
+def _constraints(rng: random.Random, pod: dict[str, Any], node: dict[str, Any]) -> None:
+    labels = node.get("labels", {})
+    if labels and rng.random() < 0.3:
+        key = rng.choice(sorted(labels))
+        value = labels[key] if rng.random() < 0.7 else "other"
+        pod["node_selector"] = {key: value}
+    if rng.random() < 0.25:
+        pod["affinity"] = {
+            "node": {"required": [_term(rng, labels) for _ in range(rng.randint(1, 2))]}
+        }
+    taints = node.get("taints", [])
+    if taints and rng.random() < 0.6:
+        taint = rng.choice(taints)
+        roll = rng.random()
+        if roll < 0.25:
+            toleration: dict[str, str] = {"operator": "Exists"}  # tolerates every taint
+        elif roll < 0.5:
+            toleration = {"key": taint["key"], "operator": "Exists"}
+        elif roll < 0.8:
+            toleration = {"key": taint["key"], "value": taint["value"], "effect": taint["effect"]}
+        else:  # misses by effect
+            other = [e for e in EFFECTS if e != taint["effect"]]
+            toleration = {"key": taint["key"], "operator": "Exists", "effect": rng.choice(other)}
+        pod["tolerations"] = [toleration]
+    if node.get("unschedulable") and rng.random() < 0.3:
+        pod.setdefault("tolerations", []).append(
+            {
+                "key": "node.kubernetes.io/unschedulable",
+                "operator": "Exists",
+                "effect": "NoSchedule",
+            }
+        )
+
+
+def _term(rng: random.Random, labels: dict[str, str]) -> dict[str, Any]:
+    op = rng.choice(("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"))
+    if op in ("Gt", "Lt"):
+        bound = labels.get("rank", str(rng.randint(1, 5)))
+        if rng.random() < 0.5:
+            bound = str(int(bound) + rng.choice((-1, 1)))
+        return {"match_expressions": [{"key": "rank", "operator": op, "values": [bound]}]}
+    key = rng.choice(sorted(labels) or ["pool"])
+    expression: dict[str, Any] = {"key": key, "operator": op}
+    if op in ("In", "NotIn"):
+        expression["values"] = [labels.get(key, "a"), rng.choice(ZONES + POOLS)]
+    return {"match_expressions": [expression]}
+
+
+def _milli(text: str) -> int:
+    return int(text.removesuffix("m")) if text.endswith("m") else int(text) * 1000
