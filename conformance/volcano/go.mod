@@ -142,7 +142,8 @@ replace (
 	k8s.io/sample-controller => k8s.io/sample-controller v0.35.3
 )
 
-// volcano.sh/volcano v1.15.1 builds volcano.sh/apis from its own staging folder, which its
-// module zip leaves out; the proxy refuses volcano.sh/apis v1.15.1 (403, "not available"),
-// so the nearest release it serves stands in (docs/conformance.md).
-replace volcano.sh/apis => volcano.sh/apis v1.14.0
+// Not buildable yet: volcano.sh/volcano v1.15.1 builds volcano.sh/apis from its own staging
+// folder (a replace to ./staging/src/volcano.sh/apis), which its module zip leaves out, and
+// the module proxy refuses volcano.sh/apis v1.15.1 (403 "This module version is not
+// available"). v1.14.0, which it serves, lacks v1beta1.QueueAllocationGateKey. Once the
+// proxy serves it, `go mod tidy` here completes go.sum (docs/conformance.md).

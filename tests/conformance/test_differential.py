@@ -1,0 +1,93 @@
+"""The differential test (docs/conformance.md): kube-scheduler v1.35.3's own filter plugins
+beside the advisor's filters on generated clusters and on every scenario in
+advisor/examples. Without Go on PATH the tests skip, saying why; the first run builds the
+harness (several minutes cold, cached in conformance/.build)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import compare, harness
+
+pytestmark = pytest.mark.realservices  # the Go harness runs as a process
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((REPO / "advisor" / "examples").glob("*.yaml"))
+
+skip_without_go = pytest.mark.skipif(
+    harness.go_missing() is not None, reason=str(harness.go_missing())
+)
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    return harness.binary("kube")
+
+
+@skip_without_go
+@pytest.mark.timeout(900)  # a cold build compiles k8s.io/kubernetes' scheduler packages
+def test_generated_clusters_agree(built: Path) -> None:
+    clusters, pods, agree, _, written = compare.run_generated(50, 0, None)
+    assert clusters == 50
+    assert pods > 50
+    assert agree == pods, f"{pods - agree} of {pods} pods disagree (python -m conformance.compare)"
+    assert written == []
+
+
+@skip_without_go
+def test_examples_agree(built: Path) -> None:
+    pods, agree, _, diffs = compare.run_files(EXAMPLES)
+    assert pods > 0
+    assert (agree, diffs) == (pods, [])
+
+
+@skip_without_go
+def test_upstream_answers_each_filter(built: Path, tmp_path: Path) -> None:
+    """The harness itself: one node per filter, each rejecting the pod its own way."""
+    card = [{"index": 0, "memory_mib": 16384}]
+    scenario = {
+        "nodes": [
+            {"name": "cordoned", "cards": card, "unschedulable": True},
+            {"name": "labelled", "cards": card, "labels": {"pool": "b"}},
+            {"name": "tainted", "cards": card, "labels": {"pool": "a"},
+             "taints": [{"key": "gpu", "value": "yes", "effect": "NoExecute"}]},
+            {"name": "small", "cards": card, "labels": {"pool": "a"},
+             "allocatable": {"cpu": "1", "memory": "1Gi", "pods": 1},
+             "other_pods": [{"name": "kube-system/ds", "resources": {"cpu": "500m"}}]},
+            {"name": "fits", "cards": card, "labels": {"pool": "a"}},
+        ],
+        "pods": [{"name": "ml/p", "request": {"gpus": 1, "memory_mib": 1024},
+                  "node_selector": {"pool": "a"}, "resources": {"cpu": "600m", "memory": "2Gi"}}],
+    }  # fmt: skip
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(scenario))
+    (result,) = harness.run("kube", [path])
+    assert result["pods"] == [{"pod": "ml/p", "nodes": {
+        "cordoned": ["node(s) were unschedulable"],
+        "labelled": ["node(s) didn't match Pod's node affinity/selector"],
+        "tainted": ["node(s) had untolerated taint(s)"],
+        "small": ["Too many pods", "Insufficient cpu", "Insufficient memory"],
+    }}]  # fmt: skip
+    ours = compare.advisor_verdicts(scenario)
+    assert compare.compare(scenario, ours, compare.upstream_verdicts(result))[:2] == (1, 1)
+
+
+@skip_without_go
+def test_run_names_the_blocked_volcano_harness(built: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "conformance" / "run"), "--scheduler", "volcano-vgpu",
+         str(EXAMPLES[0])],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 3
+    assert "volcano.sh/apis v1.15.1" in done.stderr
+
+
+def test_skip_reason_names_go() -> None:
+    reason = harness.go_missing()
+    assert reason is None or "go is not on PATH" in reason
