@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: demo test test-fast lint typecheck unit system-deps demo-deps bench clean openb fuzz lock \
-	image push overlay demo-picture
+	image push overlay demo-picture conformance conformance-build
 
 # The image and the overlay that deploys it (README "Deploying to a cluster"):
 #   make image push IMAGE=registry.example.com/team/xgpu-insight:0.1.0
@@ -99,6 +99,19 @@ lock: $(STAMP)
 	  --all-build-deps --strip-extras --index-url=https://pypi.org/simple --no-emit-index-url \
 	  --output-file=requirements.lock pyproject.toml
 
+# The differential test (docs/conformance.md): N generated clusters through the upstream
+# schedulers' own code (Go harnesses under conformance/, built into the git-ignored
+# conformance/.build) and through the advisor; one agreement line per upstream, each
+# disagreement shrunk into out/conformance. Needs Go; `make test` skips it without.
+N ?= 2000
+conformance: $(STAMP)
+	$(BIN)/python -m conformance.compare -n $(N) --out out/conformance advisor/examples/*.yaml
+
+# What CI runs before the tests: the harnesses built from go.mod and go.sum as committed.
+conformance-build: $(STAMP)
+	@if command -v go >/dev/null; then $(BIN)/python -c 'from conformance import harness; print(harness.binary("kube"))'; \
+	else echo "conformance-build: go is not on PATH; the differential test will skip"; fi
+
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
 
@@ -116,4 +129,4 @@ overlay: | $(BIN)/python
 	@$(BIN)/python scripts/image_overlay.py '$(IMAGE)' '$(OVERLAY)' $(if $(BASE),--resources '$(BASE)')
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache conformance/.build
