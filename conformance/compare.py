@@ -219,6 +219,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  word for word: {words}/{pods} pods (docs/conformance.md: TaintToleration's message)")
     for path in written:
         print(f"  disagreement, shrunk: {path}")
+    from conformance import placements  # which imports this module
+
+    datas = [generate(args.seed + i) for i in range(args.n)]
+    steps, agree, placed, refused, diffs = placements.check(datas)
+    print(
+        f"agreement: {agree}/{steps} pods on the advisor's simulated cycle, {args.n} clusters "
+        f"(kube-scheduler filters); {refused} of its {placed} placements refused"
+    )
+    for d in diffs[:20]:
+        print(f"  {d}")
     print(f"not run (volcano-vgpu): {harness.BLOCKED['volcano']}")
     if args.scenarios:
         n, a, _, diffs = run_files(args.scenarios)

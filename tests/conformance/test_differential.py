@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import compare, harness
+from conformance import compare, harness, placements
+from conformance.generate import generate
 
 pytestmark = pytest.mark.realservices  # the Go harness runs as a process
 
@@ -37,6 +38,13 @@ def test_generated_clusters_agree(built: Path) -> None:
     assert pods > 50
     assert agree == pods, f"{pods - agree} of {pods} pods disagree (python -m conformance.compare)"
     assert written == []
+
+
+@skip_without_go
+def test_the_advisors_cycle_places_pods_only_where_kube_scheduler_would(built: Path) -> None:
+    steps, agree, placed, refused, diffs = placements.check([generate(i) for i in range(50)])
+    assert placed > 10
+    assert (agree, refused, diffs) == (steps, 0, [])
 
 
 @skip_without_go
