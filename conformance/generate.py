@@ -14,6 +14,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from advisor.podspec.quantity import quantity_milli, quantity_units
+
 CARD_MIB = (8192, 16384, 24576, 40960, 81920)
 ZONES = ("z1", "z2", "z3")
 POOLS = ("a", "b")
@@ -61,6 +63,8 @@ def _node(rng: random.Random, i: int) -> dict[str, Any]:
             "memory": f"{rng.choice(MEMORY_GI)}Gi",
             "pods": rng.choice((1, 2, 3, 5, 110)),
         }
+        if rng.random() < 0.2:  # a partial allocatable: the rest is unconstrained
+            del node["allocatable"][rng.choice(("cpu", "memory", "pods"))]
     labels: dict[str, str] = {}
     if rng.random() < 0.7:
         labels["topology.kubernetes.io/zone"] = rng.choice(ZONES)
@@ -72,7 +76,7 @@ def _node(rng: random.Random, i: int) -> dict[str, Any]:
         node["labels"] = labels
     if rng.random() < 0.3:
         node["taints"] = [
-            {"key": rng.choice(TAINT_KEYS), "value": rng.choice(TAINT_VALUES), "effect": e}
+            {"key": rng.choice(TAINT_KEYS), "value": rng.choice(("", *TAINT_VALUES)), "effect": e}
             for e in rng.sample(EFFECTS, rng.randint(1, 2))
         ]
     if rng.random() < 0.1:
@@ -95,22 +99,52 @@ def _resources_left(node: dict[str, Any]) -> list[int]:
     memory = int(str(alloc.get("memory", "1024Gi")).removesuffix("Gi"))
     pods = int(alloc.get("pods", 1000))
     for other in node.get("other_pods", []):
-        cpu -= int(other["resources"]["cpu"].removesuffix("m"))
+        cpu -= quantity_milli(other["resources"]["cpu"])
         memory -= 1
         pods -= 1
     return [cpu, memory, pods]
 
 
 def _resources(rng: random.Random, left: list[int]) -> dict[str, str]:
-    """cpu and memory, often exactly what a node has left (the boundary of fitsRequest)."""
+    """cpu and memory, often exactly what a node has left (the boundary of fitsRequest),
+    spelled in any of the ways a Kubernetes quantity may be."""
     roll = rng.random()
     if roll < 0.3 and left[0] > 0 and left[1] > 0:
-        return {"cpu": f"{left[0]}m", "memory": f"{left[1]}Gi"}
+        return {"cpu": spell_cpu(rng, left[0]), "memory": spell_gib(rng, left[1])}
     if roll < 0.4 and left[0] > 0:
-        return {"cpu": f"{left[0] + 1}m"}
+        return {"cpu": spell_cpu(rng, left[0] + 1)}
     if roll < 0.8:
-        return {"cpu": f"{rng.choice((250, 500, 1000, 2000))}m", "memory": f"{rng.randint(1, 4)}Gi"}
+        cpu = rng.choice((250, 500, 1000, 2000))
+        return {"cpu": spell_cpu(rng, cpu), "memory": spell_gib(rng, rng.randint(1, 4))}
+    if roll < 0.9:  # values that Quantity rounds up: a fraction of a millicore or a byte
+        return {"cpu": rng.choice(("0.0005", "250.5m", "1.0001")), "memory": rng.choice(ODD_BYTES)}
     return {}
+
+
+ODD_BYTES = ("0.1Gi", "1500M", "1e9", "1.5Gi", "999999999", "0.5Ki")
+
+
+def spell_cpu(rng: random.Random, milli: int) -> str:
+    """`milli` millicores as "1500m", "1.5" or, for whole cores, "2"."""
+    if milli % 1000 == 0 and rng.random() < 0.5:
+        return str(milli // 1000)
+    if rng.random() < 0.3:
+        whole, rest = divmod(milli, 1000)
+        return f"{whole}.{rest:03d}".rstrip("0").rstrip(".")
+    return f"{milli}m"
+
+
+def spell_gib(rng: random.Random, gib: int) -> str:
+    """`gib` GiB as "2Gi", "2048Mi", "2097152Ki" or bytes, plain or with an exponent."""
+    return rng.choice(
+        (
+            f"{gib}Gi",
+            f"{gib * 1024}Mi",
+            f"{gib * 1024 * 1024}Ki",
+            str(gib * 2**30),
+            f"{gib * 2**30}e0",
+        )
+    )
 
 
 def _running(
@@ -139,8 +173,8 @@ def _running(
         cards[k][1] -= 1
         cards[k][2] -= core
     resources = _resources(rng, [max(left[name][0] // 2, 0), max(left[name][1] // 2, 0)])
-    left[name][0] -= _milli(resources.get("cpu", "0m"))
-    left[name][1] -= int(resources.get("memory", "0Gi").removesuffix("Gi"))
+    left[name][0] -= quantity_milli(resources.get("cpu", "0"))
+    left[name][1] -= -(-quantity_units(resources.get("memory", "0")) // 2**30)
     left[name][2] -= 1
     pod: dict[str, Any] = {
         "name": f"run/pod-{i}",
@@ -196,9 +230,8 @@ def _constraints(rng: random.Random, pod: dict[str, Any], node: dict[str, Any]) 
         value = labels[key] if rng.random() < 0.7 else "other"
         pod["node_selector"] = {key: value}
     if rng.random() < 0.25:
-        pod["affinity"] = {
-            "node": {"required": [_term(rng, labels) for _ in range(rng.randint(1, 2))]}
-        }
+        terms = [_term(rng, labels, node["name"]) for _ in range(rng.randint(1, 2))]
+        pod["affinity"] = {"node": {"required": terms}}
     taints = node.get("taints", [])
     if taints and rng.random() < 0.6:
         taint = rng.choice(taints)
@@ -207,8 +240,11 @@ def _constraints(rng: random.Random, pod: dict[str, Any], node: dict[str, Any]) 
             toleration: dict[str, str] = {"operator": "Exists"}  # tolerates every taint
         elif roll < 0.5:
             toleration = {"key": taint["key"], "operator": "Exists"}
-        elif roll < 0.8:
+        elif roll < 0.7:
             toleration = {"key": taint["key"], "value": taint["value"], "effect": taint["effect"]}
+        elif roll < 0.8:  # Equal, every effect, sometimes the wrong value
+            value = taint["value"] if rng.random() < 0.5 else "other"
+            toleration = {"key": taint["key"], "operator": "Equal", "value": value}
         else:  # misses by effect
             other = [e for e in EFFECTS if e != taint["effect"]]
             toleration = {"key": taint["key"], "operator": "Exists", "effect": rng.choice(other)}
@@ -223,19 +259,26 @@ def _constraints(rng: random.Random, pod: dict[str, Any], node: dict[str, Any]) 
         )
 
 
-def _term(rng: random.Random, labels: dict[str, str]) -> dict[str, Any]:
+def _term(rng: random.Random, labels: dict[str, str], node: str) -> dict[str, Any]:
+    roll = rng.random()
+    if roll < 0.1:  # by name: matchFields metadata.name
+        names = [node] if rng.random() < 0.7 else ["node-9"]
+        op = rng.choice(("In", "NotIn"))
+        return {"match_fields": [{"key": "metadata.name", "operator": op, "values": names}]}
+    if roll < 0.15:
+        return {"match_expressions": []}  # a term with no requirement matches no node
     op = rng.choice(("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"))
     if op in ("Gt", "Lt"):
         bound = labels.get("rank", str(rng.randint(1, 5)))
         if rng.random() < 0.5:
             bound = str(int(bound) + rng.choice((-1, 1)))
+        elif rng.random() < 0.2:
+            bound = rng.choice(("+2", "007"))  # integers as ParseInt reads them
         return {"match_expressions": [{"key": "rank", "operator": op, "values": [bound]}]}
     key = rng.choice(sorted(labels) or ["pool"])
     expression: dict[str, Any] = {"key": key, "operator": op}
     if op in ("In", "NotIn"):
         expression["values"] = [labels.get(key, "a"), rng.choice(ZONES + POOLS)]
+        if rng.random() < 0.1:
+            expression["values"].append("-not a label value-")  # makes the term match nothing
     return {"match_expressions": [expression]}
-
-
-def _milli(text: str) -> int:
-    return int(text.removesuffix("m")) if text.endswith("m") else int(text) * 1000
