@@ -103,6 +103,7 @@ lock: $(STAMP)
 # schedulers' own code (Go harnesses under conformance/, built into the git-ignored
 # conformance/.build) and through the advisor; one agreement line per upstream, each
 # disagreement shrunk into out/conformance. Needs Go; `make test` skips it without.
+# N clusters per profile (cce, hami, volcano-vgpu).
 N ?= 2000
 conformance: $(STAMP)
 	$(BIN)/python -m conformance.compare -n $(N) --out out/conformance advisor/examples/*.yaml

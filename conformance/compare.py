@@ -27,7 +27,7 @@ from advisor.core.nodefilters import RESOURCE_REASONS, static_reasons
 from advisor.core.state import Shape
 from advisor.scenario import ScenarioError, scenario_from_data
 from conformance import harness
-from conformance.generate import generate
+from conformance.generate import PROFILES, generate
 
 Verdicts = dict[str, dict[str, tuple[str, ...]]]  # pod → node → reasons (absent: passes)
 
@@ -171,16 +171,19 @@ def shrink(
     return current
 
 
-def run_generated(count: int, seed: int, out: Path | None) -> tuple[int, int, int, int, list[Path]]:
-    """(clusters, pods, agreeing, agreeing word for word, shrunk disagreements written)."""
-    datas = [generate(seed + i) for i in range(count)]
+def run_generated(
+    count: int, seed: int, out: Path | None, profile: str | None = None
+) -> tuple[int, int, int, int, list[Path]]:
+    """(clusters, pods, agreeing, agreeing word for word, shrunk disagreements written);
+    `profile` None: the generator's round of profiles."""
+    datas = [generate(seed + i, profile=profile) for i in range(count)]
     rows = check(datas)
     written: list[Path] = []
     for i, (data, row) in enumerate(zip(datas, rows, strict=True)):
         if row[3] and out is not None:
             out.mkdir(parents=True, exist_ok=True)
             small = shrink(data)
-            path = out / f"kube-filters-seed-{seed + i}.json"
+            path = out / f"kube-filters-{data['scheduler']['profile']}-seed-{seed + i}.json"
             again = check([small])[0][3]
             path.write_text(json.dumps({"differs": again, "scenario": small}, indent=2) + "\n")
             written.append(path)
@@ -211,24 +214,27 @@ def main(argv: list[str] | None = None) -> int:
     if missing is not None:
         print(f"conformance: {missing}", file=sys.stderr)
         return 2
-    clusters, pods, agree, words, written = run_generated(args.n, args.seed, args.out)
-    print(
-        f"agreement: {agree}/{pods} pods on {clusters} clusters "
-        "(kube-scheduler filters: cce, hami, volcano-vgpu)"
-    )
-    print(f"  word for word: {words}/{pods} pods (docs/conformance.md: TaintToleration's message)")
-    for path in written:
-        print(f"  disagreement, shrunk: {path}")
     from conformance import placements  # which imports this module
 
-    datas = [generate(args.seed + i) for i in range(args.n)]
-    steps, agree, placed, refused, diffs = placements.check(datas)
-    print(
-        f"agreement: {agree}/{steps} pods on the advisor's simulated cycle, {args.n} clusters "
-        f"(kube-scheduler filters); {refused} of its {placed} placements refused"
-    )
-    for d in diffs[:20]:
-        print(f"  {d}")
+    for profile in PROFILES:
+        clusters, pods, agree, words, written = run_generated(args.n, args.seed, args.out, profile)
+        print(
+            f"agreement: {agree}/{pods} pods on {clusters} clusters "
+            f"({profile}: kube-scheduler filters)"
+        )
+        print(
+            f"  word for word: {words}/{pods} pods (docs/conformance.md: TaintToleration's message)"
+        )
+        for path in written:
+            print(f"  disagreement, shrunk: {path}")
+        datas = [generate(args.seed + i, profile=profile) for i in range(args.n)]
+        steps, same, placed, refused, diffs = placements.check(datas)
+        print(
+            f"  the advisor's cycle: {same}/{steps} pods agree; {refused} of its {placed} "
+            "placements refused by kube-scheduler"
+        )
+        for d in diffs[:20]:
+            print(f"    {d}")
     print(f"not run (volcano-vgpu): {harness.BLOCKED['volcano']}")
     if args.scenarios:
         n, a, _, diffs = run_files(args.scenarios)

@@ -27,22 +27,37 @@ PRIORITIES = (0, 0, 10, 100)
 MEMORY_GI = (4, 8, 16, 32)
 
 
-def generate(seed: int, max_nodes: int = 4, max_pending: int = 5) -> dict[str, Any]:
-    """One cluster; the same seed gives the same scenario."""
+PROFILES = ("volcano-vgpu", "hami", "cce")
+CARD_POLICIES = {"volcano-vgpu": ("binpack", "spread", "legacy"), "hami": ("binpack", "spread")}
+CARD_POLICIES["cce"] = CARD_POLICIES["hami"]
+UNUSED, MEMORY_ONLY, WITH_CORE = 2, 0, 1  # a card's isolation mode (cce)
+
+
+def generate(
+    seed: int, max_nodes: int = 4, max_pending: int = 5, profile: str | None = None
+) -> dict[str, Any]:
+    """One cluster; the same seed gives the same scenario. The profile, unless given, goes
+    round by seed: each judges the whole node by the same filters, and places GPU pods by
+    its own rules, which the cycle check (placements.py) then meets."""
+    profile = profile or PROFILES[seed % len(PROFILES)]
     rng = random.Random(seed)
     nodes = [_node(rng, i) for i in range(rng.randint(1, max_nodes))]
-    free = {n["name"]: [[c["memory_mib"], c["max_vgpus"], 100] for c in n["cards"]] for n in nodes}
+    free = {
+        n["name"]: [[c["memory_mib"], c["max_vgpus"], 100, UNUSED] for c in n["cards"]]
+        for n in nodes
+    }
     left = {n["name"]: _resources_left(n) for n in nodes}
     pods: list[dict[str, Any]] = []
+    cce = profile == "cce"
     for i in range(rng.randint(0, 2 * len(nodes))):
-        running = _running(rng, i, nodes, free, left)
+        running = _running(rng, i, nodes, free, left, cce)
         if running is not None:
             pods.append(running)
     for i in range(rng.randint(1, max_pending)):
-        pods.append(_pending(rng, i, nodes, free, left))
+        pods.append(_pending(rng, i, nodes, free, left, cce))
     return {
-        "scheduler": {"profile": "volcano-vgpu"},
-        "policy": {"card": rng.choice(("binpack", "spread", "legacy"))},
+        "scheduler": {"profile": profile},
+        "policy": {"card": rng.choice(CARD_POLICIES[profile])},
         "nodes": nodes,
         "pods": pods,
     }
@@ -153,12 +168,13 @@ def _running(
     nodes: list[dict[str, Any]],
     free: dict[str, list[list[int]]],
     left: dict[str, list[int]],
+    cce: bool,
 ) -> dict[str, Any] | None:
     node = rng.choice(nodes)
     name = node["name"]
     cards = free[name]
     gpus = rng.randint(1, len(cards))
-    usable = [k for k, (mem, slots, core) in enumerate(cards) if slots > 0 and mem >= 1024]
+    usable = [k for k, (mem, slots, _, _) in enumerate(cards) if slots > 0 and mem >= 1024]
     if len(usable) < gpus or left[name][2] <= 0:
         return None
     chosen = rng.sample(usable, gpus)
@@ -168,10 +184,22 @@ def _running(
     per_card = min(per_card, least)
     core_room = min(cards[k][2] for k in chosen)
     core = rng.choice([c for c in CORES if c <= core_room and c != 100] or [0])
+    modes = {cards[k][3] for k in chosen} - {UNUSED}
+    if cce and modes:  # CCE: a card hosts one isolation mode only
+        if len(modes) > 1:
+            return None
+        if modes == {WITH_CORE}:
+            options = [c for c in CORES if 0 < c <= core_room and c != 100]
+            if not options:
+                return None
+            core = core if core in options else rng.choice(options)
+        else:
+            core = 0
     for k in chosen:
         cards[k][0] -= per_card
         cards[k][1] -= 1
         cards[k][2] -= core
+        cards[k][3] = WITH_CORE if core else MEMORY_ONLY
     resources = _resources(rng, [max(left[name][0] // 2, 0), max(left[name][1] // 2, 0)])
     left[name][0] -= quantity_milli(resources.get("cpu", "0"))
     left[name][1] -= -(-quantity_units(resources.get("memory", "0")) // 2**30)
@@ -195,6 +223,7 @@ def _pending(
     nodes: list[dict[str, Any]],
     free: dict[str, list[list[int]]],
     left: dict[str, list[int]],
+    cce: bool,
 ) -> dict[str, Any]:
     node = rng.choice(nodes)
     cards = free[node["name"]]
@@ -202,8 +231,8 @@ def _pending(
     roll = rng.random()
     if roll < 0.35:
         per_card = max(rng.choice(cards)[0], 128)  # exactly a card's free memory
-    elif roll < 0.45:
-        per_card = 0  # the whole card
+    elif roll < 0.45 and not cce:
+        per_card = 0  # the whole card (CCE asks memory always)
     else:
         per_card = rng.choice((1024, 2048, 4096, 8192, 16384))
     core = rng.choice(CORES)
