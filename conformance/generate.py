@@ -80,13 +80,20 @@ def _node(rng: random.Random, i: int) -> dict[str, Any]:
         }
         if rng.random() < 0.2:  # a partial allocatable: the rest is unconstrained
             del node["allocatable"][rng.choice(("cpu", "memory", "pods"))]
+        alloc = node["allocatable"]
+        if "cpu" in alloc:
+            alloc["cpu"] = spell_cpu(rng, int(alloc["cpu"]) * 1000)
+        if "memory" in alloc:
+            alloc["memory"] = spell_gib(rng, int(alloc["memory"].removesuffix("Gi")))
+        if "pods" in alloc and rng.random() < 0.3:
+            alloc["pods"] = rng.choice((str(alloc["pods"]), 0))
     labels: dict[str, str] = {}
     if rng.random() < 0.7:
         labels["topology.kubernetes.io/zone"] = rng.choice(ZONES)
     if rng.random() < 0.5:
         labels["pool"] = rng.choice(POOLS)
     if rng.random() < 0.4:
-        labels["rank"] = str(rng.randint(1, 5))
+        labels["rank"] = rng.choice(("1", "2", "3", "4", "5", "007", "10"))
     if labels:
         node["labels"] = labels
     if rng.random() < 0.3:
@@ -97,23 +104,26 @@ def _node(rng: random.Random, i: int) -> dict[str, Any]:
     if rng.random() < 0.1:
         node["unschedulable"] = True
     if rng.random() < 0.4:
-        node["other_pods"] = [
-            {
-                "name": f"kube-system/ds-{i}-{k}",
-                "resources": {"cpu": f"{rng.choice((100, 500, 1000))}m", "memory": "1Gi"},
-            }
+        # Now and then more than the node has: an overcommitted node still takes a pod that
+        # asks none of what is short (NodeResourcesFit checks only what is requested).
+        cpu = rng.choice((100, 500, 1000, 1000, 20000))
+        key = rng.choice(("other_pods", "other_pods", "resident_pods"))
+        node[key] = [
+            {"name": f"kube-system/ds-{i}-{k}", "resources": {"cpu": f"{cpu}m", "memory": "1Gi"}}
             for k in range(rng.randint(1, 2))
         ]
+        if key == "resident_pods" and rng.random() < 0.3:
+            node[key][0]["terminating"] = True
     return node
 
 
 def _resources_left(node: dict[str, Any]) -> list[int]:
     """(millicores, GiB, pod slots) still free on the node; large where not given."""
     alloc = node.get("allocatable", {})
-    cpu = int(alloc.get("cpu", "1000")) * 1000
-    memory = int(str(alloc.get("memory", "1024Gi")).removesuffix("Gi"))
-    pods = int(alloc.get("pods", 1000))
-    for other in node.get("other_pods", []):
+    cpu = quantity_milli(alloc.get("cpu", "1000"))
+    memory = quantity_units(alloc.get("memory", "1024Gi")) // 2**30
+    pods = quantity_units(alloc.get("pods", 1000))
+    for other in node.get("other_pods", []) + node.get("resident_pods", []):
         cpu -= quantity_milli(other["resources"]["cpu"])
         memory -= 1
         pods -= 1
@@ -128,9 +138,11 @@ def _resources(rng: random.Random, left: list[int]) -> dict[str, str]:
         return {"cpu": spell_cpu(rng, left[0]), "memory": spell_gib(rng, left[1])}
     if roll < 0.4 and left[0] > 0:
         return {"cpu": spell_cpu(rng, left[0] + 1)}
-    if roll < 0.8:
+    if roll < 0.7:
         cpu = rng.choice((250, 500, 1000, 2000))
         return {"cpu": spell_cpu(rng, cpu), "memory": spell_gib(rng, rng.randint(1, 4))}
+    if roll < 0.8:  # one resource only, or an explicit zero: the other is not checked
+        return rng.choice(({"memory": spell_gib(rng, 1)}, {"cpu": "0", "memory": "0"}))
     if roll < 0.9:  # values that Quantity rounds up: a fraction of a millicore or a byte
         return {"cpu": rng.choice(("0.0005", "250.5m", "1.0001")), "memory": rng.choice(ODD_BYTES)}
     return {}
