@@ -34,7 +34,11 @@ Verdicts = dict[str, dict[str, tuple[str, ...]]]  # pod → node → reasons (ab
 FILTERS = {
     "node(s) were unschedulable": "NodeUnschedulable",
     "node(s) didn't match Pod's node affinity/selector": "NodeAffinity",
+    # NodeAffinity's PreFilter (node_affinity.go errReasonConflict): matchFields terms that
+    # name no node in common reject every node before Filter runs.
+    "pod affinity terms conflict": "NodeAffinity",
 }
+RESOURCES = ("Insufficient cpu", "Insufficient memory", "Too many pods")
 
 
 def filter_of(reasons: tuple[str, ...]) -> tuple[str, ...]:
@@ -47,7 +51,9 @@ def filter_of(reasons: tuple[str, ...]) -> tuple[str, ...]:
         return (FILTERS[first],)
     if first.startswith("node(s) had untolerated taint"):
         return ("TaintToleration",)
-    return ("NodeResourcesFit", *sorted(reasons))
+    if first in RESOURCES:
+        return ("NodeResourcesFit", *sorted(reasons))
+    return ("unknown", *reasons)  # a message this comparison does not know: never agrees
 
 
 def advisor_verdicts(data: dict[str, Any]) -> Verdicts:

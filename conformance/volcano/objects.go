@@ -34,7 +34,8 @@ const (
 
 // Allocatable of a node whose scenario says nothing: unconstrained, as the advisor reads it.
 var unbounded = map[v1.ResourceName]string{
-	v1.ResourceCPU: "100000", v1.ResourceMemory: "1Pi", v1.ResourcePods: "1000000",
+	// Far above any scenario's sums (int64 millicores and bytes hold them exactly).
+	v1.ResourceCPU: "1e12", v1.ResourceMemory: "1e18", v1.ResourcePods: "1e9",
 }
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
