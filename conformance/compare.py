@@ -241,6 +241,24 @@ def main(argv: list[str] | None = None) -> int:
         )
         for d in diffs[:20]:
             print(f"    {d}")
+    from conformance import volcano_compare
+
+    datas = [generate(args.seed + i, profile="volcano-vgpu") for i in range(args.n)]
+    rows = volcano_compare.check(datas)
+    pods = sum(n for n, _ in rows)
+    agree = sum(n - len({d.split(":", 1)[0] for d in diffs}) for n, diffs in rows)
+    print(
+        f"agreement: {agree}/{pods} pods on {args.n} clusters "
+        "(volcano-vgpu: Volcano v1.15.1's vGPU device code, node and cards)"
+    )
+    for i, (data, (_, diffs)) in enumerate(zip(datas, rows, strict=True)):
+        if diffs:
+            args.out.mkdir(parents=True, exist_ok=True)
+            small = shrink(data, volcano_compare.disagrees)
+            path = args.out / f"volcano-vgpu-seed-{args.seed + i}.json"
+            again = volcano_compare.check([small])[0][1]
+            path.write_text(json.dumps({"differs": again, "scenario": small}, indent=2) + "\n")
+            print(f"  disagreement, shrunk: {path}")
     print(f"not run (volcano-vgpu): {harness.BLOCKED['volcano']}")
     if args.scenarios:
         n, a, _, diffs = run_files(args.scenarios)

@@ -55,8 +55,11 @@ def generate(
             pods.append(running)
     for i in range(rng.randint(1, max_pending)):
         pods.append(_pending(rng, i, nodes, free, left, cce))
+    scheduler: dict[str, Any] = {"profile": profile}
+    if profile == "volcano-vgpu" and rng.random() < 0.5:
+        scheduler["schedule_weight"] = rng.choice((1, 10))  # deviceshare.ScheduleWeight
     return {
-        "scheduler": {"profile": profile},
+        "scheduler": scheduler,
         "policy": {"card": rng.choice(CARD_POLICIES[profile])},
         "nodes": nodes,
         "pods": pods,

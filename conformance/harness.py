@@ -13,17 +13,24 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 BUILD = ROOT / ".build"
-HARNESSES = ("kube", "volcano")
+# name: (its Go module under conformance/, the package to build)
+PACKAGES = {
+    "kube": ("kube", "."),  # kube-scheduler's filter plugins
+    "volcano-cards": ("volcano", "./cards"),  # Volcano's vGPU device code
+    "volcano": ("volcano", "./session"),  # Volcano's scheduler session
+}
+HARNESSES = tuple(PACKAGES)
 
 # Volcano v1.15.1 builds volcano.sh/apis from its own staging folder (go.mod: `volcano.sh/apis
 # => ./staging/src/volcano.sh/apis`), which its module zip leaves out; the module proxy
 # answers 403 "not available" for volcano.sh/apis v1.15.1 and for the v1.15.0 tag's commit,
-# and v1.14.0, which it serves, lacks v1beta1.QueueAllocationGateKey that v1.15.1 uses.
+# and v1.14.0, which it serves, lacks v1beta1.QueueAllocationGateKey that the session's
+# pkg/scheduler/api uses (the vGPU device package builds with it).
 BLOCKED = {
     "volcano": (
-        "the Volcano harness cannot be built: the Go module proxy refuses volcano.sh/apis "
-        "v1.15.1 (403, 'This module version is not available'), which volcano.sh/volcano "
-        "v1.15.1 needs (docs/conformance.md)"
+        "the Volcano session harness cannot be built: the Go module proxy refuses "
+        "volcano.sh/apis v1.15.1 (403, 'This module version is not available'), which "
+        "volcano.sh/volcano v1.15.1's pkg/scheduler/api needs (docs/conformance.md)"
     ),
 }
 
@@ -46,16 +53,17 @@ def binary(name: str) -> Path:
     missing = go_missing()
     if missing is not None:
         raise HarnessError(missing)
-    module = ROOT / name
+    folder, package = PACKAGES[name]
+    module = ROOT / folder
     out = BUILD / name
-    sources = [p for p in module.iterdir() if p.suffix == ".go" or p.name in ("go.mod", "go.sum")]
+    sources = [p for p in module.rglob("*") if p.suffix == ".go" or p.name in ("go.mod", "go.sum")]
     if out.exists() and all(p.stat().st_mtime <= out.stat().st_mtime for p in sources):
         return out
     BUILD.mkdir(exist_ok=True)
     env = {**os.environ, "GOFLAGS": "-mod=readonly"}  # go.sum as committed, nothing added
     partial = out.with_name(f"{name}.{os.getpid()}.partial")  # two builds at once: last wins
     done = subprocess.run(
-        ["go", "build", "-o", str(partial), "."],
+        ["go", "build", "-o", str(partial), package],
         cwd=module,
         env=env,
         capture_output=True,
@@ -63,7 +71,9 @@ def binary(name: str) -> Path:
         check=False,
     )
     if done.returncode != 0:
-        raise HarnessError(f"go build in conformance/{name} failed:\n{done.stderr[-4000:]}")
+        raise HarnessError(
+            f"go build of {package} in conformance/{folder} failed:\n{done.stderr[-4000:]}"
+        )
     partial.replace(out)
     return out
 

@@ -5,8 +5,11 @@ go 1.25.0
 require (
 	k8s.io/api v0.35.3
 	k8s.io/apimachinery v0.35.3
+	k8s.io/apiserver v0.35.3
 	k8s.io/client-go v0.35.3
 	k8s.io/klog/v2 v2.140.0
+	k8s.io/kube-scheduler v0.0.0
+	k8s.io/kubernetes v1.35.3
 	sigs.k8s.io/yaml v1.6.0
 	volcano.sh/apis v1.15.1
 	volcano.sh/volcano v1.15.1
@@ -83,7 +86,6 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	k8s.io/apiextensions-apiserver v0.35.0 // indirect
-	k8s.io/apiserver v0.35.3 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
 	k8s.io/component-base v0.35.3 // indirect
 	k8s.io/component-helpers v0.35.3 // indirect
@@ -91,8 +93,6 @@ require (
 	k8s.io/csi-translation-lib v0.35.3 // indirect
 	k8s.io/dynamic-resource-allocation v0.35.3 // indirect
 	k8s.io/kube-openapi v0.0.0-20250910181357-589584f1c912 // indirect
-	k8s.io/kube-scheduler v0.0.0 // indirect
-	k8s.io/kubernetes v1.35.3 // indirect
 	k8s.io/metrics v0.35.3 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20251002143259-bc988d571ff4 // indirect
@@ -142,8 +142,10 @@ replace (
 	k8s.io/sample-controller => k8s.io/sample-controller v0.35.3
 )
 
-// Not buildable yet: volcano.sh/volcano v1.15.1 builds volcano.sh/apis from its own staging
-// folder (a replace to ./staging/src/volcano.sh/apis), which its module zip leaves out, and
-// the module proxy refuses volcano.sh/apis v1.15.1 (403 "This module version is not
-// available"). v1.14.0, which it serves, lacks v1beta1.QueueAllocationGateKey. Once the
-// proxy serves it, `go mod tidy` here completes go.sum (docs/conformance.md).
+// volcano.sh/volcano v1.15.1 builds volcano.sh/apis from its own staging folder (a replace
+// to ./staging/src/volcano.sh/apis), which its module zip leaves out, and the module proxy
+// refuses volcano.sh/apis v1.15.1 (403 "This module version is not available"). v1.14.0,
+// which it serves, stands in: enough for the vGPU device package (./cards, which takes two
+// annotation keys from it), not for the session (./session: v1.15.1's pkg/scheduler/api
+// uses v1beta1.QueueAllocationGateKey, which v1.14.0 lacks). docs/conformance.md.
+replace volcano.sh/apis => volcano.sh/apis v1.14.0

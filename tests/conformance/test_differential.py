@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import compare, harness, placements
+from conformance import compare, harness, placements, volcano_compare
 from conformance.generate import generate
 from tests.advisor.core import (
     test_upstream_nodeaffinity as nodeaffinity,
@@ -27,6 +27,7 @@ from tests.advisor.core import (
     test_upstream_tainttoleration as tainttoleration,
 )
 from tests.advisor.core.upstream_helpers import Case, scenario_of
+from tests.conformance.test_volcano_compare import SCENARIO, UPSTREAM
 
 pytestmark = pytest.mark.realservices  # the Go harness runs as a process
 
@@ -58,6 +59,26 @@ def test_the_advisors_cycle_places_pods_only_where_kube_scheduler_would(built: P
     steps, agree, placed, refused, diffs = placements.check([generate(i) for i in range(50)])
     assert placed > 10
     assert (agree, refused, diffs) == (steps, 0, [])
+
+
+@skip_without_go
+@pytest.mark.timeout(900)  # a cold build of Volcano's device package and kube's plugins
+def test_volcano_vgpu_cards_and_nodes_agree_with_volcanos_device_code() -> None:
+    datas = [generate(i, profile="volcano-vgpu") for i in range(50)]
+    rows = volcano_compare.check(datas)
+    assert sum(n for n, _ in rows) > 50
+    assert [d for _, diffs in rows for d in diffs] == []
+
+
+@skip_without_go
+def test_volcanos_device_code_gives_the_worked_answer(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(SCENARIO))
+    (result,) = harness.run("volcano-cards", [path])
+    keys = ("pod", "node", "cards", "tied")
+    got = [{k: p[k] for k in keys} for p in result["pods"]]
+    assert got == [{k: p.get(k) for k in keys} for p in UPSTREAM["pods"]]
+    assert result["pods"][1]["reason"].startswith("0/2 nodes are unavailable: ")
 
 
 @skip_without_go
@@ -133,10 +154,17 @@ def test_upstream_answers_each_filter(built: Path, tmp_path: Path) -> None:
 
 
 @skip_without_go
-def test_run_names_the_blocked_volcano_harness(built: Path) -> None:
+def test_run_gives_volcanos_device_code_and_names_the_blocked_session(built: Path) -> None:
     done = subprocess.run(
         [sys.executable, str(REPO / "conformance" / "run"), "--scheduler", "volcano-vgpu",
          str(EXAMPLES[0])],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["upstream"].startswith("volcano.sh/volcano v1.15.1")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "conformance" / "run"), "--scheduler", "volcano-vgpu",
+         "--harness", "volcano", str(EXAMPLES[0])],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 3

@@ -36,6 +36,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/metrics"
 	_ "volcano.sh/volcano/pkg/scheduler/plugins"
 	"volcano.sh/volcano/pkg/scheduler/util"
+	"xgpu-insight/conformance/volcano/cluster"
 )
 
 const upstream = "volcano.sh/volcano v1.15.1"
@@ -104,12 +105,12 @@ func quietLogs() {
 
 func runFile(path, profile string) (res Result) {
 	res = Result{Scenario: path, Scheduler: profile, Upstream: upstream, Pods: []PodResult{}, Groups: []GroupResult{}}
-	s, err := readScenario(path)
+	s, err := cluster.ReadScenario(path)
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
-	c, err := buildCluster(s)
+	c, err := cluster.BuildCluster(s)
 	if err != nil {
 		res.Error = err.Error()
 		return res
@@ -130,7 +131,7 @@ func runFile(path, profile string) (res Result) {
 
 // schedulerConf is the volcano-scheduler-configmap the scenario describes: upstream's
 // default first tier, then the vGPU predicates, and the harness's tie recorder.
-func schedulerConf(s *Scenario, actions []string) string {
+func schedulerConf(s *cluster.Scenario, actions []string) string {
 	policy := "" // legacy: deviceshare.SchedulePolicy unset
 	if s.Policy != nil && s.Policy.Card != "" && s.Policy.Card != "legacy" {
 		policy = s.Policy.Card
@@ -156,7 +157,7 @@ tiers:
 `, strings.Join(actions, ", "), policy, weight, tiesPluginName)
 }
 
-func run(c *cluster, s *Scenario, actionNames []string) ([]PodResult, []GroupResult, error) {
+func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string) ([]PodResult, []GroupResult, error) {
 	actions, tiers, configurations, _, err := scheduler.UnmarshalSchedulerConf(schedulerConf(s, actionNames))
 	if err != nil {
 		return nil, nil, err
@@ -168,19 +169,19 @@ func run(c *cluster, s *Scenario, actionNames []string) ([]PodResult, []GroupRes
 	defer close(stop)
 	sc.Run(stop)
 	sc.WaitForCacheSync(stop)
-	for _, n := range c.nodes {
+	for _, n := range c.Nodes {
 		sc.AddOrUpdateNode(n)
 	}
-	for _, pc := range c.classes {
+	for _, pc := range c.Classes {
 		sc.AddPriorityClass(pc)
 	}
-	for _, pod := range c.pods {
+	for _, pod := range c.Pods {
 		sc.AddPod(pod)
 	}
-	for _, pg := range c.groups {
+	for _, pg := range c.Groups {
 		sc.AddPodGroupV1beta1(pg)
 	}
-	sc.AddQueueV1beta1(c.queue)
+	sc.AddQueueV1beta1(c.Queue)
 	ready := new(atomic.Bool)
 	ready.Store(true)
 	sc.HyperNodesInfo = api.NewHyperNodesInfoWithCache(nil, nil, nil, ready)
@@ -191,7 +192,7 @@ func run(c *cluster, s *Scenario, actionNames []string) ([]PodResult, []GroupRes
 	// deviceshare's Allocate patches the pod through the session's client: the pods must
 	// exist there (the session works on its own snapshot, so the informer's echo is moot).
 	client := ssn.KubeClient()
-	for _, pod := range c.pods {
+	for _, pod := range c.Pods {
 		if _, err := client.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod.DeepCopy(), metav1.CreateOptions{}); err != nil {
 			return nil, nil, err
 		}
@@ -211,7 +212,7 @@ func run(c *cluster, s *Scenario, actionNames []string) ([]PodResult, []GroupRes
 		}
 	}
 	var pods []PodResult
-	for _, pod := range c.pending {
+	for _, pod := range c.Pending {
 		key := pod.Namespace + "/" + pod.Name
 		r := PodResult{Pod: key}
 		task, job := tasks[key], jobs[key]
@@ -224,7 +225,7 @@ func run(c *cluster, s *Scenario, actionNames []string) ([]PodResult, []GroupRes
 		if placed(task) {
 			node := task.NodeName
 			r.Node = &node
-			cards, err := c.cardsOf(client, pod)
+			cards, err := cardsOf(c, client, pod)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -263,19 +264,19 @@ func placed(task *api.TaskInfo) bool {
 
 // cardsOf reads the allocation deviceshare wrote on the pod (vgpu.Allocate, through the
 // client), card UUIDs back to the scenario's indices, in the order upstream chose them.
-func (c *cluster) cardsOf(client kubernetes.Interface, pod *v1.Pod) ([]int, error) {
+func cardsOf(c *cluster.Cluster, client kubernetes.Interface, pod *v1.Pod) ([]int, error) {
 	got, err := client.CoreV1().Pods(pod.Namespace).Get(context.Background(), pod.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
 	cards := []int{}
-	for _, container := range strings.Split(got.Annotations[idsAnnotation], ";") {
+	for _, container := range strings.Split(got.Annotations[cluster.IDsAnnotation], ";") {
 		for _, entry := range strings.Split(container, ":") {
 			uuid, _, ok := strings.Cut(entry, ",")
 			if !ok {
 				continue
 			}
-			index, known := c.cardOf[uuid]
+			index, known := c.CardOf[uuid]
 			if !known {
 				return nil, fmt.Errorf("pod %s/%s: unknown card %q", pod.Namespace, pod.Name, uuid)
 			}

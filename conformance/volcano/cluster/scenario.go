@@ -1,4 +1,4 @@
-package main
+package cluster
 
 // The scenario file (docs/design.md §4, §9, §10), read as the advisor reads it: YAML or
 // JSON, the keys this harness turns into Kubernetes and Volcano objects. Keys the harness
@@ -74,6 +74,9 @@ type Affinity struct {
 type OtherPod struct {
 	Name      string              `json:"name"`
 	Resources map[string]Quantity `json:"resources"`
+	// A resident pod being deleted: it still holds its node's cpu and memory to
+	// kube-scheduler's filters and to the advisor (what it changes is scale-up's template).
+	Terminating bool `json:"terminating"`
 }
 
 type Node struct {
@@ -129,7 +132,7 @@ type Scenario struct {
 	Pods            []Pod      `json:"pods"`
 }
 
-func readScenario(path string) (*Scenario, error) {
+func ReadScenario(path string) (*Scenario, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

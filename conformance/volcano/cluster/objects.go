@@ -1,4 +1,4 @@
-package main
+package cluster
 
 // Scenario → Kubernetes and Volcano objects, as a live cluster running Volcano's vGPU
 // device plugin would hold them: the node registration annotation and allocatable of
@@ -23,7 +23,7 @@ import (
 
 const (
 	registerAnnotation = "volcano.sh/node-vgpu-register" // config.VolcanoVGPURegister
-	idsAnnotation      = "volcano.sh/vgpu-ids-new"       // vgpu.AssignedIDsAnnotations
+	IDsAnnotation      = "volcano.sh/vgpu-ids-new"       // vgpu.AssignedIDsAnnotations
 	vgpuNumber         = "volcano.sh/vgpu-number"
 	vgpuMemory         = "volcano.sh/vgpu-memory"
 	vgpuCores          = "volcano.sh/vgpu-cores"
@@ -44,15 +44,15 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // must not be a prefix of GPU-x-10.
 func cardUUID(node string, index int) string { return fmt.Sprintf("GPU-%s-%04d", node, index) }
 
-type cluster struct {
-	nodes    []*v1.Node
-	pods     []*v1.Pod // every pod: running, resident, pending
-	groups   []*vcv1beta1.PodGroup
-	classes  []*schedulingv1.PriorityClass
-	queue    *vcv1beta1.Queue
-	pending  []*v1.Pod         // in scenario order
-	cardOf   map[string]int    // card UUID → the scenario's card index
-	cardsOn  map[string][]Card // node → its cards, by index
+type Cluster struct {
+	Nodes    []*v1.Node
+	Pods     []*v1.Pod // every pod: running, resident, pending
+	Groups   []*vcv1beta1.PodGroup
+	Classes  []*schedulingv1.PriorityClass
+	Queue    *vcv1beta1.Queue
+	Pending  []*v1.Pod         // in scenario order
+	CardOf   map[string]int    // card UUID → the scenario's card index
+	CardsOn  map[string][]Card // node → its cards, by index
 	slotsDef int
 }
 
@@ -66,8 +66,8 @@ func quantity(q Quantity) (resource.Quantity, error) {
 	return resource.ParseQuantity(string(q))
 }
 
-func buildCluster(s *Scenario) (*cluster, error) {
-	c := &cluster{cardOf: map[string]int{}, cardsOn: map[string][]Card{}, slotsDef: defaultVgpus}
+func BuildCluster(s *Scenario) (*Cluster, error) {
+	c := &Cluster{CardOf: map[string]int{}, CardsOn: map[string][]Card{}, slotsDef: defaultVgpus}
 	if s.MaxVgpusPerCard != nil {
 		c.slotsDef = *s.MaxVgpusPerCard
 	}
@@ -76,18 +76,18 @@ func buildCluster(s *Scenario) (*cluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.nodes = append(c.nodes, node)
+		c.Nodes = append(c.Nodes, node)
 	}
 	priorities := map[int32]bool{}
 	seq := 0
 	for _, n := range s.Nodes {
-		for _, o := range n.OtherPods {
+		for _, o := range append(append([]OtherPod(nil), n.OtherPods...), n.ResidentPods...) {
 			pod, err := c.pod(Pod{Name: o.Name, Resources: o.Resources}, n.Name, seq)
 			if err != nil {
 				return nil, err
 			}
 			seq++
-			c.pods = append(c.pods, pod)
+			c.Pods = append(c.Pods, pod)
 			priorities[0] = true
 		}
 	}
@@ -101,18 +101,18 @@ func buildCluster(s *Scenario) (*cluster, error) {
 			return nil, err
 		}
 		seq++
-		c.pods = append(c.pods, pod)
+		c.Pods = append(c.Pods, pod)
 		priorities[p.Priority] = true
 		if node == "" {
-			c.pending = append(c.pending, pod)
+			c.Pending = append(c.Pending, pod)
 		}
 	}
 	for value := range priorities {
-		c.classes = append(c.classes, &schedulingv1.PriorityClass{
+		c.Classes = append(c.Classes, &schedulingv1.PriorityClass{
 			ObjectMeta: metav1.ObjectMeta{Name: className(value)}, Value: value,
 		})
 	}
-	c.queue = &vcv1beta1.Queue{
+	c.Queue = &vcv1beta1.Queue{
 		ObjectMeta: metav1.ObjectMeta{Name: queueName},
 		Spec:       vcv1beta1.QueueSpec{Weight: 1},
 		Status:     vcv1beta1.QueueStatus{State: vcv1beta1.QueueStateOpen},
@@ -127,7 +127,7 @@ func className(value int32) string {
 	return fmt.Sprintf("prio-%d", value)
 }
 
-func (c *cluster) node(n Node) (*v1.Node, error) {
+func (c *Cluster) node(n Node) (*v1.Node, error) {
 	alloc := v1.ResourceList{}
 	for name, text := range unbounded {
 		alloc[name] = resource.MustParse(text)
@@ -140,7 +140,7 @@ func (c *cluster) node(n Node) (*v1.Node, error) {
 		alloc[v1.ResourceName(key)] = q
 	}
 	cards := sortedCards(n.Cards)
-	c.cardsOn[n.Name] = cards
+	c.CardsOn[n.Name] = cards
 	annotations := map[string]string{}
 	if len(cards) > 0 {
 		var register strings.Builder
@@ -153,7 +153,7 @@ func (c *cluster) node(n Node) (*v1.Node, error) {
 			healthy := card.Healthy == nil || *card.Healthy
 			model := strings.NewReplacer(",", " ", ":", " ").Replace(card.Model)
 			uuid := cardUUID(n.Name, card.Index)
-			c.cardOf[uuid] = card.Index
+			c.CardOf[uuid] = card.Index
 			// UUID,Number,Memory,Type,Health,Mode: (utils.go decodeNodeDevices)
 			fmt.Fprintf(&register, "%s,%d,%d,NVIDIA-%s,%t,hami-core:", uuid, number, card.MemoryMiB, model, healthy)
 			slots += int64(number)
@@ -190,7 +190,7 @@ func perCard(r Request, capacity int64) (memory, cores int64) {
 	return memory, r.CorePercent / n
 }
 
-func (c *cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
+func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 	ns, name, ok := strings.Cut(p.Name, "/")
 	if !ok {
 		return nil, fmt.Errorf("pod %q: a name is namespace/pod", p.Name)
@@ -240,7 +240,7 @@ func (c *cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 			if err != nil {
 				return nil, err
 			}
-			annotations[idsAnnotation] = ids
+			annotations[IDsAnnotation] = ids
 		}
 	}
 	priority := p.Priority
@@ -272,7 +272,7 @@ func (c *cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 	if node != "" {
 		pgPhase = vcv1beta1.PodGroupRunning
 	}
-	c.groups = append(c.groups, &vcv1beta1.PodGroup{
+	c.Groups = append(c.Groups, &vcv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: group, Namespace: ns, CreationTimestamp: created},
 		Spec: vcv1beta1.PodGroupSpec{
 			Queue: queueName, MinMember: 1, PriorityClassName: className(priority),
@@ -283,16 +283,16 @@ func (c *cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 }
 
 // allocation is a running pod's volcano.sh/vgpu-ids-new: UUID,Type,MiB,cores: per card.
-func (c *cluster) allocation(p Pod, node string) (string, error) {
+func (c *Cluster) allocation(p Pod, node string) (string, error) {
 	if len(p.Cards) != p.Request.gpus() {
 		return "", fmt.Errorf("pod %s: %d cards for a %d-card request", p.Name, len(p.Cards), p.Request.gpus())
 	}
 	var b strings.Builder
 	for _, index := range p.Cards {
 		var card *Card
-		for i := range c.cardsOn[node] {
-			if c.cardsOn[node][i].Index == index {
-				card = &c.cardsOn[node][i]
+		for i := range c.CardsOn[node] {
+			if c.CardsOn[node][i].Index == index {
+				card = &c.CardsOn[node][i]
 			}
 		}
 		if card == nil {
