@@ -271,6 +271,7 @@ OTHER_PROGRAMS_FLAGS = {
     "--no-index",
     "--no-deps",
     "--no-build-isolation",
+    "--harness",  # conformance/run, a script beside python -m conformance.compare
 }
 
 
