@@ -42,8 +42,12 @@ def generate(
     profile = profile or PROFILES[seed % len(PROFILES)]
     rng = random.Random(seed)
     nodes = [_node(rng, i) for i in range(rng.randint(1, max_nodes))]
+    per_card = rng.choice((None, None, 3, 20))  # max_vgpus_per_card
+    default_slots = per_card or {"cce": 20, "hami": 10, "volcano-vgpu": 10}[profile]
     free = {
-        n["name"]: [[c["memory_mib"], c["max_vgpus"], 100, UNUSED] for c in n["cards"]]
+        n["name"]: [
+            [c["memory_mib"], c.get("max_vgpus", default_slots), 100, UNUSED] for c in n["cards"]
+        ]
         for n in nodes
     }
     left = {n["name"]: _resources_left(n) for n in nodes}
@@ -58,12 +62,15 @@ def generate(
     scheduler: dict[str, Any] = {"profile": profile}
     if profile == "volcano-vgpu" and rng.random() < 0.5:
         scheduler["schedule_weight"] = rng.choice((1, 10))  # deviceshare.ScheduleWeight
-    return {
+    data: dict[str, Any] = {
         "scheduler": scheduler,
         "policy": {"card": rng.choice(CARD_POLICIES[profile])},
         "nodes": nodes,
         "pods": pods,
     }
+    if per_card:
+        data["max_vgpus_per_card"] = per_card
+    return data
 
 
 def _node(rng: random.Random, i: int) -> dict[str, Any]:
@@ -73,7 +80,10 @@ def _node(rng: random.Random, i: int) -> dict[str, Any]:
         for k in range(rng.randint(1, 4))
     ]
     for card in cards:
-        card["max_vgpus"] = rng.choice((2, 4, 10, 10))
+        if rng.random() < 0.8:  # else the scenario's max_vgpus_per_card, or the profile's
+            card["max_vgpus"] = rng.choice((2, 4, 10, 10))
+        if rng.random() < 0.1:
+            card["healthy"] = False  # Volcano's filter reads no health; HAMi's does
     node: dict[str, Any] = {"name": f"node-{i}", "cards": cards}
     if rng.random() < 0.7:
         node["allocatable"] = {
