@@ -8,13 +8,10 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from advisor.commands import diagnose, plan, replay, report, serve, snapshot, whatif
-from advisor.errors import InputError
+from advisor.errors import EXIT_INPUT, XgpuError
 from advisor.flagparse import SuggestingParser
-from advisor.replay import TraceError
-from advisor.scenario import ScenarioError
 from advisor.terminal import one_line
 
-EXIT_OK, EXIT_INPUT = 0, 2
 COMMANDS = (diagnose, plan, report, snapshot, whatif, replay, serve)
 
 
@@ -41,9 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)  # exits 2 on a bad flag (one line), 0 after --help
     try:
         code: int = args.func(args)
-    except (ScenarioError, TraceError, InputError) as err:
+    except XgpuError as err:  # the one place an error becomes an exit status
         print(f"xgpu-advisor: error: {one_line(err)}", file=sys.stderr)
-        return EXIT_INPUT
+        return err.exit_code
     return code
 
 

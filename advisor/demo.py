@@ -278,8 +278,8 @@ def summary(out: Path) -> str:
         f"{plural(counts['pending'], 'Pending GPU pod')}: {causes}",
         f"{plural(plan['plans'], 'plan')} rescuing {plural(plan['rescued_pods'], 'pod')} "
         f"with {plural(plan['evictions'], 'eviction')}",
-        f"fragmentation: {frag['ratio']:.0%} of {frag['free_mib']} MiB free; "
-        f"stranded {frag['stranded_mib']} MiB",
+        f"fragmentation: {frag['ratio']:.1%} of the {frag['free_mib']:,} MiB free is unusable "
+        f"by the typical requests (FGD); {frag['stranded_mib']:,} MiB stranded",
         *_sizing_line(data["rightsizing"]),
         f"open the report: file://{(out / 'report.html').resolve()}",
     ]
@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_demo(args.scenario, args.output_dir, use_prometheus=not args.no_prometheus)
     except ScenarioError as err:
         print(f"xgpu-demo: error: {err}", file=sys.stderr)
-        return 2
+        return err.exit_code
     except DemoError as err:  # everything started is stopped by now
         print(f"xgpu-demo: error: {err}", file=sys.stderr)
         return 1

@@ -58,9 +58,12 @@ class SuggestingParser(argparse.ArgumentParser):
         given = list(sys.argv[1:] if args is None else args)
         self._check_words(given)
         parsed, extras = self.parse_known_args(given, namespace)
+        reader = self._commands.get(getattr(parsed, "command", None) or "", self)
         if extras:  # what the check above leaves to argparse: a stray word, a short flag
-            reader = self._commands.get(getattr(parsed, "command", None) or "", self)
             reader.error(unknown(extras, reader))
+        # Which long flags were written, beside their values: a flag with a default that
+        # the chosen input never uses is refused by name, not silently ignored.
+        parsed.given_flags = frozenset(_given(given, reader))
         return parsed
 
     def _check_words(self, given: list[str]) -> None:
@@ -95,6 +98,22 @@ def _check_flags(words: Sequence[str], reader: argparse.ArgumentParser) -> None:
         looks_long = word.startswith("--") and " " not in word
         if looks_long and word.partition("=")[0] not in known:
             reader.error(unknown((word,), reader))
+
+
+def given_flags(args: argparse.Namespace) -> frozenset[str]:
+    """The long flags written on the command line (empty for a namespace made otherwise)."""
+    given: frozenset[str] = getattr(args, "given_flags", frozenset())
+    return given
+
+
+def _given(words: Sequence[str], reader: argparse.ArgumentParser) -> Iterable[str]:
+    known = _flags(reader)
+    for word in words:
+        if word == "--":
+            return
+        name = word.partition("=")[0]
+        if word.startswith("--") and name in known:
+            yield name
 
 
 def _flags(reader: argparse.ArgumentParser) -> Mapping[str, object]:

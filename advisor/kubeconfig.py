@@ -32,11 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from advisor.errors import SourceError, known
+
 SERVICE_HOST = "KUBERNETES_SERVICE_HOST"  # set by the kubelet in every container of a pod
 KUBECONFIG = "KUBECONFIG"
 
 
-class KubeConfigError(Exception):
+class KubeConfigError(SourceError):
     """The chosen configuration cannot be loaded; the message is one line."""
 
 
@@ -98,8 +100,8 @@ def _check_files(choice: ConfigChoice, kubeconfig: str | None, environ: Mapping[
     """At least one of the chosen files must be there. kubernetes_asyncio would log "Config
     not found" and then blame the empty configuration it made ("Expected key
     current-context"); as kubectl, it skips the missing files of a list."""
-    assert choice.path is not None  # not in-cluster
-    paths = _files(choice.path)
+    path = known(choice.path, "the kubeconfig path of an out-of-cluster choice")
+    paths = _files(path)
     if any(os.path.exists(p) for p in paths):
         return
     if kubeconfig:

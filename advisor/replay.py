@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -37,9 +37,10 @@ from advisor.core.model import (
     queue_order,
 )
 from advisor.core.nodefilters import NO_RESOURCES, Allocatable, Resources
+from advisor.core.profiles import profile_for
 from advisor.core.state import CPU, MEMORY, UNLIMITED, CardState, IntArray, Shape
 from advisor.scenario_profile import default_max_vgpus
-from advisor.schemas import REPLAY_SCHEMA
+from advisor.schemas import REPLAY_SCHEMA, CpuOnlyPodsJson, NodeAllocationJson, ReplayJson
 from advisor.trace_rows import TraceError as TraceError  # where the CLI catches it
 from advisor.trace_rows import read_int, read_name, read_rows
 from advisor.words import plural
@@ -105,12 +106,12 @@ class Replay:
             nodes = tuple(replace(n, other_pods=tuple(others[n.name])) for n in nodes)
         return replace(self.cluster, nodes=nodes, pods=running + pending)
 
-    def figures(self) -> dict[str, Any]:
+    def figures(self) -> ReplayJson:
         capacity = sum(len(n.cards) for n in self.cluster.nodes)
         demand = sum(_units(p) for p in self.cluster.pods)
         placed = sum(_units(d.pod) for d in self.diagnosis.pods if d.placement)
         failed = Counter(d.cause for d in self.diagnosis.pods if d.placement is None)
-        figures: dict[str, Any] = {
+        figures: ReplayJson = {
             "schema": REPLAY_SCHEMA,
             "resources": self.resources,
             "scheduler": {"profile": self.cluster.scheduler.profile},
@@ -123,10 +124,10 @@ class Replay:
             "failed": {c: failed[c] for c in CAUSES if c != "schedulable" and failed[c]},
         }
         if self.resources == "all":
-            figures |= self._node_figures()
+            figures["cpu_only_pods"], figures["node_allocation"] = self._node_figures()
         return figures
 
-    def _node_figures(self) -> dict[str, Any]:
+    def _node_figures(self) -> tuple[CpuOnlyPodsJson, NodeAllocationJson]:
         """CPU-only pods placed, and the share of the nodes' cpu and memory requested."""
         placed_cpu_pods = [c.pod for c, n in zip(self.cpu_pods, self.cpu_nodes, strict=True) if n]
         requested = [p.resources for p in placed_cpu_pods]
@@ -134,19 +135,17 @@ class Replay:
         known = [n.allocatable for n in self.cluster.nodes]
         cpu = sum(a.cpu_milli or 0 for a in known)
         memory = sum(a.memory_bytes or 0 for a in known)
-        return {
-            "cpu_only_pods": {
-                "replayed": len(self.cpu_pods),
-                "placed": len(placed_cpu_pods),
-                "pending": len(self.cpu_pods) - len(placed_cpu_pods),
-            },
-            "node_allocation": {
-                "cpu": round(sum(r.cpu_milli for r in requested) / cpu, 6) if cpu else 0.0,
-                "memory": (
-                    round(sum(r.memory_bytes for r in requested) / memory, 6) if memory else 0.0
-                ),
-            },
+        placed = len(placed_cpu_pods)
+        pods: CpuOnlyPodsJson = {
+            "replayed": len(self.cpu_pods),
+            "placed": placed,
+            "pending": len(self.cpu_pods) - placed,
         }
+        share: NodeAllocationJson = {
+            "cpu": round(sum(r.cpu_milli for r in requested) / cpu, 6) if cpu else 0.0,
+            "memory": round(sum(r.memory_bytes for r in requested) / memory, 6) if memory else 0.0,
+        }
+        return pods, share
 
 
 def _units(pod: Pod) -> int:
@@ -219,7 +218,7 @@ def read_trace(
                     f"{pods_csv}: line {line}: gpu_milli 0 for a pod of {plural(gpus, 'GPU')}"
                 )
             request = Request(gpus=gpus, memory_mib=gpus * milli * 128)
-            if scheduler.profile != "cce":
+            if not profile_for(scheduler.profile).requires_memory:
                 if milli % 10 or not 0 < milli <= 1000:
                     raise TraceError(
                         f"{pods_csv}: line {line}: gpu_milli {milli} is not a whole percent "

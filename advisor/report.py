@@ -17,7 +17,7 @@ from advisor.core.diagnose import diagnose
 from advisor.core.fragmentation import fragmentation, fragmentation_json
 from advisor.core.model import Cluster, reference_card_mib
 from advisor.core.plan import PlanOptions, plan
-from advisor.core.rules import rules_for
+from advisor.core.profiles import profile_of
 from advisor.core.scaling import (
     allotted_gpus,
     capacity_gpus,
@@ -144,7 +144,7 @@ def build_report(
     timer.end("fragmentation")
     ups, downs = scaling_advice(cluster, plans, diagnosis, options.scale_down_threshold)
     # volcano-vgpu has no health check: its unhealthy cards still take pods
-    capacity = capacity_gpus(cluster, healthy_only=rules_for(cluster.scheduler).checks_health)
+    capacity = capacity_gpus(cluster, healthy_only=profile_of(cluster.scheduler).checks_health)
     peak_allotted, peak_used = allotted_gpus(cluster), None
     if inputs.history is not None:
         history_allotted, peak_used = history_peaks(inputs.history, cluster)

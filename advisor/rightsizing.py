@@ -43,8 +43,9 @@ import pandas as pd
 from advisor.core.diagnose import diagnose
 from advisor.core.history import History, duration_text, not_enough
 from advisor.core.model import CORE_STEP, MAX_MEMORY_UNITS, MIB_PER_UNIT, Cluster, Pod, Request
-from advisor.core.rules import rules_for
+from advisor.core.profiles import profile_of
 from advisor.core.whatif import held_mib
+from advisor.errors import known
 from advisor.schemas import RIGHTSIZING_SCHEMA
 
 MIB = 1024 * 1024
@@ -331,12 +332,12 @@ def _held_per_card(cluster: Cluster) -> dict[str, int]:
     """Memory each running pod holds per card under the cluster's profile: its memory per
     card, or for a share or a whole card (hami, volcano-vgpu) what the profile gives it of
     the smallest of its cards."""
-    rules = rules_for(cluster.scheduler)
+    rules = profile_of(cluster.scheduler)
     sizes = _card_sizes(cluster)
     held = {}
     for pod in cluster.running:
-        assert pod.placement is not None
-        keys = [(pod.placement.node, i) for i in pod.placement.cards]
+        placement = known(pod.placement, f"the placement of running pod {pod.name}")
+        keys = [(placement.node, i) for i in placement.cards]
         cards = [sizes[key] for key in keys if key in sizes]
         held[pod.name] = held_mib(rules, pod, cards)
     return held

@@ -25,7 +25,8 @@ from advisor.core.model import (
     Request,
 )
 from advisor.core.plan_cost import parse_time, rfc3339
-from advisor.core.rules import rules_for
+from advisor.core.profiles import profile_for, profile_of
+from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import Shape
 from advisor.core.whatif import as_held
 from advisor.scenario_fit import (
@@ -108,10 +109,10 @@ def _read_cluster(data: object, source: str, limits: ScenarioLimits) -> Cluster:
     cards = sum(len(n.cards) for n in nodes)
     _at_most(r, "nodes", cards, limits.max_cards, "--scenario.max-cards", "cards")
     _unique(r, [(f"nodes[{i}].name", n.name) for i, n in enumerate(nodes)], "node name")
-    cce = scheduler.profile == "cce"
+    requires_memory = profile_for(scheduler.profile).requires_memory
     waiting = r.sequence(top.get("pods", []), "pods")
     _at_most(r, "pods", len(waiting), limits.max_pods, "--scenario.max-pods")
-    pods = tuple(_pod(r, raw, f"pods[{i}]", cce) for i, raw in enumerate(waiting))
+    pods = tuple(_pod(r, raw, f"pods[{i}]", requires_memory) for i, raw in enumerate(waiting))
     _unique(r, [(f"pods[{i}].name", p.name) for i, p in enumerate(pods)], "pod name")
     _check_other_pods(r, nodes, {p.name for p in pods})
     cluster = Cluster(nodes, pods, policy, limit, scheduler)
@@ -205,7 +206,7 @@ _POD_KEYS = {
 }
 
 
-def _pod(r: _Reader, raw: object, where: str, cce: bool = True) -> Pod:
+def _pod(r: _Reader, raw: object, where: str, requires_memory: bool = True) -> Pod:
     m = r.mapping(raw, where, _POD_KEYS, {"name"})
     name = _pod_name(r, m["name"], f"{where}.name")
     # A Pending pod whose request could not be read at all (a snapshot of a live cluster
@@ -217,14 +218,15 @@ def _pod(r: _Reader, raw: object, where: str, cce: bool = True) -> Pod:
         if invalid is None:
             raise r.fail(f"{where}.request", "missing")
         m = {**m, "request": {"memory_mib": UNREAD_MIB}}
-    # Outside CCE a request may give a share of each card, or nothing: the whole card.
+    # Where the profile allows, a request may give a share of each card, or nothing: the
+    # whole card.
     req = r.mapping(
         m["request"],
         f"{where}.request",
         {"gpus", "memory_mib", "core_percent", "memory_percent"},
-        {"memory_mib"} if cce else set(),
+        {"memory_mib"} if requires_memory else set(),
     )
-    least = 1 if invalid is None and cce else UNREAD_MIB
+    least = 1 if invalid is None and requires_memory else UNREAD_MIB
     percent = 0
     if "memory_percent" in req:
         percent = r.integer(req["memory_percent"], f"{where}.request.memory_percent", 1)
@@ -295,8 +297,8 @@ def _unique(r: _Reader, items: Sequence[tuple[str, object]], what: str) -> None:
 
 def _check_running(r: _Reader, cluster: Cluster) -> None:
     """Running pods must sit on real cards, split evenly, within each card's room, slots and
-    (CCE) isolation mode, as the profile counts them."""
-    rules = rules_for(cluster.scheduler)
+    isolation mode (where the profile has one per card), as the profile counts them."""
+    rules = profile_of(cluster.scheduler)
     cards = {(n.name, c.index): c for n in cluster.nodes for c in n.cards}
     node_names = {n.name for n in cluster.nodes}
     used: dict[tuple[str, int], list[tuple[str, int, int, int]]] = defaultdict(list)
@@ -330,7 +332,7 @@ def _check_running(r: _Reader, cluster: Cluster) -> None:
             )
         if sum(v[2] for v in vgpus) > 100:
             raise r.fail(last, f"overflows {node} card {index}: more than 100% core allotted")
-        if rules.profile == "cce" and len({v[3] for v in vgpus}) > 1:
+        if any(mode_conflict(rules, vgpus[0][3], v[3]) for v in vgpus[1:]):
             raise r.fail(last, f"{node} card {index} would mix memory and memory+core isolation")
         slots = cluster.max_vgpus_per_card if card.max_vgpus is None else card.max_vgpus
         if len(vgpus) > slots:

@@ -17,46 +17,46 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from advisor.core.model import (
-    CCE,
-    DEFAULT_MAX_VGPUS,
-    PROFILES,
-    Cluster,
-    Policy,
-    PolicyName,
-    ProfileName,
-    Scheduler,
-)
+from advisor.core.model import CCE, WEIGHT_KEYS, Cluster, Policy, PolicyName, ProfileName, Scheduler
+from advisor.core.profiles import DEFAULT_PROFILE, PROFILES, Profile, profile_for
 from advisor.scenario_reader import Reader, kind
 
-# profile -> (default policy, card policies it knows, default max vGPUs per card)
-DEFAULTS: dict[ProfileName, tuple[Policy, tuple[PolicyName, ...], int]] = {
-    "cce": (Policy("binpack", "binpack"), ("binpack", "spread"), DEFAULT_MAX_VGPUS),
-    "hami": (Policy("binpack", "spread"), ("binpack", "spread"), 10),  # deviceSplitCount
-    "volcano-vgpu": (Policy("binpack", "legacy"), ("binpack", "spread", "legacy"), 10),
-}
 NODE_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread")
-_KEYS: dict[str, ProfileName] = {
-    "default_memory_mib": "hami",
-    "weights": "hami",
-    "schedule_weight": "volcano-vgpu",
-}
+
+
+def defaults(profile: ProfileName) -> tuple[Policy, tuple[PolicyName, ...], int]:
+    """(default policy, card policies it knows, default max vGPUs per card) of a profile."""
+    p = profile_for(profile)
+    return p.default_policy, p.card_policies, p.default_max_vgpus
+
+
+def _owner(key: str) -> Profile | None:
+    """The profile whose setting `key` is."""
+    return next((p for p in PROFILES.values() if key in p.settings), None)
+
+
+def _setting_keys() -> list[str]:
+    """Every profile's settings, in registration order."""
+    return list(dict.fromkeys(key for p in PROFILES.values() for key in p.settings))
 
 
 def read_scheduler(r: Reader, raw: object) -> Scheduler:
     """The `scheduler:` block."""
-    m = r.mapping(raw, "scheduler", {"profile", *_KEYS}, set())
-    profile = m.get("profile", "cce")
-    if profile not in PROFILES:
+    keys = _setting_keys()
+    m = r.mapping(raw, "scheduler", {"profile", *keys}, set())
+    profile = m.get("profile", DEFAULT_PROFILE)
+    if not isinstance(profile, str) or profile not in PROFILES:
         raise r.fail(
             "scheduler.profile", f"expected one of {', '.join(PROFILES)}, got {kind(profile)}"
         )
     settings: dict[str, Any] = {}
-    for key, owner in _KEYS.items():
+    for key in keys:
         if key not in m:
             continue
-        if owner != profile:
-            raise r.fail(f"scheduler.{key}", f"a {owner} setting; profile {profile} has none")
+        if key not in profile_for(profile).settings:
+            owner = _owner(key)
+            named = owner.name if owner is not None else "another profile's"
+            raise r.fail(f"scheduler.{key}", f"a {named} setting; profile {profile} has none")
         if key == "weights":
             settings[key] = _weights(r, m[key])
         else:
@@ -66,8 +66,8 @@ def read_scheduler(r: Reader, raw: object) -> Scheduler:
 
 def _weights(r: Reader, raw: object) -> tuple[int, int, int]:
     where = "scheduler.weights"
-    m = r.mapping(raw, where, {"slot", "core", "memory"}, {"slot", "core", "memory"})
-    values = tuple(r.integer(m[k], f"{where}.{k}", 0) for k in ("slot", "core", "memory"))
+    m = r.mapping(raw, where, set(WEIGHT_KEYS), set(WEIGHT_KEYS))
+    values = tuple(r.integer(m[k], f"{where}.{k}", 0) for k in WEIGHT_KEYS)
     if not any(values):
         raise r.fail(where, "at least one weight must be positive (as HAMi requires)")
     if max(values) > 2**31:
@@ -76,7 +76,7 @@ def _weights(r: Reader, raw: object) -> tuple[int, int, int]:
 
 
 def read_policy(r: Reader, raw: object, scheduler: Scheduler) -> Policy:
-    default, card_policies, _ = DEFAULTS[scheduler.profile]
+    default, card_policies, _ = defaults(scheduler.profile)
     m = r.mapping(raw, "policy", {"node", "card"}, set())
     node = m.get("node", default.node)
     if node not in NODE_POLICIES:
@@ -92,7 +92,7 @@ def read_policy(r: Reader, raw: object, scheduler: Scheduler) -> Policy:
 
 
 def default_max_vgpus(scheduler: Scheduler) -> int:
-    return DEFAULTS[scheduler.profile][2]
+    return profile_for(scheduler.profile).default_max_vgpus
 
 
 def scheduler_data(scheduler: Scheduler) -> dict[str, Any] | None:
@@ -100,13 +100,10 @@ def scheduler_data(scheduler: Scheduler) -> dict[str, Any] | None:
     if scheduler == CCE:
         return None
     data: dict[str, Any] = {"profile": scheduler.profile}
-    if scheduler.profile == "hami":
-        if scheduler.default_memory_mib:
-            data["default_memory_mib"] = scheduler.default_memory_mib
-        if scheduler.weights != (1, 1, 1):
-            data["weights"] = dict(zip(("slot", "core", "memory"), scheduler.weights, strict=True))
-    if scheduler.profile == "volcano-vgpu" and scheduler.schedule_weight:
-        data["schedule_weight"] = scheduler.schedule_weight
+    for key in profile_for(scheduler.profile).settings:
+        value = getattr(scheduler, key)
+        if value != getattr(CCE, key):  # a setting at its default is left out
+            data[key] = dict(zip(WEIGHT_KEYS, value, strict=True)) if key == "weights" else value
     return data
 
 
@@ -116,8 +113,8 @@ def retarget(cluster: Cluster, profile: ProfileName) -> Cluster:
     (or a card policy the new profile lacks); settings of the old profile are dropped."""
     if cluster.scheduler.profile == profile:
         return cluster
-    old_policy, _, old_limit = DEFAULTS[cluster.scheduler.profile]
-    new_policy, card_policies, new_limit = DEFAULTS[profile]
+    old_policy, _, old_limit = defaults(cluster.scheduler.profile)
+    new_policy, card_policies, new_limit = defaults(profile)
     policy = cluster.policy
     if policy == old_policy or policy.card not in card_policies:
         policy = Policy(policy.node if policy != old_policy else new_policy.node, new_policy.card)

@@ -8,6 +8,7 @@ from typing import Any
 
 # Counts, indexes and priorities (int32) and the memory of a card or request (1 EiB in MiB):
 # one range for the pod parser and the scenario format, so a live run and its snapshot agree.
+from advisor.errors import InputError
 from advisor.podspec.quantity import MAX_COUNT, MAX_MEMORY_MIB
 
 __all__ = ["MAX_COUNT", "MAX_MEMORY_MIB", "UNREAD_MIB", "Reader", "ScenarioError", "join", "kind"]
@@ -16,7 +17,7 @@ __all__ = ["MAX_COUNT", "MAX_MEMORY_MIB", "UNREAD_MIB", "Reader", "ScenarioError
 UNREAD_MIB = 0
 
 
-class ScenarioError(Exception):
+class ScenarioError(InputError):
     """Bad scenario input: str() is 'FILE: PATH: PROBLEM'."""
 
 

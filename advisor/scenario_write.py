@@ -7,21 +7,30 @@ on it; tests/fuzz checks the round trip).
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import stat
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from advisor.core.model import Cluster
+from advisor.core.profiles import profile_for
 from advisor.scenario_fit import node_fit_data, other_pod_data, pod_fit_data
 from advisor.scenario_profile import scheduler_data
 from advisor.scenario_reader import UNREAD_MIB
 
 __all__ = ["save_scenario", "scenario_to_data", "write_atomic"]
+
+# A temporary file's suffix: a run killed between writing and renaming leaves one behind,
+# which the next write of the same target removes once it is older than STALE_PARTIAL_S (a
+# younger one may belong to a writer still at work).
+PARTIAL_SUFFIX = ".xgpu-partial"
+STALE_PARTIAL_S = 3600.0
 
 # libyaml when present: a 1 MB scenario is written in a fraction of the pure-Python time.
 _YamlDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -58,7 +67,7 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
             pod["invalid"] = p.invalid
         if p.invalid is None or p.request.memory_mib > UNREAD_MIB:
             request: dict[str, Any] = {"gpus": p.request.gpus}
-            if p.request.memory_mib or cluster.scheduler.profile == "cce":
+            if p.request.memory_mib or profile_for(cluster.scheduler.profile).requires_memory:
                 request["memory_mib"] = p.request.memory_mib
             if p.request.memory_percent:
                 request["memory_percent"] = p.request.memory_percent
@@ -101,7 +110,8 @@ def write_atomic(path: Path | str, text: str) -> None:
         with path.open("w", encoding="utf-8") as out:
             out.write(text)
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    _remove_stale_partials(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=PARTIAL_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
@@ -112,6 +122,16 @@ def write_atomic(path: Path | str, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _remove_stale_partials(path: Path) -> None:
+    now = time.time()
+    for partial in path.parent.glob(f".{glob.escape(path.name)}.*{PARTIAL_SUFFIX}"):
+        try:
+            if now - partial.lstat().st_mtime > STALE_PARTIAL_S and partial.is_file():
+                partial.unlink()
+        except OSError:
+            continue  # gone already, or not ours to remove: the write goes on
 
 
 def save_scenario(path: Path | str, cluster: Cluster) -> None:

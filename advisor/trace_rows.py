@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from advisor.errors import InputError
 from advisor.infile import open_input
 
 MAX_LINE_CHARS = 64 * 1024
@@ -33,7 +34,7 @@ MAXIMUM = {
 _DIGITS = re.compile(r"[0-9]+")
 
 
-class TraceError(Exception):
+class TraceError(InputError):
     """Bad trace input: str() is 'FILE: line N: problem'."""
 
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
-from advisor.core.model import Cluster, Policy, PolicyName, ProfileName, Scheduler
+from advisor.core.model import Cluster, Policy, PolicyName, Scheduler
 from advisor.replay import ResourceMode, Trace, read_trace, replay
 from benchmarks.measure import Case, Outcome, Params, Timings
 from benchmarks.reference import reference_diagnose, reference_figures
@@ -85,7 +85,7 @@ def _load(params: Params) -> Trace:
         node=cast(PolicyName, str(params["node"])), card=cast(PolicyName, str(params["card"]))
     )
     resources = cast(ResourceMode, str(params.get("resources", "gpu")))
-    scheduler = Scheduler(cast(ProfileName, str(params.get("scheduler", "cce"))))
+    scheduler = Scheduler(str(params.get("scheduler", "cce")))
     return read_trace(openb_dir() / NODES_CSV, openb_dir() / PODS_CSV, policy, resources, scheduler)
 
 
@@ -98,7 +98,7 @@ def _run_openb(params: Params, repeats: int) -> Outcome:
     figures: dict[str, Any] = {}
     for _ in range(repeats):
         trace = timings.time("load", lambda: _load(params))
-        figures = timings.time("replay", lambda: replay(trace).figures())  # noqa: B023
+        figures = dict(timings.time("replay", lambda: replay(trace).figures()))  # noqa: B023
         timings.add(
             "total",
             timings.wall["load"][-1] + timings.wall["replay"][-1],

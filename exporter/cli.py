@@ -33,6 +33,7 @@ from advisor.connections import (
 )
 from advisor.core.model import Cluster
 from advisor.durations import parse_duration
+from advisor.errors import InputError, known
 from advisor.flagparse import SuggestingParser
 from advisor.listen import parse_listen as listen_address
 from advisor.scenario import ScenarioError
@@ -53,7 +54,7 @@ log = logging.getLogger("xgpu.exporter")
 DEFAULT_PORT = 19400
 
 
-class ConfigError(Exception):
+class ConfigError(InputError):
     """A flag combination or input that makes no sense; exit code 2."""
 
 
@@ -131,9 +132,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument(
         "--kubeconfig",
-        default=os.environ.get("KUBECONFIG"),
-        help="kubeconfig file for the Kubernetes API (env KUBECONFIG; default: in-cluster in a "
-        "pod, else ~/.kube/config)",
+        help="kubeconfig file for the Kubernetes API (default: the files $KUBECONFIG names, "
+        "else in-cluster in a pod, else ~/.kube/config)",
     )
     p.add_argument(
         "--kubernetes.backoff-initial",
@@ -329,8 +329,9 @@ async def serve(wiring: Wiring, host: str | None, port: int) -> int:
         keepalive_timeout=limits.idle_timeout_s,  # idle between requests: aiohttp knows when
     )
     await runner.setup()
-    assert runner.server is not None  # set up above
-    server, guard = await serve_guarded(runner.server, host, port, limits)
+    server, guard = await serve_guarded(
+        known(runner.server, "the server of a set-up runner"), host, port, limits
+    )
     log.info("listening", extra={"address": f"{host or ''}:{port}", "version": exporter_version()})
     first = asyncio.create_task(wiring.engine.latest(), name="first-collection")  # -> ready
     await stop.wait()
@@ -356,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         wiring = build(args)
     except ConfigError as exc:
         print(f"xgpu-exporter: {one_line(exc)}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     try:
         return asyncio.run(serve(wiring, host, port))
     except OSError as exc:  # e.g. the port is taken

@@ -18,6 +18,7 @@ from prometheus_client.exposition import generate_latest as generate_text
 from prometheus_client.openmetrics.exposition import ALLOWUTF8
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
+from advisor.errors import known
 from exporter.readings import CardReading
 from exporter.snapshot import CardKey, CardRow, Snapshot, VgpuRow
 
@@ -190,8 +191,7 @@ def _card_families(snap: Snapshot) -> Iterator[Metric]:
 
 
 def _reading(card: CardRow) -> CardReading:
-    assert card.reading is not None
-    return card.reading
+    return known(card.reading, f"the reading of card {card.key}")
 
 
 def _optional_card_gauge(

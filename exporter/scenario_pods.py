@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from advisor.core.model import Cluster, Pod
-from advisor.core.rules import rules_for
+from advisor.core.profiles import profile_of
 from advisor.core.state import Shape
 from advisor.scenario import ScenarioError, load_scenario
 from exporter.allotments import Allotment, PodsView
@@ -48,7 +48,7 @@ def container_name(pod: Pod) -> str:
 
 
 def allotments_from_cluster(cluster: Cluster, node: str) -> tuple[Allotment, ...]:
-    rules = rules_for(cluster.scheduler)
+    rules = profile_of(cluster.scheduler)
     cards = {c.index: c for n in cluster.nodes if n.name == node for c in n.cards}
     found: list[Allotment] = []
     for pod in cluster.running:

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from advisor.core.model import PROFILES, ProfileName
+from advisor.core.model import ProfileName
+from advisor.core.profiles import PROFILES
 from advisor.errors import InputError
 from advisor.scenario import write_atomic
 from advisor.terminal import terminal_text
@@ -62,7 +63,7 @@ def scheduler_choices(args: argparse.Namespace) -> tuple[ProfileName, ...] | Non
             raise InputError(f"--scheduler: unknown profile {shown}; known: {known}")
         if name in chosen:
             raise InputError(f"--scheduler: {name} named twice")
-        chosen.append(PROFILES[PROFILES.index(name)])  # the Literal, for the type checker
+        chosen.append(name)
     return tuple(chosen)
 
 

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from advisor.errors import known
 from advisor.render.archive_index import REPORT_LINKS, IndexRun, render_archive_index
 from advisor.scenario import write_atomic
 
@@ -45,8 +46,7 @@ def folder_name(generated_at: float) -> str:
 
 
 def _order(name: str) -> tuple[str, int]:
-    match = RUN_FOLDER.fullmatch(name)
-    assert match is not None
+    match = known(RUN_FOLDER.fullmatch(name), f"a run folder's name ({name})")
     return match["stamp"], int(match["n"] or 1)
 
 

@@ -14,7 +14,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
-from advisor.commands.options import add_source_arguments, prometheus_access, source_config
+from advisor.commands.options import (
+    add_source_arguments,
+    prometheus_access,
+    refuse_exporters_flags,
+    source_config,
+)
 from advisor.commands.pods_from import (
     add_pods_from_argument,
     with_pods_from,
@@ -23,6 +28,7 @@ from advisor.commands.pods_from import (
 from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
 from advisor.core.model import Cluster, ProfileName
 from advisor.errors import InputError
+from advisor.flagparse import given_flags
 from advisor.scenario import load_scenario
 from advisor.sources import Gathered, gather
 from advisor.sources.gather import SourceConfig
@@ -36,6 +42,18 @@ LIVE_ONLY = (
     ("--node-policy", "node_policy"),
     ("--card-policy", "card_policy"),
     ("--max-vgpus-per-card", "max_vgpus_per_card"),
+)
+
+# Live-source flags with a default (each source's own are refused by options.py), and the
+# scenario's limits: given beside the other kind
+# of input they would change nothing, so they are refused by name (SuggestingParser records
+# which flags were written).
+LIVE_TUNING = ("--stale-after", "--source-timeout")
+SCENARIO_ONLY = (
+    "--scenario.max-bytes",
+    "--scenario.max-nodes",
+    "--scenario.max-cards",
+    "--scenario.max-pods",
 )
 
 # The `--help` description of the commands that read a cluster and print what they find.
@@ -91,17 +109,27 @@ async def read_input(args: argparse.Namespace, scheduler: ProfileName | None) ->
     live = args.prometheus is not None or args.exporters is not None
     if (args.scenario is not None) == live:
         raise InputError("give exactly one source: --scenario, --prometheus or --exporters")
+    refuse_exporters_flags(args)
     if args.scenario is not None:
         prometheus_access(args)  # refuses --prometheus.* flags, which a scenario never uses
+        given = given_flags(args)
         for flag, dest in LIVE_ONLY:
-            if getattr(args, dest) not in (None, False):
+            if getattr(args, dest) not in (None, False) or flag in given:
                 raise InputError(f"{flag} applies to --prometheus or --exporters only")
+        _refuse(given, LIVE_TUNING, "applies to --prometheus or --exporters only")
         cluster = load_scenario(args.scenario, scheduler, scenario_limits(args))
         source = f"scenario {args.scenario}"
         read = ClusterInput(cluster, source, args.scenario.name, cluster.scheduler.profile)
     else:
+        _refuse(given_flags(args), SCENARIO_ONLY, "applies to --scenario only")
         read = await _live(args, scheduler)
     return _with_pods_from(read, args.pods_from, auto=scheduler is None)
+
+
+def _refuse(given: frozenset[str], flags: tuple[str, ...], why: str) -> None:
+    for flag in flags:
+        if flag in given:
+            raise InputError(f"{flag} {why}")
 
 
 async def _live(args: argparse.Namespace, scheduler: ProfileName | None) -> ClusterInput:

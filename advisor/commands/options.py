@@ -12,6 +12,7 @@ from advisor.commands import add_scheduler_argument
 from advisor.commands.flag_types import byte_size, count, positive_seconds
 from advisor.core.model import PolicyName, ProfileName
 from advisor.errors import InputError
+from advisor.flagparse import given_flags
 from advisor.scenario_profile import NODE_POLICIES
 from advisor.sources.access import PrometheusAccess, load_access
 from advisor.sources.answers import DEFAULT_MAX_ANSWER_BYTES, size_text
@@ -146,6 +147,12 @@ def _add_prometheus_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def refuse_exporters_flags(args: argparse.Namespace) -> None:
+    """--exporters.max-answer-bytes without --exporters is one line, not silently ignored."""
+    if args.exporters is None and "--exporters.max-answer-bytes" in given_flags(args):
+        raise InputError("--exporters.max-answer-bytes applies to --exporters only")
+
+
 def prometheus_access(args: argparse.Namespace) -> PrometheusAccess:
     """The credentials, TLS, headers and selector for --prometheus; any of them without
     --prometheus (with --exporters or --scenario) is one line, not silently ignored."""
@@ -160,6 +167,11 @@ def prometheus_access(args: argparse.Namespace) -> PrometheusAccess:
             ("--prometheus.selector", args.prometheus_selector),
         )
         if value
+    ]
+    chosen += [
+        f
+        for f in ("--prometheus.max-answer-bytes", "--prometheus.max-series")
+        if f in given_flags(args)
     ]
     if args.prometheus is None:
         if chosen:

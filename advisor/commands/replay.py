@@ -9,11 +9,12 @@ from typing import Any
 
 from advisor.commands import add_output, emit
 from advisor.core.fragmentation import replay_fragmentation
-from advisor.core.model import POLICIES, PROFILES, Policy, Scheduler
+from advisor.core.model import POLICIES, Policy, Scheduler
+from advisor.core.profiles import profile_names
 from advisor.errors import InputError
 from advisor.replay import RESOURCE_MODES, read_trace, replay
 from advisor.scenario import save_scenario
-from advisor.scenario_profile import DEFAULTS
+from advisor.scenario_profile import defaults
 
 
 def register(sub: Any) -> None:
@@ -29,7 +30,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--pods", required=True, type=Path, help="pod list CSV (openb columns)")
     parser.add_argument(
         "--scheduler",
-        choices=PROFILES,
+        choices=profile_names(),
         default="cce",
         help="whose rules place the pods (default: cce); outside cce gpu_milli is read as "
         "a share of each card",
@@ -100,7 +101,7 @@ def _node_rows(figures: dict[str, Any]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     scheduler = Scheduler(args.scheduler)
-    default, card_policies, _ = DEFAULTS[scheduler.profile]
+    default, card_policies, _ = defaults(scheduler.profile)
     card = args.card_policy or default.card
     if card not in card_policies:
         raise InputError(

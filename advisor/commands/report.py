@@ -29,14 +29,13 @@ from advisor.commands.flag_types import count, positive_duration, positive_secon
 from advisor.commands.rightsizing_flags import add_rightsizing_arguments, rightsizing_settings
 from advisor.core.diagnose import CAUSES
 from advisor.durations import parse_duration
-from advisor.errors import InputError
+from advisor.errors import EXIT_FINDINGS, InputError
 from advisor.metrics import push, write_textfile
 from advisor.report import Report, ReportInputs, ReportOptions, build_report
 from advisor.scenario import write_atomic
 from advisor.sources.history import usage_history
 from advisor.words import plural
 
-EXIT_FINDINGS = 1
 REPORT_FILES = ("report.json", "report.md", "report.html")
 DEFAULT_KEEP = 30
 

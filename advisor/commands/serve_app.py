@@ -30,7 +30,7 @@ from aiohttp import web
 from aiohttp.web_request import BaseRequest
 
 from advisor.connections import ConnectionLimits, fit_file_limit, serve_guarded
-from advisor.errors import InputError
+from advisor.errors import InputError, known
 
 ROOT = web.AppKey("root", Path)
 # What a browser may do with these pages: show them, with their inline styles and data:
@@ -138,8 +138,7 @@ async def serve(root: Path, host: str | None, port: int, limits: ConnectionLimit
     limits = replace(limits, max_connections=fit_file_limit(limits.max_connections))
     runner = web.AppRunner(make_app(root), access_log=None, handle_signals=False)
     await runner.setup()
-    server = runner.server
-    assert server is not None  # set up above
+    server = known(runner.server, "the server of a set-up runner")
     loop = asyncio.get_running_loop()
     guard = None
     try:

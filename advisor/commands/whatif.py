@@ -13,7 +13,7 @@ from advisor.core.model import Policy, ProfileName
 from advisor.core.whatif import as_held, profile_outcome, what_if
 from advisor.output import schedulers_json, whatif_json
 from advisor.render.whatif import render_schedulers_markdown, render_whatif_markdown
-from advisor.scenario_profile import DEFAULTS, NODE_POLICIES, retarget
+from advisor.scenario_profile import NODE_POLICIES, defaults, retarget
 
 
 def register(sub: Any) -> None:
@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 
 def policies_of(profile: ProfileName) -> tuple[Policy, ...]:
     """Every node × card policy the profile knows (volcano-vgpu's legacy walk included)."""
-    return tuple(Policy(n, c) for n in NODE_POLICIES for c in DEFAULTS[profile][1])
+    return tuple(Policy(n, c) for n in NODE_POLICIES for c in defaults(profile)[1])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,9 +19,10 @@ from advisor.core.diagnose_text import (
     resources_text,
 )
 from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
-from advisor.core.nodefilters import RESOURCE_REASONS, fit_error
-from advisor.core.rules_cce import CceRules
-from advisor.core.state import BoolArray, CardState, IntArray, Shape
+from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks, resource_reasons
+from advisor.core.profiles.cce import CceProfile
+from advisor.core.state import BoolArray, CardState, IntArray, Shape, Verdicts
+from advisor.errors import known
 
 Cause = Literal[
     "invalid", "unsatisfiable", "schedulable", "node-resources", "fragmentation", "capacity"
@@ -35,8 +36,8 @@ CAUSES: tuple[Cause, ...] = (
     "invalid",
 )
 # CCE's per-node GPU reasons: too-few-cards, then its card checks in order; each profile
-# names its own (`CardState.rules.reasons`).
-REASONS = CceRules.reasons
+# names its own (`CardState.profile.reasons`).
+REASONS = CceProfile.reasons
 DEFAULT_NODE_DETAIL = 20
 
 
@@ -83,8 +84,8 @@ def build_state(cluster: Cluster) -> CardState:
     """Card occupancy with every running pod bound (the scenario loader vouches for them)."""
     state = CardState(cluster)
     for pod in cluster.running:
-        assert pod.placement is not None
-        state.apply(state.positions(pod.placement), Shape.of_pod(pod))
+        placement = known(pod.placement, f"the placement of running pod {pod.name}")
+        state.apply(state.positions(placement), Shape.of_pod(pod))
     return state
 
 
@@ -107,15 +108,16 @@ class Cycle:
 
     def visit(self, pod: Pod) -> PodDiagnosis:
         shape = Shape.of_pod(pod)
-        problem = pod.invalid or self.state.rules.request_problem(pod.request)
-        if problem is None and self.state.rules.profile == "hami":
-            problem = shape.options.problem
+        problem = pod.invalid or self.state.profile.request_problem(pod.request)
+        if problem is None:
+            problem = self.state.profile.shape_problem(shape)
         if problem is not None:
             return PodDiagnosis(pod, "invalid", problem)
         never = self._never_fits(shape)
         if never is not None:
             return PodDiagnosis(pod, "unsatisfiable", never)
-        positions = self.state.place(shape, self.policy.node, self.policy.card)
+        verdicts = self.state.verdicts(shape)
+        positions = self.state.place_by(verdicts, shape, self.policy.node, self.policy.card)
         if positions is not None:
             tied = self.state.tied
             self.state.apply(positions, shape)
@@ -128,7 +130,7 @@ class Cycle:
                     "random, so the real pick may differ)"
                 )
             return PodDiagnosis(pod, "schedulable", message, placement)
-        return self._explain(pod, shape)
+        return self._explain(pod, shape, verdicts)
 
     # -- unsatisfiable ---------------------------------------------------------------
 
@@ -165,7 +167,7 @@ class Cycle:
         if not allowed.any():
             return fit_error(n_nodes, s.static_counts(shape.constraints).items())
         want = np.array(shape.demand, dtype=np.int64)
-        roomy = ~((want > 0) & (want > s.allocatable)).any(axis=1)
+        roomy = ~lacks(want[None, :], s.allocatable).any(axis=1)  # on an empty node
         big = self._big_enough(shape)
         if (allowed & roomy & big).any():
             return None
@@ -186,32 +188,39 @@ class Cycle:
 
     # -- node-resources, fragmentation or capacity -------------------------------------------
 
-    def _explain(self, pod: Pod, shape: Shape) -> PodDiagnosis:
+    def _explain(self, pod: Pod, shape: Shape, verdicts: Verdicts) -> PodDiagnosis:
+        """Why no node takes the pod, read off the verdicts `place` decided by."""
         s = self.state
         n_nodes = len(s.node_names)
-        static_ok = s.static_ok(shape.constraints)
-        short = s.resource_shortfalls(shape)
+        static_ok, short = verdicts.static_ok, verdicts.short
         open_nodes = static_ok & ~short.any(axis=1)
-        codes = self._card_codes(shape)
-        width = len(s.rules.reasons)
+        codes = verdicts.card_codes()
+        width = len(s.profile.reasons)
         per_node = np.bincount(s.node_of * width + codes, minlength=n_nodes * width).reshape(
             n_nodes, width
         )
-        gpus_fit = s.gpu_fits(shape, codes == 0)
-        primary = self._primary_reasons(per_node, shape, gpus_fit)
+        gpus_fit = verdicts.gpu_fit
+        checks = len(verdicts.rejections)
+        primary = self._primary_reasons(per_node, shape, gpus_fit, checks)
         reason_counts = self._reason_counts(shape, static_ok, short, open_nodes, primary)
         counted = s.counted & open_nodes[s.node_of]
         free_memory = np.where(counted, s.free_memory, 0)
         free_core = np.where(counted, s.free_core, 0)
         node_free = np.bincount(s.node_of, weights=free_memory, minlength=n_nodes).astype(np.int64)
-        core = s.rules.card_core(shape)
+        core = s.profile.card_core(shape)
         total_memory, total_core = self._node_demand(shape), shape.gpus * core
         listed = self._listed_nodes(static_ok, open_nodes, per_node[:, 0], node_free)
         details = tuple(
             (
                 s.node_names[i],
                 node_details(
-                    s, i, self._node_reason(i, shape, short, primary), per_node[i], codes, shape
+                    s,
+                    i,
+                    self._node_reason(i, shape, short, primary),
+                    per_node[i],
+                    codes,
+                    shape,
+                    checks,
                 ),
             )
             for i in listed
@@ -229,12 +238,10 @@ class Cycle:
         starved = np.flatnonzero(static_ok & ~open_nodes & gpus_fit)
         if starved.size:
             best = int(starved[np.argmin(s.name_rank[starved])])
-            lacks = ", ".join(
-                r for r, bad in zip(RESOURCE_REASONS, short[best], strict=True) if bad
-            )
+            lacking = ", ".join(resource_reasons(short[best]))
             others = f" (and {starved.size - 1} other nodes)" if starved.size > 1 else ""
             message = (
-                f"{summary} The GPUs fit now on {s.node_names[best]}{others}, but {lacks} there "
+                f"{summary} The GPUs fit now on {s.node_names[best]}{others}, but {lacking} there "
                 f"for {resources_text(shape)}: free or add cpu and memory on GPU nodes, "
                 "not GPUs"
             )
@@ -261,10 +268,11 @@ class Cycle:
                 per_node[best],
                 codes,
                 shape,
+                checks,
             )
             message = (
                 f"{summary} {s.node_names[best]} has {int(pool_free[best])} MiB free over "
-                f"{int(pool_cards[best])} {s.rules.card_word}cards, but "
+                f"{int(pool_cards[best])} {s.profile.card_word}cards, but "
                 + deciding(s, best, shape, pool, codes, primary, lines)
             )
             return replace(verdict, cause="fragmentation", message=message)
@@ -281,8 +289,8 @@ class Cycle:
         n_pool = int(pool.sum())
         noun = "card" if n_pool == 1 else "cards"
         message = (
-            f"{summary} No node has {wanted} free on {shape.gpus} or more {s.rules.card_word}"
-            f"cards; {scope} {pooled} MiB free in all on the {n_pool} {s.rules.card_word}"
+            f"{summary} No node has {wanted} free on {shape.gpus} or more {s.profile.card_word}"
+            f"cards; {scope} {pooled} MiB free in all on the {n_pool} {s.profile.card_word}"
             f"{noun} big enough for it"
             + (" (enough if consolidated)" if sufficient else " (not enough)")
         )
@@ -309,29 +317,21 @@ class Cycle:
         demand = np.sort(need, axis=1)[:, : shape.gpus].sum(axis=1)
         return np.where(s.counted_count >= shape.gpus, demand, big).astype(np.int64)
 
-    def _card_codes(self, shape: Shape) -> IntArray:
-        """Per card, 1 + the index of the first card check that rejects it, or 0: read from
-        `CardState.card_rejections`, the checks `eligible` decides by."""
-        s = self.state
-        checks = s.card_rejections(shape)
-        conditions = [c for c in checks if c is not None]
-        choices = [1 + i for i, c in enumerate(checks) if c is not None]
-        return np.select(conditions, choices, 0).astype(np.int64)
-
-    def _primary_reasons(self, per_node: IntArray, shape: Shape, gpus_fit: BoolArray) -> IntArray:
-        """Reason index per node (`rules.reasons`): the node-level one when some (or too
+    def _primary_reasons(
+        self, per_node: IntArray, shape: Shape, gpus_fit: BoolArray, checks: int
+    ) -> IntArray:
+        """Reason index per node (`profile.reasons`): the node-level one when some (or too
         few) cards qualify; a profile's extra node reason (HAMi's NumaNotFit) when enough
         cards qualify but the profile still refuses them; else the commonest card-level
-        reason (ties in check order)."""
-        checks = len(self.state.card_rejections(shape))
+        reason (ties in check order); `checks`: how many card checks the profile has."""
         card_level = 1 + np.argmax(per_node[:, 1 : 1 + checks], axis=1)
         eligible = per_node[:, 0]
-        rules = self.state.rules
+        profile = self.state.profile
         primary = np.where(eligible > 0, 0, card_level)
-        if rules.refused_reason is not None:
+        if profile.refused_reason is not None:
             refused = (eligible >= shape.gpus) & ~gpus_fit
-            primary = np.where(refused, rules.refused_reason, primary)
-        primary = np.where(self.state.card_count < shape.gpus, rules.few_cards_reason, primary)
+            primary = np.where(refused, profile.refused_reason, primary)
+        primary = np.where(self.state.card_count < shape.gpus, profile.few_cards_reason, primary)
         return primary.astype(np.int64)
 
     def _node_reason(
@@ -343,8 +343,8 @@ class Cycle:
         if static:
             return static
         if short[node].any():
-            return tuple(r for r, bad in zip(RESOURCE_REASONS, short[node], strict=True) if bad)
-        return (self.state.rules.reasons[int(primary[node])],)
+            return resource_reasons(short[node])
+        return (self.state.profile.reasons[int(primary[node])],)
 
     def _reason_counts(
         self,
@@ -361,7 +361,7 @@ class Cycle:
         for reason, n in zip(RESOURCE_REASONS, starved, strict=True):
             if n:
                 counts[reason] = int(n)
-        names = self.state.rules.reasons
+        names = self.state.profile.reasons
         gpu = np.bincount(primary[open_nodes], minlength=len(names))
         for code in np.flatnonzero(gpu):
             counts[names[int(code)]] = int(gpu[code])

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from advisor.core.model import Mode
 from advisor.core.nodefilters import RESOURCE_REASONS, bytes_text, cpu_text
-from advisor.core.rules_cce import CceRules
 from advisor.core.state import UNLIMITED, BoolArray, CardState, IntArray, Shape
-
-REASONS = CceRules.reasons  # the texts below are CCE's; other profiles list cards by reason name
 
 
 def per_card_text(shape: Shape) -> str:
@@ -42,22 +36,6 @@ def resource_detail(
     return f"{reason}: {show(max(left, 0))} free, pod needs {show(want)}"
 
 
-def card_reason_text(code: int, cards: list[int], shape: Shape, limit: int) -> str:
-    listed = ", ".join(map(str, cards))
-    noun = "card" if len(cards) == 1 else "cards"
-    verb = "has" if len(cards) == 1 else "have"
-    wanted = "memory+core" if shape.mode == int(Mode.MEMORY_CORE) else "memory"
-    other = "memory" if shape.mode == int(Mode.MEMORY_CORE) else "memory+core"
-    text = {
-        1: f"{noun} {listed} {'is' if len(cards) == 1 else 'are'} unhealthy",
-        2: f"{noun} {listed} host {other} isolation vGPUs, pod needs {wanted} isolation",
-        3: f"{noun} {listed} {verb} {limit} vGPUs (the limit)",
-        4: f"{noun} {listed} {verb} less than {shape.card_memory_mib} MiB free",
-        5: f"{noun} {listed} {verb} less than {shape.card_core}% core free",
-    }[code]
-    return f"{REASONS[code]}: {text}"
-
-
 def node_details(
     s: CardState,
     node: int,
@@ -65,18 +43,17 @@ def node_details(
     counts: IntArray,
     codes: IntArray,
     shape: Shape,
+    checks: int,
 ) -> tuple[str, ...]:
     """A node's reason lines: the first filter's, with its figures, or the GPU reason and
-    each card check that refuses some of its cards, most cards first."""
-    names = s.rules.reasons
+    each card check (`checks` of them) that refuses some of its cards, most cards first:
+    read off the verdicts (`codes`: per card, the first check that rejected it)."""
+    names = s.profile.reasons
     positions = s.node_positions(node)
-    # How many card checks the profile has, judged on this node's cards alone (the
-    # count does not depend on which cards; judging every card costs 40k comparisons).
-    checks = len(s.card_rejections(shape, np.asarray(positions, dtype=np.int64)))
     if reasons[0] not in names:  # rejected before the GPU filter
         return tuple(resource_detail(r, s.free_resources(node), shape) for r in reasons)
     if s.card_count[node] < shape.gpus:
-        few = names[s.rules.few_cards_reason]
+        few = names[s.profile.few_cards_reason]
         has = int(s.card_count[node])
         word = "card" if has == 1 else "cards"  # the core may not import render's plural
         return (f"{few}: node has {has} {word}, {shape.gpus} needed",)
@@ -84,17 +61,13 @@ def node_details(
     if reasons[0] == names[0]:
         of = "card" if shape.gpus == 1 else "cards"
         lines.append(f"{names[0]}: {int(counts[0])} of {shape.gpus} {of} eligible")
-    elif s.rules.refused_reason is not None and reasons[0] == names[s.rules.refused_reason]:
+    elif s.profile.refused_reason is not None and reasons[0] == names[s.profile.refused_reason]:
         lines.append(f"{reasons[0]}: no {shape.gpus} eligible cards on one NUMA node")
     for code in sorted(range(1, 1 + checks), key=lambda c: (-int(counts[c]), c)):
         if counts[code] == 0:
             continue
         cards = [int(s.card_index[k]) for k in positions if codes[k] == code]
-        if s.rules.profile == "cce":
-            lines.append(card_reason_text(code, cards, shape, s.limit))
-        else:
-            noun = "card" if len(cards) == 1 else "cards"
-            lines.append(f"{names[code]}: {noun} {', '.join(map(str, cards))}")
+        lines.append(s.profile.card_reason_text(code, cards, shape, s.limit))
     return tuple(lines)
 
 
@@ -111,15 +84,15 @@ def deciding(
     card verdicts its node reasons list (`lines`): a refusal of the cards together
     (HAMi's NumaNotFit), else the checks other than free memory that refuse its cards
     (timeslicing slots, mode, core), else the memory split across them."""
-    rules = state.rules
-    names = rules.reasons
+    profile = state.profile
+    names = profile.reasons
     split = f"not {per_card_text(shape)} on each of {shape.gpus} eligible cards"
-    if rules.refused_reason is not None and int(primary[node]) == rules.refused_reason:
-        refused = f"{names[rules.refused_reason]}:"
+    if profile.refused_reason is not None and int(primary[node]) == profile.refused_reason:
+        refused = f"{names[profile.refused_reason]}:"
         return next((line for line in lines if line.startswith(refused)), split)
     at = [k for k in state.node_positions(node) if pool[k]]
-    found = {int(codes[k]) for k in at} - {0, rules.memory_reason}
+    found = {int(codes[k]) for k in at} - {0, profile.memory_reason}
     if not found:
         return split
-    shown = {names[c] for c in (*found, rules.memory_reason)}
+    shown = {names[c] for c in (*found, profile.memory_reason)}
     return "; ".join(line for line in lines if line.split(":", 1)[0] in shown)

@@ -31,7 +31,8 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.core.diagnose import build_state
-from advisor.core.model import Cluster, Pod, ProfileName, gpu_mib, request_problem
+from advisor.core.model import Cluster, Pod, ProfileName, gpu_mib
+from advisor.core.profiles import profile_for
 from advisor.core.state import CardState, Shape
 
 FloatArray = npt.NDArray[np.float64]
@@ -79,10 +80,11 @@ class Fragmentation:
 def valid_shape(pod: Pod, profile: ProfileName = "cce") -> Shape | None:
     """The pod's per-card shape, or None when its request breaks a rule of the profile
     (§1, §9.2; under hami also a pod annotation HAMi refuses), as the diagnosis judges it."""
-    if pod.invalid is not None or request_problem(pod.request, profile) is not None:
+    rules = profile_for(profile)
+    if pod.invalid is not None or rules.request_problem(pod.request) is not None:
         return None
     shape = Shape.of_pod(pod)
-    return None if profile == "hami" and shape.options.problem is not None else shape
+    return None if rules.shape_problem(shape) is not None else shape
 
 
 def typical_shapes(
@@ -143,7 +145,7 @@ def measure(
         unusable = ~_usable(state, weighted.shape)
         fragment += weighted.share * np.where(unusable, free, 0.0)
         fragment_gpus += weighted.share * np.where(unusable, free_gpus, 0.0)
-    profile = state.rules.profile
+    profile = state.profile.name
     waiting = {s for pod in pending if (s := valid_shape(pod, profile)) is not None}
     usable_by_some = np.zeros(free.size, dtype=np.bool_)
     for shape in sorted(waiting, key=_shape_key):

@@ -36,9 +36,9 @@ POLICIES: tuple[PolicyName, ...] = (
     "binpack",
     "spread",
 )  # node policies, and CCE's and HAMi's card policies
-# Scheduler profiles (docs/design.md §9.2): whose rules pick cards and nodes.
-ProfileName = Literal["cce", "hami", "volcano-vgpu"]
-PROFILES: tuple[ProfileName, ...] = ("cce", "hami", "volcano-vgpu")
+# A scheduler profile's name (docs/design.md §9.2): whose rules pick cards and nodes. The
+# profiles themselves, and the names known, are `advisor.core.profiles`'.
+ProfileName = str
 
 
 class Mode(IntEnum):
@@ -185,6 +185,7 @@ class Scheduler:
 
 
 CCE = Scheduler()
+WEIGHT_KEYS = ("slot", "core", "memory")  # `Scheduler.weights`, as a scenario names them
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,49 +225,6 @@ def queue_order(pods: tuple[Pod, ...]) -> tuple[Pod, ...]:
     """Pending pods in scheduling order: priority desc, then creation (list) order."""
     ranked = sorted(enumerate(pods), key=lambda item: (-item[1].priority, item[0]))
     return tuple(pod for _, pod in ranked)
-
-
-def request_problem(request: Request, profile: ProfileName = "cce") -> str | None:
-    """Why a request breaks a rule of the profile (docs/design.md §1, §9.2), or None."""
-    if request.gpus < 1:
-        return f"gpus must be at least 1, got {request.gpus}"
-    if profile == "cce":
-        return _cce_problem(request)
-    n, mem, core, pct = (
-        request.gpus,
-        request.memory_mib,
-        request.core_percent,
-        request.memory_percent,
-    )
-    if mem < 0 or mem % n:
-        return f"memory {mem} MiB does not split evenly over {n} cards"
-    if not 0 <= pct <= 100:
-        return f"memory share {pct}% per card is outside 1..100"
-    if core < 0 or core % n:
-        return f"core {core}% does not split evenly over {n} cards"
-    if profile == "volcano-vgpu" and core // n > 100:
-        return f"core {core // n}% per card is above 100%: Volcano never places it"
-    return None
-
-
-def _cce_problem(request: Request) -> str | None:
-    n, mem, core = request.gpus, request.memory_mib, request.core_percent
-    if request.memory_percent:
-        return "CCE has no memory share requests (memory_percent)"
-    if mem < MIB_PER_UNIT or mem > MAX_MEMORY_UNITS * MIB_PER_UNIT:
-        return f"memory {mem} MiB is outside 1..{MAX_MEMORY_UNITS} units of {MIB_PER_UNIT} MiB"
-    if mem % n or (mem // n) % MIB_PER_UNIT:
-        return (
-            f"memory {mem} MiB over {n} cards is not a whole multiple of "
-            f"{MIB_PER_UNIT} MiB per card"
-        )
-    if core < 0:
-        return f"core {core}% is negative"
-    if core % n or (core // n) % CORE_STEP:
-        return f"core {core}% over {n} cards is not a whole multiple of {CORE_STEP}% per card"
-    if core // n > 100:
-        return f"core {core}% over {n} cards is {core // n}% per card, above 100%"
-    return None
 
 
 def disruption_budget(annotations: Mapping[str, str]) -> tuple[str, int] | None:

@@ -21,12 +21,12 @@ from typing import Any
 from advisor.core.model import Card, Cluster, Node, OtherPod
 from advisor.core.nodefilters import (
     NOT_KNOWN,
-    RESOURCE_REASONS,
     Allocatable,
     Resources,
     Taint,
     bytes_text,
     cpu_text,
+    resource_reasons,
 )
 from advisor.core.state import CardState, Shape
 
@@ -197,9 +197,7 @@ class TemplateCheck:
             if i in static:
                 refused[template] = static[i]
             elif short[i].any():
-                refused[template] = tuple(
-                    r for r, bad in zip(RESOURCE_REASONS, short[i], strict=True) if bad
-                )
+                refused[template] = resource_reasons(short[i])
         return refused
 
     def admitting(self, shape: Shape) -> tuple[NodeShape, ...]:

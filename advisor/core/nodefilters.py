@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol, TypeVar, overload
 
-if TYPE_CHECKING:
-    from advisor.core.model import Node
+import numpy as np
+import numpy.typing as npt
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 OPERATORS: tuple[Operator, ...] = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -183,6 +183,23 @@ def _valid_key(key: str) -> bool:
 # -- the filters, in kube-scheduler's order ----------------------------------------------
 
 
+class Node(Protocol):
+    """What the static filters read of a node (`core.model.Node` is one): below the model,
+    so that the model's values can hold this module's."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def labels(self) -> Mapping[str, str]: ...
+
+    @property
+    def taints(self) -> tuple[Taint, ...]: ...
+
+    @property
+    def unschedulable(self) -> bool: ...
+
+
 def unschedulable(node: Node, pod: NodeConstraints) -> tuple[str, ...]:
     """NodeUnschedulable: a cordoned node, unless the pod tolerates its NoSchedule taint."""
     if not node.unschedulable:
@@ -226,8 +243,27 @@ def static_reasons(node: Node, pod: NodeConstraints) -> tuple[str, ...]:
 
 
 # NodeResourcesFit's reasons, in the order of CardState's resource columns (SLOTS, CPU,
-# MEMORY); the check itself is vectorised there (`CardState.resource_shortfalls`).
+# MEMORY); `CardState.resource_shortfalls` applies `lacks` to every node at once.
 RESOURCE_REASONS = (MSG_TOO_MANY_PODS, MSG_CPU, MSG_MEMORY)
+
+_Room = TypeVar("_Room", int, "npt.NDArray[np.int64]")
+
+
+@overload
+def lacks(want: int, room: int) -> bool: ...
+@overload
+def lacks(want: npt.NDArray[np.int64], room: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]: ...
+def lacks(want: object, room: object) -> object:
+    """NodeResourcesFit's `fitsRequest` test of one resource, its one definition: the node
+    lacks it when the pod asks some (pod slots: always one) and more than the room left
+    (allocatable - requested). Python ints (exact sums) or arrays (every node at once)."""
+    return (want > 0) & (want > room)  # type: ignore[operator]
+
+
+def resource_reasons(short: Iterable[bool]) -> tuple[str, ...]:
+    """The reasons NodeResourcesFit gives for these shortfalls (slots, cpu, memory): the
+    explanation is read off the verdict, never judged again."""
+    return tuple(r for r, bad in zip(RESOURCE_REASONS, short, strict=True) if bad)
 
 
 def fit_error(nodes_total: int, reasons: Iterable[tuple[str, int]]) -> str:

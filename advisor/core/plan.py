@@ -47,6 +47,7 @@ from advisor.core.plan_greedy import Greedy, Plan
 from advisor.core.plan_ideal import IdealBound, ideal_bound
 from advisor.core.plan_limits import DEFAULT_MAX_PLAN_EVICTIONS, EvictionBudget, NeverEvict
 from advisor.core.plan_search import Limits, Objective, Search
+from advisor.errors import known
 
 __all__ = ["HeldBack", "Plan", "PlanOptions", "PlanReport", "apply_plans", "plan"]
 
@@ -223,8 +224,7 @@ def plan(
         tally.add(board, search, (0, 0))
         if best is None or run.rank() < best.rank():
             best = run
-    assert best is not None
-    assert ideal is not None
+    best, ideal = known(best, "the best portfolio run"), known(ideal, "the ideal repack")
     plans = best.plans
     held: tuple[HeldBack, ...] = ()
     if stopped != "time":

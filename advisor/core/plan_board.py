@@ -31,11 +31,12 @@ from advisor.core.model import (
     disruption_blocker,
     queue_order,
     reference_card_mib,
-    request_problem,
 )
 from advisor.core.plan_cost import EvictionCost, eviction_cost, latest_start, plan_cost
 from advisor.core.plan_limits import NeverEvict, never_evict_reason
+from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import CardState, IntArray, Shape
+from advisor.errors import known
 
 FODDER = 4  # smallest evictable pods remembered per card, for chains
 NO_POD = -1
@@ -79,9 +80,7 @@ class Board:
         self.state = CardState(cluster)
         n_cards = len(self.state.capacity)
         self.shape: list[Shape | None] = [
-            None
-            if p.invalid or request_problem(p.request, cluster.scheduler.profile)
-            else Shape.of_pod(p)
+            None if p.invalid or self.state.profile.request_problem(p.request) else Shape.of_pod(p)
             for p in self.pods
         ]
         self.priority = [p.priority for p in self.pods]
@@ -117,8 +116,7 @@ class Board:
             placement = pod.placement or bound.get(pod.name)
             if placement is None:
                 continue
-            shape = self.shape[i]
-            assert shape is not None, f"running pod {pod.name} has an invalid request"
+            shape = known(self.shape[i], f"the request of running pod {pod.name}")
             self._bind(i, self.state.positions(placement))
             self.state.apply(self.where[i] or [], shape)
         # What each pod takes of one card, in MiB: a running pod what it holds on its first
@@ -155,9 +153,7 @@ class Board:
     # -- facts ---------------------------------------------------------------------
 
     def shape_of(self, pod: int) -> Shape:
-        shape = self.shape[pod]
-        assert shape is not None
-        return shape
+        return known(self.shape[pod], f"the request of pod {self.pods[pod].name}")
 
     def node_of_card(self, position: int) -> int:
         return int(self.state.node_of[position])
@@ -175,7 +171,7 @@ class Board:
             return shape.card_memory_mib
         if card is None:
             capacity = np.array([self.reference_mib], dtype=np.int64)
-            return int(self.state.rules.card_need(capacity, shape)[0])
+            return int(self.state.profile.card_need(capacity, shape)[0])
         return int(self.state.card_need(shape, np.array([card], dtype=np.int64))[0])
 
     def mib(self, pod: int) -> int:
@@ -188,8 +184,8 @@ class Board:
 
     def conflicts(self, shape: Shape, level: Shape) -> bool:
         """Whether a pod of `shape` must leave a card before one of `level` can join it:
-        CCE's one isolation mode per card."""
-        return self.state.rules.profile == "cce" and shape.mode != level.mode
+        the profile's one isolation mode per card, if it has that rule."""
+        return mode_conflict(self.state.profile, level.mode, shape.mode)
 
     def demand(self, pods: Iterable[int]) -> tuple[int, int, int]:
         """(pod slots, cpu, memory) the pods take from their nodes, summed."""
@@ -269,10 +265,9 @@ class Board:
         st = self.state.copy()
         touched: set[int] = set()
         for pod in evict:
-            positions = self.where[pod]
-            assert positions is not None, f"{self.pods[pod].name} is not running"
-            st.release(positions, self.shape_of(pod))
-            touched.update(self.node_of_card(k) for k in positions)
+            held = known(self.where[pod], f"the cards of evicted pod {self.pods[pod].name}")
+            st.release(held, self.shape_of(pod))
+            touched.update(self.node_of_card(k) for k in held)
         local = _LocalCards(st, touched) if quick else None
         dead: set[Shape] = set()
         landed: dict[int, list[int]] = {}

@@ -10,8 +10,8 @@ from itertools import combinations
 
 import numpy as np
 
-from advisor.core.model import Mode
 from advisor.core.plan_board import FODDER, NO_POD, Board, Outcome
+from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import BoolArray, IntArray, Shape
 
 PAIRS = tuple(combinations(range(FODDER), 2))
@@ -32,8 +32,7 @@ def chain_options(b: Board, shape: Shape, limit: int) -> list[ChainOption]:
     )
     usable = (pods != NO_POD) & (sizes < need[:, None]) & (sizes < limit)
     base = st.counted & (deficit > 0)
-    if st.rules.profile == "cce":  # a CCE card hosts one isolation mode
-        base &= (st.mode == int(Mode.UNUSED)) | (st.mode == shape.mode)
+    base &= ~st.profile.mode_conflicts(st.mode, shape.mode)
     # Only nodes the real scheduler would let the pod on (static filters: they never
     # change; cpu, memory and pod slots are checked per simulation, `Chains.card`).
     base &= st.static_ok(shape.constraints)[st.node_of]
@@ -148,10 +147,7 @@ class Chains:
                 or not taken.isdisjoint(pods)
                 or st.free_memory[card] + moved < self.board.need_on(shape, card)
                 or st.vgpus[card] - count + 1 > st.slots[card]
-                or (
-                    st.rules.profile == "cce"
-                    and int(st.mode[card]) not in (int(Mode.UNUSED), shape.mode)
-                )
+                or mode_conflict(st.profile, int(st.mode[card]), shape.mode)
             ):
                 continue
             if shape.card_core > 0 and st.free_core[card] + core < shape.card_core:

@@ -30,8 +30,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from advisor.core.model import Cluster, Pod, Policy, reference_card_mib, request_problem
-from advisor.core.rules import rules_for
+from advisor.core.model import Cluster, Pod, Policy, reference_card_mib
+from advisor.core.profiles import profile_of
 from advisor.core.state import CardState, Shape
 
 REPACK_POLICY = Policy(node="binpack", card="binpack")
@@ -88,8 +88,9 @@ def ideal_bound(cluster: Cluster) -> IdealBound:
     items: list[tuple[tuple[bool, int, int, int], Pod, Shape]] = []
     pending_pods = pending_mib = 0
     reference = reference_card_mib(cluster)
+    profile = profile_of(cluster.scheduler)
     for order, pod in enumerate(cluster.pods):
-        if pod.invalid or request_problem(pod.request, cluster.scheduler.profile):
+        if pod.invalid or profile.request_problem(pod.request):
             continue
         shape = Shape.of_pod(pod)
         size = shape.gpus * card_mib(cluster, reference, shape)
@@ -118,7 +119,7 @@ def memory_bound(cluster: Cluster, reference: int) -> int:
     can exceed: each pod holds at least its least MiB over the card sizes, so the Pending
     pods that land hold at most the counted cards' memory less the running pods' least;
     the most demand of that much least memory (a fractional knapsack) bounds them."""
-    rules = rules_for(cluster.scheduler)
+    rules = profile_of(cluster.scheduler)
     counted = {
         (n.name, c.index): c.memory_mib
         for n in cluster.nodes
@@ -131,7 +132,7 @@ def memory_bound(cluster: Cluster, reference: int) -> int:
     room = sum(counted.values())
     items: list[tuple[int, int]] = []  # (demand, least MiB held), Pending pods
     for pod in cluster.pods:
-        if pod.invalid or request_problem(pod.request, cluster.scheduler.profile):
+        if pod.invalid or rules.request_problem(pod.request):
             continue
         shape = Shape.of_pod(pod)
         least = shape.gpus * min(card_mib(cluster, size, shape) for size in sizes)
@@ -182,7 +183,7 @@ def card_mib(cluster: Cluster, capacity: int, shape: Shape) -> int:
     """What `shape` takes of one card of `capacity` MiB under the cluster's profile."""
     if shape.card_memory_mib > 0 and shape.memory_percent == 0:
         return shape.card_memory_mib
-    need = rules_for(cluster.scheduler).card_need(np.array([capacity], dtype=np.int64), shape)
+    need = profile_of(cluster.scheduler).card_need(np.array([capacity], dtype=np.int64), shape)
     return int(need[0])
 
 
@@ -224,8 +225,9 @@ def packing_bound(cluster: Cluster, steps: WeightSteps) -> PackingBound | None:
     healthy = {(n.name, c.index) for n in cluster.nodes for c in n.cards if c.healthy}
     running: list[Shape] = []
     pending: list[Shape] = []
+    profile = profile_of(cluster.scheduler)
     for pod in cluster.pods:
-        if pod.invalid or request_problem(pod.request, cluster.scheduler.profile):
+        if pod.invalid or profile.request_problem(pod.request):
             continue
         shape = Shape.of_pod(pod)
         mib = card_mib(cluster, capacity, shape)

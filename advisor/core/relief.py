@@ -23,7 +23,7 @@ import numpy as np
 
 from advisor.core.diagnose import Diagnosis, build_state
 from advisor.core.model import Cluster, OtherPod
-from advisor.core.nodefilters import RESOURCE_REASONS, bytes_text, cpu_text
+from advisor.core.nodefilters import bytes_text, cpu_text, resource_reasons
 from advisor.core.scaledown_others import OtherPods
 from advisor.core.state import CardState, Shape
 
@@ -104,7 +104,7 @@ def _relief(
     state: CardState, others: OtherPods, node: int, shape: Shape, short: Any, pod: str
 ) -> Relief:
     name = state.node_names[node]
-    lacks = tuple(r for r, bad in zip(RESOURCE_REASONS, short, strict=True) if bad)
+    lacks = resource_reasons(short)
     chosen = _to_move(state, node, shape, others.own(name) or ())
     if not chosen:
         return Relief(pod, name, lacks)

@@ -41,6 +41,7 @@ from advisor.core.nodefilters import bytes_text, cpu_text
 from advisor.core.scaledown_others import Leaving, OtherPods
 from advisor.core.state import CardState, Shape
 from advisor.core.whatif import place_queue
+from advisor.errors import known
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 
@@ -210,8 +211,8 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
             continue
         trial = base.copy()
         for pod in on_node:
-            assert pod.placement is not None
-            trial.release(trial.positions(pod.placement), Shape.of_pod(pod))
+            placement = known(pod.placement, f"the placement of running pod {pod.name}")
+            trial.release(trial.positions(placement), Shape.of_pod(pod))
         gone = trial.node_index[name]
         for k in trial.node_positions(gone):
             trial.healthy[k] = False  # the node is gone: nothing can land on it

@@ -12,21 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-from advisor.core.model import Cluster, Mode, Node, Placement, Pod, PolicyName, Request
-from advisor.core.nodefilters import (
-    NO_CONSTRAINTS,
-    NO_RESOURCES,
-    NodeConstraints,
-    Resources,
-    static_reasons,
-)
-from advisor.core.pod_options import NO_OPTIONS, PodOptions, hami_options
-from advisor.core.rules import CardRules, rules_for
+from advisor.core.model import Cluster, Mode, Node, Placement, PolicyName
+from advisor.core.nodefilters import NodeConstraints, lacks, static_reasons
+from advisor.core.profiles import Profile, profile_of
+from advisor.core.profiles.base import BoolArray, IntArray
+from advisor.core.shape import Shape
 
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+__all__ = ["UNLIMITED", "BoolArray", "CardState", "IntArray", "Shape"]
 
 
 UNLIMITED = np.iinfo(np.int64).max // 4  # an allocatable that is not known never limits
@@ -39,79 +32,37 @@ SLOTS, CPU, MEMORY = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
-class Shape:
-    """A pod reduced to what each card must give and what its node must offer besides.
-
-    Two pods of one shape are interchangeable to every filter, so the core caches verdicts
-    by shape (e.g. "this shape already failed in this queue").
-    """
-
-    gpus: int
-    card_memory_mib: int
-    card_core: int
-    mode: int
-    resources: Resources = NO_RESOURCES
-    constraints: NodeConstraints = NO_CONSTRAINTS
-    memory_percent: int = 0  # per card, outside CCE; with card_memory_mib 0: the whole card
-    options: PodOptions = NO_OPTIONS  # HAMi's per-pod annotations
-
-    @staticmethod
-    def of(request: Request) -> Shape:
-        """The GPU part only: a pod that asks nothing of its node besides its cards."""
-        return Shape(
-            request.gpus,
-            request.card_memory_mib,
-            request.card_core_percent,
-            int(request.mode),
-            memory_percent=request.memory_percent,
-        )
-
-    @staticmethod
-    def of_pod(pod: Pod) -> Shape:
-        return Shape(
-            pod.request.gpus,
-            pod.request.card_memory_mib,
-            pod.request.card_core_percent,
-            int(pod.request.mode),
-            pod.resources,
-            pod.constraints,
-            pod.request.memory_percent,
-            hami_options(pod.annotations),
-        )
-
-    def needs_no_less(self, than: Shape) -> bool:
-        """Every node and card that can take `self` can take `than`: same mode and node
-        constraints, and no fewer cards, memory or core per card, cpu or memory. (A pod
-        slot is one per pod, so equal.) Placing pods only takes room, so once `than`
-        fits nowhere, neither does `self`, for the rest of a queue."""
-        return (
-            self.mode == than.mode
-            and self.constraints == than.constraints
-            and self.memory_percent == than.memory_percent
-            # memory asked the same way: a whole card (or hami's share beside no memory)
-            # needs the card's size, which no absolute figure bounds
-            and (self.card_memory_mib == 0) == (than.card_memory_mib == 0)
-            and self.options == than.options
-            and self.gpus >= than.gpus
-            and self.card_memory_mib >= than.card_memory_mib
-            and (self.mode != int(Mode.MEMORY_CORE) or self.card_core >= than.card_core)
-            and self.resources.cpu_milli >= than.resources.cpu_milli
-            and self.resources.memory_bytes >= than.resources.memory_bytes
-        )
-
-    @property
-    def demand(self) -> tuple[int, int, int]:
-        """(pod slots, cpu millicores, memory bytes) the pod takes from its node."""
-        return (1, self.resources.cpu_milli, self.resources.memory_bytes)
-
-
-@dataclass(frozen=True, slots=True)
 class StaticVerdicts:
     """The static filters' verdicts on every node for one set of pod constraints."""
 
     ok: BoolArray
     rejected: dict[int, tuple[str, ...]]  # node index -> messages, rejected nodes only
     counts: dict[str, int]  # message -> nodes
+
+
+@dataclass(frozen=True, slots=True)
+class Verdicts:
+    """One filtering pass for a shape, every filter's verdict kept: what `place` decides by
+    is what the diagnosis explains by (as kube-scheduler's `fitsRequest` returns the
+    resources it found short), so no rule is judged twice."""
+
+    static_ok: BoolArray  # per node: NodeUnschedulable, NodeAffinity, TaintToleration pass
+    short: BoolArray  # (nodes, 3): NodeResourcesFit's shortfalls, `nodefilters.RESOURCE_REASONS`
+    rejections: tuple[BoolArray | None, ...]  # per card check of the profile (`card_rejections`)
+    eligible: BoolArray  # per card: no card check rejects it
+    gpu_fit: BoolArray  # per node: the profile's GPU filter passes
+
+    @property
+    def nodes(self) -> IntArray:
+        """The nodes every filter passes."""
+        ok = self.gpu_fit & self.static_ok & ~self.short.any(axis=1)
+        return np.flatnonzero(ok).astype(np.int64)
+
+    def card_codes(self) -> IntArray:
+        """Per card, 1 + the index of the first card check that rejects it, or 0."""
+        conditions = [c for c in self.rejections if c is not None]
+        choices = [1 + i for i, c in enumerate(self.rejections) if c is not None]
+        return np.select(conditions, choices, 0).astype(np.int64)
 
 
 class CardState:
@@ -128,7 +79,7 @@ class CardState:
         cards = [(i, c) for i, n in enumerate(nodes) for c in n.cards]
         self.limit = cluster.max_vgpus_per_card
         self.scheduler = cluster.scheduler
-        self.rules: CardRules = rules_for(cluster.scheduler)
+        self.profile: Profile = profile_of(cluster.scheduler)
         self.tied = 0  # nodes tied in the last `place` where the real pick is random
         self.slots: IntArray = np.array(
             [self.limit if c.max_vgpus is None else c.max_vgpus for _, c in cards], dtype=np.int64
@@ -141,7 +92,7 @@ class CardState:
         # The cards a profile counts as able to host anything: the healthy ones, or every
         # card where the profile has no health check (Volcano).
         self.counted: BoolArray = (
-            self.healthy.copy() if self.rules.checks_health else np.ones(len(cards), np.bool_)
+            self.healthy.copy() if self.profile.checks_health else np.ones(len(cards), np.bool_)
         )
         self.free_memory: IntArray = self.capacity.copy()
         self.free_core: IntArray = np.full(len(cards), 100, dtype=np.int64)
@@ -318,19 +269,15 @@ class CardState:
         self, shape: Shape, at: IntArray | None = None
     ) -> tuple[BoolArray | None, ...]:
         """Per card (all, or those at positions `at`), whether each card check of the
-        profile (`rules.reasons[1:]`) rejects it for `shape` (None: the check does not
+        profile (`profile.reasons[1:]`) rejects it for `shape` (None: the check does not
         apply). `eligible` and the diagnosis both read this, so a card is never explained
         by another rule than the one that rejected it."""
-        return self.rules.card_rejections(self, shape, slice(None) if at is None else at)
+        return self.profile.card_rejections(self, shape, slice(None) if at is None else at)
 
     def eligible(self, shape: Shape, at: IntArray | None = None) -> BoolArray:
-        rejected: BoolArray = np.zeros(
-            self.capacity.size if at is None else at.size, dtype=np.bool_
+        return _eligible(
+            self.card_rejections(shape, at), self.capacity.size if at is None else at.size
         )
-        for check in self.card_rejections(shape, at):
-            if check is not None:
-                rejected |= check
-        return np.asarray(~rejected, dtype=np.bool_)
 
     def eligible_per_node(self, eligible: BoolArray) -> IntArray:
         counts = np.bincount(self.node_of[eligible], minlength=len(self.node_names))
@@ -338,26 +285,40 @@ class CardState:
 
     def card_need(self, shape: Shape, at: IntArray | None = None) -> IntArray:
         """Memory (MiB) each card must give `shape` (a share differs card by card)."""
-        return self.rules.card_need(self.capacity if at is None else self.capacity[at], shape)
+        return self.profile.card_need(self.capacity if at is None else self.capacity[at], shape)
 
     # -- choose -----------------------------------------------------------------------------
 
     def gpu_fits(self, shape: Shape, eligible: BoolArray) -> BoolArray:
         """Per node: the profile's GPU filter passes."""
-        return self.rules.fits(self, shape, eligible)
+        return self.profile.fits(self, shape, eligible)
 
     def place(
         self, shape: Shape, node_policy: PolicyName, card_policy: PolicyName
     ) -> list[int] | None:
         """Card positions where the scheduler would put `shape`, or None when nothing fits.
         Sets `tied` to the number of nodes the real scheduler would pick from at random."""
-        eligible = self.eligible(shape)
-        nodes = np.flatnonzero(self.gpu_fits(shape, eligible) & self.node_ok(shape))
+        return self.place_by(self.verdicts(shape), shape, node_policy, card_policy)
+
+    def verdicts(self, shape: Shape) -> Verdicts:
+        """Every filter's verdict on every node and card for `shape`, in one pass."""
+        rejections = self.card_rejections(shape)
+        eligible = _eligible(rejections, self.capacity.size)
+        gpu_fit = self.gpu_fits(shape, eligible)
+        static_ok = self.static_ok(shape.constraints)
+        return Verdicts(static_ok, self.resource_shortfalls(shape), rejections, eligible, gpu_fit)
+
+    def place_by(
+        self, verdicts: Verdicts, shape: Shape, node_policy: PolicyName, card_policy: PolicyName
+    ) -> list[int] | None:
+        """`place`, from verdicts already taken (`verdicts`) on this very state."""
+        nodes = verdicts.nodes
         self.tied = 0
         if nodes.size == 0:
             return None
-        positions = self.rules.pick(self, nodes, shape, eligible, (node_policy, card_policy))
-        if not self.rules.random_ties:
+        policy = (node_policy, card_policy)
+        positions = self.profile.pick(self, nodes, shape, verdicts.eligible, policy)
+        if not self.profile.random_ties:
             self.tied = 0
         return positions
 
@@ -368,7 +329,7 @@ class CardState:
             return
         self.add_requested(int(self.node_of[positions[0]]), shape.demand)
         need = self._need_list(shape, positions)
-        core = self.rules.card_core(shape)
+        core = self.profile.card_core(shape)
         node = self.node_of[positions[0]]
         self.node_used[node] += (len(positions), core * len(positions), sum(need))
         for k, mib in zip(positions, need, strict=True):
@@ -384,7 +345,7 @@ class CardState:
             return
         self.add_requested(int(self.node_of[positions[0]]), shape.demand, -1)
         need = self._need_list(shape, positions)
-        core = self.rules.card_core(shape)
+        core = self.profile.card_core(shape)
         node = self.node_of[positions[0]]
         self.node_used[node] -= (len(positions), core * len(positions), sum(need))
         for k, mib in zip(positions, need, strict=True):
@@ -407,6 +368,15 @@ class CardState:
         return Placement(node, tuple(sorted(int(self.card_index[k]) for k in positions)))
 
 
+def _eligible(rejections: tuple[BoolArray | None, ...], size: int) -> BoolArray:
+    """The cards no check rejects."""
+    rejected: BoolArray = np.zeros(size, dtype=np.bool_)
+    for check in rejections:
+        if check is not None:
+            rejected |= check
+    return np.asarray(~rejected, dtype=np.bool_)
+
+
 def _allocatable(node: Node) -> tuple[int, int, int]:
     a = node.allocatable
     return tuple(  # type: ignore[return-value]
@@ -415,16 +385,16 @@ def _allocatable(node: Node) -> tuple[int, int, int]:
 
 
 def _shortfalls(requested: IntArray, allocatable: IntArray, shape: Shape) -> BoolArray:
-    """NodeResourcesFit's rule on every node at once; `_shortfalls_exact` is the same rule
-    on one node in Python's integers (sums past REQUESTED_MAX, and a plan's what-if)."""
+    """NodeResourcesFit's rule (`nodefilters.lacks`) on every node at once; `_shortfalls_exact`
+    applies it to one node in Python's integers (sums past REQUESTED_MAX, a plan's what-if)."""
     want = np.array(shape.demand, dtype=np.int64)
     # Room left, not requested + want: requested <= REQUESTED_MAX, so nothing wraps around.
-    return np.asarray((want > 0) & (want > allocatable - requested), dtype=np.bool_)
+    return np.asarray(lacks(want[None, :], allocatable - requested), dtype=np.bool_)
 
 
 def _shortfalls_exact(requested: Sequence[int], allocatable: IntArray, shape: Shape) -> list[bool]:
     """`_shortfalls` for one node in Python's integers (for sums past REQUESTED_MAX)."""
     return [
-        want > 0 and want > int(a) - r
+        lacks(want, int(a) - r)
         for want, a, r in zip(shape.demand, allocatable, requested, strict=True)
     ]

@@ -45,7 +45,7 @@ from advisor.core.model import (
     Scheduler,
     queue_order,
 )
-from advisor.core.rules import CardRules, rules_for
+from advisor.core.profiles import Profile, profile_of
 from advisor.core.state import CardState, Shape
 
 ALL_POLICIES: tuple[Policy, ...] = tuple(Policy(n, c) for n, c in product(POLICIES, POLICIES))
@@ -81,7 +81,7 @@ class Landing:
 
 def landings(state: CardState, pods: Sequence[Pod], policy: Policy) -> tuple[Landing, ...]:
     """`place_queue` with the memory each pod took and its random ties."""
-    profile = state.rules.profile
+    profile = state.profile.name
     failed: list[Shape] = []
     placed: list[Landing] = []
     for pod in pods:
@@ -242,14 +242,14 @@ class ProfileOutcome:
         return tuple(name for name, where in self.placements if where.unhealthy)
 
 
-def held_mib(rules: CardRules, pod: Pod, capacities: Sequence[int]) -> int:
+def held_mib(profile: Profile, pod: Pod, capacities: Sequence[int]) -> int:
     """Memory per card `pod` holds on cards of these sizes: its memory per card, or for a
     share or a whole card (hami, volcano-vgpu) what the profile gives it, the least over the
     cards (a request is the same on each of its cards)."""
     request = pod.request
     if (request.memory_percent == 0 and request.memory_mib > 0) or not capacities:
         return request.card_memory_mib
-    need = rules.card_need(np.array(capacities, dtype=np.int64), Shape.of_pod(pod))
+    need = profile.card_need(np.array(capacities, dtype=np.int64), Shape.of_pod(pod))
     return int(need.min())
 
 
@@ -258,7 +258,7 @@ def as_held(cluster: Cluster) -> Cluster:
     memory it holds, so that another profile, which would read that request its own way (or
     not at all: cce), sees the cards as full as they are. Pending pods keep their requests:
     what the queue asks is the question."""
-    rules = rules_for(cluster.scheduler)
+    profile = profile_of(cluster.scheduler)
     sizes = {(n.name, c.index): c.memory_mib for n in cluster.nodes for c in n.cards}
     pods = []
     for pod in cluster.pods:
@@ -268,7 +268,7 @@ def as_held(cluster: Cluster) -> Cluster:
             continue
         keys = [(pod.placement.node, i) for i in pod.placement.cards]
         cards = [sizes[key] for key in keys if key in sizes]
-        held = held_mib(rules, pod, cards)
+        held = held_mib(profile, pod, cards)
         pods.append(
             dataclasses.replace(pod, request=Request(r.gpus, held * r.gpus, r.core_percent))
         )
@@ -296,7 +296,7 @@ def profile_outcome(cluster: Cluster) -> ProfileOutcome:
         placements=tuple((pod.name, where) for pod, where in zip(queue, placed, strict=True)),
         causes=tuple((d.pod.name, d.cause) for d in diagnosis.pods),
         running_invalid=sum(
-            1 for pod in cluster.running if base.rules.request_problem(pod.request) is not None
+            1 for pod in cluster.running if base.profile.request_problem(pod.request) is not None
         ),
         fragmentation_now=measure(base, shapes, queue),
         fragmentation=measure(state, shapes, left),

@@ -10,9 +10,18 @@ from typing import cast
 from advisor import schemas
 from advisor.core.diagnose import CAUSES, Diagnosis, PodDiagnosis
 from advisor.core.fragmentation import Fragmentation, summary_json
-from advisor.core.model import Cluster, Mode, Node, Placement, Pod, ProfileName, Scheduler
+from advisor.core.model import (
+    WEIGHT_KEYS,
+    Cluster,
+    Mode,
+    Node,
+    Placement,
+    Pod,
+    ProfileName,
+    Scheduler,
+)
 from advisor.core.nodefilters import Resources, Taint, bytes_text, cpu_text
-from advisor.core.rules import CardRules, rules_for
+from advisor.core.profiles import DEFAULT_PROFILE, Profile, profile_for, profile_of
 from advisor.core.whatif import PolicyOutcome, ProfileOutcome, WhatIf, held_mib
 
 
@@ -22,9 +31,9 @@ def placement_json(placement: Placement | None) -> schemas.PlacementJson | None:
     return {"node": placement.node, "cards": list(placement.cards)}
 
 
-def request_json(pod: Pod, profile: ProfileName = "cce") -> schemas.RequestJson:
-    """The totals; a share of each card and (outside cce) a whole-card request only when
-    asked, so cce's JSON stays as it was."""
+def request_json(pod: Pod, profile: ProfileName = DEFAULT_PROFILE) -> schemas.RequestJson:
+    """The totals; a share of each card and (where the profile has them) a whole-card
+    request only when asked, so cce's JSON stays as it was."""
     r = pod.request
     data: schemas.RequestJson = {
         "gpus": r.gpus,
@@ -33,7 +42,7 @@ def request_json(pod: Pod, profile: ProfileName = "cce") -> schemas.RequestJson:
     }
     if r.memory_percent:
         data["memory_percent"] = r.memory_percent
-    if r.whole_card and profile != "cce":
+    if r.whole_card and not profile_for(profile).requires_memory:
         data["whole_card"] = True
     return data
 
@@ -41,11 +50,13 @@ def request_json(pod: Pod, profile: ProfileName = "cce") -> schemas.RequestJson:
 def scheduler_json(scheduler: Scheduler) -> schemas.SchedulerJson:
     """Which profile judged the cluster, with that profile's own settings (§9.2)."""
     data: schemas.SchedulerJson = {"profile": scheduler.profile}
-    if scheduler.profile == "hami":
-        data["default_memory_mib"] = scheduler.default_memory_mib
-        data["weights"] = dict(zip(("slot", "core", "memory"), scheduler.weights, strict=True))
-    elif scheduler.profile == "volcano-vgpu":
-        data["schedule_weight"] = scheduler.schedule_weight
+    for key in profile_for(scheduler.profile).settings:
+        if key == "weights":
+            data["weights"] = dict(zip(WEIGHT_KEYS, scheduler.weights, strict=True))
+        elif key == "default_memory_mib":
+            data["default_memory_mib"] = scheduler.default_memory_mib
+        elif key == "schedule_weight":
+            data["schedule_weight"] = scheduler.schedule_weight
     return data
 
 
@@ -65,7 +76,9 @@ def taint_text(taint: Taint) -> str:
     return f"{taint.key}{value}:{taint.effect}"
 
 
-def pod_diagnosis_json(d: PodDiagnosis, profile: ProfileName = "cce") -> schemas.PodDiagnosisJson:
+def pod_diagnosis_json(
+    d: PodDiagnosis, profile: ProfileName = DEFAULT_PROFILE
+) -> schemas.PodDiagnosisJson:
     entry: schemas.PodDiagnosisJson = {
         "pod": d.pod.name,
         "cause": d.cause,
@@ -95,7 +108,7 @@ def diagnosis_json(
 ) -> schemas.DiagnosisJson:
     """`scheduler`: the cluster's, named beside the policy (every command passes it)."""
     policy = diagnosis.policy
-    profile = "cce" if scheduler is None else scheduler.profile
+    profile = DEFAULT_PROFILE if scheduler is None else scheduler.profile
     judged: schemas.SchedulerPartJson = (
         {"scheduler": scheduler_json(scheduler)} if scheduler is not None else {}
     )
@@ -108,7 +121,7 @@ def diagnosis_json(
     }
 
 
-def card_allotment_mib(rules: CardRules, pod: Pod, card_mib: int) -> int:
+def card_allotment_mib(rules: Profile, pod: Pod, card_mib: int) -> int:
     """What `pod` holds of a card of `card_mib`: its memory per card, or (a share, a whole
     card: hami, volcano-vgpu) what the profile gives it of this card."""
     return held_mib(rules, pod, (card_mib,))
@@ -123,7 +136,7 @@ def card_view(
     """Cards (of `nodes`, or all) with the pods `where` puts on them; pods in `fresh` are
     marked `pending` (placed by this cycle or plan, not running yet)."""
     wanted = None if nodes is None else set(nodes)
-    rules = rules_for(cluster.scheduler)
+    rules = profile_of(cluster.scheduler)
     on_card: dict[tuple[str, int], list[Pod]] = defaultdict(list)
     for pod in cluster.pods:
         placement = where.get(pod.name)

@@ -2,7 +2,7 @@
 
 Reads the three dialects of docs/design.md §1 (CCE xGPU, Volcano vGPU, HAMi); shared by the
 advisor (Pending and running pods) and the exporter (vGPU attribution). Only readability is
-checked here; the even-split rules are `advisor.core.model.request_problem`.
+checked here; the even-split rules are each profile's `request_problem` (advisor.core.profiles).
 """
 
 from __future__ import annotations

@@ -3,68 +3,30 @@
 CCE gives pod totals and always a memory. HAMi and Volcano vGPU give per-card values, which are
 multiplied by N into the `Request` totals; their memory share (`memory_percent`) stays per card,
 and a request with neither memory nor share asks whole cards, as their schedulers read it.
+Each dialect's resource names are its profile's (`advisor.core.profiles`); this module reads
+them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
-from advisor.core.model import MIB_PER_UNIT, Request
+from advisor.core.model import Request
+from advisor.core.profiles.base import Dialect
+from advisor.core.profiles.cce import CCE_GPU_NUM_LABEL
+from advisor.core.profiles.cce import DIALECT as CCE_DIALECT
+from advisor.core.profiles.hami import DIALECT as HAMI_DIALECT
+from advisor.core.profiles.volcano_vgpu import DIALECT as VOLCANO_DIALECT
+from advisor.errors import known
 from advisor.podspec.quantity import MAX_COUNT, MAX_MEMORY_MIB, quantity_int, show
+
+__all__ = ["CCE", "CCE_GPU_NUM_LABEL", "DIALECTS", "HAMI", "VOLCANO_VGPU", "Dialect"]
 
 MISSING = object()
 
-
-@dataclass(frozen=True, slots=True)
-class Dialect:
-    name: str
-    count: str | None  # resource holding N; None: N is the pod label (CCE)
-    memory: str
-    core: str
-    memory_percentage: str | None  # a share of each card, in percent (HAMi, Volcano vGPU)
-    memory_unit_mib: int
-    per_card: bool  # memory and core are per card (Volcano vGPU, HAMi) or totals (CCE)
-    allocation: str  # annotation that records the granted cards
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        named = (self.count, self.memory, self.core, self.memory_percentage)
-        return tuple(key for key in named if key is not None)
-
-
-CCE_GPU_NUM_LABEL = "volcano.sh/gpu-num"
-
-CCE = Dialect(
-    name="cce",
-    count=None,
-    memory="volcano.sh/gpu-mem.128Mi",
-    core="volcano.sh/gpu-core.percentage",
-    memory_percentage=None,
-    memory_unit_mib=MIB_PER_UNIT,
-    per_card=False,
-    allocation="volcano.sh/gpu-index",
-)
-VOLCANO_VGPU = Dialect(
-    name="volcano-vgpu",
-    count="volcano.sh/vgpu-number",
-    memory="volcano.sh/vgpu-memory",
-    core="volcano.sh/vgpu-cores",
-    memory_percentage="volcano.sh/vgpu-memory-percentage",
-    memory_unit_mib=1,
-    per_card=True,
-    allocation="volcano.sh/vgpu-ids-new",
-)
-HAMI = Dialect(
-    name="hami",
-    count="nvidia.com/gpu",
-    memory="nvidia.com/gpumem",
-    core="nvidia.com/gpucores",
-    memory_percentage="nvidia.com/gpumem-percentage",
-    memory_unit_mib=1,
-    per_card=True,
-    allocation="hami.io/vgpu-devices-allocated",
-)
+CCE = CCE_DIALECT
+VOLCANO_VGPU = VOLCANO_DIALECT
+HAMI = HAMI_DIALECT
 DIALECTS: tuple[Dialect, ...] = (CCE, VOLCANO_VGPU, HAMI)  # precedence when one container mixes
 
 Lookup = Callable[[str], object]  # resource value from limits, else requests, else MISSING
@@ -145,14 +107,13 @@ def _per_card_request(dialect: Dialect, read: _Reader) -> Request | None:
     takes a memory alone as one card). Memory 0 counts as not given; with no share either the
     request asks whole cards (HAMi: its DefaultMemory, else 100 %; Volcano: 100 %).
     """
-    assert dialect.count is not None
-    if dialect is VOLCANO_VGPU and not read.given(dialect.count) and not read.given(dialect.memory):
+    count = known(dialect.count, f"the count resource of {dialect.name}")
+    if dialect is VOLCANO_VGPU and not read.given(count) and not read.given(dialect.memory):
         read.problem(
-            f"{dialect.count} and {dialect.memory} are both missing, so Volcano reads no "
-            "card request"
+            f"{count} and {dialect.memory} are both missing, so Volcano reads no card request"
         )
         return None
-    gpus = read.number(dialect.count, 1)
+    gpus = read.number(count, 1)
     memory = read.number(dialect.memory, 0)
     share = _share(dialect, read)
     core = read.number(dialect.core, 0)

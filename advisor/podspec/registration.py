@@ -21,11 +21,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.core.model import ProfileName
+from advisor.core.profiles import PROFILES
+from advisor.core.profiles.hami import REGISTER as HAMI_REGISTER
+from advisor.core.profiles.volcano_vgpu import REGISTER as VOLCANO_REGISTER
 from advisor.podspec.quantity import show
 
-HAMI_REGISTER = "hami.io/node-nvidia-register"
-VOLCANO_REGISTER = "volcano.sh/node-vgpu-register"
-REGISTRATIONS: dict[ProfileName, str] = {"hami": HAMI_REGISTER, "volcano-vgpu": VOLCANO_REGISTER}
+__all__ = ["HAMI_REGISTER", "VOLCANO_REGISTER", "RegisteredCard", "parse_registration"]
+
+
+def registration_of(profile: ProfileName) -> str | None:
+    """The node annotation where the profile's scheduler reads its cards; None: none."""
+    known = PROFILES.get(profile)
+    return None if known is None else known.registration_annotation
+
+
+def registration_keys() -> tuple[str, ...]:
+    """Every profile's card registration annotation."""
+    keys = (p.registration_annotation for p in PROFILES.values())
+    return tuple(key for key in keys if key is not None)
+
 
 INT32_MAX = 2**31 - 1
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
@@ -49,7 +63,8 @@ class RegisteredCard:
 
 def parse_registration(profile: ProfileName, value: str) -> tuple[RegisteredCard, ...]:
     """The registered cards in the order listed; ValueError naming what does not read."""
-    parse = _PARSERS.get(profile)
+    key = registration_of(profile)
+    parse = None if key is None else _PARSERS.get(key)
     if parse is None:
         raise ValueError(f"profile {profile} registers no cards")
     cards = parse(value)
@@ -187,7 +202,8 @@ def _go_bool(text: str, segment: str) -> bool:
     raise ValueError(f"card {show(segment)}: health {show(text)} is not true or false")
 
 
+# registration annotation -> its reader
 _PARSERS: dict[str, Callable[[str], tuple[RegisteredCard, ...]]] = {
-    "hami": parse_hami,
-    "volcano-vgpu": parse_volcano,
+    HAMI_REGISTER: parse_hami,
+    VOLCANO_REGISTER: parse_volcano,
 }

@@ -47,6 +47,13 @@ from advisor.schemas.plan import (
     TaintJson,
     UnresolvedJson,
 )
+from advisor.schemas.replay import (
+    CpuOnlyPodsJson,
+    NodeAllocationJson,
+    ReplayFragmentationJson,
+    ReplayJson,
+    ReplayProfileJson,
+)
 from advisor.schemas.report import (
     FragmentationShapeJson,
     FragmentedNodeJson,
@@ -96,6 +103,7 @@ __all__ = [
     "AllotmentJson",
     "CardJson",
     "CardViewJson",
+    "CpuOnlyPodsJson",
     "DiagnosisJson",
     "EvictionCostJson",
     "FragmentationShapeJson",
@@ -106,6 +114,7 @@ __all__ = [
     "HeldNodeJson",
     "IdealJson",
     "LimitsJson",
+    "NodeAllocationJson",
     "NodeFitJson",
     "NodeResourcesJson",
     "NodeShapeJson",
@@ -129,6 +138,9 @@ __all__ = [
     "ReliefPartJson",
     "RemedyJson",
     "RepackJson",
+    "ReplayFragmentationJson",
+    "ReplayJson",
+    "ReplayProfileJson",
     "ReportFragmentationJson",
     "ReportJson",
     "RequestJson",

@@ -3,7 +3,9 @@ diagnosis and advice, and the card view (docs/design.md §5)."""
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict  # pydantic writes the JSON Schemas from these (3.11)
 
 # -- shared parts ------------------------------------------------------------------------------
 

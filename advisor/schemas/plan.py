@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict  # pydantic writes the JSON Schemas from these (3.11)
 
 from advisor.schemas.parts import PlacementJson, PolicyJson, RemedyJson, SchedulerJson
 

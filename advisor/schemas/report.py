@@ -3,7 +3,9 @@ diagnosis, the plan and the right-sizing."""
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict  # pydantic writes the JSON Schemas from these (3.11)
 
 from advisor.schemas.parts import CardViewJson, DiagnosisJson
 from advisor.schemas.plan import PlanJson

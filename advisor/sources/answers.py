@@ -19,7 +19,7 @@ from typing import Any
 
 import aiohttp
 
-from advisor.errors import InputError
+from advisor.errors import SourceError
 
 MIB = 2**20
 DEFAULT_MAX_ANSWER_BYTES = 64 * MIB
@@ -71,7 +71,7 @@ async def fetch(
     source: str,
     **request: Any,
 ) -> Answer:
-    """GET `url`: the status and whole body, or InputError "SOURCE: answer larger than ..."
+    """GET `url`: the status and whole body, or SourceError "SOURCE: answer larger than ..."
     once the body passes the cap (at once when Content-Length says so). I/O errors and
     timeouts propagate, for the caller to word with its URL.
 
@@ -84,7 +84,7 @@ async def fetch(
         response = await session.get(url, **request)
     try:
         if response.content_length is not None and response.content_length > limit.max_bytes:
-            raise InputError(f"{source}: {limit.refusal()}")
+            raise SourceError(f"{source}: {limit.refusal()}")
         async with _turn():
             async with asyncio.timeout(phase_s):
                 body = await read_capped(response, limit, source)
@@ -94,13 +94,13 @@ async def fetch(
 
 
 async def read_capped(response: aiohttp.ClientResponse, limit: AnswerLimit, source: str) -> bytes:
-    """The whole body, or InputError "SOURCE: answer larger than ..." (the connection is
+    """The whole body, or SourceError "SOURCE: answer larger than ..." (the connection is
     closed, the rest never read) once it passes the cap."""
     body = bytearray()
     async for chunk in response.content.iter_chunked(CHUNK):
         if len(body) + len(chunk) > limit.max_bytes:
             response.close()  # the rest is never read
-            raise InputError(f"{source}: {limit.refusal()}")
+            raise SourceError(f"{source}: {limit.refusal()}")
         body += chunk
     return bytes(body)
 

@@ -31,6 +31,7 @@ from advisor.core.model import (
     ProfileName,
     Request,
 )
+from advisor.core.profiles import profile_for
 from advisor.sources.fitting import compare_modes, fit_cards
 from advisor.sources.kubemerge import merge_kubernetes, with_other_pods
 from advisor.sources.notes import Notes, names
@@ -100,7 +101,7 @@ def assemble(
     nodes = _nodes(nodes_seen, cards, vgpus, kube_nodes, profile, notes)
     running = _running_pods(vgpus, nodes, notes)
     nodes, running, limit = fit_cards(nodes, running, limit, profile, notes)
-    if profile == "cce":
+    if profile_for(profile).one_mode_per_card:  # the card's published mode is the one
         compare_modes(_modes(cards), running, notes)
     pods = running
     if kube is not None:

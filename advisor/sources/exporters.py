@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from advisor.errors import InputError
+from advisor.errors import SourceError
 from advisor.sources.answers import MIB, AnswerLimit, fetch
 from advisor.sources.http import checked_url, describe, run_all, shown_url
 from advisor.sources.series import label_problem, one_line, series_name, value_problem
@@ -53,7 +53,7 @@ async def read_exporters(
     seen: dict[str, str] = {}
     for url, (node, _) in zip(urls, scraped, strict=True):
         if node in seen:
-            raise InputError(
+            raise SourceError(
                 f"exporters {shown_url(seen[node])} and {shown_url(url)} both report node {node!r}"
             )
         seen[node] = url
@@ -69,11 +69,13 @@ async def _scrape(
         )
         status, body = answer.status, answer.body.decode(_charset(answer.charset), "replace")
     except (aiohttp.ClientError, TimeoutError, ValueError) as error:  # ValueError: a bad URL
-        raise InputError(f"exporter {shown_url(url)}: cannot reach it: {describe(error)}") from None
+        raise SourceError(
+            f"exporter {shown_url(url)}: cannot reach it: {describe(error)}"
+        ) from None
     if status != 200:
-        raise InputError(f"exporter {shown_url(url)}: HTTP {status}: {one_line(body, 200)}")
+        raise SourceError(f"exporter {shown_url(url)}: HTTP {status}: {one_line(body, 200)}")
     if body.lstrip()[:1] == "<":  # no exposition line starts so; a page does
-        raise InputError(
+        raise SourceError(
             f"exporter {shown_url(url)}: HTTP 200 with an HTML page, not metrics (a login "
             "page or a proxy in front of it? is this an xgpu exporter's /metrics?)"
         )
@@ -81,7 +83,7 @@ async def _scrape(
     try:
         return _samples(url, body, now)
     except ValueError as error:  # the parser quotes the line: it may be 100 KB long
-        raise InputError(
+        raise SourceError(
             f"exporter {shown_url(url)}: cannot parse its metrics: {one_line(describe(error))}"
         ) from None
 
@@ -98,7 +100,7 @@ def _samples(url: str, text: str, now: float) -> tuple[str, list[Sample]]:
     nodes.discard("")
     if len(nodes) != 1:
         problem = "names several nodes" if nodes else "has no xgpu_node_info{node}"
-        raise InputError(
+        raise SourceError(
             f"exporter {shown_url(url)}: {problem}: is it an xgpu exporter with --node set?"
         )
     node = nodes.pop()
@@ -111,7 +113,7 @@ def _samples(url: str, text: str, now: float) -> tuple[str, list[Sample]]:
             invalid = "given twice"
         if invalid is not None:  # the exporter writes no NaN: present but unusable
             shown = series_name(name, labels)
-            raise InputError(f"exporter {shown_url(url)}: invalid series {shown}: {invalid}")
+            raise SourceError(f"exporter {shown_url(url)}: invalid series {shown}: {invalid}")
         seen.add(key)
         samples.append(Sample(name, {**labels, "node": node}, value, age))
     return node, samples

@@ -12,6 +12,9 @@ from collections import defaultdict
 from dataclasses import replace
 
 from advisor.core.model import Node, Pod, ProfileName
+from advisor.core.profiles import profile_for
+from advisor.core.profiles.base import mode_conflict
+from advisor.errors import known
 from advisor.sources.notes import Notes
 from advisor.sources.values import CARD_MODE
 
@@ -56,7 +59,8 @@ def fit_cards(
     return grown, pods, limit
 
 
-def _drop_unholdable(pods: list[Pod], profile: ProfileName, notes: Notes) -> list[Pod]:
+def _drop_unholdable(pods: list[Pod], name: ProfileName, notes: Notes) -> list[Pod]:
+    profile = profile_for(name)
     while True:
         drop: dict[str, str] = {}
         for (host, index), on_card in sorted(by_card(pods).items()):
@@ -64,7 +68,7 @@ def _drop_unholdable(pods: list[Pod], profile: ProfileName, notes: Notes) -> lis
             core = 0
             for pod in on_card:
                 core += pod.request.card_core_percent
-                if profile == "cce" and pod.request.mode != first_mode:
+                if mode_conflict(profile, first_mode, pod.request.mode):
                     drop[pod.name] = f"node {host} card {index} mixes isolation modes"
                 elif core > 100:
                     drop[pod.name] = f"node {host} card {index} has more than 100% core allotted"
@@ -81,9 +85,9 @@ def _drop_unholdable(pods: list[Pod], profile: ProfileName, notes: Notes) -> lis
 def by_card(pods: list[Pod]) -> dict[CardKey, list[Pod]]:
     usage: dict[CardKey, list[Pod]] = defaultdict(list)
     for pod in sorted(pods, key=lambda p: p.name):
-        assert pod.placement is not None
-        for index in pod.placement.cards:
-            usage[(pod.placement.node, index)].append(pod)
+        placement = known(pod.placement, f"the placement of running pod {pod.name}")
+        for index in placement.cards:
+            usage[(placement.node, index)].append(pod)
     return usage
 
 

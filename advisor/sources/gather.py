@@ -56,7 +56,8 @@ class Gathered:
 
 
 async def gather(config: SourceConfig) -> Gathered:
-    """The live cluster; InputError (exit 2) when a source cannot be read completely."""
+    """The live cluster; SourceError (exit 2) when a source cannot be read completely,
+    InputError for settings that make no sense."""
     if (config.prometheus is None) == (not config.exporters):
         raise InputError("give exactly one metrics source: a Prometheus URL or exporter URLs")
     if config.stale_after_s <= 0 or config.timeout_s <= 0:

@@ -17,6 +17,7 @@ from datetime import timedelta
 import aiohttp
 import pandas as pd
 
+from advisor.errors import known
 from advisor.rightsizing import HISTORY_COLUMNS
 from advisor.sources.answers import AnswerLimit
 from advisor.sources.gather import DEFAULT_TIMEOUT_S, SourceConfig
@@ -69,7 +70,7 @@ async def usage_history(
     point (core for memory-isolated vGPUs). `window` and `step` are seconds or timedeltas;
     `end` (unix seconds) defaults to the server's now. `source`, when given, supplies the
     timeout, credentials, selector and answer cap (the live read's). Failures raise
-    InputError."""
+    SourceError (the answer) or InputError (the arguments)."""
     window_s, step_s = _seconds(window, "window"), _seconds(step, "step")
     access, limit, max_series = None, None, DEFAULT_MAX_SERIES
     if source is not None:
@@ -114,7 +115,7 @@ async def _history(
         part[column] = part[column].astype("float64")
         keys = ["timestamp", *KEYS]
         frame = part if frame is None else frame.merge(part, on=keys, how="outer")
-    assert frame is not None
+    frame = known(frame, "the merged history of at least one family")
     frame = frame[frame["gpu_index"].str.fullmatch(r"\d+")].copy()
     frame["gpu_index"] = frame["gpu_index"].astype("int64")
     frame["timestamp"] = pd.to_datetime(frame["timestamp"].astype("float64"), unit="s", utc=True)

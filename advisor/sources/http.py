@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from advisor.errors import InputError
+from advisor.errors import InputError, XgpuError
 from advisor.sources.series import one_line
 
 T = TypeVar("T")
@@ -70,13 +70,14 @@ def describe(error: BaseException) -> str:
 
 
 async def run_all(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
-    """Results in order; the first InputError stops the others and is raised alone."""
+    """Results in order; the first error that ends a run (an XgpuError: a source's, or bad
+    input) stops the others and is raised alone."""
     tasks: list[asyncio.Task[T]] = []
     try:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(c) for c in coroutines]
     except ExceptionGroup as failed:
-        inputs = failed.subgroup(lambda e: isinstance(e, InputError))
+        inputs = failed.subgroup(lambda e: isinstance(e, XgpuError))
         if inputs is None:
             raise
         raise _first_leaf(inputs) from None

@@ -15,7 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from advisor.core.model import CCE, Card, Node, Pod, Request, Scheduler
-from advisor.core.rules import CardRules, rules_for
+from advisor.core.profiles import Profile, profile_of
 from advisor.core.state import Shape
 from advisor.podspec import PodGpu
 from advisor.podspec.scheduling import PodScheduling
@@ -34,7 +34,7 @@ def merge_kubernetes(
     running: list[Pod], nodes: list[Node], kube: KubeState, notes: Notes, scheduler: Scheduler = CCE
 ) -> list[Pod]:
     notes.warnings.extend(kube.warnings)
-    rules = rules_for(scheduler)
+    rules = profile_of(scheduler)
     cards = {(n.name, c.index): c for n in nodes for c in n.cards}
     by_key = {p.key: p for p in kube.pods if p.namespace and p.name}
     if len(by_key) < len(kube.pods):
@@ -86,13 +86,13 @@ def merge_kubernetes(
 
 
 def _declared(
-    pod: Pod, declared: Request | None, cards: Mapping[tuple[str, int], Card], rules: CardRules
+    pod: Pod, declared: Request | None, cards: Mapping[tuple[str, int], Card], rules: Profile
 ) -> Request:
     """The pod's own share or whole-card request when the profile's rules give it exactly
     what the exporter reports on each of its cards; else what the exporter reports."""
     if declared is None or pod.placement is None or declared.gpus != pod.request.gpus:
         return pod.request
-    if not (declared.whole_card or declared.memory_percent) or rules.profile == "cce":
+    if not (declared.whole_card or declared.memory_percent) or rules.requires_memory:
         return pod.request
     shape = Shape.of(declared)
     for index in pod.placement.cards:
@@ -146,8 +146,8 @@ def _check_nodes(kube_nodes: tuple[KubeNode, ...], nodes: list[Node], notes: Not
 
 def _pending_pod(pod: PodGpu, read: PodScheduling, notes: Notes, scheduler: Scheduler) -> Pod:
     """A Pending pod whose GPU request or scheduling fields cannot be read is `invalid`:
-    where it could go, and whether it fits, are not known. So is one asking what CCE does not
-    share (whole cards, a share of each card) when the cluster is judged as cce."""
+    where it could go, and whether it fits, are not known. So is one asking what the profile
+    does not share (whole cards, a share of each card: CCE)."""
     problems = "; ".join(pod.problems)
     request, invalid = pod.request, None
     if request is None:
@@ -155,10 +155,11 @@ def _pending_pod(pod: PodGpu, read: PodScheduling, notes: Notes, scheduler: Sche
     else:
         if problems:
             notes.warnings.append(f"pod {pod.key}: {problems}")
-        if scheduler.profile == "cce" and (request.whole_card or request.memory_percent):
+        profile = profile_of(scheduler)
+        if profile.requires_memory and (request.whole_card or request.memory_percent):
             asked = "whole cards" if request.whole_card else "a share of each card"
             invalid = (
-                f"asks {asked} ({pod.dialect} resources), which CCE xGPU does not share; "
+                f"asks {asked} ({pod.dialect} resources), which {profile.title} does not share; "
                 f"pass --scheduler {pod.dialect} if that scheduler places it"
             )
     if read.problems:

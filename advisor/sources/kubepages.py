@@ -10,7 +10,7 @@ from typing import Any
 
 import aiohttp
 
-from advisor.errors import InputError
+from advisor.errors import SourceError
 from advisor.sources.answers import MIB, AnswerLimit, TooDeep, parse_json, read_capped, size_text
 from advisor.sources.http import describe
 
@@ -26,7 +26,7 @@ async def optional_list(
     goes `without` it) and no items."""
     try:
         return await list_all(call, host, what, paging)
-    except InputError as error:
+    except SourceError as error:
         warnings.append(f"{error}; {without}")
         return []
 
@@ -40,7 +40,7 @@ class Paging:
 
 async def list_all(call: Any, host: str, what: str, paging: Paging, **selectors: str) -> list[Any]:
     """Every item of a paged list. A page past `max_page_bytes` is asked again at half the
-    size (the same continue token); one object past it is an InputError."""
+    size (the same continue token); one object past it is a SourceError."""
     items: list[Any] = []
     token: str | None = None
     size = paging.page_size
@@ -56,19 +56,21 @@ async def list_all(call: Any, host: str, what: str, paging: Paging, **selectors:
             async with response:
                 status = response.status
                 raw = await read_capped(response, AnswerLimit(paging.max_page_bytes, ""), source)
-        except InputError:
+        except SourceError:
             if size == 1:
                 limit = size_text(paging.max_page_bytes)
-                raise InputError(f"{source}: one object is larger than {limit}") from None
+                raise SourceError(f"{source}: one object is larger than {limit}") from None
             size = max(1, size // 2)
             continue
         except (aiohttp.ClientError, TimeoutError) as error:
-            raise InputError(f"Kubernetes API {host}: cannot reach it: {describe(error)}") from None
+            raise SourceError(
+                f"Kubernetes API {host}: cannot reach it: {describe(error)}"
+            ) from None
         body = _json(raw)
         if not 200 <= status < 300 or not isinstance(body.get("items"), list):
             reason = " ".join(str(body.get(k) or "") for k in ("reason", "message")).strip()
             detail = reason or " ".join(raw[:200].decode(errors="replace").split())
-            raise InputError(f"{source}: HTTP {status} {detail}")
+            raise SourceError(f"{source}: HTTP {status} {detail}")
         items.extend(body["items"])
         metadata = body.get("metadata")
         token = metadata.get("continue") if isinstance(metadata, dict) else None

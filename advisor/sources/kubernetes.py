@@ -41,13 +41,13 @@ from advisor.core.model import (
 )
 from advisor.core.plan_cost import parse_time
 from advisor.core.scaledown import SAFE_TO_EVICT
-from advisor.errors import InputError
+from advisor.errors import SourceError
 from advisor.kubeconfig import KubeConfigError, load_configuration
 from advisor.podspec import PodGpu, fields, parse_pod
 from advisor.podspec.dialects import DIALECTS
 from advisor.podspec.node import read_node_scheduling
 from advisor.podspec.quantity import quantity_int
-from advisor.podspec.registration import REGISTRATIONS
+from advisor.podspec.registration import registration_keys
 from advisor.podspec.scheduling import PodScheduling, read_pod_scheduling
 from advisor.sources.budgets import by_namespace, mark_pod, read_budgets
 from advisor.sources.http import run_all
@@ -175,7 +175,7 @@ async def _configuration(kubeconfig: str | None) -> Any:
     try:
         return await load_configuration(kubeconfig)
     except KubeConfigError as error:
-        raise InputError(f"Kubernetes: {error}") from None
+        raise SourceError(f"Kubernetes: {error}") from None
 
 
 def _node(
@@ -199,9 +199,7 @@ def _node(
     scheduling = read_node_scheduling(obj)
     annotations = _object(metadata.get("annotations"))
     registrations = {
-        key: value
-        for key in REGISTRATIONS.values()
-        if isinstance(value := annotations.get(key), str)
+        key: value for key in registration_keys() if isinstance(value := annotations.get(key), str)
     }
     problems = list(unreadable.get(name, ()))
     if scheduling.problems:

@@ -7,8 +7,9 @@ placed GPU pod yet falls back to the nodes' card registrations (`hami.io/node-nv
 `volcano.sh/node-vgpu-register`), then to cce. Two schedulers' marks at once cannot be
 modelled as one cluster: that is an input error naming both, and `--scheduler` decides.
 
+The marks are each profile's (`Profile.allocation_annotation`, `registration_annotation`).
 The policies and the vGPU limit are scheduler settings no source shows: what the user gave,
-else the profile's defaults (advisor.scenario_profile.DEFAULTS).
+else the profile's defaults.
 """
 
 from __future__ import annotations
@@ -16,27 +17,37 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
-from advisor.core.model import PROFILES, Policy, PolicyName, ProfileName, Scheduler
+from advisor.core.model import Policy, PolicyName, ProfileName, Scheduler
+from advisor.core.profiles import DEFAULT_PROFILE, PROFILES
 from advisor.errors import InputError
-from advisor.podspec.registration import HAMI_REGISTER, VOLCANO_REGISTER
-from advisor.scenario_profile import DEFAULTS
+from advisor.scenario_profile import defaults
 from advisor.sources.values import KubeState
 
-SchedulerChoice = Literal["auto", "cce", "hami", "volcano-vgpu"]
-SCHEDULER_CHOICES: tuple[SchedulerChoice, ...] = ("auto", *PROFILES)
+SchedulerChoice = str  # "auto" or a profile's name
+AUTO = "auto"
 
-# The annotation each scheduler writes on a pod it places, and the profile it names.
-ALLOCATION_SIGNALS: tuple[tuple[str, ProfileName], ...] = (
-    ("volcano.sh/gpu-index", "cce"),
-    ("hami.io/vgpu-devices-allocated", "hami"),
-    ("volcano.sh/vgpu-ids-new", "volcano-vgpu"),
-)
-REGISTRATION_SIGNALS: tuple[tuple[str, ProfileName], ...] = (
-    (HAMI_REGISTER, "hami"),
-    (VOLCANO_REGISTER, "volcano-vgpu"),
-)
+
+def scheduler_choices() -> tuple[str, ...]:
+    return (AUTO, *PROFILES)
+
+
+def allocation_signals() -> tuple[tuple[str, ProfileName], ...]:
+    """The annotation each scheduler writes on a pod it places, and the profile it names."""
+    return tuple(
+        (p.allocation_annotation, p.name)
+        for p in PROFILES.values()
+        if p.allocation_annotation is not None
+    )
+
+
+def registration_signals() -> tuple[tuple[str, ProfileName], ...]:
+    """The card registration each scheduler's device plugin writes on a node."""
+    return tuple(
+        (p.registration_annotation, p.name)
+        for p in PROFILES.values()
+        if p.registration_annotation is not None
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +59,15 @@ class Detected:
 def detect_profile(kube: KubeState | None) -> Detected:
     """The profile the cluster's own marks name; InputError when they name several."""
     if kube is None:
-        return Detected("cce", "no Kubernetes source to read allocation annotations from")
+        return Detected(DEFAULT_PROFILE, "no Kubernetes source to read allocation annotations from")
     placed = ((pod.key, pod.annotations.keys()) for pod in kube.pods if pod.node and pod.namespace)
-    found = _signals(placed, ALLOCATION_SIGNALS, "pods")
+    found = _signals(placed, allocation_signals(), "pods")
     if found is None:
         nodes = ((node.name, node.registrations.keys()) for node in kube.nodes)
-        found = _signals(nodes, REGISTRATION_SIGNALS, "nodes")
-    return found or Detected("cce", "no pod or node carries another scheduler's annotation")
+        found = _signals(nodes, registration_signals(), "nodes")
+    return found or Detected(
+        DEFAULT_PROFILE, "no pod or node carries another scheduler's annotation"
+    )
 
 
 def _signals(
@@ -91,12 +104,13 @@ def _signals(
 def choose_profile(choice: str | None, kube: KubeState | None) -> Detected:
     """THE entry point for `--scheduler` on a live source: auto (or None) detects, a profile
     name is taken as given; InputError (exit 2) for anything else or mixed signals."""
-    if choice is None or choice == "auto":
+    if choice is None or choice == AUTO:
         return detect_profile(kube)
-    for profile in PROFILES:
-        if choice == profile:
-            return Detected(profile, "--scheduler")
-    raise InputError(f"--scheduler: expected one of {', '.join(SCHEDULER_CHOICES)}, got {choice!r}")
+    if choice in PROFILES:
+        return Detected(choice, "--scheduler")
+    raise InputError(
+        f"--scheduler: expected one of {', '.join(scheduler_choices())}, got {choice!r}"
+    )
 
 
 def scheduler_settings(
@@ -107,7 +121,7 @@ def scheduler_settings(
 ) -> tuple[Scheduler, Policy, int]:
     """The profile's scheduler, policy and vGPU limit: the user's values where given (None:
     the profile's default); InputError for a card policy the profile does not have."""
-    default, card_policies, limit = DEFAULTS[profile]
+    default, card_policies, limit = defaults(profile)
     card = card_policy or default.card
     if card not in card_policies:
         raise InputError(

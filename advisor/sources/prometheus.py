@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from advisor.errors import InputError
+from advisor.errors import SourceError, known
 from advisor.sources.access import PrometheusAccess
 from advisor.sources.answers import AnswerLimit, TooDeep, fetch, parse_json
 from advisor.sources.http import checked_url, describe, run_all, shown_url
@@ -57,7 +57,7 @@ CREDENTIALS = "--prometheus.bearer-token-file, --prometheus.basic-auth-file, --p
 
 
 class PrometheusApi:
-    """The few endpoints the advisor reads; every failure is one InputError naming the URL
+    """The few endpoints the advisor reads; every failure is one SourceError naming the URL
     (never a credential). Every metric selector of every query carries `access.matchers`."""
 
     def __init__(
@@ -79,8 +79,8 @@ class PrometheusApi:
         tls = self.access.tls()
         self._ssl: ssl.SSLContext | bool = True if tls is None else tls
 
-    def fail(self, problem: str) -> InputError:
-        return InputError(f"Prometheus {shown_url(self.url)}: {problem}")
+    def fail(self, problem: str) -> SourceError:
+        return SourceError(f"Prometheus {shown_url(self.url)}: {problem}")
 
     def select(self, metric: str) -> str:
         return self.access.select(metric)
@@ -168,8 +168,7 @@ class PrometheusApi:
                 problem = value_problem(value, v)
                 if problem is not None:
                     raise self.invalid(metric or expr, labels, problem)
-                assert value is not None
-                points.append((time_, value))
+                points.append((time_, known(value, "a point's value, checked above")))
             series.append((labels, points))
         return self._once(expr, series)
 
@@ -186,7 +185,7 @@ class PrometheusApi:
             seen.add(key)
         return series
 
-    def invalid(self, metric: str, labels: Labels, problem: str) -> InputError:
+    def invalid(self, metric: str, labels: Labels, problem: str) -> SourceError:
         return self.fail(f"invalid series {series_name(metric, labels)}: {problem}")
 
     def _point(self, expr: str, item: Any) -> tuple[Labels, object]:
@@ -281,10 +280,9 @@ async def read_prometheus(
             problem = label_problem(family.metric, labels) or value_problem(value, raw)
             if problem is not None:
                 raise api.invalid(family.metric, labels, problem)
-            assert value is not None
             t = taken.get(_key(labels))
             age = max(at - t, 0.0) if t is not None else None
-            samples.append(Sample(family.metric, labels, value, age))
+            samples.append(Sample(family.metric, labels, known(value, "a checked value"), age))
     _require_node_labels(api, samples)
     live = {s.label("node") for s in samples if s.metric == NODE_INFO}
     for labels, raw in recent:

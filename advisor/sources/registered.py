@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from advisor.core.model import Card, ProfileName
-from advisor.podspec.registration import REGISTRATIONS, RegisteredCard, parse_registration
+from advisor.podspec.registration import RegisteredCard, parse_registration, registration_of
 from advisor.sources.notes import Notes, names
 from advisor.sources.values import KubeNode
 from advisor.words import noun_for
@@ -30,7 +30,7 @@ def registered_cards(
     notes: Notes,
 ) -> list[Card]:
     """The node's cards as the profile's scheduler sees them; `cards` when it registers none."""
-    key = REGISTRATIONS.get(profile)
+    key = registration_of(profile)
     value = kube_node.registrations.get(key) if kube_node is not None and key else None
     if key is None or value is None:
         return cards

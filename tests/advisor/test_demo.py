@@ -125,6 +125,16 @@ def test_demo_with_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str])
     assert lines[-1] == f"open the report: file://{out.resolve() / 'report.html'}"
     assert "xgpu-advisor: 9 Pending GPU pods" in err  # the report command's own line
     data = json.loads((out / "report.json").read_text())
+    # The summary's fragmentation figures are the report's, as its Markdown words them.
+    frag = data["fragmentation"]
+    share = f"{frag['ratio']:.1%}"
+    assert lines[5] == (
+        f"fragmentation: {share} of the {frag['free_mib']:,} MiB free is unusable by the "
+        f"typical requests (FGD); {frag['stranded_mib']:,} MiB stranded"
+    )
+    markdown = (out / "report.md").read_text()
+    assert f"- Free memory on healthy cards: **{frag['free_mib']:,} MiB" in markdown
+    assert f"{share} of free**" in markdown
     (rescue,) = data["plan"]["plans"]
     assert (rescue["rescues"], rescue["evict"]) == (["web/infer-2"], ["ml/train-a"])
     check_the_rest_of_the_node(data, out)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.errors import InputError
+from advisor.errors import SourceError
 from advisor.kubeconfig import (
     KUBECONFIG,
     SERVICE_HOST,
@@ -103,7 +103,7 @@ async def test_in_a_pod_without_a_service_account_each_program_says_so_in_one_li
     with pytest.raises(KubeConfigError, match=r"^in-cluster config: \S") as failed:
         await load_configuration()
     assert "\n" not in str(failed.value)
-    with pytest.raises(InputError, match=r"^Kubernetes: in-cluster config: \S"):
+    with pytest.raises(SourceError, match=r"^Kubernetes: in-cluster config: \S"):
         await read_kubernetes(None, timeout_s=5)
     source = KubePodSource("gpu-node-1", backoff_initial_s=0.01, start_timeout_s=2)
     try:

@@ -32,7 +32,7 @@ def replay_cli(openb_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]
 @pytest.fixture(scope="module", params=["binpack", "spread"])
 def figures(request: pytest.FixtureRequest, openb_dir: Path) -> dict[str, object]:
     cluster = load_trace(openb_dir / NODES, openb_dir / PODS, Policy(request.param, "binpack"))
-    return replay(cluster).figures()
+    return dict(replay(cluster).figures())
 
 
 @pytest.mark.slow  # replays the openb trace

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import time
 from pathlib import Path
 
-from advisor.scenario_write import write_atomic
+from advisor.scenario_write import PARTIAL_SUFFIX, STALE_PARTIAL_S, write_atomic
 
 
 def test_a_regular_file_is_replaced_whole(tmp_path: Path) -> None:
@@ -34,3 +35,23 @@ def test_a_pipe_is_written_to_not_replaced(tmp_path: Path) -> None:
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert link.is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe", "stdout"]
+
+
+def test_a_killed_writers_old_partial_file_is_removed_by_the_next_write(tmp_path: Path) -> None:
+    """A run killed between writing and renaming leaves its temporary file; the next write of
+    the same target removes it once it is old, and leaves a young one (a writer at work) and
+    every other file alone."""
+    target = tmp_path / "report.json"
+    old = tmp_path / f".report.json.k1ll3d{PARTIAL_SUFFIX}"
+    young = tmp_path / f".report.json.w0rk1n{PARTIAL_SUFFIX}"
+    other_target = tmp_path / f".report.md.k1ll3d{PARTIAL_SUFFIX}"
+    user_file = tmp_path / ".report.json.bak"
+    for path in (old, young, other_target, user_file):
+        path.write_text("{")
+    long_ago = time.time() - STALE_PARTIAL_S - 60
+    for path in (old, other_target, user_file):
+        os.utime(path, (long_ago, long_ago))
+    write_atomic(target, "{}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [target.name, young.name, other_target.name, user_file.name]
+    )

@@ -9,7 +9,8 @@ from dataclasses import replace
 import pytest
 
 from advisor.core.diagnose import diagnose
-from advisor.core.model import Cluster, Mode, request_problem
+from advisor.core.model import Cluster, Mode
+from advisor.core.profiles import profile_for
 from advisor.scenario import parse_text, scenario_from_data, scenario_to_data
 from benchmarks.synthetic import CARDS_PER_NODE, SyntheticSpec, synthetic_cluster
 
@@ -40,7 +41,7 @@ def assert_valid(cluster: Cluster) -> None:
     cards = {(n.name, c.index): c for n in cluster.nodes for c in n.cards}
     for pod in cluster.running:
         assert pod.placement is not None
-        assert request_problem(pod.request) is None, pod
+        assert profile_for("cce").request_problem(pod.request) is None, pod
         assert len(set(pod.placement.cards)) == pod.request.gpus, pod
     for key, vgpus in card_tally(cluster).items():
         card = cards[key]
@@ -88,7 +89,7 @@ def test_mixes_what_the_benchmark_needs(small: Cluster) -> None:
     assert {p.request.gpus for p in small.running} == {1, 2, 4, 8}
     assert len({p.priority for p in small.pending}) > 1
     largest = max(sizes)
-    assert any(request_problem(p.request) for p in small.pending)
+    assert any(profile_for("cce").request_problem(p.request) for p in small.pending)
     assert any(p.request.memory_mib // p.request.gpus > largest for p in small.pending)
 
 

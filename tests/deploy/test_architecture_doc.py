@@ -58,3 +58,30 @@ def test_every_module_the_tables_name_exists() -> None:
             else [REPO / "advisor", REPO / "advisor" / "render"]
         )
         assert any((place / path).exists() for place in places), path
+
+
+def test_the_page_draws_the_core_layers_in_order() -> None:
+    """The core's own layers (state above its profiles) as the page writes them: `a` → `b`."""
+    layers = contracts()["core-profiles-below-state"]["layers"]
+    text = " ".join(DOC.read_text().split())
+    assert " → ".join(f"`{layer}`" for layer in layers) in text
+
+
+def package_rows() -> set[str]:
+    """The first column of the "## Packages" table."""
+    section = DOC.read_text().split("## Packages", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `([\w.]+)` \|", section, re.MULTILINE))
+
+
+def packages() -> set[str]:
+    roots = ("advisor", "exporter", "dashboards", "benchmarks", "conformance")
+    return {
+        ".".join(init.parent.relative_to(REPO).parts)
+        for root in roots
+        for init in (REPO / root).rglob("__init__.py")
+    }
+
+
+def test_every_package_has_one_row_saying_what_it_owns() -> None:
+    assert len(packages()) > 10  # the scan finds them
+    assert package_rows() == packages()

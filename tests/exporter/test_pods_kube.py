@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from exporter.allotments import Allotment
+from exporter.cli import parse_args
 from exporter.pods_kube import KubePodSource
 from tests.exporter.kube_source import NODE, StartSource
 from tests.kubeapi import objects
@@ -223,6 +224,25 @@ async def test_kubeconfig_file_is_read_when_not_in_a_cluster(
     source = await start_source(api_client_factory=None, kubeconfig=str(path), in_cluster=False)
     assert source.view().ok
     assert cards(source) == {("a", "main", "GPU-aaa", 4096, 30)}
+
+
+async def test_a_missing_kubeconfig_from_the_environment_is_blamed_on_the_environment(
+    start_source: StartSource, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The exporter's --kubeconfig defaults to nothing, so that a file $KUBECONFIG names is
+    said to be named by $KUBECONFIG, as the advisor says it (it once said --kubeconfig)."""
+    missing = tmp_path / "gone"
+    monkeypatch.setenv("KUBECONFIG", str(missing))
+    args = parse_args(["--node", "n1"])
+    assert args.kubeconfig is None
+    source = await start_source(
+        api_client_factory=None, kubeconfig=args.kubeconfig, in_cluster=False,
+        start_timeout_s=2.0,
+    )  # fmt: skip
+    view = source.view()
+    assert not view.ok
+    assert view.error is not None
+    assert f"kubeconfig {missing}: no such file (named by $KUBECONFIG)" in view.error
 
 
 async def test_in_cluster_without_a_service_account_reports_and_does_not_raise(

@@ -191,7 +191,7 @@ def test_the_pod_parser_never_raises_and_reads_only_what_a_scenario_holds(pod: A
 @example("hami", '[{"id": "GPU-a", "count": 10, "devmem": 99999999999999999999, "devcore": 100}]')
 @example("volcano-vgpu", "GPU-a,10,1E18,100,NVIDIA,0,true:")
 def test_registrations_and_allocations_refuse_with_a_value_error(profile: str, text: str) -> None:
-    for parse in (lambda t: parse_registration(profile, t), parse_allocation):  # type: ignore[arg-type]
+    for parse in (lambda t: parse_registration(profile, t), parse_allocation):
         problem = None
         try:
             parse(text)

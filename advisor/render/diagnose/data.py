@@ -10,6 +10,7 @@ from typing import Any
 # CAUSES: the causes in the core's order (docs/design.md §3), one list, so a new cause reaches
 # every report, chart and count without a second copy here.
 from advisor.core.diagnose import CAUSES
+from advisor.core.profiles import named_in_reports
 from advisor.render.common.values import as_map, as_str
 from advisor.schemas import DiagnosisJson, PlacementJson, PodDiagnosisJson, RequestJson
 
@@ -30,10 +31,10 @@ def headline(diagnosis: DiagnosisJson) -> str:
 
 
 def profile_of(data: Mapping[str, Any]) -> str | None:
-    """The scheduler profile that judged a diagnosis or plan JSON, when it is not cce (the
-    reports read as they always did for cce clusters, and for JSON that names none)."""
+    """The scheduler profile that judged a diagnosis or plan JSON, when reports name it (they
+    read as they always did for cce clusters, and for JSON that names none)."""
     profile = as_str(as_map(data.get("scheduler")).get("profile"))
-    return profile if profile and profile != "cce" else None
+    return profile if profile and named_in_reports(profile) else None
 
 
 def policy_text(diagnosis: Mapping[str, Any]) -> str:

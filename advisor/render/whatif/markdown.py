@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from advisor.core.diagnose import CAUSES
+from advisor.core.profiles import named_in_reports
 from advisor.schemas import (
     FragmentationSummaryJson,
     PlacementJson,
@@ -27,9 +28,10 @@ def _frag(f: FragmentationSummaryJson) -> str:
 
 
 def _judged_by(current: WhatIfNowJson) -> str:
-    """ "hami: " before the policy, for any profile but cce (whose wording stays as it was)."""
+    """ "hami: " before the policy, for a profile that reports name (cce's wording stays as
+    it was)."""
     profile = current["scheduler"]["profile"]
-    return "" if profile == "cce" else f"{profile}: "
+    return f"{profile}: " if named_in_reports(profile) else ""
 
 
 def render_whatif_markdown(data: WhatIfJson) -> str:

@@ -129,6 +129,31 @@ def test_pods_from_stands_in_for_kubernetes_as_for_report(live: Live, snapshot: 
             ["--scenario", str(DEMO), "--prometheus.selector", 'cluster="a"'],
             "--prometheus.selector applies to --prometheus only",
         ),
+        # Flags with defaults: refused when written, even at their default value.
+        (
+            ["--scenario", str(DEMO), "--stale-after", "300"],
+            "--stale-after applies to --prometheus or --exporters only",
+        ),
+        (
+            ["--scenario", str(DEMO), "--source-timeout=10"],
+            "--source-timeout applies to --prometheus or --exporters only",
+        ),
+        (
+            ["--exporters", "http://127.0.0.1:1", "--prometheus.max-series", "10"],
+            "--prometheus.max-series applies to --prometheus only",
+        ),
+        (
+            ["--scenario", str(DEMO), "--prometheus.max-answer-bytes", "1MiB"],
+            "--prometheus.max-answer-bytes applies to --prometheus only",
+        ),
+        (
+            ["--prometheus", "http://127.0.0.1:1", "--exporters.max-answer-bytes", "1MiB"],
+            "--exporters.max-answer-bytes applies to --exporters only",
+        ),
+        (
+            ["--exporters", "http://127.0.0.1:1", "--scenario.max-pods", "5"],
+            "--scenario.max-pods applies to --scenario only",
+        ),
     ],
 )
 def test_one_source_and_no_flag_left_unused(

@@ -27,7 +27,7 @@ import numpy as np
 
 from advisor.core.diagnose import PodDiagnosis, build_state, diagnose
 from advisor.core.model import Cluster, Pod, queue_order
-from advisor.core.rules_hami import HamiRules, node_scores
+from advisor.core.profiles.hami import HamiProfile, node_scores
 from advisor.core.state import CardState, Shape
 from advisor.scenario import scenario_from_data
 
@@ -177,7 +177,7 @@ def walk_on(cluster: Cluster, node_name: str, pod_name: str | None = None) -> li
     if not st.gpu_fits(shape, eligible)[i]:
         return None
     policy = (cluster.policy.node, cluster.policy.card)
-    return _indices(st, st.rules.pick(st, np.array([i], dtype=np.int64), shape, eligible, policy))
+    return _indices(st, st.profile.pick(st, np.array([i], dtype=np.int64), shape, eligible, policy))
 
 
 def place(cluster: Cluster, pod_name: str | None = None) -> tuple[str, list[int], int] | None:
@@ -212,20 +212,20 @@ def fit_reason(cluster: Cluster, node_name: str, pod_name: str | None = None) ->
         if first is None:
             passed += 1
         else:
-            reason = st.rules.reasons[1 + first]
+            reason = st.profile.reasons[1 + first]
             counts[reason] = counts.get(reason, 0) + 1
     if passed >= shape.gpus:
         return ""  # Fit stops at the N-th card that passes and reports nothing
     if passed:
-        counts[st.rules.reasons[0]] = passed
+        counts[st.profile.reasons[0]] = passed
     return ", ".join(sorted(f"{n}/{at.size} {reason}" for reason, n in counts.items()))
 
 
 def hami_card_scores(cluster: Cluster, node_name: str, pod_name: str | None = None) -> list[float]:
     """HAMi's ComputeScore of each card of the node for the pod, in list order (float32)."""
     st = build_state(cluster)
-    rules = st.rules
-    assert isinstance(rules, HamiRules)
+    rules = st.profile
+    assert isinstance(rules, HamiProfile)
     shape = Shape.of_pod(first_pending(cluster, pod_name))
     at = np.array(list(st.node_positions(st.node_index[node_name])), dtype=np.int64)
     scores = rules.card_scores(st, shape, at)

@@ -7,7 +7,6 @@ cards still reads as before."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
 
 import pytest
 
@@ -81,7 +80,7 @@ def test_a_split_of_memory_alone_reads_as_before() -> None:
 def test_the_headline_reason_is_among_the_nodes_reasons(example: Path, profile: str) -> None:
     """Every fragmentation headline's reason is one of its node's own reason lines, or the
     memory split when memory is all that refuses the node's cards."""
-    for d in verdicts(example, cast(ProfileName, profile)).values():
+    for d in verdicts(example, profile).values():
         if d.cause != "fragmentation":
             continue
         said = deciding(d)

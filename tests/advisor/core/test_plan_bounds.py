@@ -8,8 +8,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from advisor.core.model import PROFILES, Cluster, ProfileName
+from advisor.core.model import Cluster, ProfileName
 from advisor.core.plan import PlanOptions, PlanReport, plan
+from advisor.core.profiles import profile_names
 from advisor.output.plan import plan_json
 from advisor.scenario import scenario_from_data
 from tests.advisor.core.test_plan_properties import fragmented
@@ -54,7 +55,7 @@ def test_plans_ideal_and_memory_bound_read_in_order(cluster: Cluster) -> None:
 
 
 @SETTINGS
-@given(st.integers(0, 2**32 - 1), st.sampled_from(PROFILES))
+@given(st.integers(0, 2**32 - 1), st.sampled_from(profile_names()))
 def test_the_order_holds_for_shares_whole_cards_and_mixed_sizes(
     seed: int, profile: ProfileName
 ) -> None:

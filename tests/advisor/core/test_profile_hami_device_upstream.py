@@ -16,7 +16,7 @@ import pytest
 
 from advisor.core.diagnose import build_state
 from advisor.core.model import Card, Cluster, Node, Pod, Request, Scheduler
-from advisor.core.rules_hami import node_scores
+from advisor.core.profiles.hami import node_scores
 from tests.advisor.core.profile_helpers import (
     Data,
     card,

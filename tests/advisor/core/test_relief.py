@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
 from advisor.cli import main
 from advisor.core.diagnose import diagnose
-from advisor.core.model import Cluster, ProfileName
+from advisor.core.model import Cluster
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import ScaleUpAdvice, scaling_advice
 from advisor.scenario import load_scenario
@@ -135,7 +135,7 @@ def test_the_plan_and_report_pages_show_the_move(tmp_path: Path) -> None:
 def test_scale_up_lists_each_node_shape_once_and_never_for_node_resources(
     example: Path, profile: str
 ) -> None:
-    cluster = load_scenario(example, cast(ProfileName, profile))
+    cluster = load_scenario(example, profile)
     diagnosis = diagnose(cluster)
     ups = advice_of(cluster)
     shapes = [step.shape for step in ups]

@@ -10,7 +10,8 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from advisor.core.model import Request, request_problem
+from advisor.core.model import Request
+from advisor.core.profiles import profile_for
 from advisor.podspec import AllocatedCard, ContainerGpu, PodGpu, parse_pod
 
 PODS = Path(__file__).parent / "pods"
@@ -45,7 +46,7 @@ def test_cce_pending_pod() -> None:
         ContainerGpu(name="infer", container_id=None, request=pod.request, allocated=()),
     )
     assert pod.problems == ()
-    assert request_problem(pod.request) is None
+    assert profile_for("cce").request_problem(pod.request) is None
 
 
 def test_cce_running_pod_takes_cards_from_gpu_index() -> None:
@@ -78,7 +79,7 @@ def test_cce_uneven_split_leaves_per_card_values_unknown() -> None:
     assert pod.request == Request(gpus=3, memory_mib=8192, core_percent=20)
     assert pod.containers[0].allocated[0] == AllocatedCard("0", None, None)
     assert pod.problems == ()  # even-split rules are request_problem's business
-    assert request_problem(pod.request) is not None
+    assert profile_for("cce").request_problem(pod.request) is not None
 
 
 def test_volcano_vgpu_running_pod_totals_are_per_card_times_cards() -> None:

@@ -122,5 +122,5 @@ def test_volcano_form() -> None:
 )
 def test_malformed_registrations(profile: str, value: str, message: str) -> None:
     with pytest.raises(ValueError) as caught:  # noqa: PT011 (the message is checked below)
-        parse_registration(profile, value)  # type: ignore[arg-type]
+        parse_registration(profile, value)
     assert message in str(caught.value)

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from advisor.core.model import Request, request_problem
+from advisor.core.model import Request
+from advisor.core.profiles import profile_for
 from advisor.podspec import PodGpu, parse_pod
 
 Limits = dict[str, Any]
@@ -83,7 +84,7 @@ def test_hami_request_forms(limits: Limits, expected: Request) -> None:
     assert result.dialect == "hami"
     assert result.problems == ()
     assert result.request == expected
-    assert request_problem(expected, "hami") is None
+    assert profile_for("hami").request_problem(expected) is None
 
 
 @pytest.mark.parametrize(
@@ -108,7 +109,7 @@ def test_volcano_vgpu_request_forms(limits: Limits, expected: Request) -> None:
     assert result.dialect == "volcano-vgpu"
     assert result.problems == ()
     assert result.request == expected
-    assert request_problem(expected, "volcano-vgpu") is None
+    assert profile_for("volcano-vgpu").request_problem(expected) is None
 
 
 def test_requests_count_when_limits_lack_the_key() -> None:
@@ -128,8 +129,8 @@ def test_whole_cards_break_cce_rules_only() -> None:
     whole = parsed(pod({GPU: 1})).request
     assert whole is not None
     assert whole.whole_card
-    assert request_problem(whole, "cce") is not None
-    assert request_problem(whole, "hami") is None
+    assert profile_for("cce").request_problem(whole) is not None
+    assert profile_for("hami").request_problem(whole) is None
 
 
 @pytest.mark.parametrize(

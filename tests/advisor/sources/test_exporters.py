@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from advisor.core.model import Placement, Pod, Request
-from advisor.errors import InputError
+from advisor.errors import SourceError
 from advisor.sources import SourceConfig, gather
 from advisor.sources.exporters import metrics_url, parse_exporter_list, read_exporters
 from advisor.sources.http import client_session
@@ -106,32 +106,32 @@ async def test_timestamped_samples_age(serve: Serve) -> None:
 
 async def test_no_node_info(serve: Serve) -> None:
     (url,) = await serve(text(exposition("x", node_info=False)))
-    with pytest.raises(InputError, match=r"has no xgpu_node_info\{node\}: is it an xgpu exporter"):
+    with pytest.raises(SourceError, match=r"has no xgpu_node_info\{node\}: is it an xgpu exporter"):
         await gather(SourceConfig(exporters=(f"{url}/metrics",)))
 
 
 async def test_two_exporters_claiming_one_node(serve: Serve) -> None:
     urls = await serve(text(exposition("gpu-1")), text(exposition("gpu-1")))
-    with pytest.raises(InputError, match=r"both report node 'gpu-1'"):
+    with pytest.raises(SourceError, match=r"both report node 'gpu-1'"):
         await gather(SourceConfig(exporters=tuple(f"{u}/metrics" for u in urls)))
 
 
 async def test_http_error_names_the_exporter(serve: Serve) -> None:
     urls = await serve(text(exposition("gpu-1")), text("collector exploded\n", status=500))
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(SourceError) as caught:
         await gather(SourceConfig(exporters=tuple(f"{u}/metrics" for u in urls)))
     assert str(caught.value) == f"exporter {urls[1]}/metrics: HTTP 500: collector exploded"
 
 
 async def test_garbage_exposition(serve: Serve) -> None:
     (url,) = await serve(text('xgpu_node_info{node="a" 1\n'))
-    with pytest.raises(InputError, match=r"cannot parse its metrics"):
+    with pytest.raises(SourceError, match=r"cannot parse its metrics"):
         await gather(SourceConfig(exporters=(f"{url}/metrics",)))
 
 
 async def test_unreachable_exporter() -> None:
     port = free_port()
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(SourceError) as caught:
         await gather(SourceConfig(exporters=(f"http://127.0.0.1:{port}/metrics",)))
     assert str(caught.value).startswith(f"exporter http://127.0.0.1:{port}/metrics: cannot reach")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.errors import InputError
+from advisor.errors import SourceError
 from advisor.sources.kubernetes import read_kubernetes
 from tests.advisor.sources.builders import cce_pod
 from tests.kubeapi.server import KubeApiDouble
@@ -46,7 +46,7 @@ async def test_one_object_past_the_cap_is_a_one_line_error(
 ) -> None:
     kube_api.add_pod(PODS[0])
     config = str(kube_api.write_kubeconfig(tmp_path / "kubeconfig"))
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(SourceError) as caught:
         await read_kubernetes(config, max_page_bytes=100)
     message = str(caught.value)
     assert (

@@ -10,7 +10,7 @@ import pytest
 from advisor.core.model import OtherPod, Request
 from advisor.core.nodefilters import NodeConstraints
 from advisor.core.scaledown import scale_down
-from advisor.errors import InputError
+from advisor.errors import SourceError
 from advisor.podspec.node import NodeScheduling
 from advisor.scenario import scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble
@@ -124,7 +124,7 @@ async def test_unreadable_pods_become_invalid_pending_pods(
 async def test_api_error_is_one_clear_error(kube_api: KubeApiDouble, tmp_path: Path) -> None:
     config = kube_api.write_kubeconfig(tmp_path / "kubeconfig")
     kube_api.fail_next(1, status_code=500, target="list", resource="pods")
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(SourceError) as caught:
         await read_kubernetes(str(config))
     message = str(caught.value)
     assert message.startswith(f"Kubernetes API {kube_api.url}: list ")
@@ -134,20 +134,20 @@ async def test_api_error_is_one_clear_error(kube_api: KubeApiDouble, tmp_path: P
 async def test_forbidden(kube_api: KubeApiDouble, tmp_path: Path) -> None:
     config = kube_api.write_kubeconfig(tmp_path / "kubeconfig")
     kube_api.fail_next(2, status_code=403, target="list", resource="pods")
-    with pytest.raises(InputError, match=r"HTTP 403 Forbidden"):
+    with pytest.raises(SourceError, match=r"HTTP 403 Forbidden"):
         await read_kubernetes(str(config))
 
 
 async def test_unreachable_api(kube_api: KubeApiDouble, tmp_path: Path) -> None:
     config = kube_api.write_kubeconfig(tmp_path / "kubeconfig")
     await kube_api.go_down()
-    with pytest.raises(InputError, match=rf"^Kubernetes API {kube_api.url}: cannot reach it: "):
+    with pytest.raises(SourceError, match=rf"^Kubernetes API {kube_api.url}: cannot reach it: "):
         await read_kubernetes(str(config), timeout_s=5)
 
 
 async def test_missing_kubeconfig(tmp_path: Path) -> None:
     path = tmp_path / "nope"
-    with pytest.raises(InputError, match=rf"^Kubernetes: kubeconfig {path}: "):
+    with pytest.raises(SourceError, match=rf"^Kubernetes: kubeconfig {path}: "):
         await read_kubernetes(str(path))
 
 

@@ -110,7 +110,7 @@ def test_a_named_profile_is_taken_as_given() -> None:
     ],
 )
 def test_each_profiles_defaults(profile: str, policy: Policy, limit: int) -> None:
-    assert scheduler_settings(profile) == (Scheduler(profile), policy, limit)  # type: ignore[arg-type]
+    assert scheduler_settings(profile) == (Scheduler(profile), policy, limit)
 
 
 def test_given_settings_win() -> None:

@@ -20,7 +20,7 @@ import pytest
 from aiohttp import web
 
 from advisor.core.model import Placement, Pod, Request
-from advisor.errors import InputError
+from advisor.errors import SourceError
 from advisor.rightsizing import HISTORY_COLUMNS, RightsizingSettings, rightsize
 from advisor.sources import SourceConfig, gather
 from advisor.sources import history as history_module
@@ -224,7 +224,7 @@ async def test_history_needs_a_positive_window() -> None:
 
 async def test_unreachable_prometheus_is_one_clear_error() -> None:
     port = free_port()  # nothing listens there
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(SourceError) as caught:
         await gather(SourceConfig(prometheus=f"http://127.0.0.1:{port}"))
     message = str(caught.value)
     assert message.startswith(f"Prometheus http://127.0.0.1:{port}: cannot reach it: ")
@@ -233,7 +233,7 @@ async def test_unreachable_prometheus_is_one_clear_error() -> None:
 
 async def test_a_query_prometheus_rejects(prometheus: Backfilled) -> None:
     async with client_session(5) as session:
-        with pytest.raises(InputError, match=r"query `sum\(` failed: bad_data: "):
+        with pytest.raises(SourceError, match=r"query `sum\(` failed: bad_data: "):
             await PrometheusApi(prometheus.url, session).instant("sum(", 0)
 
 
@@ -271,7 +271,7 @@ def vector(*metrics: dict[str, str]) -> web.Response:
 async def test_not_prometheus(fake: tuple[str, dict[str, web.Response]]) -> None:
     url, answers = fake
     answers["time()"] = web.Response(status=500, text="<html>oops</html>")
-    with pytest.raises(InputError, match=r"HTTP 500 without a JSON answer"):
+    with pytest.raises(SourceError, match=r"HTTP 500 without a JSON answer"):
         await gather(SourceConfig(prometheus=url))
 
 
@@ -286,7 +286,7 @@ async def test_partial_answers_are_errors(fake: tuple[str, dict[str, web.Respons
     async with aiohttp.ClientSession() as session:
         api = PrometheusApi(url, session)
         answers["up"] = web.json_response(partial)
-        with pytest.raises(InputError, match=r"partial answer to `up`: No StoreAPIs matched"):
+        with pytest.raises(SourceError, match=r"partial answer to `up`: No StoreAPIs matched"):
             await api.instant("up", NOW)
 
 
@@ -295,5 +295,5 @@ async def test_series_without_node_label(fake: tuple[str, dict[str, web.Response
     answers["time()"] = scalar(NOW)
     memory = "max by (node, gpu_index, gpu_uuid) (xgpu_card_memory_total_bytes)"
     answers[memory] = vector({"gpu_index": "0", "gpu_uuid": "GPU-0"})
-    with pytest.raises(InputError, match=r"without a node label \(xgpu_card_memory_total_bytes\)"):
+    with pytest.raises(SourceError, match=r"without a node label \(xgpu_card_memory_total_bytes\)"):
         await read(url, 60)

@@ -19,22 +19,40 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from advisor.core.model import PolicyName, ProfileName, Request, Scheduler, request_problem
-from advisor.core.rules import BoolArray, IntArray, enough_cards, first_by_name
-
-if TYPE_CHECKING:
-    from advisor.core.state import CardState, Shape
+from advisor.core.model import Policy, PolicyName, Request, Scheduler
+from advisor.core.profiles.base import (
+    BoolArray,
+    CardView,
+    Dialect,
+    IntArray,
+    enough_cards,
+    first_by_name,
+    gpus_problem,
+    listed_cards,
+    split_problem,
+)
+from advisor.core.shape import Shape
 
 F32 = np.float32
+REGISTER = "hami.io/node-nvidia-register"  # the node's card registration HAMi reads
+DIALECT = Dialect(
+    name="hami",
+    count="nvidia.com/gpu",
+    memory="nvidia.com/gpumem",
+    core="nvidia.com/gpucores",
+    memory_percentage="nvidia.com/gpumem-percentage",
+    memory_unit_mib=1,
+    per_card=True,
+    allocation="hami.io/vgpu-devices-allocated",
+)
 TOTAL_CORE = 100  # Totalcore with the default DeviceCoreScaling of 1
 
 
-class HamiRules:
-    profile: ProfileName = "hami"
+class HamiProfile:
+    name = "hami"
+    title = "HAMi"
     reasons: tuple[str, ...] = (
         "AllocatedCardsInsufficientRequest",
         "CardNotHealth",
@@ -53,13 +71,32 @@ class HamiRules:
     checks_health = True
     card_word = "healthy "
     random_ties = True
+    requires_memory = False
+    one_mode_per_card = False
+    named_in_reports = True
+    default_policy = Policy("binpack", "spread")
+    card_policies: tuple[PolicyName, ...] = ("binpack", "spread")
+    default_max_vgpus = 10  # deviceSplitCount
+    settings: tuple[str, ...] = ("default_memory_mib", "weights")
+    dialect: Dialect | None = DIALECT
+    allocation_annotation: str | None = DIALECT.allocation
+    registration_annotation: str | None = REGISTER
 
-    def __init__(self, scheduler: Scheduler) -> None:
-        self.default_memory = scheduler.default_memory_mib
-        self.weights = scheduler.weights
+    def __init__(self, default_memory: int = 0, weights: tuple[int, int, int] = (1, 1, 1)) -> None:
+        self.default_memory = default_memory  # the cluster's `Scheduler` settings
+        self.weights = weights
+
+    def configured(self, scheduler: Scheduler) -> HamiProfile:
+        return HamiProfile(scheduler.default_memory_mib, scheduler.weights)
 
     def request_problem(self, request: Request) -> str | None:
-        return request_problem(request, "hami")
+        return gpus_problem(request) or split_problem(request)
+
+    def shape_problem(self, shape: Shape) -> str | None:
+        return shape.options.problem
+
+    def mode_conflicts(self, card_modes: IntArray, mode: int) -> BoolArray:
+        return np.zeros(card_modes.shape, dtype=np.bool_)
 
     def card_need(self, capacity: IntArray, shape: Shape) -> IntArray:
         if shape.card_memory_mib > 0:
@@ -74,7 +111,7 @@ class HamiRules:
         return min(shape.card_core, TOTAL_CORE)
 
     def card_rejections(
-        self, st: CardState, shape: Shape, at: IntArray | slice
+        self, st: CardView, shape: Shape, at: IntArray | slice
     ) -> tuple[BoolArray | None, ...]:
         core = self.card_core(shape)
         free_core = st.free_core[at]
@@ -87,7 +124,10 @@ class HamiRules:
             free_core == 0 if core == 0 else None,
         )
 
-    def fits(self, st: CardState, shape: Shape, eligible: BoolArray) -> BoolArray:
+    def card_reason_text(self, code: int, cards: list[int], shape: Shape, limit: int) -> str:
+        return listed_cards(self.reasons, code, cards)
+
+    def fits(self, st: CardView, shape: Shape, eligible: BoolArray) -> BoolArray:
         ok = enough_cards(st, shape, eligible)
         if shape.options.numa_bind:
             for node in np.flatnonzero(ok):
@@ -96,7 +136,7 @@ class HamiRules:
 
     def pick(
         self,
-        st: CardState,
+        st: CardView,
         nodes: IntArray,
         shape: Shape,
         eligible: BoolArray,
@@ -111,7 +151,7 @@ class HamiRules:
 
     def _walk(
         self,
-        st: CardState,
+        st: CardView,
         node: int,
         shape: Shape,
         eligible: BoolArray,
@@ -143,7 +183,7 @@ class HamiRules:
                     return taken
         return []
 
-    def card_scores(self, st: CardState, shape: Shape, at: IntArray) -> np.ndarray:
+    def card_scores(self, st: CardView, shape: Shape, at: IntArray) -> np.ndarray:
         """ComputeScore of each card at `at` for `shape`, float32 operation by operation."""
         w_slot, w_core, w_mem = shape.options.weights or self.weights
         count, capacity = st.slots[at], st.capacity[at]
@@ -161,7 +201,7 @@ class HamiRules:
         return np.where((count == 0) | (capacity == 0), F32(0), score).astype(F32)
 
 
-def node_scores(st: CardState, nodes: IntArray) -> np.ndarray:
+def node_scores(st: CardView, nodes: IntArray) -> np.ndarray:
     """ComputeDefaultScore of each node, before placement, over all its cards (float32)."""
     used, total = st.node_used[nodes], st.node_total[nodes]
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -17,19 +17,40 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from advisor.core.model import PolicyName, ProfileName, Request, Scheduler, request_problem
-from advisor.core.rules import BoolArray, IntArray, enough_cards, first_by_name, walk
+from advisor.core.model import Policy, PolicyName, Request, Scheduler
+from advisor.core.profiles.base import (
+    BoolArray,
+    CardView,
+    Dialect,
+    IntArray,
+    enough_cards,
+    first_by_name,
+    gpus_problem,
+    listed_cards,
+    split_problem,
+    walk,
+)
+from advisor.core.shape import Shape
 
-if TYPE_CHECKING:
-    from advisor.core.state import CardState, Shape
+REGISTER = "volcano.sh/node-vgpu-register"  # the node's card registration Volcano reads
+DIALECT = Dialect(
+    name="volcano-vgpu",
+    count="volcano.sh/vgpu-number",
+    memory="volcano.sh/vgpu-memory",
+    core="volcano.sh/vgpu-cores",
+    memory_percentage="volcano.sh/vgpu-memory-percentage",
+    memory_unit_mib=1,
+    per_card=True,
+    allocation="volcano.sh/vgpu-ids-new",
+)
 
 
-class VolcanoRules:
-    profile: ProfileName = "volcano-vgpu"
+class VolcanoProfile:
+    name = "volcano-vgpu"
+    title = "Volcano vGPU"
     reasons: tuple[str, ...] = (
         "too-few-cards",
         "vgpu-limit",
@@ -45,12 +66,35 @@ class VolcanoRules:
     checks_health = False
     card_word = ""
     random_ties = True
+    requires_memory = False
+    one_mode_per_card = False
+    named_in_reports = True
+    default_policy = Policy("binpack", "legacy")
+    card_policies: tuple[PolicyName, ...] = ("binpack", "spread", "legacy")
+    default_max_vgpus = 10
+    settings: tuple[str, ...] = ("schedule_weight",)
+    dialect: Dialect | None = DIALECT
+    allocation_annotation: str | None = DIALECT.allocation
+    registration_annotation: str | None = REGISTER
 
-    def __init__(self, scheduler: Scheduler) -> None:
-        self.weight = scheduler.schedule_weight
+    def __init__(self, weight: int = 0) -> None:
+        self.weight = weight  # deviceshare.ScheduleWeight, the cluster's `Scheduler` setting
+
+    def configured(self, scheduler: Scheduler) -> VolcanoProfile:
+        return VolcanoProfile(scheduler.schedule_weight)
 
     def request_problem(self, request: Request) -> str | None:
-        return request_problem(request, "volcano-vgpu")
+        problem = gpus_problem(request) or split_problem(request)
+        if problem is None and request.core_percent // request.gpus > 100:
+            per_card = request.core_percent // request.gpus
+            return f"core {per_card}% per card is above 100%: Volcano never places it"
+        return problem
+
+    def shape_problem(self, shape: Shape) -> str | None:
+        return None
+
+    def mode_conflicts(self, card_modes: IntArray, mode: int) -> BoolArray:
+        return np.zeros(card_modes.shape, dtype=np.bool_)
 
     def card_need(self, capacity: IntArray, shape: Shape) -> IntArray:
         if shape.memory_percent > 0:
@@ -64,7 +108,7 @@ class VolcanoRules:
         return shape.card_core
 
     def card_rejections(
-        self, st: CardState, shape: Shape, at: IntArray | slice
+        self, st: CardView, shape: Shape, at: IntArray | slice
     ) -> tuple[BoolArray | None, ...]:
         core = shape.card_core
         free_core = st.free_core[at]
@@ -76,10 +120,13 @@ class VolcanoRules:
             free_core == 0 if core == 0 else None,
         )
 
-    def fits(self, st: CardState, shape: Shape, eligible: BoolArray) -> BoolArray:
+    def card_reason_text(self, code: int, cards: list[int], shape: Shape, limit: int) -> str:
+        return listed_cards(self.reasons, code, cards)
+
+    def fits(self, st: CardView, shape: Shape, eligible: BoolArray) -> BoolArray:
         return enough_cards(st, shape, eligible)
 
-    def order(self, st: CardState, node: int, card_policy: PolicyName) -> list[int]:
+    def order(self, st: CardView, node: int, card_policy: PolicyName) -> list[int]:
         positions = list(st.node_positions(node))
         if card_policy == "binpack":
             used = st.capacity - st.free_memory
@@ -90,7 +137,7 @@ class VolcanoRules:
 
     def pick(
         self,
-        st: CardState,
+        st: CardView,
         nodes: IntArray,
         shape: Shape,
         eligible: BoolArray,

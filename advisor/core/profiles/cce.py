@@ -7,22 +7,47 @@ highest, spread the lowest); ties go to the node first by name, then the lowest 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import numpy.typing as npt
 
-from advisor.core.model import Mode, PolicyName, ProfileName, Request, request_problem
-from advisor.core.rules import BoolArray, IntArray, enough_cards
+from advisor.core.model import (
+    CORE_STEP,
+    DEFAULT_MAX_VGPUS,
+    MAX_MEMORY_UNITS,
+    MIB_PER_UNIT,
+    Mode,
+    Policy,
+    PolicyName,
+    Request,
+    Scheduler,
+)
+from advisor.core.profiles.base import (
+    BoolArray,
+    CardView,
+    Dialect,
+    IntArray,
+    enough_cards,
+    gpus_problem,
+)
+from advisor.core.shape import Shape
 
-if TYPE_CHECKING:
-    from advisor.core.state import CardState, Shape
-
+CCE_GPU_NUM_LABEL = "volcano.sh/gpu-num"  # the pod label holding N
+DIALECT = Dialect(
+    name="cce",
+    count=None,
+    memory="volcano.sh/gpu-mem.128Mi",
+    core="volcano.sh/gpu-core.percentage",
+    memory_percentage=None,
+    memory_unit_mib=MIB_PER_UNIT,
+    per_card=False,
+    allocation="volcano.sh/gpu-index",
+)
 NEAR_TIE = 1e-13  # well above the float noise of a card sum, well below real score gaps
 
 
-class CceRules:
-    profile: ProfileName = "cce"
+class CceProfile:
+    name = "cce"
+    title = "CCE xGPU"
     reasons: tuple[str, ...] = (
         "too-few-cards",
         "unhealthy",
@@ -38,9 +63,29 @@ class CceRules:
     checks_health = True
     card_word = "healthy "
     random_ties = False
+    requires_memory = True
+    one_mode_per_card = True
+    named_in_reports = False
+    default_policy = Policy("binpack", "binpack")
+    card_policies: tuple[PolicyName, ...] = ("binpack", "spread")
+    default_max_vgpus = DEFAULT_MAX_VGPUS
+    settings: tuple[str, ...] = ()
+    dialect: Dialect | None = DIALECT
+    allocation_annotation: str | None = DIALECT.allocation
+    registration_annotation: str | None = None
+
+    def configured(self, scheduler: Scheduler) -> CceProfile:
+        return self
 
     def request_problem(self, request: Request) -> str | None:
-        return request_problem(request, "cce")
+        return gpus_problem(request) or _request_problem(request)
+
+    def shape_problem(self, shape: Shape) -> str | None:
+        return None
+
+    def mode_conflicts(self, card_modes: IntArray, mode: int) -> BoolArray:
+        """The one isolation mode per card: a card in use by the other mode refuses."""
+        return np.asarray((card_modes != int(Mode.UNUSED)) & (card_modes != mode), dtype=np.bool_)
 
     def card_need(self, capacity: IntArray, shape: Shape) -> IntArray:
         return np.full(capacity.shape, shape.card_memory_mib, dtype=np.int64)
@@ -49,22 +94,36 @@ class CceRules:
         return shape.card_core
 
     def card_rejections(
-        self, st: CardState, shape: Shape, at: IntArray | slice
+        self, st: CardView, shape: Shape, at: IntArray | slice
     ) -> tuple[BoolArray | None, ...]:
-        mode = st.mode[at]
         return (
             ~st.healthy[at],
-            (mode != int(Mode.UNUSED)) & (mode != shape.mode),
+            self.mode_conflicts(st.mode[at], shape.mode),
             st.vgpus[at] >= st.slots[at],
             st.free_memory[at] < shape.card_memory_mib,
             st.free_core[at] < shape.card_core if shape.mode == int(Mode.MEMORY_CORE) else None,
         )
 
-    def fits(self, st: CardState, shape: Shape, eligible: BoolArray) -> BoolArray:
+    def card_reason_text(self, code: int, cards: list[int], shape: Shape, limit: int) -> str:
+        listed = ", ".join(map(str, cards))
+        noun = "card" if len(cards) == 1 else "cards"
+        verb = "has" if len(cards) == 1 else "have"
+        wanted = "memory+core" if shape.mode == int(Mode.MEMORY_CORE) else "memory"
+        other = "memory" if shape.mode == int(Mode.MEMORY_CORE) else "memory+core"
+        text = {
+            1: f"{noun} {listed} {'is' if len(cards) == 1 else 'are'} unhealthy",
+            2: f"{noun} {listed} host {other} isolation vGPUs, pod needs {wanted} isolation",
+            3: f"{noun} {listed} {verb} {limit} vGPUs (the limit)",
+            4: f"{noun} {listed} {verb} less than {shape.card_memory_mib} MiB free",
+            5: f"{noun} {listed} {verb} less than {shape.card_core}% core free",
+        }[code]
+        return f"{self.reasons[code]}: {text}"
+
+    def fits(self, st: CardView, shape: Shape, eligible: BoolArray) -> BoolArray:
         return enough_cards(st, shape, eligible)
 
     def choose(
-        self, st: CardState, node: int, shape: Shape, card_policy: PolicyName, eligible: BoolArray
+        self, st: CardView, node: int, shape: Shape, card_policy: PolicyName, eligible: BoolArray
     ) -> list[int]:
         """Card positions on `node`: least free first (binpack) or most free."""
         candidates = [k for k in st.node_positions(node) if eligible[k]]
@@ -74,7 +133,7 @@ class CceRules:
 
     def pick(
         self,
-        st: CardState,
+        st: CardView,
         nodes: IntArray,
         shape: Shape,
         eligible: BoolArray,
@@ -104,7 +163,7 @@ class CceRules:
 
 
 def _card_mean_scores(
-    st: CardState, nodes: IntArray, shape: Shape, card_policy: PolicyName, eligible: BoolArray
+    st: CardView, nodes: IntArray, shape: Shape, card_policy: PolicyName, eligible: BoolArray
 ) -> npt.NDArray[np.float64]:
     """Mean allotted fraction of each node's healthy cards after placing `shape` there,
     summed card by card in list order (what `sum(fractions) / len(fractions)` gives)."""
@@ -127,3 +186,23 @@ def _card_mean_scores(
         total = total + fraction[:, j]
     healthy = st.healthy_count[nodes]
     return np.divide(total, healthy, out=np.zeros(nodes.size), where=healthy > 0)
+
+
+def _request_problem(request: Request) -> str | None:
+    n, mem, core = request.gpus, request.memory_mib, request.core_percent
+    if request.memory_percent:
+        return "CCE has no memory share requests (memory_percent)"
+    if mem < MIB_PER_UNIT or mem > MAX_MEMORY_UNITS * MIB_PER_UNIT:
+        return f"memory {mem} MiB is outside 1..{MAX_MEMORY_UNITS} units of {MIB_PER_UNIT} MiB"
+    if mem % n or (mem // n) % MIB_PER_UNIT:
+        return (
+            f"memory {mem} MiB over {n} cards is not a whole multiple of "
+            f"{MIB_PER_UNIT} MiB per card"
+        )
+    if core < 0:
+        return f"core {core}% is negative"
+    if core % n or (core // n) % CORE_STEP:
+        return f"core {core}% over {n} cards is not a whole multiple of {CORE_STEP}% per card"
+    if core // n > 100:
+        return f"core {core}% over {n} cards is {core // n}% per card, above 100%"
+    return None

@@ -1,0 +1,215 @@
+"""What a scheduler profile is (docs/design.md §9.2), and the card view it judges.
+
+A profile is one object: its card filter and card choice, its reasons in the scheduler's own
+words, its defaults, the marks that name it on a live cluster, what it accepts in a request
+and a scenario. Everything outside `advisor.core.profiles` asks the profile, never its name.
+
+The profiles sit below `core.state`: the state holds the cards and asks its profile which of
+them may take a pod and which it picks; a profile sees the cards through `CardView`, the
+arrays the state keeps, and never imports the state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from advisor.core.model import Policy, PolicyName, Request, Scheduler
+from advisor.core.shape import Shape
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """How a container asks a profile's scheduler for shared GPUs: its resource names (read
+    by `advisor.podspec`) and the annotation that records the cards granted."""
+
+    name: str
+    count: str | None  # resource holding N; None: N is the pod label (CCE)
+    memory: str
+    core: str
+    memory_percentage: str | None  # a share of each card, in percent (HAMi, Volcano vGPU)
+    memory_unit_mib: int
+    per_card: bool  # memory and core are per card (Volcano vGPU, HAMi) or totals (CCE)
+    allocation: str  # annotation that records the granted cards
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        named = (self.count, self.memory, self.core, self.memory_percentage)
+        return tuple(key for key in named if key is not None)
+
+
+class CardView(Protocol):
+    """The cards as a profile reads them (`core.state.CardState` is the one implementation):
+    flat arrays, one entry per card (or per node where named so)."""
+
+    slots: IntArray  # vGPUs a card may host
+    vgpus: IntArray  # vGPUs on it now
+    capacity: IntArray
+    free_memory: IntArray
+    free_core: IntArray
+    mode: IntArray  # `Mode` of the vGPUs on it
+    healthy: BoolArray
+    numa: IntArray
+    card_index: IntArray
+    name_rank: IntArray  # per node: its place when the nodes are sorted by name
+    first_card: IntArray  # per node: position of its first card
+    card_count: IntArray  # per node
+    healthy_count: IntArray  # per node
+    uniform_capacity: IntArray  # per node: its healthy cards' one size, else 0
+    allotted_healthy: IntArray  # per node: MiB allotted on its healthy cards
+    node_used: IntArray  # per node: (vGPUs, cores, memory) in use
+    node_total: IntArray  # per node: (slots, cores, memory) of all its cards
+    tied: int  # nodes tied in the last pick where the real scheduler picks at random
+
+    def node_positions(self, node: int) -> range: ...
+
+    def eligible_per_node(self, eligible: BoolArray) -> IntArray: ...
+
+
+class Profile(Protocol):
+    name: str  # as the scenario's `scheduler.profile` and `--scheduler` spell it
+    title: str  # the scheduler, in a sentence: "CCE xGPU"
+
+    # -- the card filter's words --------------------------------------------------------
+    # Per-node GPU reasons: the node-level one first (too few cards qualify), then one per
+    # card check in the order `card_rejections` returns them, then any node-level extras.
+    reasons: tuple[str, ...]
+    # The real scheduler breaks equal node scores at random: the model takes the first node
+    # by name and says the real pick may differ.
+    random_ties: bool
+    few_cards_reason: int  # index in `reasons`: the node has fewer cards than asked
+    refused_reason: int | None  # index in `reasons`: enough eligible cards, refused together
+    # Indices in `reasons` of the card checks for free memory and for health (None: none):
+    # a headline names any other check that decided, since it is not about memory.
+    memory_reason: int
+    health_reason: int | None
+    checks_health: bool  # whether an unhealthy card is refused
+    card_word: str  # what the counted cards are called in messages ("healthy ", or "")
+
+    # -- what a request may ask ---------------------------------------------------------
+    # Every request gives an absolute memory (CCE); else a request may ask a share of each
+    # card (`memory_percent`) or, giving neither, whole cards.
+    requires_memory: bool
+    # A card hosts vGPUs of one isolation mode only (CCE's memory / memory+core).
+    one_mode_per_card: bool
+    # Reports keep their plain wording for this profile instead of naming it.
+    named_in_reports: bool
+
+    # -- defaults and settings ----------------------------------------------------------
+    default_policy: Policy
+    card_policies: tuple[PolicyName, ...]
+    default_max_vgpus: int
+    settings: tuple[str, ...]  # the `Scheduler` fields (scenario keys) this profile reads
+
+    # -- how its pods ask, and how a live cluster names it (`--scheduler auto`) ---------
+    dialect: Dialect | None  # its resource names; None: it reads another profile's
+    allocation_annotation: str | None  # written on every pod it places
+    registration_annotation: str | None  # the node's card registration it reads
+
+    def configured(self, scheduler: Scheduler) -> Profile:
+        """This profile with the settings of `scheduler` (one of this profile's)."""
+        ...
+
+    def request_problem(self, request: Request) -> str | None:
+        """Why a request breaks a rule of the profile (docs/design.md §1, §9.2), or None."""
+        ...
+
+    def shape_problem(self, shape: Shape) -> str | None:
+        """Why the profile refuses a pod for what else it asks (HAMi: its annotations)."""
+        ...
+
+    def mode_conflicts(self, card_modes: IntArray, mode: int) -> BoolArray:
+        """Per card of these modes, whether it refuses a vGPU of isolation `mode` for the
+        mode it already hosts: the one definition of "one isolation mode per card"."""
+        ...
+
+    def card_need(self, capacity: IntArray, shape: Shape) -> IntArray:
+        """Memory (MiB) each card of these capacities must give `shape`."""
+        ...
+
+    def card_core(self, shape: Shape) -> int:
+        """Core (%) each card must give `shape`."""
+        ...
+
+    def card_rejections(
+        self, st: CardView, shape: Shape, at: IntArray | slice
+    ) -> tuple[BoolArray | None, ...]:
+        """Per card at `at`, whether each card check (`reasons[1:]`) rejects it (None: the
+        check does not apply): the one definition of the card filter, which placement
+        decides by and the diagnosis explains by."""
+        ...
+
+    def card_reason_text(self, code: int, cards: list[int], shape: Shape, limit: int) -> str:
+        """A node's line for the cards the check `reasons[code]` refuses."""
+        ...
+
+    def fits(self, st: CardView, shape: Shape, eligible: BoolArray) -> BoolArray:
+        """Per node: the GPU filter passes (enough eligible cards, and any profile rule on
+        how they combine)."""
+        ...
+
+    def pick(
+        self,
+        st: CardView,
+        nodes: IntArray,
+        shape: Shape,
+        eligible: BoolArray,
+        policy: tuple[PolicyName, PolicyName],
+    ) -> list[int]:
+        """Card positions on the winning node among `nodes` (all fit); sets `st.tied`."""
+        ...
+
+
+def enough_cards(st: CardView, shape: Shape, eligible: BoolArray) -> BoolArray:
+    return np.asarray(st.eligible_per_node(eligible) >= shape.gpus, dtype=np.bool_)
+
+
+def first_by_name(st: CardView, nodes: IntArray) -> int:
+    return int(nodes[np.argmin(st.name_rank[nodes])])
+
+
+def walk(order: list[int], eligible: BoolArray, gpus: int) -> list[int]:
+    """The first `gpus` eligible cards in walk order (both HAMi's and Volcano's Fit loops
+    take cards as they meet them and stop at N)."""
+    taken = [k for k in order if eligible[k]][:gpus]
+    return taken if len(taken) == gpus else []
+
+
+def mode_conflict(profile: Profile, card_mode: int, mode: int) -> bool:
+    """`Profile.mode_conflicts` for one card."""
+    return bool(profile.mode_conflicts(np.array([card_mode], dtype=np.int64), mode)[0])
+
+
+def listed_cards(reasons: tuple[str, ...], code: int, cards: list[int]) -> str:
+    """A card check's line by its name alone: "CardInsufficientMemory: cards 0, 1"."""
+    noun = "card" if len(cards) == 1 else "cards"
+    return f"{reasons[code]}: {noun} {', '.join(map(str, cards))}"
+
+
+def split_problem(request: Request) -> str | None:
+    """The rules HAMi and Volcano share: per-card values, so totals split evenly over N
+    cards, and a share of each card within 1..100."""
+    n, mem, core, pct = (
+        request.gpus,
+        request.memory_mib,
+        request.core_percent,
+        request.memory_percent,
+    )
+    if mem < 0 or mem % n:
+        return f"memory {mem} MiB does not split evenly over {n} cards"
+    if not 0 <= pct <= 100:
+        return f"memory share {pct}% per card is outside 1..100"
+    if core < 0 or core % n:
+        return f"core {core}% does not split evenly over {n} cards"
+    return None
+
+
+def gpus_problem(request: Request) -> str | None:
+    """Every profile's first rule: a pod asks at least one card."""
+    return f"gpus must be at least 1, got {request.gpus}" if request.gpus < 1 else None
