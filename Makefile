@@ -4,8 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast test-core lint typecheck unit system-deps demo-deps bench clean openb fuzz lock \
-	image push overlay demo-picture
+.PHONY: demo test test-fast test-core lint typecheck unit system-deps demo-deps bench clean openb fuzz \
+	lock image push overlay demo-picture conformance conformance-build
 
 # The image and the overlay that deploys it (README "Deploying to a cluster"):
 #   make image push IMAGE=registry.example.com/team/xgpu-insight:0.1.0
@@ -107,6 +107,20 @@ lock: $(STAMP)
 	  --all-build-deps --strip-extras --index-url=https://pypi.org/simple --no-emit-index-url \
 	  --output-file=requirements.lock pyproject.toml
 
+# The differential test (docs/conformance.md): N generated clusters through the upstream
+# schedulers' own code (Go harnesses under conformance/, built into the git-ignored
+# conformance/.build) and through the advisor; one agreement line per upstream, each
+# disagreement shrunk into out/conformance. Needs Go; `make test` skips it without.
+# N clusters per profile (cce, hami, volcano-vgpu).
+N ?= 2000
+conformance: $(STAMP)
+	$(BIN)/python -m conformance.cli -n $(N) --out out/conformance advisor/examples/*.yaml
+
+# What CI runs before the tests: the harnesses built from go.mod and go.sum as committed.
+conformance-build: $(STAMP)
+	@if command -v go >/dev/null; then $(BIN)/python -c 'from conformance import harness; [print(harness.binary(h)) for h in ("kube", "volcano-cards")]'; \
+	else echo "conformance-build: go is not on PATH; the differential test will skip"; fi
+
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
 
@@ -124,4 +138,4 @@ overlay: | $(BIN)/python
 	@$(BIN)/python scripts/image_overlay.py '$(IMAGE)' '$(OVERLAY)' $(if $(BASE),--resources '$(BASE)')
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache conformance/.build
