@@ -4,8 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint typecheck unit system-deps demo-deps bench clean openb fuzz lock \
-	image push overlay demo-picture
+.PHONY: demo test test-fast test-core lint typecheck unit system-deps demo-deps bench clean openb fuzz \
+	lock image push overlay demo-picture conformance conformance-build
 
 # The image and the overlay that deploys it (README "Deploying to a cluster"):
 #   make image push IMAGE=registry.example.com/team/xgpu-insight:0.1.0
@@ -82,6 +82,14 @@ test: lint typecheck unit
 test-fast: $(STAMP)
 	$(BIN)/pytest -q -p no:cacheprovider -m "not realservices and not slow" --quick-properties -n 2
 
+# The loop for a change to advisor/core (README "Development"): the core's own tests only,
+# as test-fast runs them, and the cross-check against the reference scheduler; under a
+# minute on two busy cores. test-fast and CI run the rest.
+CORE_TESTS := tests/advisor/core tests/benchmarks/test_reference_crosscheck.py
+test-core: $(STAMP)
+	$(BIN)/pytest -q -p no:cacheprovider -m "not realservices and not slow" --quick-properties -n 2 \
+	  $(CORE_TESTS)
+
 # The public openb trace (pinned commits, SHA-256 checked) into the git-ignored data/openb.
 openb: $(STAMP)
 	$(BIN)/python scripts/fetch_openb.py --dest data/openb
@@ -98,6 +106,20 @@ lock: $(STAMP)
 	PIP_CONFIG_FILE=/dev/null $(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe \
 	  --all-build-deps --strip-extras --index-url=https://pypi.org/simple --no-emit-index-url \
 	  --output-file=requirements.lock pyproject.toml
+
+# The differential test (docs/conformance.md): N generated clusters through the upstream
+# schedulers' own code (Go harnesses under conformance/, built into the git-ignored
+# conformance/.build) and through the advisor; one agreement line per upstream, each
+# disagreement shrunk into out/conformance. Needs Go; `make test` skips it without.
+# N clusters per profile (cce, hami, volcano-vgpu).
+N ?= 2000
+conformance: $(STAMP)
+	$(BIN)/python -m conformance.cli -n $(N) --out out/conformance advisor/examples/*.yaml
+
+# What CI runs before the tests: the harnesses built from go.mod and go.sum as committed.
+conformance-build: $(STAMP)
+	@if command -v go >/dev/null; then $(BIN)/python -c 'from conformance import harness; [print(harness.binary(h)) for h in ("kube", "volcano-cards")]'; \
+	else echo "conformance-build: go is not on PATH; the differential test will skip"; fi
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
@@ -116,4 +138,4 @@ overlay: | $(BIN)/python
 	@$(BIN)/python scripts/image_overlay.py '$(IMAGE)' '$(OVERLAY)' $(if $(BASE),--resources '$(BASE)')
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache conformance/.build

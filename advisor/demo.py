@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from advisor import metricnames as M
 from advisor.core.diagnose import CAUSES
 from advisor.scenario import ScenarioError, load_scenario
 from advisor.words import plural
@@ -225,7 +226,7 @@ def _prometheus(stack: ExitStack, binary: str, exporters: dict[str, str], work: 
     url = f"http://127.0.0.1:{port}"
     want = len(exporters)
     # Prometheus needs a few seconds to discover and scrape new targets.
-    _wait("Prometheus", lambda: len(_query(url, "xgpu_node_info")) >= want, proc, 60, log)
+    _wait("Prometheus", lambda: len(_query(url, M.NODE_INFO.name)) >= want, proc, 60, log)
     return url
 
 

@@ -5,7 +5,7 @@ Every error that ends a run is an `XgpuError`, raised where the problem is found
 
 - `InputError` (exit 2): a flag, a file or a value the user gave cannot be used. The
   scenario's `ScenarioError` and the trace's `TraceError` are kinds of it, living with what
-  they guard (`advisor.scenario_reader`, `advisor.trace_rows`);
+  they guard (`advisor.scenario.strict`, `advisor.trace_rows`);
 - `SourceError` (exit 2, as design §5 says of an unreachable source): a live source
   (Prometheus, the exporters, the Kubernetes API) cannot be reached or answered what no
   source may answer; `advisor.kubeconfig.KubeConfigError` is one;

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest, push_to_gateway
 
+from advisor import metricnames as M
 from advisor.core.diagnose import CAUSES
-from advisor.scenario_write import write_atomic
+from advisor.scenario.write import write_atomic
 
 PLAN_KINDS = ("rebalance", "scale_up", "scale_down")
 
@@ -31,44 +32,21 @@ class RunFigures:
 
 def registry_for(run: RunFigures) -> CollectorRegistry:
     registry = CollectorRegistry()
-    pending = Gauge(
-        "xgpu_advisor_pending_pods",
-        "Pending GPU pods by cause in the advisor's last run.",
-        ["cause"],
-        registry=registry,
-    )
+
+    def gauge(family: M.Family) -> Gauge:
+        return Gauge(family.name, family.help, family.labels, registry=registry)
+
+    pending = gauge(M.PENDING_PODS)
     for cause in CAUSES:
         pending.labels(cause=cause).set(run.pending_by_cause.get(cause, 0))
-    Gauge(
-        "xgpu_advisor_stranded_memory_bytes",
-        "Free memory on healthy cards that no Pending pod can use, in bytes.",
-        registry=registry,
-    ).set(run.stranded_memory_bytes)
-    Gauge(
-        "xgpu_advisor_fragmentation_ratio",
-        "FGD fragmentation of the cluster as a share of its free memory (0-1).",
-        registry=registry,
-    ).set(run.fragmentation_ratio)
-    plans = Gauge(
-        "xgpu_advisor_plans", "Plans the last run proposed, by kind.", ["kind"], registry=registry
-    )
+    gauge(M.STRANDED_MEMORY).set(run.stranded_memory_bytes)
+    gauge(M.FRAGMENTATION).set(run.fragmentation_ratio)
+    plans = gauge(M.PLANS)
     for kind in PLAN_KINDS:
         plans.labels(kind=kind).set(run.plans_by_kind.get(kind, 0))
-    Gauge(
-        "xgpu_advisor_rescuable_pods",
-        "Pending GPU pods that the proposed rebalancing plans would let run.",
-        registry=registry,
-    ).set(run.rescuable_pods)
-    Gauge(
-        "xgpu_advisor_last_success_timestamp_seconds",
-        "Unix time at which the advisor last finished a run successfully.",
-        registry=registry,
-    ).set(run.finished_at)
-    Gauge(
-        "xgpu_advisor_run_duration_seconds",
-        "How long the advisor's last run took, in seconds.",
-        registry=registry,
-    ).set(run.duration_seconds)
+    gauge(M.RESCUABLE_PODS).set(run.rescuable_pods)
+    gauge(M.LAST_SUCCESS).set(run.finished_at)
+    gauge(M.RUN_DURATION).set(run.duration_seconds)
     return registry
 
 

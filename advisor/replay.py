@@ -39,7 +39,7 @@ from advisor.core.model import (
 from advisor.core.nodefilters import NO_RESOURCES, Allocatable, Resources
 from advisor.core.profiles import profile_for
 from advisor.core.state import CPU, MEMORY, UNLIMITED, CardState, IntArray, Shape
-from advisor.scenario_profile import default_max_vgpus
+from advisor.scenario.profile import default_max_vgpus
 from advisor.schemas import REPLAY_SCHEMA, CpuOnlyPodsJson, NodeAllocationJson, ReplayJson
 from advisor.trace_rows import TraceError as TraceError  # where the CLI catches it
 from advisor.trace_rows import read_int, read_name, read_rows

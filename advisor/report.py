@@ -14,7 +14,7 @@ from typing import Any, cast
 import pandas as pd
 
 from advisor.core.diagnose import diagnose
-from advisor.core.fragmentation import fragmentation, fragmentation_json
+from advisor.core.fragmentation import fragmentation
 from advisor.core.model import Cluster, reference_card_mib
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.profiles import profile_of
@@ -27,12 +27,12 @@ from advisor.core.scaling import (
 )
 from advisor.metrics import RunFigures
 from advisor.output import cluster_view, diagnosis_json
+from advisor.output.fragmentation import fragmentation_json
 from advisor.output.plan import add_advice, plan_json
+from advisor.output.scaling import headroom_json
 from advisor.rightsizing import RightsizingSettings, rightsize
 from advisor.schemas import (
     REPORT_SCHEMA,
-    HeadroomJson,
-    ReportFragmentationJson,
     ReportJson,
     RightsizingJson,
     StaleJson,
@@ -162,7 +162,7 @@ def build_report(
         usage = usage_series(inputs.history)
         rightsizing = rightsize(inputs.history, cluster, options.rightsizing)
     timer.end("rightsizing")
-    # The core's and right-sizing's JSON forms are plain dicts; their shapes are the
+    # Right-sizing's and the sources' JSON forms are plain dicts; their shapes are the
     # TypedDicts named here (advisor.schemas), which the report's readers check against.
     data: ReportJson = {
         "schema": REPORT_SCHEMA,
@@ -173,10 +173,8 @@ def build_report(
         "diagnosis": diagnosis_json(diagnosis, cluster.scheduler),
         "view": cluster_view(cluster, diagnosis),
         "plan": plan_json(plans, cluster, ups, downs),
-        "fragmentation": cast(
-            ReportFragmentationJson, fragmentation_json(frag, node_limit=NODE_DETAIL)
-        ),
-        "headroom": cast(HeadroomJson, room.json()),
+        "fragmentation": fragmentation_json(frag, node_limit=NODE_DETAIL),
+        "headroom": headroom_json(room),
         "rightsizing": cast(RightsizingJson | None, rightsizing),
         "usage": cast(UsageJson | None, usage),
     }

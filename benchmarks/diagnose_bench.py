@@ -20,7 +20,7 @@ from advisor.core.diagnose import diagnose
 from advisor.core.plan import PlanOptions, plan
 from advisor.output import diagnosis_json
 from advisor.scenario import load_scenario, save_scenario
-from advisor.scenario_profile import retarget
+from advisor.scenario.profile import retarget
 from benchmarks.measure import Case, Outcome, Params, Timings, cli_command, run_child
 from benchmarks.synthetic import SyntheticSpec, synthetic_cluster
 

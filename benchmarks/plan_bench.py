@@ -39,23 +39,20 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from advisor.core.diagnose import diagnose
-from advisor.core.model import Cluster, Placement, Policy, PolicyName
+from advisor.core.model import Cluster, Placement
 from advisor.core.plan import DEFAULT_BUDGET
-from advisor.core.plan_ideal import WeightSteps, packing_bound
-from advisor.core.plan_limits import EvictionBudget
-from advisor.replay import load_trace, replay
+from advisor.core.plan.ideal import WeightSteps, packing_bound
+from advisor.core.plan.limits import EvictionBudget
 from advisor.scenario import load_scenario, save_scenario
 from benchmarks.measure import Case, Outcome, Params, Timings, run_child
+from benchmarks.openb_states import NODES_CSV, end_state, openb_dir
 from benchmarks.plan_ceiling import full_repack_optimum
 from benchmarks.plan_queue_ceiling import queue_ceiling
-from benchmarks.trace_dir import candidates, find_openb
 
 MODULE = "benchmarks.plan_bench"
-NODES_CSV = "openb_node_list_gpu_node.csv"
-PODS_CSV = "openb_pod_list_default.csv"
 GOAL_SHARE = {"binpack": 0.185, "spread": 0.78}  # of the Pending GPU demand, verified
 GOAL_EVICTIONS_PER_GPU = 3.0
 GOAL_SECONDS = 60.0
@@ -82,17 +79,6 @@ OPENB_CARD_WEIGHTS: WeightSteps = (
     (Fraction(700, 1000), Fraction(1)),
 )
 TABLES = {"plan": ("Rebalancing plans on the openb end states (verified)", "end state")}
-
-
-def openb_dir() -> Path:
-    """Where the trace lives (`benchmarks.trace_dir`); the first candidate when absent."""
-    return find_openb() or candidates()[0]
-
-
-def end_state(node_policy: str) -> Cluster:
-    policy = Policy(node=cast(PolicyName, node_policy), card="binpack")
-    trace = load_trace(openb_dir() / NODES_CSV, openb_dir() / PODS_CSV, policy)
-    return replay(trace).end_state()
 
 
 def _protected(annotations: Mapping[str, str], name: str) -> bool:

@@ -34,6 +34,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.nodefilters import NodeConstraints, Resources
+from benchmarks.openb_states import NODES_CSV, end_state, openb_dir
 
 MULTI_CARD = (8, 4, 2)  # the multi-card pod sizes a node configuration counts
 
@@ -214,8 +215,6 @@ def one_card_memory(cluster: Cluster) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from benchmarks.plan_bench import NODES_CSV, end_state, openb_dir
-
     parser = argparse.ArgumentParser(prog="python -m benchmarks.plan_ceiling")
     parser.add_argument("--only", choices=("binpack", "spread"))
     args = parser.parse_args(argv)

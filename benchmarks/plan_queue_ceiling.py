@@ -8,25 +8,35 @@ follows.
 pod of equal priority (the openb pods all have one priority; checked), and Pending pods in
 the cluster's order. Say a pod `x` lands on cards `c`, and a Pending pod `p` was queued
 before it. At `p`'s turn each card of `c` still had at least the memory and the vGPU slot
-`x` later took: between the two turns only placements happen. So if `p` fits there (a
-single-card pod needing no more per card than `x`, or any single-card pod when `x` takes
-whole cards, or a multi-card pod of no more cards than a multi-card `x`; openb pods have no
-node constraints, checked), `p` lands, somewhere, in the same plan. A pod that lands never
-becomes Pending again (every evicted pod must land). Hence:
+`x` later took: between the two turns only placements happen. So if `p` fits in that room
+alone, `p` lands, somewhere, in the same plan. It does when `p` is a single-card pod
+needing no more than `x` per card (any single-card pod when `x` takes whole cards), or a
+multi-card pod of no more cards than a multi-card `x` (every multi-card pod takes whole
+cards, checked, and `x`'s are on one node); openb pods have no node constraints, checked.
+It does *not* when `p` is a multi-card pod and `x` a single-card one, however little `p`
+asks per card: `p` needs its N cards on one node, and `x`'s one card is not N of them. A
+pod that lands never becomes Pending again (every evicted pod must land). Hence:
 
 1. *Evictions.* If `s` is the smallest per-card need among the single-card pods still
    Pending after the last plan, no plan ever evicted a pod needing `s` or more per card
-   (multi-card pods, on whole cards, included).
+   (multi-card pods, on whole cards, included). Only a single-card `p` is used: a
+   multi-card pod left Pending says nothing of which pods moved.
 2. *Rescues.* A rescued pod implies every Pending pod ahead of it in the queue that fits
-   where it lands rescued too.
+   where it lands, in the sense above, rescued too.
 
 **The bound.** For each case `s` (each single-card Pending size, and "none remain") the
 pods needing `s` or more stay on their cards, every Pending single-card pod below `s` is
 rescued, and the rest is an integer program (scipy's HiGHS): per card, which of its movable
-pods stay; the evicted and the rescued pods are packed into the room left (maximal
-patterns, as in `plan_ceiling`); the rescued set closed under lemma 2; evictions within the
-budget, each moved pod counted once (a sequence that moves a pod twice pays more). A
-multi-card Pending pod needs a whole node of its size emptied (a binary per node).
+pods stay, or whether it is emptied for multi-card pods; the evicted and the rescued
+single-card pods are packed into the room left (maximal patterns, as in `plan_ceiling`);
+the rescued set closed under lemma 2; evictions within the budget, each moved pod counted
+once (a sequence that moves a pod twice pays more). A rescued k-card Pending pod takes k
+whole cards of one node, each emptied: neither part of a running multi-card pod nor
+holding a pod that stays; per node, the k-card pods it hosts take no more cards than it
+empties. The node may have more cards than k: on a 2-card and a 4-card node, a 2-card pod
+may land on half of the 4-card one (tests/benchmarks/test_plan_queue_ceiling.py has the
+cluster on which an earlier form of this program, which emptied whole nodes of exactly k
+cards, bounded below what a §8 plan reaches).
 Destinations, plan sizes and plan order are the program's to choose, so each case is a
 relaxation of every §8 sequence in it, and the best case bounds them all. In the "none
 remain" case every pod may have moved; where a multi-card pod runs, which the program keeps
@@ -34,8 +44,8 @@ in place, that case is bounded instead by the full-repack optimum with every sin
 Pending pod forced in (`plan_ceiling`, unlimited evictions), when that is feasible at all.
 
 Scope (`ValueError` otherwise): `plan_ceiling`'s, plus one priority, CCE's rules with
-memory requests only (one isolation mode: pods compare by memory and a vGPU slot), and a
-multi-card Pending pod only where it takes whole nodes.
+memory requests only (one isolation mode: pods compare by memory and a vGPU slot), and
+multi-card pods on whole cards (a card's whole memory on each of their cards).
 """
 
 from __future__ import annotations
@@ -52,7 +62,8 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
 from advisor.core.model import Cluster
-from advisor.core.plan_limits import EvictionBudget
+from advisor.core.plan.limits import EvictionBudget
+from benchmarks.openb_states import NODES_CSV, end_state, openb_dir
 from benchmarks.plan_ceiling import (
     full_repack_optimum,
     maximal_patterns,
@@ -155,6 +166,9 @@ def _read(cluster: Cluster) -> _Cards:
     queue: list[tuple[int, int]] = []
     for pod, where in scoped_pods(cluster):
         per_card = pod.request.memory_mib // pod.request.gpus
+        if pod.request.gpus > 1 and per_card != card_mib:
+            # the lemmas and the program give a multi-card pod its cards whole
+            raise ValueError(f"{pod.name}: only whole-card multi-card pods are in scope")
         if where is None:
             queue.append((pod.request.gpus, per_card))  # cluster order: one priority
             if pod.request.gpus == 1:
@@ -194,23 +208,23 @@ def _case(
     cap, slots = cards.card_mib, cards.slots
     movable = [tuple(m for m in c if m < s) for c in cards.content]
     fixed = [tuple(m for m in c if m >= s) for c in cards.content]
-    # Whole nodes a multi-card Pending pod could have: no pod on them stays.
-    empties = [
-        n
-        for n, ids in enumerate(cards.node_cards)
-        if len(ids) in cards.pending_multi and not any(cards.multi[c] or fixed[c] for c in ids)
-    ]
-    for k in cards.pending_multi:
-        if not any(len(cards.node_cards[n]) == k for n in empties) and k not in {
-            len(ids) for ids in cards.node_cards
-        }:
-            raise ValueError(f"{k}-card Pending pods on part of a node are out of scope")
     classes = Counter(
         (fixed[c], movable[c]) for c in range(len(cards.content)) if not cards.multi[c]
     )
     sizes = sorted({m for c in movable for m in c} | set(cards.pending_single), reverse=True)
-    # Columns: kept subsets x[t, K], node empties e[n], patterns y[r, P], and per Pending pod
-    # (queue order) whether it is rescued, r[q].
+    # Where a k-card Pending pod may land: k whole cards of one node, none part of a running
+    # multi-card pod or holding a pod that stays. Per such node, how many cards of each class
+    # it empties, z[h, t], and how many k-card pods it then hosts, w[h, k].
+    multi_sizes = sorted(cards.pending_multi)
+    hosts: list[Counter[tuple[tuple[int, ...], tuple[int, ...]]]] = []
+    for ids in cards.node_cards:
+        can = Counter((fixed[c], movable[c]) for c in ids if not cards.multi[c] and not fixed[c])
+        if multi_sizes and can.total() >= multi_sizes[0]:
+            hosts.append(can)
+    z_cols = [(h, t) for h, can in enumerate(hosts) for t in sorted(can)]
+    w_cols = [(h, k) for h, can in enumerate(hosts) for k in multi_sizes if k <= can.total()]
+    # Columns: kept subsets x[t, K], emptied cards z[h, t], hosted multi-card pods w[h, k],
+    # patterns y[r, P], and per Pending pod (queue order) whether it is rescued, r[q].
     keeps: list[tuple[tuple[tuple[int, ...], tuple[int, ...]], Counter[int], tuple[int, int]]] = []
     for (f, m), _ in sorted(classes.items()):
         for kept in _sub_multisets(m):
@@ -224,8 +238,9 @@ def _case(
         if not fits or left == 0:
             continue
         patterns += [((room, left), p) for p in maximal_patterns(fits, room, left)]
-    nx, ne, ny = len(keeps), len(empties), len(patterns)
-    first_q = nx + ne + ny
+    nx, nz, nw, ny = len(keeps), len(z_cols), len(w_cols), len(patterns)
+    first_z, first_w, first_y = nx, nx + nz, nx + nz + nw
+    first_q = first_y + ny
     width = first_q + len(cards.queue)
     entries: list[tuple[int, int, float]] = []  # (row, column, value)
     lower: list[float] = []
@@ -248,24 +263,30 @@ def _case(
     class_cols: dict[tuple[tuple[int, ...], tuple[int, ...]], list[int]] = {}
     for j, (t, _, _) in enumerate(keeps):
         class_cols.setdefault(t, []).append(j)
-    node_classes = [Counter((fixed[c], movable[c]) for c in cards.node_cards[n]) for n in empties]
-    for t, count in classes.items():
+    for t, count in classes.items():  # every card keeps a subset or is emptied
         cells = [(j, 1.0) for j in class_cols[t]]
-        cells += [(nx + i, float(nc[t])) for i, nc in enumerate(node_classes) if nc[t]]
+        cells += [(first_z + i, 1.0) for i, (_, tt) in enumerate(z_cols) if tt == t]
         constrain(cells, count, count)
+    for h in range(len(hosts)):  # a node's k-card pods take no more cards than it empties
+        cells = [(first_w + i, float(k)) for i, (hh, k) in enumerate(w_cols) if hh == h]
+        cells += [(first_z + i, -1.0) for i, (hh, _) in enumerate(z_cols) if hh == h]
+        constrain(cells, -np.inf, 0.0)
     for r in residuals:
         cells = [(j, -1.0) for j, (*_, rr) in enumerate(keeps) if rr == r]
-        cells += [(nx + ne + i, 1.0) for i, (rr, _) in enumerate(patterns) if rr == r]
+        cells += [(first_y + i, 1.0) for i, (rr, _) in enumerate(patterns) if rr == r]
         constrain(cells, -np.inf, 0.0)
     evicted_per_keep = [Counter(m) - kept for (_, m), kept, _ in keeps]
-    node_pods = [Counter(size for c in cards.node_cards[n] for size in movable[c]) for n in empties]
     for size in sizes:  # every evicted and every rescued pod of a size has a slot
-        cells = [(nx + ne + i, float(p[size])) for i, (_, p) in enumerate(patterns) if p[size]]
+        cells = [(first_y + i, float(p[size])) for i, (_, p) in enumerate(patterns) if p[size]]
         cells += [(j, -float(ev[size])) for j, ev in enumerate(evicted_per_keep) if ev[size]]
-        cells += [(nx + i, -float(np_[size])) for i, np_ in enumerate(node_pods) if np_[size]]
+        cells += [
+            (first_z + i, -float(t[1].count(size)))
+            for i, (_, t) in enumerate(z_cols)
+            if size in t[1]
+        ]
         constrain(cells + rescue_cells((1, size)), 0.0, np.inf)
-    for k in sorted(cards.pending_multi):  # every rescued k-card pod has a node emptied
-        cells = [(nx + i, 1.0) for i, n in enumerate(empties) if len(cards.node_cards[n]) == k]
+    for k in multi_sizes:  # every rescued k-card pod has k emptied cards of one node
+        cells = [(first_w + i, 1.0) for i, (_, kk) in enumerate(w_cols) if kk == k]
         constrain(cells + rescue_cells(k), 0.0, 0.0)
     _queue_closure(cards.queue, first_q, constrain)
     # Evictions within the budget: a count, or a rate per rescued card or GPU of memory.
@@ -275,14 +296,15 @@ def _case(
     ]
     rate = 0.0 if budget.per == "advice" else budget.amount
     cells = [(j, float(sum(ev.values()))) for j, ev in enumerate(evicted_per_keep) if ev]
-    cells += [(nx + i, float(sum(np_.values()))) for i, np_ in enumerate(node_pods)]
+    cells += [(first_z + i, float(len(t[1]))) for i, (_, t) in enumerate(z_cols) if t[1]]
     cells += [(first_q + q, -rate * w) for q, w in enumerate(weight)]
     constrain(cells, -np.inf, budget.amount if budget.per == "advice" else 0.0)
     value = np.zeros(width)
     value[first_q:] = gpus
     low = np.zeros(width)
     high = np.full(width, np.inf)
-    high[nx : nx + ne] = 1.0
+    high[first_z:first_w] = [hosts[h][t] for h, t in z_cols]
+    high[first_w:first_y] = [hosts[h].total() // k for h, k in w_cols]
     high[first_q:] = 1.0
     low[first_q:] = [1.0 if n == 1 and need < forced else 0.0 for n, need in cards.queue]
     rows, cols, vals = zip(*entries, strict=True)
@@ -337,8 +359,6 @@ def _sub_multisets(items: Sequence[int]) -> list[Counter[int]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from benchmarks.plan_bench import NODES_CSV, end_state, openb_dir
-
     parser = argparse.ArgumentParser(prog="python -m benchmarks.plan_queue_ceiling")
     parser.add_argument("--only", choices=("binpack", "spread"))
     parser.add_argument(

@@ -8,6 +8,7 @@ reports are served (`xgpu-advisor serve --reports DIR`), which its links open.
 
 from __future__ import annotations
 
+from advisor import metricnames as M
 from dashboards.board import cluster_variable, datasource_variable, reports_variable
 from dashboards.board import dashboard as build_dashboard
 from dashboards.common import CLUSTER, REPORTS_URL, Json
@@ -20,7 +21,7 @@ from dashboards.shared_panels import (
     stranded_tile,
 )
 
-LAST_SUCCESS = f"xgpu_advisor_last_success_timestamp_seconds{{{CLUSTER}}}"
+LAST_SUCCESS = f"{M.LAST_SUCCESS}{{{CLUSTER}}}"
 SINCE_LAST_RUN = f"time() - max({LAST_SUCCESS})"
 # `/` of the reports server is the index of the runs the advisor keeps.
 REPORTS_LINK: Json = {
@@ -56,7 +57,7 @@ def dashboard() -> Json:
         stat(
             "Last run took",
             "Duration of the advisor's last run.",
-            Query(f"max(xgpu_advisor_run_duration_seconds{{{CLUSTER}}})"),
+            Query(f"max({M.RUN_DURATION}{{{CLUSTER}}})"),
             "s",
         ),
         stat(
@@ -68,7 +69,7 @@ def dashboard() -> Json:
         stat(
             "Rescuable by rebalancing",
             "Pending pods the proposed rebalancing plans would let run.",
-            Query(f"max(xgpu_advisor_rescuable_pods{{{CLUSTER}}})"),
+            Query(f"max({M.RESCUABLE_PODS}{{{CLUSTER}}})"),
             "none",
         ),
     ]
@@ -76,7 +77,7 @@ def dashboard() -> Json:
         stat(
             "Pending for fragmentation",
             "Pending pods whose memory exists, split across cards or behind a vGPU limit.",
-            Query(f'max(xgpu_advisor_pending_pods{{{CLUSTER}, cause="fragmentation"}})'),
+            Query(f'max({M.PENDING_PODS}{{{CLUSTER}, cause="fragmentation"}})'),
             "none",
             thresholds=steps("green", (1, "orange")),
         ),
@@ -84,7 +85,7 @@ def dashboard() -> Json:
             "Pending for node resources",
             "Pending pods whose GPUs fit on a node they may use, but that node lacks the cpu, "
             "memory or pod slots they request: free or add cpu and memory on GPU nodes, not GPUs.",
-            Query(f'max(xgpu_advisor_pending_pods{{{CLUSTER}, cause="node-resources"}})'),
+            Query(f'max({M.PENDING_PODS}{{{CLUSTER}, cause="node-resources"}})'),
             "none",
             thresholds=steps("green", (1, "orange")),
         ),
@@ -113,11 +114,10 @@ def dashboard() -> Json:
             "rebalancing plans would place.",
             [
                 Query(
-                    "sum(max by (cause)"
-                    f' (xgpu_advisor_pending_pods{{{CLUSTER}, cause!="schedulable"}}))',
+                    f'sum(max by (cause) ({M.PENDING_PODS}{{{CLUSTER}, cause!="schedulable"}}))',
                     "pending, not schedulable",
                 ),
-                Query(f"max(xgpu_advisor_rescuable_pods{{{CLUSTER}}})", "rescuable by the plans"),
+                Query(f"max({M.RESCUABLE_PODS}{{{CLUSTER}}})", "rescuable by the plans"),
             ],
             "none",
             decimals=0,
@@ -130,7 +130,7 @@ def dashboard() -> Json:
         timeseries(
             "Plans proposed by kind",
             "Plans of the last run: rebalance (move vGPUs), scale_up, scale_down.",
-            [Query(f"max by (kind) (xgpu_advisor_plans{{{CLUSTER}}})", "{{kind}}")],
+            [Query(f"max by (kind) ({M.PLANS}{{{CLUSTER}}})", "{{kind}}")],
             "none",
             decimals=0,
             stacked=True,
@@ -159,7 +159,7 @@ def dashboard() -> Json:
         timeseries(
             "Run duration",
             "Duration of the advisor's latest run at each time.",
-            [Query(f"max(xgpu_advisor_run_duration_seconds{{{CLUSTER}}})", "duration")],
+            [Query(f"max({M.RUN_DURATION}{{{CLUSTER}}})", "duration")],
             "s",
             min_value=0,
             stepped=True,
@@ -191,7 +191,7 @@ def dashboard() -> Json:
         layout,
         [
             datasource_variable(),
-            cluster_variable("xgpu_advisor_last_success_timestamp_seconds"),
+            cluster_variable(M.LAST_SUCCESS.name),
             reports_variable(REPORTS_URL),
         ],
         links=[REPORTS_LINK],

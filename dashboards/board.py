@@ -9,6 +9,7 @@ from typing import Any
 from grafanalib import core as g
 from grafanalib._gen import DashboardEncoder
 
+from advisor import metricnames as M
 from dashboards.common import (
     CARD,
     CLUSTER,
@@ -74,21 +75,21 @@ def reports_variable(url: str) -> Panel:
 def variables(*, pod: bool = False) -> list[Panel]:
     chain = [
         datasource_variable(),
-        cluster_variable("xgpu_node_info"),
-        _query_variable("node", "Node", f"label_values(xgpu_node_info{{{CLUSTER}}}, node)"),
+        cluster_variable(M.NODE_INFO.name),
+        _query_variable("node", "Node", f"label_values({M.NODE_INFO}{{{CLUSTER}}}, node)"),
         _query_variable(
             "gpu",
             "GPU",
-            f"label_values(xgpu_card_memory_total_bytes{{{NODE}}}, gpu_index)",
+            f"label_values({M.CARD_MEMORY_TOTAL}{{{NODE}}}, gpu_index)",
             sort=g.SORT_NUMERIC_ASC,
         ),
         _query_variable(
-            "namespace", "Namespace", f"label_values(xgpu_memory_total{{{CARD}}}, namespace)"
+            "namespace", "Namespace", f"label_values({M.MEMORY_TOTAL}{{{CARD}}}, namespace)"
         ),
     ]
     if pod:
         chain.append(
-            _query_variable("pod", "Pod", f"label_values(xgpu_memory_total{{{VGPU}}}, pod)")
+            _query_variable("pod", "Pod", f"label_values({M.MEMORY_TOTAL}{{{VGPU}}}, pod)")
         )
     return chain
 

@@ -7,6 +7,7 @@ does not narrow them (the per-card panels are on the Node dashboard).
 
 from __future__ import annotations
 
+from advisor import metricnames as M
 from dashboards.board import dashboard as build_dashboard
 from dashboards.board import variables
 from dashboards.common import NAMESPACE, NODE, VGPU, Json, link_to_node, link_to_workload
@@ -32,10 +33,7 @@ def dashboard() -> Json:
         stat(
             "Memory allotted",
             "Card memory allotted to vGPUs / physical card memory of the selected nodes (0-100 %).",
-            Query(
-                f"sum(node:xgpu_memory_allotted_bytes:sum{{{NODE}}})"
-                f" / (sum(node:xgpu_card_memory_total_bytes:sum{{{NODE}}}) > 0)"
-            ),
+            Query(f"sum({M.NODE_ALLOTTED}{{{NODE}}}) / (sum({M.NODE_CARD_MEMORY}{{{NODE}}}) > 0)"),
             "percentunit",
         ),
         stat(
@@ -43,8 +41,8 @@ def dashboard() -> Json:
             "Memory the vGPUs' processes use / memory allotted to them, on the selected "
             "nodes. Low means waste.",
             Query(
-                f"(sum(node_gpu:xgpu_memory_used_bytes:sum{{{NODE}}}) or vector(0))"
-                f" / (sum(node:xgpu_memory_allotted_bytes:sum{{{NODE}}}) > 0)"
+                f"(sum({M.NODE_GPU_MEMORY_USED}{{{NODE}}}) or vector(0))"
+                f" / (sum({M.NODE_ALLOTTED}{{{NODE}}}) > 0)"
             ),
             "percentunit",
             thresholds=IN_USE_STEPS,
@@ -52,7 +50,7 @@ def dashboard() -> Json:
         stat(
             "Allotted but unused",
             "Memory allotted to vGPUs that their processes do not use, on the selected nodes.",
-            Query(f"sum(node:xgpu_memory_unused_allotted_bytes:sum{{{NODE}}}) or vector(0)"),
+            Query(f"sum({M.NODE_UNUSED_ALLOTTED}{{{NODE}}}) or vector(0)"),
             "bytes",
             thresholds=steps("green", (1 << 30, "orange")),
         ),
@@ -69,11 +67,11 @@ def dashboard() -> Json:
             "(NVML, any process) and memory used by the vGPUs' processes, on the selected "
             "nodes.",
             [
-                Query(f"sum(node:xgpu_card_memory_total_bytes:sum{{{NODE}}})", "physical"),
-                Query(f"sum(node:xgpu_memory_allotted_bytes:sum{{{NODE}}})", "allotted to vGPUs"),
-                Query(f"sum(xgpu_card_memory_used_bytes{{{NODE}}})", "in use on the cards"),
+                Query(f"sum({M.NODE_CARD_MEMORY}{{{NODE}}})", "physical"),
+                Query(f"sum({M.NODE_ALLOTTED}{{{NODE}}})", "allotted to vGPUs"),
+                Query(f"sum({M.CARD_MEMORY_USED}{{{NODE}}})", "in use on the cards"),
                 Query(
-                    f"sum(node_gpu:xgpu_memory_used_bytes:sum{{{NODE}}}) or vector(0)",
+                    f"sum({M.NODE_GPU_MEMORY_USED}{{{NODE}}}) or vector(0)",
                     "used by vGPUs",
                 ),
             ],
@@ -88,7 +86,7 @@ def dashboard() -> Json:
             "Memory allotted per node",
             "Allotted / physical card memory per node (0-100 %). Binpack fills nodes on "
             "purpose: a full node is not a problem by itself.",
-            [Query(f"node:xgpu_memory_allotted:ratio{{{NODE}}}", "{{node}}")],
+            [Query(f"{M.NODE_ALLOTTED_RATIO}{{{NODE}}}", "{{node}}")],
             "percentunit",
             min_value=0,
             max_value=1,
@@ -101,7 +99,7 @@ def dashboard() -> Json:
         timeseries(
             "Allotted but unused memory per node",
             "Memory reserved by vGPUs and not used by their processes, per node.",
-            [Query(f"node:xgpu_memory_unused_allotted_bytes:sum{{{NODE}}}", "{{node}}")],
+            [Query(f"{M.NODE_UNUSED_ALLOTTED}{{{NODE}}}", "{{node}}")],
             "bytes",
             min_value=0,
             stacked=True,
@@ -115,7 +113,7 @@ def dashboard() -> Json:
             "Allotted memory in use per node",
             "Memory used by the vGPUs' processes / memory allotted to them, per node "
             "(0-100 %). Low means waste.",
-            [Query(f"node:xgpu_memory_allotted_usage:ratio{{{NODE}}}", "{{node}}")],
+            [Query(f"{M.NODE_ALLOTTED_USAGE}{{{NODE}}}", "{{node}}")],
             "percentunit",
             min_value=0,
             max_value=1,
@@ -146,8 +144,8 @@ def dashboard() -> Json:
             [
                 Query(
                     "topk(10, sum by (node, namespace, pod) ("
-                    f"avg_over_time(xgpu_memory_total{{{VGPU}}}[$__range])"
-                    f" - avg_over_time(xgpu_memory_used{{{VGPU}}}[$__range])))",
+                    f"avg_over_time({M.MEMORY_TOTAL}{{{VGPU}}}[$__range])"
+                    f" - avg_over_time({M.MEMORY_USED}{{{VGPU}}}[$__range])))",
                     instant=True,
                 )
             ],
@@ -164,7 +162,7 @@ def dashboard() -> Json:
             "Allotted but unused memory by namespace",
             "Memory reserved by vGPUs and not used by their processes, per namespace "
             "(whole namespaces, on every node).",
-            f"namespace:xgpu_memory_unused_allotted_bytes:sum{{{NAMESPACE}}}",
+            f"{M.NAMESPACE_UNUSED_ALLOTTED}{{{NAMESPACE}}}",
         ),
         12,
         9,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from advisor import metricnames as M
 from dashboards.board import dashboard as build_dashboard
 from dashboards.board import variables
 from dashboards.common import CARD, CARD_LEGEND, NODE, VGPU, VGPU_LEGEND, Json, link_to_workload
@@ -21,7 +22,7 @@ from dashboards.panels import (
 )
 from dashboards.shared_panels import IN_USE_STEPS, card_count, unhealthy_cards, vgpu_count
 
-FREE = f"xgpu_card_memory_total_bytes{{{CARD}}} - xgpu_card_memory_allotted_bytes{{{CARD}}}"
+FREE = f"{M.CARD_MEMORY_TOTAL}{{{CARD}}} - {M.CARD_MEMORY_ALLOTTED}{{{CARD}}}"
 
 
 def _overview(layout: Layout) -> None:
@@ -33,13 +34,13 @@ def _overview(layout: Layout) -> None:
         stat(
             "Unused cards",
             "Cards with no vGPU (gpu_schedule_policy = 2): free for any request.",
-            Query(f"count(gpu_schedule_policy{{{CARD}}} == 2) or vector(0)"),
+            Query(f"count({M.SCHEDULE_POLICY}{{{CARD}}} == 2) or vector(0)"),
             "none",
         ),
         stat(
             "Failing collectors",
             "Exporter collectors whose last run failed; their series are missing or stale.",
-            Query(f"count(xgpu_exporter_collector_success{{{NODE}}} == 0) or vector(0)"),
+            Query(f"count({M.COLLECTOR_SUCCESS}{{{NODE}}} == 0) or vector(0)"),
             "none",
             thresholds=steps("green", (1, "red")),
             color_mode="background",
@@ -47,10 +48,7 @@ def _overview(layout: Layout) -> None:
         stat(
             "NVML errors",
             "Failed NVML calls per second on the selected nodes.",
-            Query(
-                f"sum(rate(xgpu_exporter_nvml_errors_total{{{NODE}}}[$__rate_interval]))"
-                " or vector(0)"
-            ),
+            Query(f"sum(rate({M.NVML_ERRORS}{{{NODE}}}[$__rate_interval])) or vector(0)"),
             "cps",
             thresholds=steps("green", (0.001, "orange")),
         ),
@@ -65,7 +63,7 @@ def _memory(layout: Layout) -> None:
         timeseries(
             "Memory allotted per card",
             "Sum of the vGPUs' memory allotments on each card.",
-            [Query(f"xgpu_card_memory_allotted_bytes{{{CARD}}}", CARD_LEGEND)],
+            [Query(f"{M.CARD_MEMORY_ALLOTTED}{{{CARD}}}", CARD_LEGEND)],
             "bytes",
             min_value=0,
         ),
@@ -76,7 +74,7 @@ def _memory(layout: Layout) -> None:
         timeseries(
             "Memory used per card",
             "Memory in use on each card (NVML, any process).",
-            [Query(f"xgpu_card_memory_used_bytes{{{CARD}}}", CARD_LEGEND)],
+            [Query(f"{M.CARD_MEMORY_USED}{{{CARD}}}", CARD_LEGEND)],
             "bytes",
             min_value=0,
         ),
@@ -89,8 +87,7 @@ def _memory(layout: Layout) -> None:
             "Allotted / physical memory of each card (0-100 %).",
             [
                 Query(
-                    f"xgpu_card_memory_allotted_bytes{{{CARD}}}"
-                    f" / (xgpu_card_memory_total_bytes{{{CARD}}} > 0)",
+                    f"{M.CARD_MEMORY_ALLOTTED}{{{CARD}}} / ({M.CARD_MEMORY_TOTAL}{{{CARD}}} > 0)",
                     CARD_LEGEND,
                 )
             ],
@@ -106,7 +103,7 @@ def _memory(layout: Layout) -> None:
             "Allotted memory in use per card",
             "Memory the card's vGPUs use / memory allotted on the card (0-100 %); cards "
             "without vGPUs have no value.",
-            [Query(f"node_gpu:xgpu_memory_allotted_usage:ratio{{{CARD}}}", CARD_LEGEND)],
+            [Query(f"{M.NODE_GPU_ALLOTTED_USAGE}{{{CARD}}}", CARD_LEGEND)],
             "percentunit",
             min_value=0,
             max_value=1,
@@ -120,7 +117,7 @@ def _memory(layout: Layout) -> None:
             "Unattributed memory per card",
             "Memory used by processes that belong to no known vGPU (system processes, "
             "pods outside the vGPU scheduler, or attribution failing).",
-            [Query(f"xgpu_card_unattributed_memory_bytes{{{CARD}}}", CARD_LEGEND)],
+            [Query(f"{M.CARD_UNATTRIBUTED}{{{CARD}}}", CARD_LEGEND)],
             "bytes",
             min_value=0,
         ),
@@ -135,7 +132,7 @@ def _core_and_state(layout: Layout) -> None:
         timeseries(
             "Core allotted per card",
             "Sum of the vGPUs' core allotments / 100 (0-100 %); only memory+core cards allot core.",
-            [Query(f"xgpu_card_core_allotted_ratio{{{CARD}}}", CARD_LEGEND)],
+            [Query(f"{M.CARD_CORE_ALLOTTED}{{{CARD}}}", CARD_LEGEND)],
             "percentunit",
             min_value=0,
             max_value=1,
@@ -147,7 +144,7 @@ def _core_and_state(layout: Layout) -> None:
         timeseries(
             "SM utilisation per card",
             "Share of the card's SMs busy (NVML, 0-100 %).",
-            [Query(f"xgpu_card_utilization_ratio{{{CARD}}}", CARD_LEGEND)],
+            [Query(f"{M.CARD_UTILIZATION}{{{CARD}}}", CARD_LEGEND)],
             "percentunit",
             min_value=0,
             max_value=1,
@@ -163,7 +160,7 @@ def _core_and_state(layout: Layout) -> None:
             "Isolation mode (gpu_schedule_policy): memory, memory+core, or unused (no vGPU). "
             "CCE xGPU keeps one mode per card; under HAMi and Volcano vGPU, memory+core means "
             "some vGPU on the card asks for core.",
-            Query(f"gpu_schedule_policy{{{CARD}}}", CARD_LEGEND),
+            Query(f"{M.SCHEDULE_POLICY}{{{CARD}}}", CARD_LEGEND),
             MODE_MAPPING,
         ),
         12,
@@ -173,7 +170,7 @@ def _core_and_state(layout: Layout) -> None:
         state_timeline(
             "Health",
             "Card health as NVML reports it (xgpu_device_health).",
-            Query(f"xgpu_device_health{{{CARD}}}", CARD_LEGEND),
+            Query(f"{M.DEVICE_HEALTH}{{{CARD}}}", CARD_LEGEND),
             HEALTH_MAPPING,
         ),
         12,
@@ -183,7 +180,7 @@ def _core_and_state(layout: Layout) -> None:
         timeseries(
             "vGPUs per card",
             "vGPUs allotted on each card.",
-            [Query(f"xgpu_card_vgpus{{{CARD}}}", CARD_LEGEND)],
+            [Query(f"{M.CARD_VGPUS}{{{CARD}}}", CARD_LEGEND)],
             "none",
             min_value=0,
             decimals=0,
@@ -198,9 +195,9 @@ def _core_and_state(layout: Layout) -> None:
             "Model, driver and physical memory of each card.",
             [
                 Query(
-                    f"xgpu_card_memory_total_bytes{{{CARD}}}"
+                    f"{M.CARD_MEMORY_TOTAL}{{{CARD}}}"
                     " * on (node, gpu_uuid) group_left (model, driver_version)"
-                    f" xgpu_card_info{{{CARD}}}",
+                    f" {M.CARD_INFO}{{{CARD}}}",
                     instant=True,
                 )
             ],
@@ -242,7 +239,7 @@ def _free_and_vgpus(layout: Layout) -> None:
         timeseries(
             "Memory used per vGPU",
             "Memory used by each vGPU's processes. Click a series for its workload.",
-            [Query(f"xgpu_memory_used{{{VGPU}}}", VGPU_LEGEND)],
+            [Query(f"{M.MEMORY_USED}{{{VGPU}}}", VGPU_LEGEND)],
             "bytes",
             min_value=0,
             links=[link_to_workload()],
@@ -254,7 +251,7 @@ def _free_and_vgpus(layout: Layout) -> None:
         timeseries(
             "Core used per vGPU",
             "Share of the card's SMs each vGPU's processes use (0-100 %).",
-            [Query(f"xgpu_core_percentage_used{{{VGPU}}}", VGPU_LEGEND)],
+            [Query(f"{M.CORE_USED}{{{VGPU}}}", VGPU_LEGEND)],
             "percent",
             min_value=0,
             max_value=100,
@@ -269,7 +266,7 @@ def _free_and_vgpus(layout: Layout) -> None:
         state_timeline(
             "Collectors",
             "Whether each exporter collector's last run succeeded.",
-            Query(f"xgpu_exporter_collector_success{{{NODE}}}", "{{node}} {{collector}}"),
+            Query(f"{M.COLLECTOR_SUCCESS}{{{NODE}}}", "{{node}} {{collector}}"),
             SUCCESS_MAPPING,
         ),
         12,
@@ -281,9 +278,9 @@ def _free_and_vgpus(layout: Layout) -> None:
             "Failed NVML calls per second; 0 on nodes that have had none.",
             [
                 Query(
-                    "sum by (node) (rate(xgpu_exporter_nvml_errors_total"
+                    f"sum by (node) (rate({M.NVML_ERRORS}"
                     f"{{{NODE}}}[$__rate_interval]))"
-                    f" or on (node) sum by (node) (0 * xgpu_node_info{{{NODE}}})",
+                    f" or on (node) sum by (node) (0 * {M.NODE_INFO}{{{NODE}}})",
                     "{{node}}",
                 )
             ],

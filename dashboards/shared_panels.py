@@ -6,6 +6,7 @@ to suit the dashboard around them, are arguments.
 
 from __future__ import annotations
 
+from advisor import metricnames as M
 from dashboards.common import CARD, CLUSTER, NODE, Panel
 from dashboards.panels import Query, stat, steps, timeseries
 
@@ -13,9 +14,9 @@ from dashboards.panels import Query, stat, steps, timeseries
 IN_USE_STEPS = steps("red", (0.3, "orange"), (0.6, "green"))
 # The advisor publishes one set of series per run (textfile or Pushgateway); `max` keeps
 # one value when more than one source carries them.
-PENDING_BY_CAUSE = f"max by (cause) (xgpu_advisor_pending_pods{{{CLUSTER}}})"
-STRANDED = f"max(xgpu_advisor_stranded_memory_bytes{{{CLUSTER}}})"
-FRAGMENTATION = f"max(xgpu_advisor_fragmentation_ratio{{{CLUSTER}}})"
+PENDING_BY_CAUSE = f"max by (cause) ({M.PENDING_PODS}{{{CLUSTER}}})"
+STRANDED = f"max({M.STRANDED_MEMORY}{{{CLUSTER}}})"
+FRAGMENTATION = f"max({M.FRAGMENTATION}{{{CLUSTER}}})"
 # Stranded memory is what makes pods wait: free memory on healthy cards that no Pending
 # pod can use. Any of it is a finding (the report's tile says the same), none is fine,
 # whatever FGD's fragmentation ratio reads (it counts free memory the typical requests
@@ -24,18 +25,12 @@ STRANDED_STEPS = steps("green", (1, "red"))
 
 
 def card_count(description: str) -> Panel:
-    return stat(
-        "GPU cards", description, Query(f"count(xgpu_card_memory_total_bytes{{{CARD}}})"), "none"
-    )
+    return stat("GPU cards", description, Query(f"count({M.CARD_MEMORY_TOTAL}{{{CARD}}})"), "none")
 
 
 def vgpu_count(description: str, *, whole_nodes: bool = False) -> Panel:
     """`whole_nodes`: from the node-level recording rule (the GPU selection does not apply)."""
-    series = (
-        f"sum(node:xgpu_vgpus:count{{{NODE}}})"
-        if whole_nodes
-        else f"sum(xgpu_card_vgpus{{{CARD}}})"
-    )
+    series = f"sum({M.NODE_VGPUS}{{{NODE}}})" if whole_nodes else f"sum({M.CARD_VGPUS}{{{CARD}}})"
     return stat("vGPUs", description, Query(series), "none")
 
 
@@ -43,7 +38,7 @@ def unhealthy_cards() -> Panel:
     return stat(
         "Unhealthy cards",
         "Cards NVML reports unhealthy (xgpu_device_health = 1).",
-        Query(f"count(xgpu_device_health{{{CARD}}} == 1) or vector(0)"),
+        Query(f"count({M.DEVICE_HEALTH}{{{CARD}}} == 1) or vector(0)"),
         "none",
         thresholds=steps("green", (1, "red")),
         color_mode="background",

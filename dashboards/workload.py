@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from advisor import metricnames as M
 from dashboards.board import dashboard as build_dashboard
 from dashboards.board import variables
 from dashboards.common import NAMESPACE, POD, VGPU_LEGEND, Json, link_to_node
@@ -25,25 +26,25 @@ def dashboard() -> Json:
         stat(
             "vGPUs",
             "vGPUs of the selected pods.",
-            Query(f"count(xgpu_memory_total{{{POD}}}) or vector(0)"),
+            Query(f"count({M.MEMORY_TOTAL}{{{POD}}}) or vector(0)"),
             "none",
         ),
         stat(
             "Memory allotted",
             "Card memory allotted to the selected vGPUs.",
-            Query(f"sum(xgpu_memory_total{{{POD}}}) or vector(0)"),
+            Query(f"sum({M.MEMORY_TOTAL}{{{POD}}}) or vector(0)"),
             "bytes",
         ),
         stat(
             "Memory used",
             "Card memory the selected vGPUs' processes use.",
-            Query(f"sum(xgpu_memory_used{{{POD}}}) or vector(0)"),
+            Query(f"sum({M.MEMORY_USED}{{{POD}}}) or vector(0)"),
             "bytes",
         ),
         stat(
             "Allotted memory in use",
             "Used / allotted memory of the selected vGPUs. Low means waste.",
-            Query(f"sum(xgpu_memory_used{{{POD}}}) / (sum(xgpu_memory_total{{{POD}}}) > 0)"),
+            Query(f"sum({M.MEMORY_USED}{{{POD}}}) / (sum({M.MEMORY_TOTAL}{{{POD}}}) > 0)"),
             "percentunit",
             thresholds=IN_USE_STEPS,
         ),
@@ -57,8 +58,8 @@ def dashboard() -> Json:
             "Memory allotted vs used",
             "Each vGPU's allotment (dashed) and what its processes use.",
             [
-                Query(f"xgpu_memory_total{{{POD}}}", f"allotted {VGPU_LEGEND}"),
-                Query(f"xgpu_memory_used{{{POD}}}", f"used {VGPU_LEGEND}"),
+                Query(f"{M.MEMORY_TOTAL}{{{POD}}}", f"allotted {VGPU_LEGEND}"),
+                Query(f"{M.MEMORY_USED}{{{POD}}}", f"used {VGPU_LEGEND}"),
             ],
             "bytes",
             min_value=0,
@@ -73,7 +74,7 @@ def dashboard() -> Json:
             "Memory used / allotted",
             "Share of each vGPU's allotment in use (0-100 %). Allocations past 100 % fail "
             "with out-of-memory errors; the XGPUVGPUMemoryNearLimit alert fires at 95 %.",
-            [Query(f"xgpu_memory_used{{{POD}}} / (xgpu_memory_total{{{POD}}} > 0)", VGPU_LEGEND)],
+            [Query(f"{M.MEMORY_USED}{{{POD}}} / ({M.MEMORY_TOTAL}{{{POD}}} > 0)", VGPU_LEGEND)],
             "percentunit",
             min_value=0,
             max_value=1,
@@ -90,8 +91,8 @@ def dashboard() -> Json:
             "Each vGPU's core allotment (dashed; vGPUs that ask for core only) and the share of "
             "the card's SMs its processes use, in percent of the card (0-100).",
             [
-                Query(f"xgpu_core_percentage_total{{{POD}}}", f"allotted {VGPU_LEGEND}"),
-                Query(f"xgpu_core_percentage_used{{{POD}}}", f"used {VGPU_LEGEND}"),
+                Query(f"{M.CORE_TOTAL}{{{POD}}}", f"allotted {VGPU_LEGEND}"),
+                Query(f"{M.CORE_USED}{{{POD}}}", f"used {VGPU_LEGEND}"),
             ],
             "percent",
             min_value=0,
@@ -108,8 +109,7 @@ def dashboard() -> Json:
             "Share of each vGPU's core allotment in use (0-100 %), vGPUs that ask for core only.",
             [
                 Query(
-                    f"xgpu_core_percentage_used{{{POD}}}"
-                    f" / (xgpu_core_percentage_total{{{POD}}} > 0)",
+                    f"{M.CORE_USED}{{{POD}}} / ({M.CORE_TOTAL}{{{POD}}} > 0)",
                     VGPU_LEGEND,
                 )
             ],
@@ -125,7 +125,7 @@ def dashboard() -> Json:
         bytes_by_namespace(
             "Memory allotted by namespace",
             "Card memory allotted to each namespace's vGPUs, on every node.",
-            f"namespace:xgpu_memory_allotted_bytes:sum{{{NAMESPACE}}}",
+            f"{M.NAMESPACE_ALLOTTED}{{{NAMESPACE}}}",
         ),
         12,
         8,
@@ -134,7 +134,7 @@ def dashboard() -> Json:
         bytes_by_namespace(
             "Memory used by namespace",
             "Card memory each namespace's vGPUs use, on every node.",
-            f"namespace:xgpu_memory_used_bytes:sum{{{NAMESPACE}}}",
+            f"{M.NAMESPACE_USED}{{{NAMESPACE}}}",
         ),
         12,
         8,

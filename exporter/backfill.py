@@ -22,8 +22,9 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.openmetrics.exposition import ALLOWUTF8, generate_latest
 
+from advisor.metricnames import VGPU_LABELS
 from advisor.scenario import ScenarioError
-from exporter.metrics import VGPU_LABELS, _vgpu_families
+from exporter.metrics import _vgpu_families
 from exporter.scenario_pods import ScenarioPodSource
 from exporter.simulate import SimulatedReader
 from exporter.snapshot import build_snapshot

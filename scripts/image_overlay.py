@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from advisor.scenario_write import write_atomic
+from advisor.scenario.write import write_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = REPO / "deploy" / "base"

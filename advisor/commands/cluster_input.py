@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
-from advisor.commands.options import (
+from advisor.commands.flags.scenario import add_scenario_limits, scenario_limits
+from advisor.commands.flags.sources import (
     add_source_arguments,
     prometheus_access,
     refuse_exporters_flags,
@@ -25,7 +26,6 @@ from advisor.commands.pods_from import (
     with_pods_from,
     without_kubernetes_warning,
 )
-from advisor.commands.scenario_flags import add_scenario_limits, scenario_limits
 from advisor.core.jobs import not_modelled
 from advisor.core.model import Cluster, ProfileName
 from advisor.errors import InputError
@@ -45,7 +45,7 @@ LIVE_ONLY = (
     ("--max-vgpus-per-card", "max_vgpus_per_card"),
 )
 
-# Live-source flags with a default (each source's own are refused by options.py), and the
+# Live-source flags with a default (each source's own are refused by `flags.sources`), and the
 # scenario's limits: given beside the other kind
 # of input they would change nothing, so they are refused by name (SuggestingParser records
 # which flags were written).

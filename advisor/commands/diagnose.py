@@ -7,9 +7,11 @@ import json
 import time
 from typing import Any
 
-from advisor.commands import add_output, emit, scheduler_choice
+from advisor.commands import emit
 from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cluster
-from advisor.commands.flag_types import count_or_all
+from advisor.commands.flags.output import add_output
+from advisor.commands.flags.scheduler import scheduler_choice
+from advisor.commands.flags.values import count_or_all
 from advisor.core.diagnose import DEFAULT_NODE_DETAIL, diagnose
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import pod_remedies

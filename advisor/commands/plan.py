@@ -7,12 +7,14 @@ import json
 import time
 from typing import Any
 
-from advisor.commands import add_output, emit, scheduler_choice
+from advisor.commands import emit
 from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cluster
-from advisor.commands.flag_types import count, positive_seconds
+from advisor.commands.flags.output import add_output
+from advisor.commands.flags.scheduler import scheduler_choice
+from advisor.commands.flags.values import count, positive_seconds
 from advisor.core.diagnose import diagnose
 from advisor.core.plan import DEFAULT_TIME_BUDGET_S, PlanOptions, plan
-from advisor.core.plan_limits import EvictionBudget, NeverEvict
+from advisor.core.plan.limits import EvictionBudget, NeverEvict
 from advisor.core.scaling import pod_remedies, scaling_advice
 from advisor.errors import InputError
 from advisor.output.plan import add_advice, plan_json

@@ -7,14 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from advisor.commands import add_output, emit
-from advisor.core.fragmentation import replay_fragmentation
+from advisor.commands import emit
+from advisor.commands.flags.output import add_output
+from advisor.core.fragmentation import fragmentation
 from advisor.core.model import POLICIES, Policy, Scheduler
 from advisor.core.profiles import profile_names
 from advisor.errors import InputError
+from advisor.output.fragmentation import replay_fragmentation_json
 from advisor.replay import RESOURCE_MODES, read_trace, replay
 from advisor.scenario import save_scenario
-from advisor.scenario_profile import defaults
+from advisor.scenario.profile import defaults
+from advisor.schemas import ReplayJson
 
 
 def register(sub: Any) -> None:
@@ -57,7 +60,7 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def markdown(figures: dict[str, Any]) -> str:
+def markdown(figures: ReplayJson) -> str:
     failed = ", ".join(f"{n} {cause}" for cause, n in figures["failed"].items()) or "none"
     policy, frag = figures["policy"], figures["fragmentation"]
     return "\n".join(
@@ -83,11 +86,11 @@ def markdown(figures: dict[str, Any]) -> str:
     )
 
 
-def _scope(figures: dict[str, Any]) -> str:
+def _scope(figures: ReplayJson) -> str:
     return ", cpu and memory too" if figures["resources"] == "all" else ""
 
 
-def _node_rows(figures: dict[str, Any]) -> list[str]:
+def _node_rows(figures: ReplayJson) -> list[str]:
     """With `--resources all`: the CPU-only pods and how much cpu and memory is requested."""
     if figures["resources"] != "all":
         return []
@@ -109,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
         )
     policy = Policy(node=args.node_policy or default.node, card=card)
     result = replay(read_trace(args.nodes, args.pods, policy, args.resources, scheduler))
-    figures = result.figures() | {"fragmentation": replay_fragmentation(result)}
+    figures = result.figures()
+    figures["fragmentation"] = replay_fragmentation_json(fragmentation(result.end_state()))
     text = json.dumps(figures, indent=2) if args.format == "json" else markdown(figures)
     if args.write_scenario is not None:
         try:

@@ -22,11 +22,11 @@ from typing import Any
 
 import pandas as pd
 
-from advisor.commands import scheduler_choice
 from advisor.commands.archive import INDEX, store_run
 from advisor.commands.cluster_input import add_cluster_arguments, read_input
-from advisor.commands.flag_types import count, positive_duration, positive_seconds
-from advisor.commands.rightsizing_flags import add_rightsizing_arguments, rightsizing_settings
+from advisor.commands.flags.rightsizing import add_rightsizing_arguments, rightsizing_settings
+from advisor.commands.flags.scheduler import scheduler_choice
+from advisor.commands.flags.values import count, positive_duration, positive_seconds
 from advisor.core.diagnose import CAUSES
 from advisor.durations import parse_duration
 from advisor.errors import EXIT_FINDINGS, InputError

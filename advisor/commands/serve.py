@@ -9,7 +9,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from advisor.commands.flag_types import count, positive_duration
+from advisor.commands.flags.values import count, positive_duration
 from advisor.connections import add_limit_arguments, limits_of
 from advisor.errors import InputError
 from advisor.listen import parse_listen as listen_address

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from advisor.commands import scheduler_choice
 from advisor.commands.cluster_input import add_cluster_arguments, read_cluster
+from advisor.commands.flags.scheduler import scheduler_choice
 from advisor.errors import InputError
 from advisor.scenario import ScenarioError, save_scenario, scenario_from_data, scenario_to_data
 from advisor.words import plural

@@ -7,13 +7,15 @@ import argparse
 import json
 from typing import Any
 
-from advisor.commands import add_output, emit, scheduler_choices
+from advisor.commands import emit
 from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cluster
+from advisor.commands.flags.output import add_output
+from advisor.commands.flags.scheduler import scheduler_choices
 from advisor.core.model import Policy, ProfileName
 from advisor.core.whatif import as_held, profile_outcome, what_if
 from advisor.output import schedulers_json, whatif_json
 from advisor.render.whatif import render_schedulers_markdown, render_whatif_markdown
-from advisor.scenario_profile import NODE_POLICIES, defaults, retarget
+from advisor.scenario.profile import NODE_POLICIES, defaults, retarget
 
 
 def register(sub: Any) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -193,74 +192,3 @@ def _usable(state: CardState, shape: Shape) -> npt.NDArray[np.bool_]:
     hosts = state.eligible_per_node(eligible) >= shape.gpus
     usable: npt.NDArray[np.bool_] = eligible & hosts[state.node_of]
     return usable
-
-
-# -- JSON ------------------------------------------------------------------------------------
-
-
-def shape_json(weighted: WeightedShape) -> dict[str, Any]:
-    s = weighted.shape
-    return {
-        "gpus": s.gpus,
-        "card_memory_mib": s.card_memory_mib,
-        "card_core_percent": s.card_core,
-        "share": round(weighted.share, 6),
-        "pods": weighted.pods,
-    }
-
-
-def summary_json(f: Fragmentation) -> dict[str, Any]:
-    """Cluster figures only (what the what-if and the metrics need)."""
-    return {
-        "free_mib": f.free_mib,
-        "fragment_mib": round(f.fragment_mib, 1),
-        "stranded_mib": f.stranded_mib,
-        "ratio": round(f.ratio, 6),
-        "stranded_ratio": round(f.stranded_ratio, 6),
-        "free_gpus": round(f.free_gpus, 3),
-        "fragment_gpus": round(f.fragment_gpus, 3),
-        "stranded_gpus": round(f.stranded_gpus, 3),
-    }
-
-
-def fragmentation_json(f: Fragmentation, node_limit: int | None = None) -> dict[str, Any]:
-    """Cluster figures, the shapes, and the nodes most fragmented first (at most `node_limit`)."""
-    ranked = sorted(f.nodes, key=lambda n: (-n.fragment_mib, n.node))
-    listed = ranked if node_limit is None else ranked[:node_limit]
-    return {
-        **summary_json(f),
-        "shapes": [shape_json(w) for w in f.shapes],
-        "nodes": [
-            {
-                "node": n.node,
-                "free_mib": n.free_mib,
-                "fragment_mib": round(n.fragment_mib, 1),
-                "stranded_mib": n.stranded_mib,
-                "ratio": round(n.fragment_mib / n.free_mib, 6) if n.free_mib else 0.0,
-            }
-            for n in listed
-        ],
-        "nodes_omitted": len(ranked) - len(listed),
-    }
-
-
-class EndState(Protocol):
-    """What `replay_fragmentation` needs of a replay (advisor.replay.Replay has it)."""
-
-    def end_state(self) -> Cluster: ...
-
-
-def replay_fragmentation(replay: EndState) -> dict[str, Any]:
-    """Fragmentation of a replay's end state, in GPUs like the rest of the replay figures.
-
-    The typical shapes are those of every GPU pod replayed; stranded counts against the pods
-    left Pending.
-    """
-    f = fragmentation(replay.end_state())
-    return {
-        "free_gpus": round(f.free_gpus, 3),
-        "fragment_gpus": round(f.fragment_gpus, 3),
-        "fragmentation_ratio": round(f.ratio, 6),
-        "stranded_gpus": round(f.stranded_gpus, 3),
-        "typical_shapes": len(f.shapes),
-    }

@@ -115,12 +115,11 @@ class Requirement:
 
     @property
     def valid(self) -> bool:
-        """Whether labels.NewRequirement accepts it: a valid label key and, for In and
-        NotIn, valid label values. kube-scheduler lets a term with an invalid requirement
-        match no node (the API server does not check these values)."""
-        if not _valid_key(self.key):
-            return False
-        return self.operator not in ("In", "NotIn") or all(map(_valid_value, self.values))
+        """Whether labels.NewRequirement accepts it: a valid label key and valid label
+        values, for every operator (apimachinery v0.35.3 pkg/labels/selector.go:219, so a
+        Gt bound of "+2", which ParseInt reads, still fails). kube-scheduler lets a term with
+        an invalid requirement match no node (the API server does not check these values)."""
+        return _valid_key(self.key) and all(map(_valid_value, self.values))
 
 
 @dataclass(frozen=True, slots=True)

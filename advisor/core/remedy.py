@@ -22,7 +22,7 @@ and a scale-up is proposed. Advice keys:
 | `no-plan` | yes | fragmentation or enough free in total, but no plan makes room |
 | `capacity-scale-up` | yes | the cards that could hold it lack the free memory or core in total |
 | `capacity` | yes | capacity, with no total computed |
-| `node-resources` | no | GPUs fit, cpu, memory or pod slots do not: `core.relief`, no GPU |
+| `node-resources` | no | GPUs fit, cpu, memory or pod slots do not: `core.scaling.relief`, no GPU |
 | `unsatisfiable` | yes | no node it may use could ever take it: a new node shape |
 
 Any pod a plan rescues is never proposed a node. A pod proposed one may still get none when
@@ -34,12 +34,11 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
 
 from advisor.core.diagnose import Diagnosis, PodDiagnosis
 
 # Advice that tells the reader not to add nodes, and advice that proposes them.
-# `node-resources` proposes no GPU node: what frees its cpu or memory is `core.relief`'s.
+# `node-resources` proposes no GPU node: what frees its cpu or memory is `core.scaling.relief`'s.
 ADVISES_NO_NODES = frozenset(
     {
         "schedulable",
@@ -154,9 +153,6 @@ class Remedy:
     @property
     def text(self) -> str:
         return ACTIONS[self.advice][1]
-
-    def json(self) -> dict[str, Any]:
-        return {"key": self.advice, "scale_up": self.scale_up, "why": self.why}
 
 
 def remedy(

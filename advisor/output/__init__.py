@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Mapping
-from typing import cast
 
 from advisor import schemas
 from advisor.core.diagnose import CAUSES, Diagnosis, PodDiagnosis
-from advisor.core.fragmentation import Fragmentation, summary_json
 from advisor.core.model import (
     WEIGHT_KEYS,
     Cluster,
@@ -23,6 +21,7 @@ from advisor.core.model import (
 from advisor.core.nodefilters import Resources, Taint, bytes_text, cpu_text
 from advisor.core.profiles import DEFAULT_PROFILE, Profile, profile_for, profile_of
 from advisor.core.whatif import PolicyOutcome, ProfileOutcome, WhatIf, held_mib
+from advisor.output.fragmentation import summary_json
 
 
 def placement_json(placement: Placement | None) -> schemas.PlacementJson | None:
@@ -220,11 +219,6 @@ def cluster_view(cluster: Cluster, diagnosis: Diagnosis | None = None) -> schema
 # -- what-if -----------------------------------------------------------------------------------
 
 
-def _summary(f: Fragmentation) -> schemas.FragmentationSummaryJson:
-    # core sits beside schemas and knows nothing of it: its dict has exactly these keys.
-    return cast(schemas.FragmentationSummaryJson, summary_json(f))
-
-
 def whatif_json(w: WhatIf) -> schemas.WhatIfJson:
     """One profile's policy what-if; `scheduler` names the profile that judged it."""
     relative: schemas.RelativeRequestsJson = (
@@ -239,7 +233,7 @@ def whatif_json(w: WhatIf) -> schemas.WhatIfJson:
             "pending": w.pending,
             "pending_mib": w.pending_mib,
             **relative,
-            "fragmentation": _summary(w.fragmentation),
+            "fragmentation": summary_json(w.fragmentation),
         },
         "policies": [_policy_json(o) for o in w.outcomes],
     }
@@ -254,7 +248,7 @@ def _policy_json(o: PolicyOutcome) -> schemas.PolicyOutcomeJson:
         "running_placed": o.repack.running_placed,
         "running_lost": o.repack.running_lost,
         "pending_placed": o.repack.pending_placed,
-        "fragmentation": _summary(o.repack.fragmentation),
+        "fragmentation": summary_json(o.repack.fragmentation),
     }
     if o.repack.on_unhealthy:
         repack["on_unhealthy"] = o.repack.on_unhealthy
@@ -263,7 +257,7 @@ def _policy_json(o: PolicyOutcome) -> schemas.PolicyOutcomeJson:
         "card": o.policy.card,
         "pending_placed": o.pending_placed,
         "pending_placed_mib": o.pending_placed_mib,
-        "fragmentation": _summary(o.fragmentation),
+        "fragmentation": summary_json(o.fragmentation),
         "repack": repack,
     }
     if o.pending_on_unhealthy:
@@ -294,8 +288,8 @@ def _scheduler_json(o: ProfileOutcome) -> schemas.SchedulerOutcomeJson:
         "placed_mib": o.placed_mib,
         "random_ties": o.random_ties,
         "running_invalid": o.running_invalid,
-        "fragmentation_now": _summary(o.fragmentation_now),
-        "fragmentation": _summary(o.fragmentation),
+        "fragmentation_now": summary_json(o.fragmentation_now),
+        "fragmentation": summary_json(o.fragmentation),
         "placements": {name: placement_json(where.placement) for name, where in o.placements},
         "causes": dict(o.causes),
     }

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, cast
 
 from advisor import schemas
 from advisor.core.model import Cluster
 from advisor.core.plan import Plan, PlanReport
+from advisor.core.plan.above import HeldBack
 from advisor.core.remedy import Remedy
-from advisor.core.scaledown import ScaleDownAdvice
 from advisor.core.scaling import ScaleUp, ScaleUpAdvice
+from advisor.core.scaling.down import ScaleDownAdvice
 from advisor.output import placement_json, scheduler_json
+from advisor.output.scaling import (
+    held_node_json,
+    not_triggered_json,
+    relief_json,
+    scale_down_json,
+    scale_up_json,
+)
 
 MAX_HELD_LISTED = 50  # idle nodes kept, least utilised first; the rest are counted
 
@@ -23,10 +30,14 @@ def add_advice(
     """Each Pending pod's `advice` ({key, scale_up, why}: `advisor.core.remedy`) on its
     diagnosis or `unresolved` entry, so that the words shown for its cause are the ones its
     scale-up was decided with."""
-    by_pod = {r.pod: cast(schemas.RemedyJson, r.json()) for r in decided}
+    by_pod = {r.pod: remedy_json(r) for r in decided}
     for entry in entries:
         if (advice := by_pod.get(entry["pod"])) is not None:
             entry["advice"] = advice
+
+
+def remedy_json(r: Remedy) -> schemas.RemedyJson:
+    return {"key": r.advice, "scale_up": r.scale_up, "why": r.why}
 
 
 def _gpus(value: float) -> float:
@@ -48,7 +59,53 @@ def _plan_json(
         "moved_gpus": _gpus(plan.moved_mib / reference_mib),
         # evicted pods with no known controller: nothing may recreate them
         "unowned": [name for name in plan.evict if not owners.get(name)],
-        **cast(schemas.PlanCostJson, plan.cost_json()),
+        **_cost_json(plan),
+    }
+
+
+def _cost_json(plan: Plan) -> schemas.PlanCostJson:
+    """The plan's cards and disruption cost."""
+    return {
+        "rescued_cards": plan.rescued_cards,
+        "cost": plan.cost,
+        "costs": [{"pod": name, "cost": cost, "why": why} for name, cost, why in plan.costs],
+    }
+
+
+def held_back_json(h: HeldBack) -> schemas.HeldBackJson:
+    return {
+        "rescues": list(h.rescues),
+        "evict": list(h.evict),
+        "evictions": len(h.evict),
+        "cost": h.cost,
+        "flag": h.flag,
+        "limit": h.limit,
+        "needs": h.needs,
+        "waiting": h.waiting,
+    }
+
+
+def limits_json(report: PlanReport) -> schemas.LimitsJson:
+    """The caps the plans were held to, as the flags take them."""
+    options = report.options
+    return {
+        "max_plan_evictions": options.max_plan_evictions,
+        "max_evictions": options.max_evictions.text,
+        "never_evict": [selector.text for selector in options.never_evict],
+    }
+
+
+def search_json(report: PlanReport) -> schemas.PlanSearchJson:
+    """How far the search looked, and why it stopped if it stopped early. No wall time:
+    the same input gives the same bytes on any machine."""
+    return {
+        "cost": report.cost,
+        "cards_checked": report.cards_checked,
+        "targets": report.targets,
+        "simulations": report.evaluations,
+        "work": report.work,
+        "work_budget": report.work_budget,
+        "stopped_by": report.stopped,
     }
 
 
@@ -77,13 +134,13 @@ def plan_json(
     )
     # pods no node group template admits, with the autoscaler's reason (only when some)
     not_triggered: schemas.NotTriggeredPartJson = (
-        {"scale_up_not_triggered": _core(schemas.NotTriggeredJson, scale_up.not_triggered)}
+        {"scale_up_not_triggered": [not_triggered_json(n) for n in scale_up.not_triggered]}
         if isinstance(scale_up, ScaleUpAdvice) and scale_up.not_triggered
         else {}
     )
     # what frees the cpu or memory of the pods short only of those (only when some)
     freed: schemas.ReliefPartJson = (
-        {"relief": _core(schemas.ReliefJson, scale_up.relief)}
+        {"relief": [relief_json(r) for r in scale_up.relief]}
         if isinstance(scale_up, ScaleUpAdvice) and scale_up.relief
         else {}
     )
@@ -93,14 +150,14 @@ def plan_json(
         **judged,
         "plans": [_plan_json(p, ref, owners) for p in report.plans],
         # plans that exist but are above a cap, with the flag to raise (docs/design.md §8)
-        "held_back": _core(schemas.HeldBackJson, report.held_back),
-        "limits": cast(schemas.LimitsJson, report.limits_json()),
+        "held_back": [held_back_json(h) for h in report.held_back],
+        "limits": limits_json(report),
         "unresolved": unresolved,
-        "scale_up": _core(schemas.ScaleUpJson, scale_up),
+        "scale_up": [scale_up_json(s) for s in scale_up],
         **not_triggered,
         **freed,
-        "scale_down": _core(schemas.ScaleDownJson, scale_down.steps),
-        "scale_down_held": _core(schemas.HeldNodeJson, scale_down.held[:MAX_HELD_LISTED]),
+        "scale_down": [scale_down_json(s) for s in scale_down.steps],
+        "scale_down_held": [held_node_json(h) for h in scale_down.held[:MAX_HELD_LISTED]],
         "scale_down_held_omitted": max(len(scale_down.held) - MAX_HELD_LISTED, 0),
         "schedulable": {name: placement_json(where) for name, where in report.schedulable},
         "ideal": {
@@ -133,19 +190,6 @@ def plan_json(
             "time_budget_seconds": report.budget_s,
             "budget_exhausted": report.budget_exhausted,
             "evaluations": report.evaluations,
-            **cast(schemas.PlanSearchJson, report.search_json()),
+            **search_json(report),
         },
     }
-
-
-T = TypeVar("T")
-
-
-class _CoreJson(Protocol):
-    def json(self) -> dict[str, Any]: ...
-
-
-def _core(form: type[T], values: Iterable[_CoreJson]) -> list[T]:
-    """The core values' own JSON, in the shape `schemas` names for it (core sits beside
-    schemas and knows nothing of it; the plan tests hold the two to the same keys)."""
-    return [cast(T, value.json()) for value in values]

@@ -10,7 +10,7 @@ import re
 from fractions import Fraction
 
 MAX_INT = 2**63 - 1  # Kubernetes keeps integer quantities in an int64
-# The model's range, which the scenario format holds too (advisor.scenario_reader): counts,
+# The model's range, which the scenario format holds too (advisor.scenario.strict): counts,
 # indexes and priorities as Kubernetes keeps them, in an int32; the memory of one card or one
 # request at most 1 EiB in MiB, beyond any card, so a million of them still add up in int64.
 MAX_COUNT = 2**31 - 1

@@ -49,7 +49,7 @@ class SchedulerPartJson(TypedDict, total=False):
 
 
 class RemedyJson(TypedDict):
-    """What to do about one Pending pod (`core.remedy.Remedy.json`)."""
+    """What to do about one Pending pod (`output.plan.remedy_json` of `core.remedy.Remedy`)."""
 
     key: str
     scale_up: bool

@@ -18,7 +18,7 @@ class EvictionCostJson(TypedDict):
 
 
 class PlanCostJson(TypedDict, total=False):
-    """What a plan costs (`core.plan_greedy.Plan.cost_json`; absent from older files)."""
+    """What a plan costs (`output.plan`, of `core.plan.greedy.Plan`; absent from older files)."""
 
     rescued_cards: int
     cost: float | None
@@ -73,7 +73,7 @@ class TaintJson(TypedDict):
 
 
 class NodeShapeJson(TypedDict):
-    """A node group's template (`core.node_templates.NodeShape.json`)."""
+    """A node group's template (`output.scaling.node_shape_json`)."""
 
     cards: int
     memory_mib: int | None  # per card; None: a saved file without a number
@@ -151,7 +151,7 @@ class IdealJson(TypedDict):
 
 
 class PlanSearchJson(TypedDict, total=False):
-    """How far the search looked (`core.plan.PlanReport.search_json`; absent from older files)."""
+    """How far the search looked (`output.plan.search_json`; absent from older files)."""
 
     cost: float | None
     cards_checked: int

@@ -42,7 +42,7 @@ class FragmentedNodeJson(TypedDict):
 
 
 class ReportFragmentationJson(TypedDict):
-    """`core.fragmentation.fragmentation_json`: the cluster's figures, shapes and nodes."""
+    """`output.fragmentation.fragmentation_json`: the cluster's figures, shapes and nodes."""
 
     free_mib: float | None
     fragment_mib: float | None
@@ -58,7 +58,7 @@ class ReportFragmentationJson(TypedDict):
 
 
 class HeadroomJson(TypedDict):
-    """`core.scaling.Headroom.json`."""
+    """`output.scaling.headroom_json` of `core.scaling.headroom.Headroom`."""
 
     capacity_gpus: float | None
     peak_allotted_gpus: float | None

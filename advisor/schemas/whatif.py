@@ -12,7 +12,7 @@ from advisor.schemas.parts import PlacementJson, PolicyJson, SchedulerJson
 
 
 class FragmentationSummaryJson(TypedDict):
-    """The cluster's figures (`core.fragmentation.summary_json`)."""
+    """The cluster's figures (`output.fragmentation.summary_json`)."""
 
     free_mib: int
     fragment_mib: float

@@ -99,7 +99,7 @@ def _samples(url: str, text: str, now: float) -> tuple[str, list[Sample]]:
     nodes = {labels.get("node", "") for name, labels, _, _ in found if name == NODE_INFO}
     nodes.discard("")
     if len(nodes) != 1:
-        problem = "names several nodes" if nodes else "has no xgpu_node_info{node}"
+        problem = "names several nodes" if nodes else f"has no {NODE_INFO}{{node}}"
         raise SourceError(
             f"exporter {shown_url(url)}: {problem}: is it an xgpu exporter with --node set?"
         )

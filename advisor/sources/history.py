@@ -17,6 +17,7 @@ from datetime import timedelta
 import aiohttp
 import pandas as pd
 
+from advisor import metricnames as M
 from advisor.errors import known
 from advisor.rightsizing import HISTORY_COLUMNS
 from advisor.sources.answers import AnswerLimit
@@ -26,10 +27,10 @@ from advisor.sources.prometheus import DEFAULT_MAX_SERIES, PrometheusApi
 
 KEYS = ["node", "namespace", "pod", "container", "gpu_index"]
 MEASURES = {  # column -> metric, in the metric's own unit
-    "memory_allotted_bytes": "xgpu_memory_total",
-    "memory_used_bytes": "xgpu_memory_used",
-    "core_allotted_percent": "xgpu_core_percentage_total",
-    "core_used_percent": "xgpu_core_percentage_used",
+    "memory_allotted_bytes": M.MEMORY_TOTAL.name,
+    "memory_used_bytes": M.MEMORY_USED.name,
+    "core_allotted_percent": M.CORE_TOTAL.name,
+    "core_used_percent": M.CORE_USED.name,
 }
 COLUMNS = list(HISTORY_COLUMNS)
 MAX_POINTS = 10_000

@@ -40,8 +40,8 @@ from advisor.core.model import (
     budgets_overrun,
     disruption_budget,
 )
-from advisor.core.plan_cost import parse_time
-from advisor.core.scaledown import SAFE_TO_EVICT
+from advisor.core.plan.cost import parse_time
+from advisor.core.scaling.down import SAFE_TO_EVICT
 from advisor.errors import SourceError
 from advisor.kubeconfig import KubeConfigError, load_configuration
 from advisor.podspec import PodGpu, fields, parse_pod

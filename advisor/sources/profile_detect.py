@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from advisor.core.model import Policy, PolicyName, ProfileName, Scheduler
 from advisor.core.profiles import DEFAULT_PROFILE, PROFILES
 from advisor.errors import InputError
-from advisor.scenario_profile import defaults
+from advisor.scenario.profile import defaults
 from advisor.sources.values import KubeState
 
 SchedulerChoice = str  # "auto" or a profile's name

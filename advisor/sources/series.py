@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from advisor.scenario_reader import MAX_MEMORY_MIB
+from advisor.scenario.strict import MAX_MEMORY_MIB
 from advisor.sources.values import CARD_FAMILIES, COLLECTOR_SUCCESS, VGPU_FAMILIES
 
 # The largest value any family the model reads may hold: memory in bytes of the largest

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from advisor import metricnames as M
 from advisor.core.jobs import NO_JOBS, Jobs
 from advisor.core.model import OtherPod
 from advisor.podspec import PodGpu
@@ -20,14 +21,14 @@ from advisor.podspec.scheduling import PodScheduling
 
 MIB = 2**20
 
-NODE_INFO = "xgpu_node_info"
-CARD_INFO = "xgpu_card_info"
-CARD_MEMORY = "xgpu_card_memory_total_bytes"
-CARD_HEALTH = "xgpu_device_health"
-CARD_MODE = "gpu_schedule_policy"
-VGPU_MEMORY = "xgpu_memory_total"
-VGPU_CORE = "xgpu_core_percentage_total"
-COLLECTOR_SUCCESS = "xgpu_exporter_collector_success"
+NODE_INFO = M.NODE_INFO.name
+CARD_INFO = M.CARD_INFO.name
+CARD_MEMORY = M.CARD_MEMORY_TOTAL.name
+CARD_HEALTH = M.DEVICE_HEALTH.name
+CARD_MODE = M.SCHEDULE_POLICY.name
+VGPU_MEMORY = M.MEMORY_TOTAL.name
+VGPU_CORE = M.CORE_TOTAL.name
+COLLECTOR_SUCCESS = M.COLLECTOR_SUCCESS.name
 
 CARD_FAMILIES = (CARD_INFO, CARD_MEMORY, CARD_HEALTH, CARD_MODE)
 VGPU_FAMILIES = (VGPU_MEMORY, VGPU_CORE)

@@ -11,7 +11,7 @@ from advisor.cli import main
 from advisor.commands import diagnose as diagnose_command
 from advisor.errors import InputError, InternalError, SourceError, exit_code, known
 from advisor.kubeconfig import KubeConfigError
-from advisor.scenario_reader import ScenarioError
+from advisor.scenario import ScenarioError
 from advisor.trace_rows import TraceError
 from tests.fuzz.hostile import run_main
 from tests.realparts import DEMO, REPO

@@ -246,7 +246,7 @@ def test_the_plan_frees_a_t4_card_and_evicts_no_pod_the_cycle_binds(
     # a new node, `no-plan` and never "consolidate".
     advice = {u["pod"]: (u["advice"]["key"], u["advice"]["scale_up"]) for u in plan["unresolved"]}
     assert advice["infer/chat-4"] == advice["ml/train-numa"] == ("no-plan", True)
-    # label-gen-1 lacks only cpu: no GPU node, but the Spark executor to move (core.relief).
+    # label-gen-1 lacks only cpu: no GPU node, but the Spark executor to move (core.scaling.relief).
     assert advice["vision/label-gen-1"] == ("node-resources", False)
     assert [(r["pod"], r["node"], r["move"]) for r in plan["relief"]] == [
         ("vision/label-gen-1", "a100-80g-node-1", [{"pod": "etl/spark-exec-0", "to": "a10-node-1"}])

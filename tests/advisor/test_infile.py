@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from advisor import infile
-from advisor.scenario_parse import read_scenario_text
-from advisor.scenario_reader import ScenarioError
+from advisor.scenario import ScenarioError
+from advisor.scenario.parse import read_scenario_text
 from advisor.trace_rows import TraceError, read_rows
 
 

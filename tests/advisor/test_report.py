@@ -110,7 +110,7 @@ def test_idle_nodes_kept_are_judged_after_the_plans_too() -> None:
     """`spare` is idle before the plans (so judged on the cluster as given it would be
     proposed or kept) but full after them: it is in neither list. `pinned` runs a
     kube-system pod: kept, with why."""
-    from advisor.core.scaledown import scale_down_advice
+    from advisor.core.scaling.down import scale_down_advice
     from tests.advisor.commands.test_plan import cce_cluster
 
     base = cce_cluster()

@@ -23,8 +23,8 @@ from advisor.scenario import (
     scenario_from_data,
     scenario_to_data,
 )
-from advisor.scenario_parse import MAX_DEPTH, MAX_SCENARIO_BYTES, check_values, parse_text
-from advisor.scenario_reader import MAX_COUNT, MAX_MEMORY_MIB
+from advisor.scenario.parse import MAX_DEPTH, MAX_SCENARIO_BYTES, check_values, parse_text
+from advisor.scenario.strict import MAX_COUNT, MAX_MEMORY_MIB
 
 
 def scenario(**card: Any) -> dict[str, Any]:

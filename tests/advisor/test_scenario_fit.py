@@ -1,4 +1,4 @@
-"""The §9.1 scenario keys (advisor/scenario_fit.py): read strictly as the API server would
+"""The §9.1 scenario keys (advisor/scenario/fit.py): read strictly as the API server would
 validate them, written back so that the loader reads what the writer wrote."""
 
 from __future__ import annotations

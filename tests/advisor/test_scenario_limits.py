@@ -11,7 +11,7 @@ import pytest
 
 from advisor.cli import main
 from advisor.scenario import ScenarioError, load_scenario
-from advisor.scenario_parse import ScenarioLimits
+from advisor.scenario.parse import ScenarioLimits
 
 
 def cluster(nodes: int, cards_per_node: int, pods: int) -> dict[str, Any]:

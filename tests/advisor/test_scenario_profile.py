@@ -1,5 +1,5 @@
 """The scenario's `scheduler:` block, each profile's defaults, and re-judging a cluster under
-another profile (advisor/scenario_profile.py)."""
+another profile (advisor/scenario/profile.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Writing scenarios and reports atomically (advisor.scenario_write.write_atomic)."""
+"""Writing scenarios and reports atomically (advisor.scenario.write.write_atomic)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from advisor.scenario_write import PARTIAL_SUFFIX, STALE_PARTIAL_S, write_atomic
+from advisor.scenario.write import PARTIAL_SUFFIX, STALE_PARTIAL_S, write_atomic
 
 
 def test_a_regular_file_is_replaced_whole(tmp_path: Path) -> None:

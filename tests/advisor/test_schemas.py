@@ -26,7 +26,7 @@ from advisor.output.plan import plan_json
 from advisor.render.report.read import read_report
 from advisor.report import ReportInputs, ReportOptions, build_report
 from advisor.scenario import load_scenario
-from advisor.scenario_profile import NODE_POLICIES, defaults
+from advisor.scenario.profile import NODE_POLICIES, defaults
 from tests.advisor.render.sample_report import sample_report
 from tests.advisor.test_replay_bounds import trace
 

@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
+from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, Policy, PolicyName
 from advisor.core.plan import PlanOptions, plan
-from advisor.core.plan_limits import EvictionBudget
+from advisor.core.plan.limits import EvictionBudget
 from advisor.replay import load_trace, replay
-from benchmarks.plan_bench import GOAL_SHARE, NODES_CSV, PODS_CSV
+from benchmarks.openb_states import NODES_CSV, PODS_CSV
+from benchmarks.plan_bench import GOAL_SHARE
 from benchmarks.plan_ceiling import full_repack_optimum
 from benchmarks.plan_queue_ceiling import queue_ceiling
 from tests.advisor.core.test_plan_openb import reduced_end_state
@@ -103,6 +105,48 @@ def test_the_eviction_budget_counts_each_moved_pod() -> None:
     assert queue_ceiling(c, EvictionBudget(3, "advice")).rescued_mib == 0
     assert queue_ceiling(c, EvictionBudget(4, "advice")).rescued_mib == 16 * GIB
     assert queue_ceiling(c, EvictionBudget(4, "card")).rescued_mib == 16 * GIB
+
+
+def test_a_multi_card_pod_may_land_on_part_of_a_larger_node() -> None:
+    # A 2-card node held by a running 2-card pod, and a 4-card node with 8 GiB on each
+    # card. Pending, in queue order: a 2-card pod (2 x 16 GiB), then a 16 GiB single. Moving
+    # the 8 GiB pods of cards 0 and 1 onto cards 2 and 3 empties two cards of the 4-card
+    # node, and the 2-card pod, first in the queue, takes them: 32 GiB rescued with two
+    # evictions (1 per GPU). An earlier form of the bound gave a k-card pod only a whole
+    # node of exactly k cards (here the 2-card node, which its pod never leaves), so it
+    # stopped at the single's 16 GiB, below what this §8 plan reaches.
+    nodes = {"n1": 2, "n2": 4}
+    pinned = pod("pinned-pair", 32, gpus=2, node="n1", cards=[0, 1])
+    waiting = [pod("pair", 32, gpus=2), pod("single", 16)]
+    c = cluster(
+        nodes, [pinned, *(pod(f"e{k}", 8, node="n2", cards=[k]) for k in range(4)), *waiting]
+    )
+    # §8: the plan's pods evicted come back after the Pending pods; one cycle places all.
+    after = cluster(
+        nodes,
+        [
+            pinned,
+            *(pod(f"e{k}", 8, node="n2", cards=[k]) for k in (2, 3)),
+            *waiting,
+            *(pod(f"e{k}", 8) for k in (0, 1)),
+        ],
+    )
+    landed = {d.pod.name: d.placement for d in diagnose(after).pods if d.placement}
+    assert {"ml/pair", "ml/e0", "ml/e1"} <= landed.keys()  # a valid plan, rescuing the pair
+    assert landed["ml/pair"].node == "n2"
+    ceiling = queue_ceiling(c)
+    assert ceiling.exact
+    assert ceiling.rescued_mib == 32 * GIB  # at least the plan's, at most what waits there
+    assert ceiling.rescued_mib <= full_repack_optimum(c).rescued_mib
+
+
+def test_a_multi_card_pod_on_part_of_its_cards_is_out_of_scope() -> None:
+    # 10 GiB on each of two cards, Pending (card 0 has 8 GiB free): lemma 2 would say a
+    # single-card pod ahead of it lands on its room, which need not be true.
+    c = cluster({"n1": 2}, [pod("a", 8, node="n1", cards=[0]), pod("pair", 20, gpus=2)])
+    assert [p.name for p in c.pending] == ["ml/pair"]
+    with pytest.raises(ValueError, match="whole-card multi-card"):
+        queue_ceiling(c)
 
 
 @pytest.mark.parametrize("seed", range(10))

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from advisor import metricnames
 from advisor.core.diagnose import CAUSES  # the advisor writes every cause, every run
-from tests import metric_contract
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -100,8 +100,8 @@ class Families:
         self.series: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
 
     def add(self, name: str, labels: dict[str, str], value: float, at: float) -> None:
-        """One sample of a contract series, typed as tests/metric_contract.py says."""
-        kind = metric_contract.BY_NAME[name].kind
+        """One sample of a contract series, typed as advisor/metricnames.py says."""
+        kind = metricnames.BY_NAME[name].kind
         family = name.removesuffix("_total") if kind == "counter" else name
         self.types.setdefault(family, kind)
         text = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))

@@ -9,13 +9,13 @@ import urllib.parse
 import pytest
 import yaml
 
+from advisor import metricnames
 from dashboards.common import DATASOURCE, REPORTS_URL, TAG
-from tests import metric_contract
 from tests.dashboards.dashboards_grafana import Json, panels, query_variables, targets
 from tests.realparts import REPO
 
 VARIABLE_CHAIN = ["datasource", "cluster", "node", "gpu", "namespace"]
-EVERY_NODE_OR_CARD = metric_contract.EVERY_NODE_OR_CARD
+EVERY_NODE_OR_CARD = metricnames.EVERY_NODE_OR_CARD
 RULES = REPO / "deploy" / "rules" / "xgpu.rules.yaml"
 # A series the dashboards select: a contract name or a recording rule's level:metric:op.
 SELECTED = re.compile(
@@ -278,7 +278,7 @@ NOT_ON_PANELS = {
 
 def test_the_contract_s_series_are_all_shown(built: dict[str, Json]) -> None:
     exprs = " ".join(t.target["expr"] for b in built.values() for t in targets(b))
-    for metric in sorted(metric_contract.NAMES - NOT_ON_PANELS):
+    for metric in sorted(metricnames.NAMES - NOT_ON_PANELS):
         assert re.search(rf"(?<![\w:]){metric}\b", exprs), metric
     for construct in ("topk(", "group_left", "or vector(0)", "> 0)"):
         assert construct in exprs, construct

@@ -18,10 +18,10 @@ def contracts() -> dict[str, dict[str, Any]]:
     return {c["id"]: c for c in config["tool"]["importlinter"]["contracts"]}
 
 
-def drawn_layers() -> list[str]:
-    """The first code block after "## The layers": one layer per line, wrapped lines and
+def drawn_layers(heading: str = "## The layers") -> list[str]:
+    """The first code block after `heading`: one layer per line, wrapped lines and
     their descriptions dropped (a layer line starts at column 0)."""
-    section = DOC.read_text().split("## The layers", 1)[1]
+    section = DOC.read_text().split(f"\n{heading}\n", 1)[1]
     block = re.search(r"^```(?:text)?\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
     assert block is not None
     layers = []
@@ -36,9 +36,14 @@ def test_the_page_draws_the_checked_layers_in_order() -> None:
     assert drawn_layers() == layers
 
 
+def test_the_page_draws_the_benchmarks_layers_in_order() -> None:
+    assert drawn_layers("### The benchmarks") == contracts()["benchmarks-layers"]["layers"]
+
+
 def test_the_layers_contract_is_exhaustive() -> None:
     """A new module must be given a layer; a page that lists every layer lists every module."""
     assert contracts()["advisor-layers"]["exhaustive"] is True
+    assert contracts()["benchmarks-layers"]["exhaustive"] is True
 
 
 def test_every_module_the_tables_name_exists() -> None:

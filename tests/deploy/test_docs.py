@@ -25,6 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from advisor import demo
 from advisor.cli import main as advisor_main
 from advisor.metrics import RunFigures, registry_for
+from conformance.cli import main as conformance_main
 from dashboards.cli import main as dashboards_main
 from exporter.cli import parse_args as exporter_parse_args
 from tests.realparts import simulated_exporter
@@ -201,6 +202,9 @@ def parsers() -> dict[str, set[str]]:
             help_text(partial(dashboards_main, [name, "--help"]))
         )
     known["python deploy/render.py"] = {"--check"}
+    known["python -m conformance.cli"] = flags_in(
+        help_text(lambda: conformance_main(["--help"]))
+    )
     return known
 
 
@@ -267,6 +271,7 @@ OTHER_PROGRAMS_FLAGS = {
     "--no-index",
     "--no-deps",
     "--no-build-isolation",
+    "--harness",  # conformance/run, a script beside python -m conformance.cli
 }
 
 

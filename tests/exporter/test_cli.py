@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from advisor import metricnames
 from exporter.cli import DEFAULT_PORT, build, duration, main, parse_args
 from exporter.metrics import FAMILY_GROUPS
 from exporter.pods_kube import KubePodSource
-from tests import metric_contract
 from tests.realparts import DEMO, REPO, start_exporter
 
 BASE = ["--node", "gpu-node-1", "--no-collector.nvml", "--no-collector.kubernetes"]
@@ -186,6 +186,6 @@ def test_a_simulated_exporter_without_cce_serves_no_cce_name(tmp_path: Path) -> 
     finally:
         exporter.stop()
     served = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line[:1] != "#"}
-    assert served & metric_contract.CCE_NAMES == set()
+    assert served & metricnames.CCE_NAMES == set()
     # the card-level families (Prometheus names) are still there, for every card
     assert {"xgpu_card_memory_allotted_bytes", "xgpu_card_vgpus", "xgpu_node_info"} <= served

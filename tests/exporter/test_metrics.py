@@ -12,16 +12,18 @@ from prometheus_client.openmetrics.parser import (
 )
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
+from advisor import metricnames
 from exporter.allotments import Allotment, PodsView
 from exporter.attribution import Owner
 from exporter.metrics import SnapshotCollector, render
 from exporter.nvml import CardReading, NvmlReading, ProcessReading
 from exporter.snapshot import CollectorRun, Snapshot, build_snapshot
-from tests import metric_contract
 from tests.realparts import promtool_check_metrics
 
 GIB = 1024**3
-CONTRACT = metric_contract.EXPORTER  # name -> labels, docs/design.md §6
+# name -> labels; advisor/metricnames.py, which tests/advisor/test_metricnames.py holds to
+# README's metric reference and docs/design.md §6
+CONTRACT = {f.name: frozenset(f.labels) for f in metricnames.FAMILIES if f.source == "exporter"}
 
 
 def snapshot() -> Snapshot:
@@ -71,7 +73,7 @@ def test_every_family_has_its_contract_type() -> None:
     # the text parser names a counter's family without its _total
     expected = {
         f.name.removesuffix("_total") if f.kind == "counter" else f.name: f.kind
-        for f in metric_contract.FAMILIES
+        for f in metricnames.FAMILIES
         if f.source == "exporter"
     }
     assert types == expected
@@ -81,8 +83,8 @@ def test_without_the_cce_group_the_six_cce_names_are_left_out_and_nothing_else()
     """Beside CCE's own exporter (--no-collector.cce): no name served twice."""
     full = samples(render(snapshot(), False).decode())
     without = samples(render(snapshot(), False, families=frozenset()).decode())
-    assert set(full) - set(without) == metric_contract.CCE_NAMES
-    assert len(metric_contract.CCE_NAMES) == 6
+    assert set(full) - set(without) == metricnames.CCE_NAMES
+    assert len(metricnames.CCE_NAMES) == 6
     for name in without:
         assert without[name] == full[name], name  # the rest unchanged, value for value
     assert "gpu_schedule_policy" not in render(snapshot(), True, frozenset()).decode()

@@ -50,7 +50,7 @@ RELIEF_HEADER = ["Pod", "What frees it"]
 
 def relief_rows(plan: PlanJson) -> list[tuple[str, str]]:
     """Pending pods whose GPUs fit but whose cpu, memory or pod slot do not, with the
-    advice the core worded (`advisor.core.relief`): other pods to move, never a GPU node."""
+    advice the core worded (`advisor.core.scaling.relief`): other pods to move, never a GPU node."""
     return [(entry["pod"], entry["advice"]) for entry in plan.get("relief", [])]
 
 

@@ -1,4 +1,4 @@
-"""Every number a flag takes is finite and in range (advisor/commands/flag_types.py): a bad
+"""Every number a flag takes is finite and in range (advisor/commands/flags/values.py): a bad
 one is one line and exit 2 from every command, before any source is read."""
 
 from __future__ import annotations
@@ -28,8 +28,14 @@ CASES = [
 
 @pytest.mark.parametrize(("argv", "message"), CASES, ids=[" ".join(c[0][-2:]) for c in CASES])
 def test_a_bad_number_is_one_line_and_exit_2(
-    argv: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    argv: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the working folder is where `--output x.yaml` (and any default output) would land
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as stop:
         main(argv)
     assert stop.value.code == 2
@@ -38,7 +44,7 @@ def test_a_bad_number_is_one_line_and_exit_2(
     assert captured.err.count("\n") == 1, captured.err
     assert captured.err.startswith(f"xgpu-advisor {argv[0]}: error: argument ")
     assert message in captured.err
-    assert not list(tmp_path.iterdir())
+    assert list(tmp_path.iterdir()) == []  # refused before anything is written
 
 
 def test_in_range_values_are_taken(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,7 @@ import yaml
 from advisor.cli import main
 from advisor.core.whatif import profile_outcome
 from advisor.scenario import scenario_from_data
-from advisor.scenario_profile import retarget
+from advisor.scenario.profile import retarget
 
 PROFILES = "cce,hami,volcano-vgpu"
 

@@ -15,8 +15,8 @@ from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster
 from advisor.core.nodefilters import Allocatable, Taint, Toleration
 from advisor.core.plan import PlanOptions, plan
-from advisor.core.scaledown import scale_down_advice
 from advisor.core.scaling import scale_up_advice
+from advisor.core.scaling.down import scale_down_advice
 from tests.advisor.core.constrained import constrained_clusters
 from tests.advisor.core.test_plan_properties import fragmented
 from tests.fastloop import examples

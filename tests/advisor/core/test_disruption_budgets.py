@@ -10,8 +10,8 @@ import pytest
 
 from advisor.core.model import Cluster, Pod, Request, disruption_blocker, disruption_budget
 from advisor.core.plan import plan
-from advisor.core.plan_board import may_evict
-from advisor.core.scaledown import movable, scale_down, scale_down_advice
+from advisor.core.plan.board import may_evict
+from advisor.core.scaling.down import movable, scale_down, scale_down_advice
 from tests.advisor.core.test_plan_checker import (
     build,
     check_report,

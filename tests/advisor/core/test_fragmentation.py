@@ -9,15 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.core.diagnose import diagnose
-from advisor.core.fragmentation import (
-    fragmentation,
-    fragmentation_json,
-    replay_fragmentation,
-    typical_shapes,
-)
+from advisor.core.fragmentation import fragmentation, typical_shapes
 from advisor.core.model import Card, Cluster, Node, Pod, Policy, Request
 from advisor.core.state import Shape
-from advisor.replay import replay
 from tests.advisor.core.scenario_dicts import GiB, build, node, running
 from tests.fastloop import examples
 
@@ -50,8 +44,20 @@ def test_fgd_worked_example() -> None:
     assert f.free_gpus == pytest.approx(1.0)
     assert f.fragment_gpus == pytest.approx(0.25 * (0.25 + 0 + 0.25 + 1.0))
     assert f.stranded_gpus == pytest.approx(0.25)
+    assert f.stranded_ratio == pytest.approx(0.25)  # 4 of 16 GiB free
     [only] = f.nodes
     assert (only.node, only.fragment_mib, only.stranded_mib) == ("n1", 6 * GiB, 4 * GiB)
+    # the node's figures in GPUs are the cluster's (one node): 1, 0.375 and 0.25
+    assert (only.free_gpus, only.fragment_gpus, only.stranded_gpus) == pytest.approx(
+        (1.0, 0.375, 0.25)
+    )
+
+
+def test_a_full_cluster_has_no_ratio_to_divide() -> None:
+    """Nothing free: both ratios read 0, not a division by zero and not 1."""
+    cluster = build([node("n1", 16)], [running("a/x", "n1", [0], 16), pending("a/p", 1, 8)])
+    f = fragmentation(cluster)
+    assert (f.free_mib, f.ratio, f.stranded_ratio) == (0, 0.0, 0.0)
 
 
 def test_multi_card_shape_counts_only_the_cards_it_cannot_use() -> None:
@@ -117,38 +123,8 @@ def test_typical_shapes_popularity_and_coverage() -> None:
     assert [w.share for w in typical_shapes(pods, coverage=0.6)] == pytest.approx([0.6, 0.4])
     with pytest.raises(ValueError, match="coverage"):
         typical_shapes(pods, coverage=0)
-
-
-def test_json_lists_most_fragmented_nodes_first() -> None:
-    cluster = build(
-        [node("a", 16), node("b", 16, 16)],
-        [running("x/1", "a", [0], 12), running("x/2", "b", [0], 16), pending("x/3", 1, 8)],
-    )
-    data = fragmentation_json(fragmentation(cluster), node_limit=1)
-    assert data["nodes"] == [
-        {"node": "a", "free_mib": 4096, "fragment_mib": 4096.0, "stranded_mib": 4096, "ratio": 1.0}
-    ]
-    assert data["nodes_omitted"] == 1
-    assert data["free_mib"] == 20 * GiB
-
-
-def test_replay_fragmentation_in_gpus() -> None:
-    """Two one-card nodes (units of 128 MiB as in the replay): 0.6 and 0.7 of a card arrive,
-    then 0.5 finds no room (0.4 and 0.3 free). Shapes: a third each."""
-    card = 1000 * 128
-    nodes = (Node("n1", (Card(0, card),)), Node("n2", (Card(0, card),)))
-    pods = tuple(
-        Pod(f"openb/{i}", Request(1, milli * 128)) for i, milli in enumerate((600, 700, 500))
-    )
-    figures = replay_fragmentation(replay(Cluster(nodes, pods, Policy())))
-    # 0.6 fits neither node's remainder; 0.7 neither; 0.5 neither: all 0.7 GPUs are fragment.
-    assert figures == {
-        "free_gpus": 0.7,
-        "fragment_gpus": 0.7,
-        "fragmentation_ratio": 1.0,
-        "stranded_gpus": 0.7,
-        "typical_shapes": 3,
-    }
+    with pytest.raises(ValueError, match=r"coverage must be in \(0, 1\], got 1.5"):
+        typical_shapes(pods, coverage=1.5)
 
 
 # -- properties ----------------------------------------------------------------------------

@@ -8,10 +8,10 @@ import pytest
 
 from advisor.core.model import Cluster, Placement
 from advisor.core.plan import PlanOptions, apply_plans, plan
-from advisor.core.plan_board import Board
-from advisor.core.plan_greedy import REGENERATE_CHECK_EVERY, Greedy
-from advisor.core.plan_limits import EvictionBudget
-from advisor.core.plan_search import Limits, Search
+from advisor.core.plan.board import Board
+from advisor.core.plan.greedy import REGENERATE_CHECK_EVERY, Greedy
+from advisor.core.plan.limits import EvictionBudget
+from advisor.core.plan.search import Limits, Search
 from tests.advisor.core.test_placement import cce_example
 from tests.advisor.core.test_plan_checker import (
     GiB,

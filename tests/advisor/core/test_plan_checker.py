@@ -23,7 +23,7 @@ import pytest
 from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.plan import PlanReport, plan
-from advisor.core.plan_limits import EvictionBudget, NeverEvict
+from advisor.core.plan.limits import EvictionBudget, NeverEvict
 from advisor.scenario import scenario_from_data
 from tests.advisor.core.filter_checker import placement_refusals
 

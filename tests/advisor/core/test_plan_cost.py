@@ -11,10 +11,10 @@ import pytest
 
 from advisor.core.model import Pod, Request
 from advisor.core.plan import PlanOptions, plan
-from advisor.core.plan_cost import EvictionCost, eviction_cost, latest_start, plan_cost
-from advisor.core.plan_limits import EvictionBudget, NeverEvict
+from advisor.core.plan.cost import EvictionCost, eviction_cost, latest_start, plan_cost
+from advisor.core.plan.limits import EvictionBudget, NeverEvict
 from advisor.scenario import ScenarioError, scenario_from_data, scenario_to_data
-from advisor.scenario_parse import parse_text
+from advisor.scenario.parse import parse_text
 from tests.advisor.core.test_plan_checker import build, check_report, node, pending, running
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""The planner's last look on small boards (`plan_exhaustive`): a hand case the greedy's
+"""The planner's last look on small boards (`plan.exhaustive`): a hand case the greedy's
 targets cannot express, and the property the issue asks for: wherever one plan of a few
 evictions exists within the caps, a plan is reported. "Exists" is decided by brute force
 with the independent checker's §8 simulation, which shares nothing with the planner."""
@@ -10,9 +10,9 @@ import itertools
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
-from advisor.core import plan_exhaustive
 from advisor.core.diagnose import diagnose
 from advisor.core.model import Card, Cluster, Node, Placement, Pod, Policy, Request
+from advisor.core.plan import exhaustive as plan_exhaustive
 from advisor.core.plan import plan
 from tests.advisor.core.test_plan_checker import _landed, _protected, _with, check_report
 from tests.advisor.core.test_plan_properties import fragmented

@@ -14,10 +14,10 @@ from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, Placement
 from advisor.core.nodefilters import Taint
 from advisor.core.plan import PlanOptions, apply_plans, plan
-from advisor.core.plan_board import Board
-from advisor.core.plan_chains import chain_options
-from advisor.core.plan_ideal import ideal_bound
-from advisor.core.plan_search import Limits, Search, levels_of
+from advisor.core.plan.board import Board
+from advisor.core.plan.chains import chain_options
+from advisor.core.plan.ideal import ideal_bound
+from advisor.core.plan.search import Limits, Search, levels_of
 from advisor.core.state import Shape
 from tests.advisor.core.constrained import (
     CORE,

@@ -1,4 +1,4 @@
-"""The packing bound (plan_ideal.packing_bound): card weights checked to be dual feasible
+"""The packing bound (plan.ideal.packing_bound): card weights checked to be dual feasible
 cap what any rearrangement, and so any plan, can place."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from advisor.core.plan import plan
-from advisor.core.plan_ideal import WeightSteps, packing_bound
+from advisor.core.plan.ideal import WeightSteps, packing_bound
 from tests.advisor.core.test_plan_checker import (
     GiB,
     build,

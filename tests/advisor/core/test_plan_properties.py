@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from advisor.core.diagnose import diagnose
 from advisor.core.model import Card, Cluster, Node, Pod, Policy, Request
 from advisor.core.plan import PlanOptions, plan
-from advisor.core.plan_board import Board
+from advisor.core.plan.board import Board
 from advisor.replay import replay
 from tests.advisor.core.test_plan_checker import check_report
 from tests.fastloop import examples

@@ -16,6 +16,7 @@ from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import ScaleUpAdvice, scaling_advice
+from advisor.output.scaling import relief_json
 from advisor.scenario import load_scenario
 from tests.advisor.core.scenario_dicts import GiB, build, running
 from tests.realparts import DEMO, REPO
@@ -102,7 +103,7 @@ def test_no_room_elsewhere_asks_for_a_node_without_gpus() -> None:
     (freed,) = ups.relief
     assert freed.moves == (("etl/a", None),)
     assert (freed.cpu_milli, freed.memory_bytes) == (6000, 4 * 2**30)
-    assert freed.json()["new_node"] == {"gpus": 0, "cpu": "6", "memory": "4Gi"}
+    assert relief_json(freed)["new_node"] == {"gpus": 0, "cpu": "6", "memory": "4Gi"}
     assert "onto a node without GPUs of at least cpu 6, memory 4Gi" in freed.text
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from advisor.core.model import Cluster, Node, Placement
 from advisor.core.nodefilters import NodeConstraints, Taint, Toleration
-from advisor.core.scaledown import PODS_DO_NOT_FIT, scale_down_advice
+from advisor.core.scaling.down import PODS_DO_NOT_FIT, scale_down_advice
 from tests.advisor.core.constrained import CORE, gpu_node, gpu_pod, other
 
 TOLERATES_ALL = NodeConstraints(tolerations=(Toleration("", "Exists"),))

@@ -9,11 +9,12 @@ from dataclasses import replace
 
 from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, OtherPod, Placement, Pod
-from advisor.core.node_templates import HOSTNAME_LABEL, NOT_TRIGGERED, NodeShape
 from advisor.core.nodefilters import Allocatable, NodeConstraints, Resources, Taint, Toleration
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import node_shapes, scale_up_advice, scaling_advice, with_new_nodes
+from advisor.core.scaling.templates import HOSTNAME_LABEL, NOT_TRIGGERED, NodeShape
 from advisor.output.plan import plan_json
+from advisor.output.scaling import node_shape_json, not_triggered_json
 from tests.advisor.core.constrained import (
     CORE,
     GiB,
@@ -50,7 +51,7 @@ def test_a_new_node_copies_the_template_but_its_name() -> None:
     (entry,) = advice.steps
     template = NodeShape(2, 16 * GiB, "", Allocatable(8 * CORE), (("pool", "a"),), (GPU_TAINT,))
     assert (entry.shape, entry.nodes, entry.pods) == (template, 1, ("t/p",))
-    assert entry.json()["shape"] == {
+    assert node_shape_json(entry.shape) == {
         "cards": 2,
         "memory_mib": 16 * GiB,
         "model": "",
@@ -152,7 +153,7 @@ def test_pods_no_template_admits_get_the_autoscalers_reason() -> None:
     # node leaves the key out, so GPU-only output reads as before.
     ups, downs = scaling_advice(cluster, plan(cluster), diagnose(cluster))
     data = plan_json(plan(cluster), cluster, ups, downs)
-    assert data["scale_up_not_triggered"] == [n.json() for n in advice.not_triggered]
+    assert data["scale_up_not_triggered"] == [not_triggered_json(n) for n in advice.not_triggered]
     assert data["scale_up_not_triggered"][0] == {
         "pod": "t/p",
         "reason": f"{NOT_TRIGGERED}: 2 {affinity}",
@@ -193,10 +194,10 @@ def test_a_new_node_runs_the_daemonsets_of_its_template() -> None:
     daemon = OtherPod("kube-system/agent-x1", None, Resources(CORE, 0))
     (entry,) = scale_up_advice(with_residents(daemon)).steps
     assert (entry.nodes, entry.shape.reserved) == (2, (1, CORE, 0))
-    assert entry.json()["shape"]["reserved"] == {"pods": 1, "cpu": "1", "memory": "0"}
+    assert node_shape_json(entry.shape)["reserved"] == {"pods": 1, "cpu": "1", "memory": "0"}
     # A pod being deleted still takes its core on g1 now, but no new node runs it (the
     # autoscaler skips pods with a deletionTimestamp): one node again.
     leaving = replace(daemon, name="web/leaving", terminating=True)
     (entry,) = scale_up_advice(with_residents(leaving)).steps
     assert (entry.nodes, entry.shape.reserved) == (1, (0, 0, 0))
-    assert "reserved" not in entry.json()["shape"]
+    assert "reserved" not in node_shape_json(entry.shape)

@@ -22,7 +22,6 @@ from advisor.core.model import (
     Request,
 )
 from advisor.core.nodefilters import Taint
-from advisor.core.scaledown import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
 from advisor.core.scaling import (
     NodeShape,
     allotted_gpus,
@@ -34,8 +33,10 @@ from advisor.core.scaling import (
     scale_up,
     with_new_nodes,
 )
-from advisor.scenario import scenario_from_data, scenario_to_data
+from advisor.core.scaling.down import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
+from advisor.output.scaling import headroom_json, scale_down_json, scale_up_json
 from tests.advisor.core.constrained import CORE, gpu_node, gpu_pod, strip_node_fields, tolerating
+from tests.advisor.core.scaledown_replay import replay_steps
 from tests.advisor.core.scenario_dicts import GiB, build
 from tests.fastloop import examples
 
@@ -84,7 +85,7 @@ def test_fewest_nodes_wins() -> None:
     assert estimate_nodes(NodeShape(2, 16 * GiB), cluster.pending, cluster) == 2
     assert estimate_nodes(NodeShape(4, 16 * GiB), cluster.pending, cluster) == 1
     [entry] = scale_up(cluster)
-    assert entry.json() == {
+    assert scale_up_json(entry) == {
         "shape": {"cards": 4, "memory_mib": 16 * GiB, "model": "A10"},
         "nodes": 1,
         "for": ["p/1", "p/2", "p/3"],
@@ -114,7 +115,7 @@ def test_schedulable_and_invalid_pods_get_no_scale_up() -> None:
 def test_unsatisfiable_pods_get_a_new_shape_and_say_so() -> None:
     cluster = full_cluster(pending("p/huge", 8, 128), pending("p/one", 1, 16))
     entries = scale_up(cluster)
-    assert [e.json() for e in entries] == [
+    assert [scale_up_json(e) for e in entries] == [
         {
             "shape": {"cards": 2, "memory_mib": 16 * GiB, "model": "T4"},
             "nodes": 1,
@@ -160,7 +161,7 @@ def test_check_adds_nodes_when_the_queue_would_take_them() -> None:
     assert estimate_nodes(NodeShape(1, 16 * GiB), [cluster.pending[1]], cluster) == 1
     [entry] = scale_up(cluster)
     assert (entry.nodes, entry.pods, entry.verified) == (2, ("p/big",), True)
-    assert entry.json()["packed_estimate"] == 1
+    assert scale_up_json(entry)["packed_estimate"] == 1
     placed = {d.pod.name: d.placement for d in diagnose(with_new_nodes(cluster, [entry])).pods}
     assert placed["p/big"] is not None
 
@@ -175,7 +176,7 @@ def test_idle_node_moves_its_pod() -> None:
     )
     assert node_utilisation(cluster) == {"n1": 0.125, "n2": 0.375}
     [step] = scale_down(cluster)
-    assert step.json() == {
+    assert scale_down_json(step) == {
         "node": "n1",
         "utilisation": 0.125,
         "moves": {"a/x": {"node": "n2", "cards": [0]}},
@@ -188,6 +189,42 @@ def test_threshold_is_configurable() -> None:
         [running("a/x", "n1", [0], 4), running("a/y", "n2", [0], 12)],
     )
     assert scale_down(cluster, threshold=0.1) == ()
+
+
+def test_a_node_exactly_at_the_threshold_stays_unlisted() -> None:
+    # n1: 8 of 32 GiB = 0.25. Below the threshold means below: at 0.25 it is neither
+    # proposed nor held; just above, it goes.
+    cluster = build(
+        [node("n1", 16, 16), node("n2", 16, 16)],
+        [running("a/x", "n1", [0], 8), running("a/y", "n2", [0], 8)],
+    )
+    advice = scale_down_advice(cluster, threshold=0.25)
+    assert (advice.steps, advice.held) == ((), ())
+    assert [s.node for s in scale_down(cluster, threshold=0.2501)] == ["n1"]
+
+
+def test_a_drained_node_takes_none_of_its_pods_back() -> None:
+    # Node spread prefers the emptiest node, and n1, drained, is the emptiest: its pod must
+    # still move to n2, the node that stays (n2 card 0 has 4 GiB free: card binpack).
+    cluster = build(
+        [node("n1", 16, 16), node("n2", 16, 16)],
+        [running("a/x", "n1", [0], 4), running("a/y", "n2", [0], 12)],
+        policy={"node": "spread", "card": "binpack"},
+    )
+    steps = scale_down(cluster)
+    assert [(s.node, dict(s.moves)) for s in steps] == [("n1", {"a/x": Placement("n2", (0,))})]
+    replay_steps(cluster, steps, 0.3)
+
+
+def test_a_pending_pod_that_fits_nowhere_keeps_no_node() -> None:
+    # p/huge asks four cards; no node has four. It is Pending before and after, so removing
+    # n1 takes no place from it: n1 still goes.
+    cluster = build(
+        [node("n1", 16, 16), node("n2", 16, 16)],
+        [running("a/x", "n1", [0], 4), running("a/y", "n2", [0], 12), pending("p/huge", 4, 64)],
+    )
+    advice = scale_down_advice(cluster)
+    assert ([s.node for s in advice.steps], advice.held) == (["n1"], ())
 
 
 def test_a_node_a_pending_pod_needs_stays() -> None:
@@ -245,7 +282,7 @@ def test_an_other_pod_that_blocks_eviction_keeps_the_node() -> None:
     # The same node with nothing blocking goes, naming the pods that move with it.
     [step] = scale_down(idle_pair([{"name": "web/api"}, {"name": "web/db"}]))
     assert step.also_moves == ("web/api", "web/db")
-    assert step.json() == {
+    assert scale_down_json(step) == {
         "node": "n1",
         "utilisation": 0.125,
         "moves": {"a/x": {"node": "n2", "cards": [0]}},
@@ -255,10 +292,10 @@ def test_an_other_pod_that_blocks_eviction_keeps_the_node() -> None:
 
 def test_also_moves_says_none_known_or_not_known() -> None:
     [known_none] = scale_down(idle_pair([]))
-    assert known_none.json()["also_moves"] == []
+    assert scale_down_json(known_none)["also_moves"] == []
     [unknown] = scale_down(idle_pair(None))  # a scenario without the key: the §8 entry as is
     assert unknown.also_moves is None
-    assert "also_moves" not in unknown.json()
+    assert "also_moves" not in scale_down_json(unknown)
 
 
 def test_a_blocked_node_is_skipped_and_the_next_one_considered() -> None:
@@ -284,11 +321,32 @@ def test_headroom_formula() -> None:
     assert gpus_needed(10, 0.5, 0) == 20
     assert gpus_needed(10.1, 1.0, 0) == 11
     assert headroom(8, 0).needed_gpus == 0
-    assert h.json()["target_utilisation"] == 0.7
+    assert headroom_json(h)["target_utilisation"] == 0.7
     with pytest.raises(ValueError, match="target"):
         gpus_needed(1, 0)
+    with pytest.raises(ValueError, match=r"^target utilisation must be in \(0, 1\], got 1.01$"):
+        gpus_needed(1, 1.01)  # above 1: more than the whole card
     with pytest.raises(ValueError, match="negative"):
         gpus_needed(1, 0.7, -0.1)
+    with pytest.raises(ValueError, match=r"^peak and redundancy must not be negative$"):
+        gpus_needed(-1)
+
+
+def test_headroom_json_rounds_to_three_places() -> None:
+    # needed: ceil(70.45678 x 1.2 / 0.7) = ceil(120.783...) = 121; spare 100.12345 - 121 =
+    # -20.87655 -> -20.877; by use: ceil(35.12345 x 1.2 / 0.7) = ceil(60.211...) = 61.
+    assert headroom_json(headroom(100.12345, 70.45678, peak_used_gpus=35.12345)) == {
+        "capacity_gpus": 100.123,
+        "peak_allotted_gpus": 70.457,
+        "needed_gpus": 121,
+        "spare_gpus": -20.877,
+        "target_utilisation": 0.7,
+        "redundancy": 0.2,
+        "peak_used_gpus": 35.123,
+        "needed_by_use_gpus": 61,
+    }
+    without_use = headroom_json(headroom(8, 0))
+    assert (without_use["peak_used_gpus"], without_use["needed_by_use_gpus"]) == (None, None)
 
 
 def test_allotted_and_capacity_gpus() -> None:
@@ -367,29 +425,16 @@ def test_scale_up_nodes_host_the_pods(cluster: Cluster, data: st.DataObject) -> 
 @settings(max_examples=examples(100), deadline=None)
 @given(clusters(), st.sampled_from((0.3, 0.6, 1.01)))
 def test_scale_down_moves_are_valid(cluster: Cluster, threshold: float) -> None:
-    """Replays each step with diagnose: the node's pods re-queued after the Pending ones land
-    where the step says, the Pending pods that landed before still land, and the end state
-    is a valid scenario."""
-    must_land = {d.pod.name for d in diagnose(cluster).pods if d.placement}
-    current = cluster
-    for step in scale_down(cluster, threshold):
-        assert node_utilisation(current)[step.node] < threshold
-        on_node = [p for p in current.running if p.placement and p.placement.node == step.node]
-        assert set(step.moves) == {p.name for p in on_node}
-        nodes = tuple(n for n in current.nodes if n.name != step.node)
-        stay = tuple(p for p in current.running if p not in on_node)
-        requeued = tuple(Pod(p.name, p.request, None, p.priority) for p in on_node)
-        trial = Cluster(
-            nodes, stay + current.pending + requeued, cluster.policy, cluster.max_vgpus_per_card
-        )
-        landed = {d.pod.name: d.placement for d in diagnose(trial).pods if d.placement}
-        assert {name: landed.get(name) for name in step.moves} == dict(step.moves)
-        assert must_land <= landed.keys()
-        moved = tuple(Pod(p.name, p.request, step.moves[p.name], p.priority) for p in on_node)
-        current = Cluster(
-            nodes, stay + moved + current.pending, cluster.policy, cluster.max_vgpus_per_card
-        )
-        scenario_from_data(scenario_to_data(current), "after.yaml")  # raises on any overflow or mix
+    """Replays each step with diagnose (scaledown_replay): the node's pods re-queued after
+    the Pending ones land where the step says, the Pending pods that landed before still
+    land, and the end state is a valid scenario."""
+    replay_steps(cluster, scale_down(cluster, threshold), threshold)
+
+
+def _others(node: str) -> tuple[tuple[OtherPod, ...] | None, ...]:
+    """A node's other pods: not known, none, one, or one of them blocking (names unique)."""
+    a, b = OtherPod(f"web/{node}-a"), OtherPod(f"web/{node}-b", "bare")
+    return (None, (), (a,), (a, b))
 
 
 @st.composite
@@ -401,8 +446,9 @@ def pinned_clusters(draw: st.DrawFn) -> Cluster:
         replace(p, annotations=pin) if p.placement and draw(st.integers(0, 3)) == 0 else p
         for p in cluster.pods
     )
-    others = (None, (), (OtherPod("web/a"),), (OtherPod("web/a"), OtherPod("web/b", "bare")))
-    nodes = tuple(replace(n, other_pods=draw(st.sampled_from(others))) for n in cluster.nodes)
+    nodes = tuple(
+        replace(n, other_pods=draw(st.sampled_from(_others(n.name)))) for n in cluster.nodes
+    )
     return replace(cluster, nodes=nodes, pods=pods)
 
 
@@ -410,7 +456,7 @@ def pinned_clusters(draw: st.DrawFn) -> Cluster:
 @given(pinned_clusters(), st.sampled_from((0.3, 0.6, 1.01)))
 def test_every_idle_node_is_proposed_or_held(cluster: Cluster, threshold: float) -> None:
     """Every node below the threshold is either proposed or held with one reason, never
-    both, never neither; the proposals are `scale_down`'s."""
+    both, never neither; every proposal replays as the scheduler would place it."""
     advice = scale_down_advice(cluster, threshold)
     utilisation = node_utilisation(cluster)
     below = {name for name, u in utilisation.items() if u < threshold}
@@ -419,7 +465,7 @@ def test_every_idle_node_is_proposed_or_held(cluster: Cluster, threshold: float)
     assert len(set(held)) == len(held)
     assert not set(proposed) & set(held)
     assert set(proposed) | set(held) == below
-    assert advice.steps == scale_down(cluster, threshold)
+    replay_steps(cluster, advice.steps, threshold)  # each proposal is one the scheduler makes
     assert [(h.utilisation, h.node) for h in advice.held] == sorted(
         (utilisation[name], name) for name in held
     )

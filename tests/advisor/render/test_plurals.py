@@ -15,7 +15,7 @@ from advisor.core.model import Cluster
 from advisor.demo import DEFAULT_SCENARIO, summary
 from advisor.render.report.html import render_report_html
 from advisor.render.report.markdown import render_report_markdown
-from advisor.scenario_write import save_scenario
+from advisor.scenario.write import save_scenario
 from tests.advisor.commands.test_plan import cce_cluster
 from tests.advisor.core.test_plan_checker import build, node, pending, running, two_dependent_plans
 from tests.advisor.render.sample_report import sample_cluster, sample_history, sample_report

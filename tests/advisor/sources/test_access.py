@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.commands.flag_types import byte_size
+from advisor.commands.flags.values import byte_size
 from advisor.errors import InputError
 from advisor.sources.access import load_access, parse_header, parse_selector
 from advisor.sources.http import shown_url

@@ -9,8 +9,9 @@ import pytest
 
 from advisor.core.model import OtherPod, Request
 from advisor.core.nodefilters import NodeConstraints
-from advisor.core.scaledown import scale_down
+from advisor.core.scaling.down import scale_down
 from advisor.errors import SourceError
+from advisor.output.scaling import scale_down_json
 from advisor.podspec.node import NodeScheduling
 from advisor.scenario import scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble
@@ -250,7 +251,7 @@ async def test_blocked_nodes_stay_and_the_rest_list_their_other_pods(
     again = scenario_from_data(scenario_to_data(cluster), "snapshot.yaml")
     assert again == cluster
     [step] = scale_down(again, threshold=0.5)  # n1 at 0.125, n2 at 0, n3 at 0.75
-    assert step.json() == {
+    assert scale_down_json(step) == {
         "node": "n2",
         "utilisation": 0.0,
         "moves": {},

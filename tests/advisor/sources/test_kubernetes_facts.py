@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from advisor.core.plan import PlanOptions, plan
-from advisor.core.plan_limits import NeverEvict
+from advisor.core.plan.limits import NeverEvict
 from advisor.scenario import scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble
 from advisor.sources.kubernetes import read_kubernetes

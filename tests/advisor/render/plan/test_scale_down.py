@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.core.plan import PlanOptions, plan
-from advisor.core.scaledown import HeldNode, ScaleDownAdvice, scale_down, scale_down_advice
+from advisor.core.scaling.down import HeldNode, ScaleDownAdvice, scale_down, scale_down_advice
 from advisor.output.plan import MAX_HELD_LISTED, plan_json
+from advisor.output.scaling import scale_down_json
 from advisor.render.plan.html import render_plan_html
 from advisor.render.plan.markdown import render_plan_markdown
 from advisor.render.report.html import render_report_html
@@ -37,7 +38,7 @@ def idle_nodes() -> dict[str, Any]:
     )
     steps = scale_down(cluster, threshold=0.5)
     assert [s.node for s in steps] == ["a", "b", "c"]  # guards the fixture
-    return {"plans": [], "summary": {}, "scale_down": [s.json() for s in steps]}
+    return {"plans": [], "summary": {}, "scale_down": [scale_down_json(s) for s in steps]}
 
 
 def rows(text: str, first: str) -> dict[str, list[str]]:

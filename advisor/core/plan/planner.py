@@ -1,0 +1,313 @@
+"""Rebalancing plans verified by simulation (docs/design.md §8).
+
+A plan is a set of pods to evict. The advisor never evicts; the workload controllers
+recreate the pods and the real scheduler places them, so a plan is judged by simulating
+exactly that: the evicted pods are queued behind the Pending pods of equal priority and
+the whole queue is placed in order under the policy. A plan is kept only when every pod
+it rescues and every pod it evicts lands; plans apply one after the other, each on the
+state the ones before it leave. Plans start from the state after the current cycle: the
+pods `diagnose` finds schedulable are taken as placed where it places them (the scheduler
+binds them before anyone could act on a plan), and no plan evicts them: only pods bound in
+the input can be victims (`Board.evictable`).
+
+The search is a lazy greedy over targets (cards to free for a Pending shape,
+`plan.greedy`): each target's best plan is simulated when it reaches the top of a heap
+ordered by what its evictions cost per rescued GPU (`plan.cost`), then fewer evictions,
+lower priority and less memory moved. The caps are counts (`plan.limits`): at most
+`max_plan_evictions` per plan, and the whole advice within `max_evictions`. A plan that
+exists but is above a cap is reported as such (`plan.above`), with the flag to raise.
+
+Which plan is "best" first is a choice: cheapest per rescued GPU, most GPUs rescued, or
+cheapest counting the large holes used up. On a packed cluster the large holes that
+evicted pods need are what runs out, and any of these orders (and how long the greedy
+waits for a better plan) can spend them better, so while the simulations stay within
+`portfolio_evaluations` the greedy runs again from scratch under the next of `RUNS` and the
+run that rescues the most wins (then the cheaper, then fewer evictions, then the earlier).
+
+The budget is work, counted in units (`Board.work`): the same input gives the same plans
+on any machine. Wall time is only a safety stop, and the report says when it fired.
+Pure: frozen values in and out; the only outside input is the optional `clock` for that
+safety stop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from advisor.core.diagnose import Cause, Diagnosis, diagnose
+from advisor.core.model import Cluster, Placement, Policy, gang_members, reference_card_mib
+from advisor.core.plan.above import HeldBack, held_back
+from advisor.core.plan.board import CHECKS_PER_PLACEMENT, Board
+from advisor.core.plan.greedy import Greedy, Plan
+from advisor.core.plan.ideal import IdealBound, ideal_bound
+from advisor.core.plan.limits import DEFAULT_MAX_PLAN_EVICTIONS, EvictionBudget, NeverEvict
+from advisor.core.plan.search import Limits, Objective, Search
+from advisor.core.profiles import profile_of
+from advisor.errors import known
+
+__all__ = ["PlanOptions", "PlanReport", "Unresolved", "apply_plans", "plan"]
+
+Clock = Callable[[], float]
+DEFAULT_TIME_BUDGET_S = 300.0  # a safety stop only: the work budget is what bounds a run
+# Work for the whole search, in simulated placements (`Board.work`): the openb end states
+# (6,212 cards) need at most a third of it; about 45 s on 2,000 nodes of 8 cards.
+DEFAULT_WORK = 200_000
+DEFAULT_BUDGET = EvictionBudget()  # 3 evictions per card the rescued pods get
+SEARCH_EVICTIONS = 32  # how far past the per-plan cap the search looks for plans above it
+# The greedy's runs, in order: the objective, and its patience (simulations after a
+# commit before the best fresh plan is taken anyway).
+RUNS: tuple[tuple[Objective, int], ...] = (("ratio", 16), ("value", 16), ("holes", 128))
+
+
+@dataclass(frozen=True, slots=True)
+class PlanOptions:
+    max_plan_evictions: int = DEFAULT_MAX_PLAN_EVICTIONS  # any one plan
+    max_evictions: EvictionBudget = DEFAULT_BUDGET  # the whole advice
+    never_evict: tuple[NeverEvict, ...] = ()
+    work: int = DEFAULT_WORK  # units of work for the whole search (deterministic)
+    time_budget_s: float | None = DEFAULT_TIME_BUDGET_S  # a safety stop; needs a clock
+    now: datetime | None = None  # run times are measured to this (None: the latest start)
+    max_chain_depth: int = 3  # rounds of chains for evicted pods with no room
+    max_victims_per_card: int = 4
+    max_evaluations: int | None = None  # a bound on the simulations, for tests
+    # a further greedy run (next objective) starts only while the runs so far did less
+    portfolio_evaluations: int = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class Unresolved:
+    pod: str
+    cause: Cause
+    cluster_free_sufficient: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanReport:
+    policy: Policy
+    plans: tuple[Plan, ...]
+    unresolved: tuple[Unresolved, ...]
+    schedulable: tuple[tuple[str, Placement], ...]  # placed by the current cycle, no plan needed
+    ideal: IdealBound
+    reference_card_mib: int  # one "GPU" in the figures
+    elapsed_s: float
+    budget_s: float | None  # the time safety stop, when a clock was given
+    evaluations: int  # targets simulated
+    targets: int = 0  # targets looked at
+    cards_checked: int = 0  # cards whose victims were worked out
+    work: int = 0  # units of work done (`Board.work`)
+    work_budget: int = DEFAULT_WORK
+    stopped: str | None = None  # "work" or "time" when the search stopped early
+    held_back: tuple[HeldBack, ...] = ()
+    options: PlanOptions = field(default_factory=PlanOptions)
+
+    @property
+    def budget_exhausted(self) -> bool:
+        return self.stopped is not None
+
+    @property
+    def rescued_pods(self) -> int:
+        return sum(len(p.rescues) for p in self.plans)
+
+    @property
+    def rescued_mib(self) -> int:
+        return sum(p.rescued_mib for p in self.plans)
+
+    @property
+    def rescued_gpus(self) -> float:
+        return self.rescued_mib / self.reference_card_mib
+
+    @property
+    def pending_gpus(self) -> float:
+        return self.ideal.pending_mib / self.reference_card_mib
+
+    @property
+    def rescued_share(self) -> float:
+        pending = self.ideal.pending_mib
+        return self.rescued_mib / pending if pending else 0.0
+
+    @property
+    def evictions(self) -> int:
+        return sum(len(p.evict) for p in self.plans)
+
+    @property
+    def cost(self) -> float:
+        return round(sum(p.cost for p in self.plans), 6)
+
+
+@dataclass(slots=True)
+class _Run:
+    board: Board
+    greedy: Greedy
+    plans: list[Plan]
+
+    def rank(self) -> tuple[int, float, int]:
+        plans = self.plans
+        return (
+            -sum(p.rescued_mib for p in plans),
+            sum(p.cost for p in plans),
+            sum(len(p.evict) for p in plans),
+        )
+
+
+def plan(
+    cluster: Cluster,
+    options: PlanOptions | None = None,
+    clock: Clock | None = None,
+    diagnosis: Diagnosis | None = None,
+) -> PlanReport:
+    """Plans that let Pending pods run, each verified by the §8 simulation. `diagnosis`:
+    this cluster's, when the caller already has it (only causes and placements are read)."""
+    options = options or PlanOptions()
+    start = clock() if clock else 0.0
+    if diagnosis is None:
+        diagnosis = diagnose(cluster, node_detail_limit=0)
+    bound = {d.pod.name: d.placement for d in diagnosis.pods if d.placement is not None}
+    waiting = [d for d in diagnosis.pods if d.cause in ("fragmentation", "capacity")]
+    # A gang starts only when min_member of it place together: no plan rescues one alone.
+    gangs = gang_members(cluster, profile_of(cluster.scheduler).session.volcano)
+    targetable = {
+        d.pod.name
+        for d in waiting
+        if (d.cause == "fragmentation" or d.movable_free_sufficient) and d.pod.name not in gangs
+    }
+    # Every Pending pod is in the real queue: one short of cpu or memory now may take the
+    # room a plan's evictions leave, so each simulation has it (and then rejects the plan).
+    queued = [d.pod.name for d in diagnosis.pods if d.cause not in ("schedulable", "invalid")]
+    reference = reference_card_mib(cluster)
+    limits = Limits(
+        options.max_plan_evictions, options.max_chain_depth, options.max_victims_per_card
+    )
+    deadline = None
+    if clock is not None and options.time_budget_s is not None:
+        deadline = start + options.time_budget_s
+    ideal: IdealBound | None = None
+    best: _Run | None = None
+    tally = _Tally()
+    stopped: str | None = None
+    for objective, patience in RUNS:
+        if best is not None and (stopped or tally.evaluations >= options.portfolio_evaluations):
+            break
+        board = Board(cluster, bound, options.never_evict, options.now)
+        board.set_pending(queued, (d.pod.name for d in waiting if d.pod.name not in gangs))
+        if ideal is None:
+            ideal = ideal_bound(_with_bound(cluster, bound))
+        search = Search(board, limits, reference, objective)
+        greedy = Greedy(
+            board, search, {board.ids[n] for n in targetable}, options.max_evictions, patience
+        )
+        spent = dataclasses.replace(tally)
+        stop = functools.partial(_stop, options, clock, deadline, board, search, spent)
+        run = _Run(board, greedy, greedy.run(stop))
+        stopped = greedy.stopped
+        tally.add(board, search, (0, 0))
+        if best is None or run.rank() < best.rank():
+            best = run
+    best, ideal = known(best, "the best portfolio run"), known(ideal, "the ideal repack")
+    plans = best.plans
+    held: tuple[HeldBack, ...] = ()
+    if stopped != "time":
+        before = (best.board.placements, best.board.card_checks)
+        wide = Search(
+            best.board,
+            Limits(
+                max(SEARCH_EVICTIONS, options.max_plan_evictions),
+                options.max_chain_depth,
+                options.max_victims_per_card,
+            ),
+            reference,
+        )
+        out_of_time = functools.partial(_stop, None, clock, deadline, best.board, wide, tally)
+        held = held_back(
+            best.greedy, wide, options.max_plan_evictions, options.max_evictions, out_of_time
+        )
+        tally.add(best.board, wide, before)
+    rescued = {name for p in plans for name in p.rescues}
+    unresolved = tuple(
+        Unresolved(d.pod.name, d.cause, d.cluster_free_sufficient)
+        for d in diagnosis.pods
+        if d.cause != "schedulable" and d.pod.name not in rescued
+    )
+    return PlanReport(
+        policy=cluster.policy,
+        plans=tuple(plans),
+        unresolved=unresolved,
+        schedulable=tuple(sorted(bound.items())),
+        # the plans' end state is an arrangement too: the ideal is never below it
+        ideal=ideal.with_plans(len(rescued), sum(p.rescued_mib for p in plans)),
+        reference_card_mib=reference,
+        elapsed_s=(clock() - start) if clock else 0.0,
+        budget_s=options.time_budget_s if clock else None,
+        evaluations=tally.evaluations,
+        targets=tally.targets,
+        cards_checked=tally.card_checks,
+        work=tally.work,
+        work_budget=options.work,
+        stopped=stopped,
+        held_back=held,
+        options=options,
+    )
+
+
+@dataclass(slots=True)
+class _Tally:
+    """The work of every search so far."""
+
+    placements: int = 0
+    card_checks: int = 0
+    evaluations: int = 0
+    targets: int = 0
+
+    @property
+    def work(self) -> int:
+        return self.placements + self.card_checks // CHECKS_PER_PLACEMENT
+
+    def add(self, board: Board, search: Search, before: tuple[int, int]) -> None:
+        """What `search` did on `board`, less the board's counts `before` it."""
+        self.placements += board.placements - before[0]
+        self.card_checks += board.card_checks - before[1]
+        self.evaluations += search.evaluations
+        self.targets += search.estimates
+
+
+def _stop(
+    options: PlanOptions | None,
+    clock: Clock | None,
+    deadline: float | None,
+    board: Board,
+    search: Search,
+    spent: _Tally,
+) -> str | None:
+    """Why the search must stop now: its work budget is spent (with what the runs before
+    did, `spent`; no budget without `options`), or the time safety stop fired; None to go
+    on."""
+    if options is not None and (
+        board.work + spent.work >= options.work
+        or (
+            options.max_evaluations is not None
+            and search.evaluations + spent.evaluations >= options.max_evaluations
+        )
+    ):
+        return "work"
+    if deadline is not None and clock is not None and clock() >= deadline:
+        return "time"
+    return None
+
+
+def apply_plans(cluster: Cluster, report: PlanReport) -> Cluster:
+    """The cluster after the current cycle and every plan: who runs where."""
+    where = dict(report.schedulable)
+    for p in report.plans:
+        where.update(p.placements)
+    pods = tuple(replace(p, placement=where.get(p.name, p.placement)) for p in cluster.pods)
+    return dataclasses.replace(cluster, pods=pods)
+
+
+def _with_bound(cluster: Cluster, bound: dict[str, Placement]) -> Cluster:
+    pods = tuple(
+        replace(p, placement=bound[p.name]) if p.name in bound else p for p in cluster.pods
+    )
+    return dataclasses.replace(cluster, pods=pods)

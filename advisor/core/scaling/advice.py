@@ -1,0 +1,39 @@
+"""The scaling advice of one run, judged after the rebalancing plans: scale-up for what the
+plans leave Pending (`scaling.up`), scale-down of the idle nodes (`scaling.down`), and each
+Pending pod's advice (`core.remedy`) decided by the same plans."""
+
+from __future__ import annotations
+
+from advisor.core.diagnose import Diagnosis
+from advisor.core.model import Cluster
+from advisor.core.plan import PlanReport, apply_plans
+from advisor.core.remedy import Remedy, remedies
+from advisor.core.scaling.down import ScaleDownAdvice, scale_down_advice
+from advisor.core.scaling.up import ScaleUpAdvice, scale_up_advice
+
+
+def plan_outcome(plans: PlanReport) -> tuple[frozenset[str], frozenset[str]]:
+    """The pods the plans rescue, and those a plan held back by a cap would rescue."""
+    rescued = frozenset(name for p in plans.plans for name in p.rescues)
+    held = frozenset(name for h in plans.held_back for name in h.rescues) - rescued
+    return rescued, held
+
+
+def pod_remedies(diagnosis: Diagnosis, plans: PlanReport) -> tuple[Remedy, ...]:
+    """Each Pending pod's advice and whether a scale-up is proposed for it, after the plans:
+    what `scaling_advice` proposes nodes by."""
+    return remedies(diagnosis, *plan_outcome(plans))
+
+
+def scaling_advice(
+    cluster: Cluster, plans: PlanReport, diagnosis: Diagnosis, scale_down_threshold: float = 0.3
+) -> tuple[ScaleUpAdvice, ScaleDownAdvice]:
+    """Scale-up for what the plans leave Pending (the pods `pod_remedies` proposes nodes
+    for); scale-down judged on the cluster after the plans, so that no node a plan moves
+    pods onto is also proposed for removal. Each advice is a sequence of steps; scale-up's
+    carries the pods no node would help (`not_triggered`), scale-down's the idle nodes kept
+    (`held`)."""
+    rescued, held = plan_outcome(plans)
+    ups = scale_up_advice(cluster, rescued=rescued, diagnosis=diagnosis, held=held)
+    downs = scale_down_advice(apply_plans(cluster, plans), threshold=scale_down_threshold)
+    return ups, downs

@@ -1,0 +1,247 @@
+"""Scale-up for what stays unresolved.
+
+Scale-up works like the cluster-autoscaler's estimator: the unresolved Pending pods are
+bin-packed with the scheduler core onto hypothetical empty nodes of each existing node
+template (cards, allocatable, labels, taints: `scaling.templates`), the template needing the
+fewest nodes wins, and the answer is then checked by scheduling the whole queue on the
+cluster plus those nodes (nodes are added until every pod lands). A pod that no template
+admits (a selector, affinity or taint excludes it, or the allocatable is too small) gets no
+advice but the autoscaler's reason (`ScaleUpAdvice.not_triggered`); a pod short only of
+cpu or memory gets what frees it (`scaling.relief`) instead of a GPU node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import overload
+
+from advisor.core.diagnose import Diagnosis, build_state, diagnose
+from advisor.core.model import Cluster, Node, Placement, Pod, queue_order
+from advisor.core.remedy import remedy
+from advisor.core.scaling.relief import Relief, relief
+from advisor.core.scaling.templates import NodeShape, NotTriggered, TemplateCheck, node_shapes
+from advisor.core.state import CardState, Shape
+from advisor.core.whatif import place_queue
+
+NEW_NODE_PREFIX = "scale-up"
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUp:
+    shape: NodeShape
+    nodes: int
+    pods: tuple[str, ...]  # queue order
+    new_shape: bool = False  # no existing node shape can host these pods
+    verified: bool = True  # the whole queue, scheduled with these nodes added, lands them all
+    packed_estimate: int = 0  # the estimator's count, before the check
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUpAdvice(Sequence[ScaleUp]):
+    """The scale-up entries (the advice itself: iterating, indexing and `len` read them)
+    and the pods no node group template admits, each with the autoscaler's reason."""
+
+    steps: tuple[ScaleUp, ...]
+    not_triggered: tuple[NotTriggered, ...] = ()
+    relief: tuple[Relief, ...] = ()  # node-resources pods: what frees their cpu or memory
+
+    @overload
+    def __getitem__(self, index: int) -> ScaleUp: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ScaleUp, ...]: ...
+    def __getitem__(self, index: int | slice) -> ScaleUp | tuple[ScaleUp, ...]:
+        return self.steps[index]
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self) -> Iterator[ScaleUp]:
+        return iter(self.steps)
+
+
+def scale_up(
+    cluster: Cluster,
+    rescued: Collection[str] = frozenset(),
+    diagnosis: Diagnosis | None = None,
+    max_rounds: int = 20,
+) -> tuple[ScaleUp, ...]:
+    """Nodes to add for the Pending pods that stay unresolved (`scale_up_advice` also says
+    which pods no node would help)."""
+    return scale_up_advice(cluster, rescued, diagnosis, max_rounds).steps
+
+
+def scale_up_advice(
+    cluster: Cluster,
+    rescued: Collection[str] = frozenset(),
+    diagnosis: Diagnosis | None = None,
+    max_rounds: int = 20,
+    held: Collection[str] = frozenset(),
+) -> ScaleUpAdvice:
+    """Nodes to add for the Pending pods that stay unresolved, and the pods no template admits.
+
+    The pods are those `advisor.core.remedy.remedy` proposes a scale-up for, the function
+    that also decides the advice their cause is worded with: unresolved (node-resources,
+    fragmentation, capacity or unsatisfiable, never invalid), not in `rescued` (pods a
+    rebalancing plan lets run; they are also left out of the check, since their plan places
+    them), and, advised to consolidate, not in `held` (a plan held back by a cap would
+    rescue them). A pod no template admits (the node filters
+    but the GPU one, on an empty node of it) is not triggered. Pods some template admits and
+    can host are covered greedily: the template hosting the most of them, then needing the
+    fewest nodes, then the least memory in all. The others get a new shape per first
+    template admitting them: its copy with the fewest and smallest cards hosting them all.
+    `diagnosis` saves a run when the caller has one of `cluster`; `max_rounds` bounds the
+    check's node additions.
+    """
+    if diagnosis is None:
+        diagnosis = diagnose(cluster, node_detail_limit=0)
+    decided = [(d, remedy(d, rescued, held)) for d in diagnosis.pods]
+    short = [d.pod.name for d, r in decided if r.advice == "node-resources"]
+    freed = relief(cluster, diagnosis, short)
+    targets = [d.pod for d, r in decided if r.scale_up]
+    if not targets or cluster.max_vgpus_per_card < 1:  # with no vGPU allowed, no node helps
+        return ScaleUpAdvice((), relief=freed)
+    shapes = node_shapes(cluster)
+    check = TemplateCheck(shapes, cluster)
+    admitting = {p.name: check.admitting(Shape.of_pod(p)) for p in targets}
+    refused = tuple(
+        NotTriggered(p.name, check.not_triggered(Shape.of_pod(p)))
+        for p in targets
+        if shapes and not admitting[p.name]
+    )
+    remaining = [p for p in targets if admitting[p.name] or not shapes]
+    plan: list[ScaleUp] = []
+    while True:
+        options = []
+        for shape in shapes:
+            group = [
+                p for p in remaining if shape.hosts(Shape.of_pod(p)) and shape in admitting[p.name]
+            ]
+            if group:
+                n = estimate_nodes(shape, group, cluster)
+                cost = n * shape.cards * shape.memory_mib
+                options.append(((-len(group), n, cost, shape.sort_key()), shape, n, group))
+        if not options:
+            break
+        _, shape, n, group = min(options, key=lambda o: o[0])
+        plan.append(ScaleUp(shape, n, tuple(p.name for p in group), packed_estimate=n))
+        taken = {p.name for p in group}
+        remaining = [p for p in remaining if p.name not in taken]
+    for base, group in _by_first_template(remaining, admitting).items():
+        requests = [Shape.of_pod(p) for p in group]
+        shape = replace(
+            base,
+            cards=max(s.gpus for s in requests),
+            memory_mib=max(s.card_memory_mib for s in requests),
+            model="",
+        )
+        n = estimate_nodes(shape, group, cluster)
+        names = tuple(p.name for p in group)
+        plan.append(ScaleUp(shape, n, names, new_shape=True, packed_estimate=n))
+    return ScaleUpAdvice(_verify(cluster, rescued, plan, max_rounds), refused, freed)
+
+
+def _by_first_template(
+    pods: Sequence[Pod], admitting: dict[str, tuple[NodeShape, ...]]
+) -> dict[NodeShape, list[Pod]]:
+    """Pods by the first template admitting them (templates come in `sort_key` order), the
+    one a new shape for them copies; with no template at all, a bare card shape."""
+    groups: dict[NodeShape, list[Pod]] = {}
+    for pod in pods:
+        base = admitting[pod.name][0] if admitting[pod.name] else NodeShape(0, 0)
+        groups.setdefault(base, []).append(pod)
+    return groups
+
+
+def estimate_nodes(shape: NodeShape, pods: Sequence[Pod], cluster: Cluster) -> int:
+    """Empty `shape` nodes the scheduler core needs for `pods` in queue order: each pod goes
+    where the policy puts it among the nodes opened so far, or on a newly opened one."""
+    opened: list[Node] = []
+    bound: list[tuple[Placement, Shape]] = []
+    state = _state(opened, bound, cluster)
+    for pod in queue_order(tuple(pods)):
+        need = Shape.of_pod(pod)
+        positions = state.place(need, cluster.policy.node, cluster.policy.card)
+        if positions is None:
+            opened.append(shape.template(_new_name(0, len(opened))))
+            state = _state(opened, bound, cluster)
+            positions = state.place(need, cluster.policy.node, cluster.policy.card)
+            if positions is None:  # cannot happen for a shape that hosts the pod
+                raise ValueError(f"{pod.name} does not fit an empty {shape} node")
+        state.apply(positions, need)
+        bound.append((state.placement_of(positions), need))
+    return len(opened)
+
+
+def _state(nodes: list[Node], bound: list[tuple[Placement, Shape]], cluster: Cluster) -> CardState:
+    state = CardState(dataclasses.replace(cluster, nodes=tuple(nodes), pods=()))
+    for placement, shape in bound:
+        state.apply(state.positions(placement), shape)
+    return state
+
+
+def _new_name(entry: int, i: int) -> str:
+    return f"{NEW_NODE_PREFIX}-{entry}-{i:04d}"
+
+
+def with_new_nodes(
+    cluster: Cluster, plan: Sequence[ScaleUp], rescued: Collection[str] = ()
+) -> Cluster:
+    """The cluster with the plan's nodes added (named scale-up-ENTRY-NNNN) and the rescued
+    pods left out: what the check schedules, and what a test can schedule independently."""
+    added = tuple(
+        entry.shape.template(_new_name(k, i))
+        for k, entry in enumerate(plan)
+        for i in range(entry.nodes)
+    )
+    pods = tuple(p for p in cluster.pods if p.name not in rescued)
+    return dataclasses.replace(cluster, nodes=cluster.nodes + added, pods=pods)
+
+
+def _verify(
+    cluster: Cluster, rescued: Collection[str], plan: list[ScaleUp], max_rounds: int
+) -> tuple[ScaleUp, ...]:
+    """Schedule the whole queue with the plan's nodes added; while some of an entry's pods do
+    not land, add the nodes the estimator wants for those pods, or more each round (under
+    node spread every extra empty node draws a small pod first); then trim back toward the
+    last count that failed (bisection, keeping only counts that pass)."""
+    pods = {p.name: p for p in cluster.pending}
+    entry_of = {name: k for k, entry in enumerate(plan) for name in entry.pods}
+
+    def missing(counts: list[int]) -> dict[int, list[Pod]]:
+        trial = [replace(e, nodes=n) for e, n in zip(plan, counts, strict=True)]
+        grown = with_new_nodes(cluster, trial, rescued)
+        # Only where pods land matters here: the scheduling pass without diagnose's reasons.
+        queue = queue_order(grown.pending)
+        landed = place_queue(build_state(grown), queue, grown.policy)
+        short: dict[int, list[Pod]] = {}
+        for pod, where in zip(queue, landed, strict=True):
+            if where is None and pod.name in entry_of:
+                short.setdefault(entry_of[pod.name], []).append(pods[pod.name])
+        return short
+
+    counts = [e.nodes for e in plan]
+    failed = [0] * len(plan)  # the largest count seen to fall short, per entry
+    step = [1] * len(plan)  # doubles while an entry stays short: node spread may need many
+    verified = False
+    for _ in range(max_rounds):
+        short = missing(counts)
+        if not short:
+            verified = True
+            break
+        for k, left in short.items():
+            failed[k] = counts[k]
+            counts[k] += max(step[k], estimate_nodes(plan[k].shape, left, cluster))
+            step[k] *= 2
+    if verified:
+        for k in range(len(plan)):
+            low, high = failed[k], counts[k]
+            while failed[k] and high - low > 1:
+                middle = (low + high) // 2
+                if missing([*counts[:k], middle, *counts[k + 1 :]]):
+                    low = middle
+                else:
+                    high = middle
+            counts[k] = high
+    return tuple(replace(e, nodes=n, verified=verified) for e, n in zip(plan, counts, strict=True))

@@ -1,0 +1,82 @@
+"""`python -m conformance.cli`: the differential test's command (docs/conformance.md).
+
+    python -m conformance.cli [-n 200] [--seed 0] [--out out/conformance] [SCENARIO...]
+
+Generates clusters, runs each through the upstream schedulers' own code and the advisor, and
+prints one agreement line per upstream, each disagreement shrunk into --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from conformance import harness, placements, volcano_compare
+from conformance.compare import run_files, run_generated, shrink
+from conformance.generate import PROFILES, generate
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m conformance.cli", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("-n", type=int, default=200, help="generated clusters (default 200)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("out/conformance"))
+    parser.add_argument("scenarios", nargs="*", type=Path)
+    args = parser.parse_args(argv)
+    missing = harness.go_missing()
+    if missing is not None:
+        print(f"conformance: {missing}", file=sys.stderr)
+        return 2
+    for profile in PROFILES:
+        clusters, pods, agree, words, written = run_generated(args.n, args.seed, args.out, profile)
+        print(
+            f"agreement: {agree}/{pods} pods on {clusters} clusters "
+            f"({profile}: kube-scheduler filters)"
+        )
+        print(
+            f"  word for word: {words}/{pods} pods (docs/conformance.md: TaintToleration's message)"
+        )
+        for path in written:
+            print(f"  disagreement, shrunk: {path}")
+        datas = [generate(args.seed + i, profile=profile) for i in range(args.n)]
+        steps, same, placed, refused, diffs = placements.check(datas)
+        print(
+            f"  the advisor's cycle: {same}/{steps} pods agree; {refused} of its {placed} "
+            "placements refused by kube-scheduler"
+        )
+        for d in diffs[:20]:
+            print(f"    {d}")
+    datas = [generate(args.seed + i, profile="volcano-vgpu") for i in range(args.n)]
+    rows = volcano_compare.check(datas)
+    pods = sum(n for n, _ in rows)
+    agree = sum(n - len({d.split(":", 1)[0] for d in diffs}) for n, diffs in rows)
+    print(
+        f"agreement: {agree}/{pods} pods on {args.n} clusters "
+        "(volcano-vgpu: Volcano v1.15.1's vGPU device code, node and cards)"
+    )
+    for i, (data, (_, diffs)) in enumerate(zip(datas, rows, strict=True)):
+        if diffs:
+            args.out.mkdir(parents=True, exist_ok=True)
+            small = shrink(data, volcano_compare.disagrees)
+            path = args.out / f"volcano-vgpu-seed-{args.seed + i}.json"
+            again = volcano_compare.check([small])[0][1]
+            path.write_text(json.dumps({"differs": again, "scenario": small}, indent=2) + "\n")
+            print(f"  disagreement, shrunk: {path}")
+    print(f"not run (volcano-vgpu): {harness.BLOCKED['volcano']}")
+    if args.scenarios:
+        n, a, _, diffs = run_files(args.scenarios)
+        print(
+            f"agreement: {a}/{n} pods in {len(args.scenarios)} scenario files "
+            "(kube-scheduler filters)"
+        )
+        for d in diffs:
+            print(f"  {d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

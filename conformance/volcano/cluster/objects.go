@@ -1,0 +1,327 @@
+package cluster
+
+// Scenario → Kubernetes and Volcano objects, as a live cluster running Volcano's vGPU
+// device plugin would hold them: the node registration annotation and allocatable of
+// pkg/scheduler/api/devices/nvidia/vgpu (device_info.go NewGPUDevices, utils.go
+// decodeNodeDevices), the allocation annotation of running pods (utils.go
+// encodePodDevices), one PodGroup per pod (min_member 1) in the queue `default`.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	vcv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+)
+
+const (
+	registerAnnotation = "volcano.sh/node-vgpu-register" // config.VolcanoVGPURegister
+	IDsAnnotation      = "volcano.sh/vgpu-ids-new"       // vgpu.AssignedIDsAnnotations
+	vgpuNumber         = "volcano.sh/vgpu-number"
+	vgpuMemory         = "volcano.sh/vgpu-memory"
+	vgpuCores          = "volcano.sh/vgpu-cores"
+	vgpuPercent        = "volcano.sh/vgpu-memory-percentage"
+	defaultVgpus       = 10 // docs/design.md §9.2: volcano-vgpu's max_vgpus_per_card
+	queueName          = "default"
+)
+
+// Allocatable of a node whose scenario says nothing: unconstrained, as the advisor reads it.
+var unbounded = map[v1.ResourceName]string{
+	// Far above any scenario's sums (int64 millicores and bytes hold them exactly).
+	v1.ResourceCPU: "1e12", v1.ResourceMemory: "1e18", v1.ResourcePods: "1e9",
+}
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// cardUUID is fixed-width: vgpu's AddResource matches with strings.Contains, so GPU-x-1
+// must not be a prefix of GPU-x-10.
+func cardUUID(node string, index int) string { return fmt.Sprintf("GPU-%s-%04d", node, index) }
+
+type Cluster struct {
+	Nodes    []*v1.Node
+	Pods     []*v1.Pod // every pod: running, resident, pending
+	Groups   []*vcv1beta1.PodGroup
+	Classes  []*schedulingv1.PriorityClass
+	Queue    *vcv1beta1.Queue
+	Pending  []*v1.Pod         // in scenario order
+	CardOf   map[string]int    // card UUID → the scenario's card index
+	CardsOn  map[string][]Card // node → its cards, by index
+	slotsDef int
+}
+
+func sortedCards(cards []Card) []Card {
+	out := append([]Card(nil), cards...)
+	sort.Slice(out, func(a, b int) bool { return out[a].Index < out[b].Index })
+	return out
+}
+
+func quantity(q Quantity) (resource.Quantity, error) {
+	return resource.ParseQuantity(string(q))
+}
+
+func BuildCluster(s *Scenario) (*Cluster, error) {
+	c := &Cluster{CardOf: map[string]int{}, CardsOn: map[string][]Card{}, slotsDef: defaultVgpus}
+	if s.MaxVgpusPerCard != nil {
+		c.slotsDef = *s.MaxVgpusPerCard
+	}
+	for _, n := range s.Nodes {
+		node, err := c.node(n)
+		if err != nil {
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, node)
+	}
+	priorities := map[int32]bool{}
+	seq := 0
+	for _, n := range s.Nodes {
+		for _, o := range append(append([]OtherPod(nil), n.OtherPods...), n.ResidentPods...) {
+			pod, err := c.pod(Pod{Name: o.Name, Resources: o.Resources}, n.Name, seq)
+			if err != nil {
+				return nil, err
+			}
+			seq++
+			c.Pods = append(c.Pods, pod)
+			priorities[0] = true
+		}
+	}
+	for _, p := range s.Pods {
+		node := ""
+		if p.Node != nil {
+			node = *p.Node
+		}
+		pod, err := c.pod(p, node, seq)
+		if err != nil {
+			return nil, err
+		}
+		seq++
+		c.Pods = append(c.Pods, pod)
+		priorities[p.Priority] = true
+		if node == "" {
+			c.Pending = append(c.Pending, pod)
+		}
+	}
+	for value := range priorities {
+		c.Classes = append(c.Classes, &schedulingv1.PriorityClass{
+			ObjectMeta: metav1.ObjectMeta{Name: className(value)}, Value: value,
+		})
+	}
+	c.Queue = &vcv1beta1.Queue{
+		ObjectMeta: metav1.ObjectMeta{Name: queueName},
+		Spec:       vcv1beta1.QueueSpec{Weight: 1},
+		Status:     vcv1beta1.QueueStatus{State: vcv1beta1.QueueStateOpen},
+	}
+	return c, nil
+}
+
+func className(value int32) string {
+	if value < 0 {
+		return fmt.Sprintf("prio-m%d", -value)
+	}
+	return fmt.Sprintf("prio-%d", value)
+}
+
+func (c *Cluster) node(n Node) (*v1.Node, error) {
+	alloc := v1.ResourceList{}
+	for name, text := range unbounded {
+		alloc[name] = resource.MustParse(text)
+	}
+	for key, text := range n.Allocatable {
+		q, err := quantity(text)
+		if err != nil {
+			return nil, fmt.Errorf("nodes[%s].allocatable.%s: %w", n.Name, key, err)
+		}
+		alloc[v1.ResourceName(key)] = q
+	}
+	cards := sortedCards(n.Cards)
+	c.CardsOn[n.Name] = cards
+	annotations := map[string]string{}
+	if len(cards) > 0 {
+		var register strings.Builder
+		var slots, memory int64
+		for _, card := range cards {
+			number := c.slotsDef
+			if card.MaxVgpus != nil {
+				number = *card.MaxVgpus
+			}
+			healthy := card.Healthy == nil || *card.Healthy
+			model := strings.NewReplacer(",", " ", ":", " ").Replace(card.Model)
+			uuid := cardUUID(n.Name, card.Index)
+			c.CardOf[uuid] = card.Index
+			// UUID,Number,Memory,Type,Health,Mode: (utils.go decodeNodeDevices)
+			fmt.Fprintf(&register, "%s,%d,%d,NVIDIA-%s,%t,hami-core:", uuid, number, card.MemoryMiB, model, healthy)
+			slots += int64(number)
+			memory += card.MemoryMiB
+		}
+		annotations[registerAnnotation] = register.String()
+		// The device plugin's totals; the per-card filter is always the stricter check.
+		alloc[vgpuNumber] = *resource.NewQuantity(slots, resource.DecimalSI)
+		alloc[vgpuMemory] = *resource.NewQuantity(memory, resource.DecimalSI)
+		alloc[vgpuCores] = *resource.NewQuantity(100*int64(len(cards)), resource.DecimalSI)
+	}
+	node := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels, Annotations: annotations},
+		Spec:       v1.NodeSpec{Unschedulable: n.Unschedulable},
+		Status:     v1.NodeStatus{Capacity: alloc, Allocatable: alloc},
+	}
+	for _, t := range n.Taints {
+		node.Spec.Taints = append(node.Spec.Taints, v1.Taint{Key: t.Key, Value: t.Value, Effect: v1.TaintEffect(t.Effect)})
+	}
+	return node, nil
+}
+
+// perCard is what one card gives the pod: the scenario's totals are over its N cards.
+func perCard(r Request, capacity int64) (memory, cores int64) {
+	n := int64(r.gpus())
+	switch {
+	case r.MemoryPercent > 0:
+		memory = int64(float64(capacity) * float64(r.MemoryPercent) / 100.0)
+	case r.MemoryMiB > 0:
+		memory = r.MemoryMiB / n
+	default:
+		memory = capacity
+	}
+	return memory, r.CorePercent / n
+}
+
+func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
+	ns, name, ok := strings.Cut(p.Name, "/")
+	if !ok {
+		return nil, fmt.Errorf("pod %q: a name is namespace/pod", p.Name)
+	}
+	created := metav1.NewTime(epoch.Add(time.Duration(seq) * time.Second))
+	requests := v1.ResourceList{}
+	for key, text := range p.Resources {
+		q, err := quantity(text)
+		if err != nil {
+			return nil, fmt.Errorf("pod %s resources.%s: %w", p.Name, key, err)
+		}
+		requests[v1.ResourceName(key)] = q
+	}
+	limits := v1.ResourceList{}
+	annotations := map[string]string{}
+	for k, v := range p.Annotations {
+		annotations[k] = v
+	}
+	group := "pg-" + name
+	annotations[vcv1beta1.KubeGroupNameAnnotationKey] = group
+	isGPU := p.Request.Gpus != nil || p.Request.MemoryMiB > 0 || p.Request.CorePercent > 0 || p.Request.MemoryPercent > 0
+	if isGPU {
+		n := int64(p.Request.gpus())
+		if p.Request.MemoryMiB%n != 0 || p.Request.CorePercent%n != 0 {
+			return nil, fmt.Errorf("pod %s: memory_mib and core_percent must split evenly over %d cards", p.Name, n)
+		}
+		set := func(key string, value int64) {
+			q := *resource.NewQuantity(value, resource.DecimalSI)
+			limits[v1.ResourceName(key)] = q
+			requests[v1.ResourceName(key)] = q
+		}
+		set(vgpuNumber, n)
+		if p.Request.MemoryPercent > 0 {
+			set(vgpuPercent, p.Request.MemoryPercent)
+		} else if p.Request.MemoryMiB > 0 {
+			set(vgpuMemory, p.Request.MemoryMiB/n)
+		}
+		if p.Request.CorePercent > 0 {
+			set(vgpuCores, p.Request.CorePercent/n)
+		}
+	}
+	phase := v1.PodPending
+	if node != "" {
+		phase = v1.PodRunning
+		if isGPU {
+			ids, err := c.allocation(p, node)
+			if err != nil {
+				return nil, err
+			}
+			annotations[IDsAnnotation] = ids
+		}
+	}
+	priority := p.Priority
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			UID: types.UID(ns + "-" + name), Name: name, Namespace: ns,
+			Labels: p.Labels, Annotations: annotations, CreationTimestamp: created,
+		},
+		Spec: v1.PodSpec{
+			NodeName:          node,
+			NodeSelector:      p.NodeSelector,
+			Priority:          &priority,
+			PriorityClassName: className(priority),
+			Containers:        []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: requests, Limits: limits}}},
+			Affinity:          affinity(p.Affinity),
+		},
+		Status: v1.PodStatus{Phase: phase},
+	}
+	for _, t := range p.Tolerations {
+		op := v1.TolerationOperator(t.Operator)
+		if op == "" {
+			op = v1.TolerationOpEqual
+		}
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, v1.Toleration{
+			Key: t.Key, Operator: op, Value: t.Value, Effect: v1.TaintEffect(t.Effect),
+		})
+	}
+	pgPhase := vcv1beta1.PodGroupPending
+	if node != "" {
+		pgPhase = vcv1beta1.PodGroupRunning
+	}
+	c.Groups = append(c.Groups, &vcv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: group, Namespace: ns, CreationTimestamp: created},
+		Spec: vcv1beta1.PodGroupSpec{
+			Queue: queueName, MinMember: 1, PriorityClassName: className(priority),
+		},
+		Status: vcv1beta1.PodGroupStatus{Phase: pgPhase},
+	})
+	return pod, nil
+}
+
+// allocation is a running pod's volcano.sh/vgpu-ids-new: UUID,Type,MiB,cores: per card.
+func (c *Cluster) allocation(p Pod, node string) (string, error) {
+	if len(p.Cards) != p.Request.gpus() {
+		return "", fmt.Errorf("pod %s: %d cards for a %d-card request", p.Name, len(p.Cards), p.Request.gpus())
+	}
+	var b strings.Builder
+	for _, index := range p.Cards {
+		var card *Card
+		for i := range c.CardsOn[node] {
+			if c.CardsOn[node][i].Index == index {
+				card = &c.CardsOn[node][i]
+			}
+		}
+		if card == nil {
+			return "", fmt.Errorf("pod %s: node %s has no card %d", p.Name, node, index)
+		}
+		memory, cores := perCard(p.Request, card.MemoryMiB)
+		fmt.Fprintf(&b, "%s,NVIDIA,%d,%d:", cardUUID(node, index), memory, cores)
+	}
+	return b.String(), nil
+}
+
+func affinity(a *Affinity) *v1.Affinity {
+	if a == nil || a.Node == nil || len(a.Node.Required) == 0 {
+		return nil
+	}
+	sel := &v1.NodeSelector{}
+	for _, t := range a.Node.Required {
+		term := v1.NodeSelectorTerm{}
+		for _, r := range t.MatchExpressions {
+			term.MatchExpressions = append(term.MatchExpressions, v1.NodeSelectorRequirement{
+				Key: r.Key, Operator: v1.NodeSelectorOperator(r.Operator), Values: r.Values,
+			})
+		}
+		for _, r := range t.MatchFields {
+			term.MatchFields = append(term.MatchFields, v1.NodeSelectorRequirement{
+				Key: r.Key, Operator: v1.NodeSelectorOperator(r.Operator), Values: r.Values,
+			})
+		}
+		sel.NodeSelectorTerms = append(sel.NodeSelectorTerms, term)
+	}
+	return &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}
+}
