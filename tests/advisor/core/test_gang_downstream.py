@@ -11,7 +11,7 @@ import pytest
 
 from advisor.core.model import gang_members
 from advisor.core.plan import plan
-from advisor.core.scaledown import GPU_POD_NOT_MOVABLE, scale_down_advice
+from advisor.core.scaling.down import GPU_POD_NOT_MOVABLE, scale_down_advice
 from advisor.scenario import scenario_from_data
 
 ONE_CARD = [{"index": 0, "memory_mib": 16384}]
