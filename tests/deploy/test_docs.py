@@ -202,9 +202,7 @@ def parsers() -> dict[str, set[str]]:
             help_text(partial(dashboards_main, [name, "--help"]))
         )
     known["python deploy/render.py"] = {"--check"}
-    known["python -m conformance.cli"] = flags_in(
-        help_text(lambda: conformance_main(["--help"]))
-    )
+    known["python -m conformance.cli"] = flags_in(help_text(lambda: conformance_main(["--help"])))
     return known
 
 
