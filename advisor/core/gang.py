@@ -119,8 +119,8 @@ def diagnose_jobs(
                 outcomes[job.name] = "placed" if job.placed else "admitted"
             continue
         verdicts.extend(_rolled_back(cycle, job, tried))
-        if job.name is not None:
-            outcomes[job.name] = "rolled-back"
+        if job.name is not None:  # nothing placed: nothing to roll back
+            outcomes[job.name] = "rolled-back" if job.placed else "admitted"
     groups = {g.name: g for g in cluster.jobs.groups}
     running = Counter(p.group for p in cluster.running if p.group is not None)
     pending = Counter(p.group for p in cluster.pending if p.group is not None)
