@@ -28,6 +28,7 @@ from advisor.commands.pods_from import (
 )
 from advisor.core.jobs import not_modelled
 from advisor.core.model import Cluster, ProfileName
+from advisor.core.profiles import profile_of
 from advisor.errors import InputError
 from advisor.flagparse import given_flags
 from advisor.scenario import load_scenario
@@ -125,11 +126,12 @@ async def read_input(args: argparse.Namespace, scheduler: ProfileName | None) ->
         _refuse(given_flags(args), SCENARIO_ONLY, "applies to --scenario only")
         read = await _live(args, scheduler)
     read = _with_pods_from(read, args.pods_from, auto=scheduler is None)
-    unmodelled = not_modelled(read.cluster.jobs)
+    volcano = profile_of(read.cluster.scheduler).session.volcano  # judges gangs (core.gang)
+    unmodelled = not_modelled(read.cluster.jobs, gangs_judged=volcano)
     if unmodelled:  # until the job layer decides (docs/design.md §10.2), never silently
         print(
             "xgpu-advisor: warning: jobs read but not yet modelled: "
-            f"{'; '.join(unmodelled)} (each pod is judged alone)",
+            f"{'; '.join(unmodelled)} (verdicts leave them out)",
             file=sys.stderr,
         )
     return read

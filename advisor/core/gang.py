@@ -18,8 +18,8 @@ Read from Volcano v1.15.1:
   ready, …"; a member that fails on its own keeps its own cause.
 
 Not modelled here yet: several queues (their share and capability), enqueue, task roles
-(minTaskMember), pipelining and preemption. The verdicts of this module are not yet in the
-commands' outputs: plans do not yet keep gangs whole, and the two must not contradict.
+(minTaskMember), pipelining and preemption. Every output judges by `judge`; plans and
+scale-down keep gangs whole (`model.gang_members`), so the two never contradict.
 """
 
 from __future__ import annotations
@@ -27,27 +27,12 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 from advisor.core.diagnose import DEFAULT_NODE_DETAIL, Cycle, Diagnosis, PodDiagnosis, build_state
-from advisor.core.jobs import DEFAULT_QUEUE
+from advisor.core.jobs import DEFAULT_QUEUE, GroupOutcome, GroupState
 from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.state import Shape
-
-GroupState = Literal["admitted", "placed", "rolled-back", "not-admitted"]
-
-
-@dataclass(frozen=True, slots=True)
-class GroupOutcome:
-    """One PodGroup with Pending members, as the cycle left it."""
-
-    name: str
-    queue: str
-    min_member: int
-    ready: int  # members running before the cycle
-    pending: int
-    state: GroupState
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,11 +121,18 @@ def diagnose_jobs(
         for name in sorted(pending)
         if volcano
     )
+    grouped = volcano and bool(cluster.jobs.groups)
     return JobsDiagnosis(
-        Diagnosis(cluster.policy, tuple(verdicts)),
+        Diagnosis(cluster.policy, tuple(verdicts), listed, grouped),
         listed,
         {p.name: p.group for p in cluster.pending},
     )
+
+
+def judge(cluster: Cluster, *, node_detail_limit: int | None = DEFAULT_NODE_DETAIL) -> Diagnosis:
+    """Each Pending pod's verdict as every output gives it: `diagnose_jobs`'s, which is §3's
+    one-pod cycle wherever no gang is judged."""
+    return diagnose_jobs(cluster, node_detail_limit=node_detail_limit).diagnosis
 
 
 def _jobs(cluster: Cluster, volcano: bool) -> list[_Job]:

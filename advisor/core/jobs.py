@@ -139,12 +139,27 @@ class Jobs:
 
 NO_JOBS = Jobs()
 
+GroupState = Literal["admitted", "placed", "rolled-back", "not-admitted"]
 
-def not_modelled(jobs: Jobs) -> list[str]:
+
+@dataclass(frozen=True, slots=True)
+class GroupOutcome:
+    """One PodGroup with Pending members, as the simulated cycle left it (§10.3)."""
+
+    name: str
+    queue: str
+    min_member: int
+    ready: int  # members running before the cycle
+    pending: int
+    state: GroupState
+
+
+def not_modelled(jobs: Jobs, gangs_judged: bool = False) -> list[str]:
     """What the cluster carries that a verdict would depend on but the model does not judge
-    yet: gangs (min_member above 1), queues other than `default`, quotas."""
+    yet: gangs (min_member above 1) unless `gangs_judged` (Volcano's session judges them:
+    core.gang), queues other than `default`, quotas."""
     found = []
-    gangs = [g.name for g in jobs.groups if g.min_member > 1]
+    gangs = [] if gangs_judged else [g.name for g in jobs.groups if g.min_member > 1]
     if gangs:
         found.append(f"{len(gangs)} gang{'s' if len(gangs) != 1 else ''} ({_some(gangs)})")
     queues = sorted({q.name for q in jobs.queues} | {g.queue for g in jobs.groups})

@@ -188,9 +188,10 @@ def demo_with_jobs() -> tuple[dict[str, Any], dict[str, Any]]:
     return plain, jobs
 
 
+# cce runs Volcano's session, which judges the gang (core.gang): queues and quotas remain.
 WARNED = [
-    "xgpu-advisor: warning: jobs read but not yet modelled: 1 gang (ml/job); queue training; "
-    "resource quotas in ml (each pod is judged alone)"
+    "xgpu-advisor: warning: jobs read but not yet modelled: queue training; resource quotas "
+    "in ml (verdicts leave them out)"
 ]
 
 
@@ -212,10 +213,17 @@ def run_both(
 def test_until_modelled_the_keys_warn_once_and_change_no_verdict(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The same JSON as without the keys, and one warning line on stderr that names what
-    was read but not judged."""
+    """The same verdicts as without the keys (the gang has no Pending member), and one
+    warning line on stderr that names what was read but not judged. The diagnosis gains
+    each Pending pod's `group` (null here) and the `groups` list (empty), nothing else."""
     (plain_out, plain_err), (jobs_out, jobs_err) = run_both(command, tmp_path, capsys)
-    assert jobs_out == plain_out
+    if command == "diagnose":
+        data = json.loads(jobs_out)
+        assert data.pop("groups") == []
+        assert {pod.pop("group") for pod in data["pods"]} == {None}
+        assert data == json.loads(plain_out)
+    else:
+        assert jobs_out == plain_out
     assert plain_err == []
     assert jobs_err == WARNED
 

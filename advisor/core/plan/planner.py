@@ -38,7 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from advisor.core.diagnose import Cause, Diagnosis, diagnose
+from advisor.core.diagnose import Cause, Diagnosis
+from advisor.core.gang import judge
 from advisor.core.model import Cluster, Placement, Policy, gang_members, reference_card_mib
 from advisor.core.plan.above import HeldBack, held_back
 from advisor.core.plan.board import CHECKS_PER_PLACEMENT, Board
@@ -164,7 +165,7 @@ def plan(
     options = options or PlanOptions()
     start = clock() if clock else 0.0
     if diagnosis is None:
-        diagnosis = diagnose(cluster, node_detail_limit=0)
+        diagnosis = judge(cluster, node_detail_limit=0)
     bound = {d.pod.name: d.placement for d in diagnosis.pods if d.placement is not None}
     waiting = [d for d in diagnosis.pods if d.cause in ("fragmentation", "capacity")]
     # A gang starts only when min_member of it place together: no plan rescues one alone.

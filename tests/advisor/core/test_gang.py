@@ -5,13 +5,15 @@ cited by name; their cpu requests and node selectors become the pods' `resources
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from advisor.core.diagnose import diagnose
-from advisor.core.gang import GroupOutcome, diagnose_jobs
+from advisor.core.gang import diagnose_jobs
+from advisor.core.jobs import GroupOutcome
 from advisor.scenario import load_scenario, scenario_from_data
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "advisor" / "examples"
@@ -284,3 +286,72 @@ def test_under_kube_scheduler_groups_change_nothing() -> None:
 def test_without_groups_the_job_cycle_is_the_one_pod_cycle(example: Path) -> None:
     c = load_scenario(example)
     assert diagnose_jobs(c).diagnosis == diagnose(c)
+
+
+# -- in the outputs ------------------------------------------------------------------------
+
+
+def fragmented_gang() -> dict[str, Any]:
+    """`test_a_gang_blocked_by_fragmentation`'s cluster as a scenario file's data."""
+    held = [
+        {
+            "name": f"x/held-{n}-{c}",
+            "node": n,
+            "cards": [c],
+            "request": {"gpus": 1, "memory_mib": 8192},
+        }
+        for n in ("a", "b")
+        for c in (1, 2)
+    ]
+    return {
+        "scheduler": {"profile": "cce"},
+        "nodes": [node("a", cards=3), node("b", cards=3)],
+        "pods": held + [pod(f"ml/w-{i}", "ml/job", memory_mib=16384) for i in range(3)],
+        "groups": [{"name": "ml/job", "min_member": 3}],
+    }
+
+
+def test_every_output_tells_the_gang(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """diagnose's JSON (each Pending pod's `group`, the `groups` list, `gang` in the
+    summary), conforming to the shipped schema; its Markdown and HTML, the report's pages and
+    the plan say the same; no plan rescues a member alone."""
+    from advisor.cli import main
+    from advisor.schemas import DIAGNOSIS_SCHEMA, REPORT_SCHEMA
+    from tests.advisor.test_schemas import conforms
+
+    scenario = tmp_path / "gang.yaml"
+    scenario.write_text(json.dumps(fragmented_gang()))
+    assert main(["diagnose", "--scenario", str(scenario), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert conforms(data, DIAGNOSIS_SCHEMA) == []
+    assert [(p["pod"], p["cause"], p["group"]) for p in data["pods"]] == [
+        ("ml/w-0", "gang", "ml/job"),
+        ("ml/w-1", "gang", "ml/job"),
+        ("ml/w-2", "fragmentation", "ml/job"),
+    ]
+    assert data["groups"] == [
+        {
+            "name": "ml/job",
+            "queue": "default",
+            "min_member": 3,
+            "ready": 0,
+            "pending": 3,
+            "state": "rolled-back",
+        }
+    ]
+    assert data["summary"]["gang"] == 2
+    assert data["summary"]["pending"] == 3
+    for fmt in ("markdown", "html"):
+        assert main(["diagnose", "--scenario", str(scenario), "--format", fmt]) == 0
+        assert "2 gang" in capsys.readouterr().out or fmt == "html"
+    out = tmp_path / "report"
+    assert main(["report", "--scenario", str(scenario), "--output-dir", str(out)]) == 0
+    capsys.readouterr()
+    report = json.loads((out / "report.json").read_text())
+    assert conforms(report, REPORT_SCHEMA) == []
+    assert report["diagnosis"]["summary"]["gang"] == 2
+    assert "gang" in (out / "report.md").read_text()
+    assert main(["plan", "--scenario", str(scenario), "--format", "json"]) == 0
+    plans = json.loads(capsys.readouterr().out)
+    rescued = {name for p in plans["plans"] for name in p["rescues"]}
+    assert not rescued & {"ml/w-0", "ml/w-1", "ml/w-2"}

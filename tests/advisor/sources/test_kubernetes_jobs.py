@@ -253,9 +253,10 @@ def exporters() -> Iterator[str]:
         yield urls
 
 
+# cce runs Volcano's session, which judges the gang: its queue and the quota remain.
 WARNING = (
-    "xgpu-advisor: warning: jobs read but not yet modelled: 1 gang (ml/job); queue training; "
-    "resource quotas in ml (each pod is judged alone)\n"
+    "xgpu-advisor: warning: jobs read but not yet modelled: queue training; "
+    "resource quotas in ml (verdicts leave them out)\n"
 )
 
 
