@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from advisor import metricnames as M
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnose import shown_causes
 from advisor.scenario import ScenarioError, load_scenario
 from advisor.words import plural
 
@@ -271,7 +271,7 @@ def report_command(svc: Services, scenario: Path, out: Path) -> list[str]:
 def summary(out: Path) -> str:
     data = json.loads((out / "report.json").read_text())
     counts = data["diagnosis"]["summary"]
-    causes = ", ".join(f"{counts[c]} {c}" for c in CAUSES if counts.get(c))
+    causes = ", ".join(f"{counts[c]} {c}" for c in shown_causes(counts) if counts.get(c))
     plan = data["plan"]["summary"]
     frag = data["fragmentation"]
     lines = [

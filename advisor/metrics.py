@@ -13,7 +13,7 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, Gauge, generate_latest, push_to_gateway
 
 from advisor import metricnames as M
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnose import shown_causes
 from advisor.scenario.write import write_atomic
 
 PLAN_KINDS = ("rebalance", "scale_up", "scale_down")
@@ -37,7 +37,7 @@ def registry_for(run: RunFigures) -> CollectorRegistry:
         return Gauge(family.name, family.help, family.labels, registry=registry)
 
     pending = gauge(M.PENDING_PODS)
-    for cause in CAUSES:
+    for cause in shown_causes(run.pending_by_cause):
         pending.labels(cause=cause).set(run.pending_by_cause.get(cause, 0))
     gauge(M.STRANDED_MEMORY).set(run.stranded_memory_bytes)
     gauge(M.FRAGMENTATION).set(run.fragmentation_ratio)

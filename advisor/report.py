@@ -13,8 +13,8 @@ from typing import Any, cast
 
 import pandas as pd
 
-from advisor.core.diagnose import diagnose
 from advisor.core.fragmentation import fragmentation
+from advisor.core.gang import judge
 from advisor.core.model import Cluster, reference_card_mib
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.profiles import profile_of
@@ -135,7 +135,7 @@ def build_report(
 ) -> Report:
     timer = PhaseClock(clock)
     cluster = inputs.cluster
-    diagnosis = diagnose(cluster, node_detail_limit=NODE_DETAIL)
+    diagnosis = judge(cluster, node_detail_limit=NODE_DETAIL)
     timer.end("diagnose")
     budget = PlanOptions(time_budget_s=options.time_budget_s)
     plans = plan(cluster, budget, clock=clock, diagnosis=diagnosis)

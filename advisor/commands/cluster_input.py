@@ -26,7 +26,9 @@ from advisor.commands.pods_from import (
     with_pods_from,
     without_kubernetes_warning,
 )
+from advisor.core.jobs import not_modelled
 from advisor.core.model import Cluster, ProfileName
+from advisor.core.profiles import profile_of
 from advisor.errors import InputError
 from advisor.flagparse import given_flags
 from advisor.scenario import load_scenario
@@ -123,7 +125,16 @@ async def read_input(args: argparse.Namespace, scheduler: ProfileName | None) ->
     else:
         _refuse(given_flags(args), SCENARIO_ONLY, "applies to --scenario only")
         read = await _live(args, scheduler)
-    return _with_pods_from(read, args.pods_from, auto=scheduler is None)
+    read = _with_pods_from(read, args.pods_from, auto=scheduler is None)
+    volcano = profile_of(read.cluster.scheduler).session.volcano  # judges gangs (core.gang)
+    unmodelled = not_modelled(read.cluster.jobs, gangs_judged=volcano)
+    if unmodelled:  # until the job layer decides (docs/design.md §10.2), never silently
+        print(
+            "xgpu-advisor: warning: jobs read but not yet modelled: "
+            f"{'; '.join(unmodelled)} (verdicts leave them out)",
+            file=sys.stderr,
+        )
+    return read
 
 
 def _refuse(given: frozenset[str], flags: tuple[str, ...], why: str) -> None:

@@ -12,7 +12,8 @@ from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cl
 from advisor.commands.flags.output import add_output
 from advisor.commands.flags.scheduler import scheduler_choice
 from advisor.commands.flags.values import count_or_all
-from advisor.core.diagnose import DEFAULT_NODE_DETAIL, diagnose
+from advisor.core.diagnose import DEFAULT_NODE_DETAIL
+from advisor.core.gang import judge
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import pod_remedies
 from advisor.output import cluster_view, diagnosis_json
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     read = read_cluster(args, scheduler_choice(args))
     cluster = read.cluster
     limit = None if args.node_detail < 0 else args.node_detail
-    diagnosis = diagnose(cluster, node_detail_limit=limit)
+    diagnosis = judge(cluster, node_detail_limit=limit)
     data = diagnosis_json(diagnosis, cluster.scheduler)
     # The advice weighs the rebalancing plans, as in `report` and `plan`: the same search
     # (its defaults), so that every command gives a pod the same advice.

@@ -12,7 +12,7 @@ from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cl
 from advisor.commands.flags.output import add_output
 from advisor.commands.flags.scheduler import scheduler_choice
 from advisor.commands.flags.values import count, positive_seconds
-from advisor.core.diagnose import diagnose
+from advisor.core.gang import judge
 from advisor.core.plan import DEFAULT_TIME_BUDGET_S, PlanOptions, plan
 from advisor.core.plan.limits import EvictionBudget, NeverEvict
 from advisor.core.scaling import pod_remedies, scaling_advice
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     options = options_from(args)
     read = read_cluster(args, scheduler_choice(args))
     cluster = read.cluster
-    diagnosis = diagnose(cluster, node_detail_limit=0)
+    diagnosis = judge(cluster, node_detail_limit=0)
     report = plan(cluster, options, clock=time.monotonic, diagnosis=diagnosis)
     data = plan_json(report, cluster, *scaling_advice(cluster, report, diagnosis))
     add_advice(data["unresolved"], pod_remedies(diagnosis, report))

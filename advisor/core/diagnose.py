@@ -7,6 +7,7 @@ the reason it was rejected, counted the way the cluster-autoscaler reports them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -18,6 +19,7 @@ from advisor.core.diagnose_text import (
     per_card_text,
     resources_text,
 )
+from advisor.core.jobs import GroupOutcome
 from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
 from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks, resource_reasons
 from advisor.core.profiles.cce import CceProfile
@@ -25,7 +27,13 @@ from advisor.core.state import BoolArray, CardState, IntArray, Shape, Verdicts
 from advisor.errors import known
 
 Cause = Literal[
-    "invalid", "unsatisfiable", "schedulable", "node-resources", "fragmentation", "capacity"
+    "invalid",
+    "unsatisfiable",
+    "schedulable",
+    "node-resources",
+    "fragmentation",
+    "capacity",
+    "gang",  # Volcano's gangs (core.gang, docs/design.md §10.3): not yet in the outputs
 ]
 CAUSES: tuple[Cause, ...] = (
     "schedulable",
@@ -35,6 +43,16 @@ CAUSES: tuple[Cause, ...] = (
     "unsatisfiable",
     "invalid",
 )
+# The job layer's causes (core.gang, docs/design.md §10.3): in a summary and its renderings
+# only where some pod has them, so that an output without gangs keeps its form.
+JOB_CAUSES: tuple[Cause, ...] = ("gang",)
+
+
+def shown_causes(counts: Mapping[str, int]) -> tuple[Cause, ...]:
+    """`CAUSES`, then each of `JOB_CAUSES` that `counts` (a summary) counts."""
+    return CAUSES + tuple(c for c in JOB_CAUSES if counts.get(c))
+
+
 # CCE's per-node GPU reasons: too-few-cards, then its card checks in order; each profile
 # names its own (`CardState.profile.reasons`).
 REASONS = CceProfile.reasons
@@ -71,13 +89,22 @@ class PodDiagnosis:
 class Diagnosis:
     policy: Policy
     pods: tuple[PodDiagnosis, ...]  # queue order
+    # Where gangs are judged (core.gang): each PodGroup with Pending members, and whether
+    # the cluster has groups at all (then every pod names its group in the outputs).
+    groups: tuple[GroupOutcome, ...] = ()
+    grouped: bool = False
 
     def count(self, cause: Cause) -> int:
         return sum(1 for d in self.pods if d.cause == cause)
 
     @property
     def summary(self) -> dict[str, int]:
-        return {"pending": len(self.pods), **{c: self.count(c) for c in CAUSES}}
+        counts: dict[str, int] = {"pending": len(self.pods)}
+        counts.update((c, self.count(c)) for c in CAUSES)
+        gang = self.count("gang")  # only where gangs are judged (core.gang)
+        if gang:
+            counts["gang"] = gang
+        return counts
 
 
 def build_state(cluster: Cluster) -> CardState:

@@ -8,6 +8,7 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import Literal
 
+from advisor.core.jobs import GANG_DEFAULTS, NO_JOBS, Gang, Jobs
 from advisor.core.nodefilters import (
     NO_CONSTRAINTS,
     NO_RESOURCES,
@@ -158,6 +159,11 @@ class Pod:
     constraints: NodeConstraints = NO_CONSTRAINTS  # nodeSelector, affinity, tolerations
     started: str | None = None  # RFC 3339 (status.startTime): what an eviction loses (§8)
     labels: Mapping[str, str] = field(default_factory=_frozen_map, compare=False)  # --never-evict
+    # The job layer (docs/design.md §10.1): its PodGroup (namespace/name; None: its owner's
+    # automatic group, or its own), whether Volcano may evict it, and kube-scheduler's policy.
+    group: str | None = None
+    preemptable: bool = True
+    preemption_policy: str = "PreemptLowerPriority"
 
     @property
     def namespace(self) -> str:
@@ -182,6 +188,11 @@ class Scheduler:
     default_memory_mib: int = 0  # hami: memory of a request giving none; 0: the whole card
     weights: tuple[int, int, int] = (1, 1, 1)  # hami: device scoring slot, core, memory
     schedule_weight: int = 0  # volcano-vgpu: deviceshare.ScheduleWeight
+    # The session (docs/design.md §10.1); None: the profile's default.
+    actions: tuple[str, ...] | None = None  # volcano-based: the configuration's actions
+    gang: Gang = GANG_DEFAULTS  # volcano-based: the gang plugin's options
+    overcommit_factor: float | None = None  # volcano-based: the overcommit plugin's factor
+    preemption: bool | None = None  # hami: kube-scheduler's DefaultPreemption
 
 
 CCE = Scheduler()
@@ -195,6 +206,7 @@ class Cluster:
     policy: Policy = Policy()
     max_vgpus_per_card: int = DEFAULT_MAX_VGPUS
     scheduler: Scheduler = CCE
+    jobs: Jobs = NO_JOBS  # PodGroups, Queues, ResourceQuotas (docs/design.md §10.1)
 
     @property
     def running(self) -> tuple[Pod, ...]:
@@ -251,6 +263,23 @@ def disruption_blocker(pod: Pod) -> str | None:
     if pod.annotations.get(DO_NOT_DISRUPT, "").strip().lower() == "true":
         return f"{DO_NOT_DISRUPT}: true"
     return budget_blocker(pod.annotations)
+
+
+def gang_members(cluster: Cluster, volcano: bool) -> dict[str, str]:
+    """The pods of gangs (PodGroups with min_member above 1) under Volcano's session
+    (`volcano`: the profile runs it), each with why no plan or node removal moves it: moving
+    one member could leave a running gang below min_member, and placing one Pending member
+    alone never starts its gang (docs/design.md §10.4). Until plans move and place whole
+    gangs, they leave every member where it is."""
+    if not volcano:
+        return {}
+    mins = {g.name: g.min_member for g in cluster.jobs.groups if g.min_member > 1}
+    return {
+        p.name: f"a member of gang {p.group} (min_member {mins[p.group]}): moved alone it "
+        "could split the gang"
+        for p in cluster.pods
+        if p.group is not None and p.group in mins
+    }
 
 
 def budget_blocker(annotations: Mapping[str, str]) -> str | None:

@@ -24,6 +24,7 @@ and a scale-up is proposed. Advice keys:
 | `capacity` | yes | capacity, with no total computed |
 | `node-resources` | no | GPUs fit, cpu, memory or pod slots do not: `core.scaling.relief`, no GPU |
 | `unsatisfiable` | yes | no node it may use could ever take it: a new node shape |
+| `gang` | no | it fits, but its gang cannot start min_member at once: see its mates' advice |
 
 Any pod a plan rescues is never proposed a node. A pod proposed one may still get none when
 no node template admits it (`ScaleUpAdvice.not_triggered` says why).
@@ -47,6 +48,7 @@ ADVISES_NO_NODES = frozenset(
         "capacity-consolidate",
         "rebalance",
         "node-resources",
+        "gang",  # its gang mates that fail on their own carry the advice that helps
     }
 )
 ADVISES_NODES = frozenset({"no-plan", "capacity-scale-up", "capacity", "unsatisfiable"})
@@ -65,6 +67,7 @@ WHY: Mapping[str, str] = MappingProxyType(
         "node-resources": "its GPUs fit, but no node it may use has the cpu, memory or pod "
         "slot it asks for",
         "unsatisfiable": "no node it may use could ever take it",
+        "gang": "it fits, but its gang cannot place min_member of its pods at once",
     }
 )
 
@@ -124,6 +127,13 @@ ACTIONS: Mapping[str, tuple[str, str]] = MappingProxyType(
             "even empty and repaired. Shrink the request (fewer cards, less memory per card, "
             "less cpu or memory) or add a node with larger or more cards that the pod may use.",
         ),
+        "gang": (
+            "Gang",
+            "These would be placed, but Volcano places a gang all-or-nothing and the rest of "
+            "their gang (PodGroup) cannot start min_member pods in the same cycle, so every "
+            "placement of the job is rolled back. Look at the gang's other Pending pods: what "
+            "keeps them out (fragmentation, capacity, node resources) is what to fix.",
+        ),
         "invalid": (
             "Invalid request",
             "The request breaks a rule of the even-split model (see the message). Fix the pod's "
@@ -182,7 +192,7 @@ def remedy(
     if cause == "capacity":
         sufficient = verdict.cluster_free_sufficient
         return decide("capacity" if sufficient is None else "capacity-scale-up")
-    return decide(cause)  # node-resources, unsatisfiable
+    return decide(cause)  # node-resources, unsatisfiable, gang
 
 
 def remedies(

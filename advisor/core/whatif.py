@@ -26,7 +26,7 @@ from itertools import product
 
 import numpy as np
 
-from advisor.core.diagnose import build_state, diagnose
+from advisor.core.diagnose import build_state
 from advisor.core.fragmentation import (
     Fragmentation,
     WeightedShape,
@@ -34,6 +34,7 @@ from advisor.core.fragmentation import (
     typical_shapes,
     valid_shape,
 )
+from advisor.core.gang import judge
 from advisor.core.model import (
     CCE,
     POLICIES,
@@ -287,7 +288,7 @@ def profile_outcome(cluster: Cluster) -> ProfileOutcome:
     state = base.copy()
     placed = landings(state, queue, cluster.policy)
     left = [pod for pod, where in zip(queue, placed, strict=True) if where.placement is None]
-    diagnosis = diagnose(cluster, node_detail_limit=0)
+    diagnosis = judge(cluster, node_detail_limit=0)
     return ProfileOutcome(
         scheduler=cluster.scheduler,
         policy=cluster.policy,

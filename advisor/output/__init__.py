@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping
 
 from advisor import schemas
 from advisor.core.diagnose import CAUSES, Diagnosis, PodDiagnosis
+from advisor.core.jobs import GroupOutcome
 from advisor.core.model import (
     WEIGHT_KEYS,
     Cluster,
@@ -76,7 +77,7 @@ def taint_text(taint: Taint) -> str:
 
 
 def pod_diagnosis_json(
-    d: PodDiagnosis, profile: ProfileName = DEFAULT_PROFILE
+    d: PodDiagnosis, profile: ProfileName = DEFAULT_PROFILE, grouped: bool = False
 ) -> schemas.PodDiagnosisJson:
     entry: schemas.PodDiagnosisJson = {
         "pod": d.pod.name,
@@ -99,6 +100,8 @@ def pod_diagnosis_json(
         entry["reason_counts"] = dict(d.reason_counts)
     if d.cluster_free_sufficient is not None:
         entry["cluster_free_sufficient"] = d.cluster_free_sufficient
+    if grouped:  # the cluster has PodGroups (§10.3): every Pending pod names its own
+        entry["group"] = d.pod.group
     return entry
 
 
@@ -111,12 +114,28 @@ def diagnosis_json(
     judged: schemas.SchedulerPartJson = (
         {"scheduler": scheduler_json(scheduler)} if scheduler is not None else {}
     )
+    # Where the cluster has PodGroups (§10.3): each job once.
+    grouped: schemas.GroupsPartJson = (
+        {"groups": [group_json(g) for g in diagnosis.groups]} if diagnosis.grouped else {}
+    )
     return {
         "schema": schemas.DIAGNOSIS_SCHEMA,
         "policy": {"node": policy.node, "card": policy.card},
         **judged,
-        "pods": [pod_diagnosis_json(d, profile) for d in diagnosis.pods],
+        "pods": [pod_diagnosis_json(d, profile, diagnosis.grouped) for d in diagnosis.pods],
         "summary": diagnosis.summary,
+        **grouped,
+    }
+
+
+def group_json(g: GroupOutcome) -> schemas.GroupJson:
+    return {
+        "name": g.name,
+        "queue": g.queue,
+        "min_member": g.min_member,
+        "ready": g.ready,
+        "pending": g.pending,
+        "state": g.state,
     }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from advisor.core.model import CCE, WEIGHT_KEYS, Cluster, Policy, PolicyName, ProfileName, Scheduler
 from advisor.core.profiles import DEFAULT_PROFILE, PROFILES, Profile, profile_for
+from advisor.scenario.jobs import SESSION_KEYS, read_session_setting, session_setting_data
 from advisor.scenario.strict import Reader, kind
 
 NODE_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread")
@@ -30,9 +31,9 @@ def defaults(profile: ProfileName) -> tuple[Policy, tuple[PolicyName, ...], int]
     return p.default_policy, p.card_policies, p.default_max_vgpus
 
 
-def _owner(key: str) -> Profile | None:
-    """The profile whose setting `key` is."""
-    return next((p for p in PROFILES.values() if key in p.settings), None)
+def _owners(key: str) -> list[Profile]:
+    """The profiles whose setting `key` is (the session's are several profiles')."""
+    return [p for p in PROFILES.values() if key in p.settings]
 
 
 def _setting_keys() -> list[str]:
@@ -54,11 +55,13 @@ def read_scheduler(r: Reader, raw: object) -> Scheduler:
         if key not in m:
             continue
         if key not in profile_for(profile).settings:
-            owner = _owner(key)
-            named = owner.name if owner is not None else "another profile's"
+            owners = _owners(key)
+            named = " and ".join(o.name for o in owners) if owners else "another profile's"
             raise r.fail(f"scheduler.{key}", f"a {named} setting; profile {profile} has none")
         if key == "weights":
             settings[key] = _weights(r, m[key])
+        elif key in SESSION_KEYS:
+            settings[key] = read_session_setting(r, key, m[key])
         else:
             settings[key] = r.integer(m[key], f"scheduler.{key}", 0)
     return Scheduler(profile=profile, **settings)
@@ -103,7 +106,11 @@ def scheduler_data(scheduler: Scheduler) -> dict[str, Any] | None:
     for key in profile_for(scheduler.profile).settings:
         value = getattr(scheduler, key)
         if value != getattr(CCE, key):  # a setting at its default is left out
-            data[key] = dict(zip(WEIGHT_KEYS, value, strict=True)) if key == "weights" else value
+            if key == "weights":
+                value = dict(zip(WEIGHT_KEYS, value, strict=True))
+            elif key in SESSION_KEYS:
+                value = session_setting_data(key, value)
+            data[key] = value
     return data
 
 

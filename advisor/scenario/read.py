@@ -35,6 +35,13 @@ from advisor.scenario.fit import (
     read_node_fit,
     read_pod_fit,
 )
+from advisor.scenario.jobs import (
+    JOB_KEYS,
+    POD_JOB_KEYS,
+    check_pod_groups,
+    read_jobs,
+    read_pod_jobs,
+)
 from advisor.scenario.parse import DEFAULT_LIMITS, ScenarioLimits, parse_text, read_scenario_text
 from advisor.scenario.profile import (
     default_max_vgpus,
@@ -85,7 +92,10 @@ def _at_most(
 def _read_cluster(data: object, source: str, limits: ScenarioLimits) -> Cluster:
     r = _Reader(source)
     top = r.mapping(
-        data, "", {"scheduler", "policy", "max_vgpus_per_card", "nodes", "pods"}, {"nodes"}
+        data,
+        "",
+        {"scheduler", "policy", "max_vgpus_per_card", "nodes", "pods", *JOB_KEYS},
+        {"nodes"},
     )
     scheduler = read_scheduler(r, top.get("scheduler", {}))
     policy = read_policy(r, top.get("policy", {}), scheduler)
@@ -104,7 +114,9 @@ def _read_cluster(data: object, source: str, limits: ScenarioLimits) -> Cluster:
     pods = tuple(_pod(r, raw, f"pods[{i}]", requires_memory) for i, raw in enumerate(waiting))
     _unique(r, [(f"pods[{i}].name", p.name) for i, p in enumerate(pods)], "pod name")
     _check_other_pods(r, nodes, {p.name for p in pods})
-    cluster = Cluster(nodes, pods, policy, limit, scheduler)
+    jobs = read_jobs(r, top)
+    check_pod_groups(r, pods, jobs)
+    cluster = Cluster(nodes, pods, policy, limit, scheduler, jobs)
     _check_running(r, cluster)
     return cluster
 
@@ -192,6 +204,7 @@ _POD_KEYS = {
     "annotations",
     "invalid",
     *POD_FIT_KEYS,
+    *POD_JOB_KEYS,
 }
 
 
@@ -248,6 +261,7 @@ def _pod(r: _Reader, raw: object, where: str, requires_memory: bool = True) -> P
         **read_pod_fit(r, m, where),
         started=_started(r, m, where),
         labels=_strings(r, m, "labels", where),
+        **read_pod_jobs(r, m, where),
     )
 
 

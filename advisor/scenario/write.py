@@ -21,6 +21,7 @@ import yaml
 from advisor.core.model import Cluster
 from advisor.core.profiles import profile_for
 from advisor.scenario.fit import node_fit_data, other_pod_data, pod_fit_data
+from advisor.scenario.jobs import jobs_data, pod_jobs_data
 from advisor.scenario.profile import scheduler_data
 from advisor.scenario.strict import UNREAD_MIB
 
@@ -85,6 +86,7 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
         if p.annotations:
             pod["annotations"] = dict(p.annotations)
         pod.update(pod_fit_data(p))
+        pod.update(pod_jobs_data(p))
         pods.append(pod)
     policy = {"node": cluster.policy.node, "card": cluster.policy.card}
     block = scheduler_data(cluster.scheduler)
@@ -94,6 +96,7 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
         "max_vgpus_per_card": cluster.max_vgpus_per_card,
         "nodes": nodes,
         "pods": pods,
+        **jobs_data(cluster.jobs),
     }
 
 

@@ -71,6 +71,24 @@ class PodDiagnosisJson(TypedDict):
     reason_counts: NotRequired[dict[str, int]]
     cluster_free_sufficient: NotRequired[bool]  # capacity only
     advice: NotRequired[RemedyJson]  # in the report only (`advisor.report`)
+    group: NotRequired[str | None]  # its PodGroup, where the cluster has groups (§10.3)
+
+
+class GroupJson(TypedDict):
+    """A PodGroup with Pending members, as the cycle left it (docs/design.md §10.3)."""
+
+    name: str
+    queue: str
+    min_member: int
+    ready: int
+    pending: int
+    state: str  # admitted | placed | rolled-back | not-admitted
+
+
+class GroupsPartJson(TypedDict, total=False):
+    """The `groups` key of a diagnosis, present where the cluster has PodGroups."""
+
+    groups: list[GroupJson]
 
 
 class DiagnosisJson(TypedDict):
@@ -78,7 +96,8 @@ class DiagnosisJson(TypedDict):
     policy: PolicyJson
     scheduler: NotRequired[SchedulerJson]
     pods: list[PodDiagnosisJson]
-    summary: dict[str, int]  # per cause, and "pending"
+    summary: dict[str, int]  # per cause, and "pending" ("gang" only when some)
+    groups: NotRequired[list[GroupJson]]  # where the cluster has groups (§10.3)
 
 
 # -- card view (after the cycle, or before/after a plan) ---------------------------------------

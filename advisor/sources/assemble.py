@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from advisor.core.jobs import NO_JOBS
 from advisor.core.model import (
     Card,
     Cluster,
@@ -107,7 +108,12 @@ def assemble(
     if kube is not None:
         pods = merge_kubernetes(running, nodes, kube, notes, settings)
         nodes = with_other_pods(nodes, pods, kube)
-    cluster = Cluster(tuple(nodes), tuple(pods), policy, limit, settings)
+    jobs = NO_JOBS
+    if kube is not None:
+        jobs = kube.jobs.jobs
+        if profile_for(profile).session.volcano:  # Volcano's configmap: its actions, plugins
+            settings = replace(settings, **kube.jobs.settings)
+    cluster = Cluster(tuple(nodes), tuple(pods), policy, limit, settings, jobs)
     how = "--scheduler" if scheduler != "auto" else f"auto: {chosen.evidence}"
     return Assembled(cluster, tuple(notes.warnings), tuple(notes.stale), f"{profile} ({how})")
 

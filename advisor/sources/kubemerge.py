@@ -1,6 +1,7 @@
 """Kubernetes' view merged into the metric-derived pods: Pending pods, priorities, owners,
 annotations, every pod's effective request and node constraints, each node's other pods and
-the pods that stay with it, and the checks that show where the two sources disagree.
+the pods that stay with it, what each pod says of its job, and the checks that show where
+the two sources disagree.
 
 A running pod keeps what the exporter reports it holds, except that a pod asking a share of
 each card or whole cards keeps that request when it gives exactly what the exporter reports
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -69,6 +71,7 @@ def merge_kubernetes(
                 constraints=read.constraints,
                 started=facts.started,
                 labels=facts.labels,
+                **_job_fields(facts),
             )
         )
     if unknown:
@@ -79,10 +82,34 @@ def merge_kubernetes(
     _check_nodes(kube.nodes, nodes, notes)
     order = sorted(pending, key=lambda p: (p.created is None, p.created or "", p.key))
     pods.extend(
-        _pending_pod(p, kube.scheduling.get(p.key, PodScheduling()), notes, scheduler)
+        replace(
+            _pending_pod(p, kube.scheduling.get(p.key, PodScheduling()), notes, scheduler),
+            **_job_fields(kube.facts.get(p.key, PodFacts())),
+        )
         for p in order
     )
-    return pods
+    return _known_groups(pods, kube, notes)
+
+
+def _job_fields(facts: PodFacts) -> dict[str, Any]:
+    return {
+        "group": facts.group,
+        "preemptable": facts.preemptable,
+        "preemption_policy": facts.preemption_policy,
+    }
+
+
+def _known_groups(pods: list[Pod], kube: KubeState, notes: Notes) -> list[Pod]:
+    """A pod naming a PodGroup the API does not list keeps no group (Volcano does not
+    schedule it until its group exists): said once for all of them."""
+    known = {g.name for g in kube.jobs.jobs.groups}
+    missing = sorted({p.group for p in pods if p.group is not None and p.group not in known})
+    if not missing:
+        return pods
+    notes.warnings.append(
+        f"pods name PodGroups that do not exist (Volcano waits for them): {names(missing)}"
+    )
+    return [replace(p, group=None) if p.group in missing else p for p in pods]
 
 
 def _declared(

@@ -31,6 +31,11 @@ async def optional_list(
         return []
 
 
+class NotServed(SourceError):
+    """The API serves no such resource (HTTP 404 on the list): a custom resource whose CRD
+    is not installed."""
+
+
 @dataclass(frozen=True, slots=True)
 class Paging:
     timeout_s: float
@@ -70,7 +75,8 @@ async def list_all(call: Any, host: str, what: str, paging: Paging, **selectors:
         if not 200 <= status < 300 or not isinstance(body.get("items"), list):
             reason = " ".join(str(body.get(k) or "") for k in ("reason", "message")).strip()
             detail = reason or " ".join(raw[:200].decode(errors="replace").split())
-            raise SourceError(f"{source}: HTTP {status} {detail}")
+            failure = NotServed if status == 404 else SourceError
+            raise failure(f"{source}: HTTP {status} {detail}")
         items.extend(body["items"])
         metadata = body.get("metadata")
         token = metadata.get("continue") if isinstance(metadata, dict) else None

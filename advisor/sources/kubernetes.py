@@ -18,7 +18,8 @@ are kept as written, for `advisor.sources.registered` to read under the cluster'
 A third list, of the PodDisruptionBudgets, gives each pod the budget that covers it
 (`advisor.sources.budgets`, recorded in an annotation of ours before the pod is parsed).
 It is optional: when it fails (RBAC without the policy group, say) the run goes on without
-budgets and says so in a warning.
+budgets and says so in a warning. So are the job layer's lists beside them (PodGroups, Queues,
+ResourceQuotas, Volcano's configuration: advisor.sources.kubejobs).
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ from advisor.podspec.quantity import quantity_int
 from advisor.podspec.registration import registration_keys
 from advisor.podspec.scheduling import PodScheduling, read_pod_scheduling
 from advisor.sources.budgets import by_namespace, mark_pod, read_budgets
-from advisor.sources.http import run_all
+from advisor.sources.http import run_all, run_both
+from advisor.sources.kubejobs import kube_jobs, pod_job, read_job_lists
 from advisor.sources.kubepages import MAX_PAGE_BYTES, PAGE_SIZE, Paging, list_all, optional_list
 from advisor.sources.values import KubeNode, KubeState, PodFacts
 
@@ -89,29 +91,33 @@ async def read_kubernetes(
     warnings: list[str] = []
     async with ApiClient(configuration=configuration) as client:
         api = CoreV1Api(client)
-        pod_items, node_items, budget_items = await run_all(
-            [
-                list_all(
-                    api.list_pod_for_all_namespaces,
-                    host,
-                    "pods",
-                    Paging(timeout_s, page_size, max_page_bytes),
-                    field_selector=NOT_FINISHED,
-                ),
-                list_all(
-                    api.list_node, host, "nodes", Paging(timeout_s, page_size, max_page_bytes)
-                ),
-                optional_list(
-                    PolicyV1Api(client).list_pod_disruption_budget_for_all_namespaces,
-                    host,
-                    "poddisruptionbudgets",
-                    Paging(timeout_s, page_size, max_page_bytes),
-                    warnings,
-                    "plans and scale-down ignore disruption budgets (the eviction commands "
-                    "still honour them)",
-                ),
-            ]
+        paging = Paging(timeout_s, page_size, max_page_bytes)
+        listed, job_lists = await run_both(
+            run_all(
+                [
+                    list_all(
+                        api.list_pod_for_all_namespaces,
+                        host,
+                        "pods",
+                        paging,
+                        field_selector=NOT_FINISHED,
+                    ),
+                    list_all(api.list_node, host, "nodes", paging),
+                    optional_list(
+                        PolicyV1Api(client).list_pod_disruption_budget_for_all_namespaces,
+                        host,
+                        "poddisruptionbudgets",
+                        paging,
+                        warnings,
+                        "plans and scale-down ignore disruption budgets (the eviction commands "
+                        "still honour them)",
+                    ),
+                ]
+            ),
+            read_job_lists(client, host, paging, warnings),
         )
+    pod_items, node_items, budget_items = listed
+    jobs = kube_jobs(job_lists, pod_items, warnings)
     budgets, problems = read_budgets(budget_items)
     warnings.extend(problems)
     in_namespace = by_namespace(budgets)
@@ -132,7 +138,7 @@ async def read_kubernetes(
         if pod is not None and read is not None:
             pods.append(pod)
             scheduling[pod.key] = read
-            facts[pod.key] = pod_facts(item)
+            facts[pod.key] = pod_facts(item, jobs.volcano)
         if bound is None or read is None:
             continue
         if read.problems:
@@ -151,16 +157,18 @@ async def read_kubernetes(
         if (node := _node(item, judged, residents, unreadable)) is not None
     ]
     return KubeState(
-        f"kubernetes {host}", tuple(pods), tuple(nodes), tuple(warnings), scheduling, facts
+        f"kubernetes {host}", tuple(pods), tuple(nodes), tuple(warnings), scheduling, facts, jobs
     )
 
 
-def pod_facts(obj: Any) -> PodFacts:
-    """The pod's `status.startTime` when it reads as RFC 3339, and its string labels."""
+def pod_facts(obj: Any, volcano: bool = False) -> PodFacts:
+    """The pod's `status.startTime` when it reads as RFC 3339, its string labels, and what
+    it says of its job; its group only where Volcano runs (`volcano`: its CRDs are served)."""
     item = _object(obj)
     metadata, status = _object(item.get("metadata")), _object(item.get("status"))
     started = status.get("startTime")
     labels = metadata.get("labels")
+    group, preemptable, policy = pod_job(item)
     return PodFacts(
         started if isinstance(started, str) and parse_time(started) is not None else None,
         MappingProxyType(
@@ -168,6 +176,9 @@ def pod_facts(obj: Any) -> PodFacts:
             if isinstance(labels, dict)
             else {}
         ),
+        group if volcano else None,
+        preemptable,
+        policy,
     )
 
 

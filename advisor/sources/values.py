@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from advisor import metricnames as M
+from advisor.core.jobs import NO_JOBS, Jobs
 from advisor.core.model import OtherPod
 from advisor.podspec import PodGpu
 from advisor.podspec.node import NodeScheduling
@@ -47,6 +49,11 @@ class PodFacts:
 
     started: str | None = None
     labels: Mapping[str, str] = field(default_factory=_frozen)
+    # What it says of its job (docs/design.md §10.1): its PodGroup's namespace/name (from
+    # the group annotation), whether Volcano may evict it, kube-scheduler's preemption policy.
+    group: str | None = None
+    preemptable: bool = True
+    preemption_policy: str = "PreemptLowerPriority"
 
 
 def _frozen_facts() -> Mapping[str, PodFacts]:
@@ -100,6 +107,24 @@ class KubeNode:
     registrations: Mapping[str, str] = field(default_factory=_frozen)
 
 
+def _frozen_settings() -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class KubeJobs:
+    """What the API says of jobs (advisor.sources.kubejobs): `volcano` whether its CRDs are
+    served; `settings` the `Scheduler` fields its configmap gives (actions, gang,
+    overcommit_factor)."""
+
+    jobs: Jobs = NO_JOBS
+    volcano: bool = False
+    settings: Mapping[str, Any] = field(default_factory=_frozen_settings)
+
+
+NO_KUBE_JOBS = KubeJobs()
+
+
 @dataclass(frozen=True, slots=True)
 class KubeState:
     """Non-terminal GPU pods (parsed by advisor.podspec) and the nodes, from one API server."""
@@ -113,3 +138,4 @@ class KubeState:
     # Each GPU pod's start time and labels: what the plans' disruption cost and
     # --never-evict read (docs/design.md §8), by "namespace/pod".
     facts: Mapping[str, PodFacts] = field(default_factory=_frozen_facts)
+    jobs: KubeJobs = NO_KUBE_JOBS  # PodGroups, Queues, ResourceQuotas, Volcano's configuration

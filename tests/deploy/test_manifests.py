@@ -178,6 +178,11 @@ def test_only_the_two_expected_roles_exist(objects: list[Document]) -> None:
                 ("", "pods", READ_ONLY),
                 # which pods plans and scale-down may evict; read once per run, never watched
                 ("policy", "poddisruptionbudgets", ["get", "list"]),
+                # the scheduler's job layer (docs/design.md §10.1)
+                ("", "resourcequotas", READ_ONLY),
+                ("", "configmaps", READ_ONLY),
+                ("scheduling.volcano.sh", "podgroups", READ_ONLY),
+                ("scheduling.volcano.sh", "queues", READ_ONLY),
             ],
         ),
     ],
@@ -194,7 +199,20 @@ def test_roles_are_read_only_and_least_privilege(
         for verb in rule["verbs"]
     }
     assert granted == {(g, r, v) for g, r, verbs in resources for v in verbs}
-    assert all(set(rule) == {"apiGroups", "resources", "verbs"} for rule in role["rules"])
+    # Only the advisor's ConfigMap rule names its object, and it names Volcano's one only:
+    # the role reads no other ConfigMap (which may hold credentials).
+    named = [rule for rule in role["rules"] if "resourceNames" in rule]
+    assert all(
+        set(rule) == {"apiGroups", "resources", "verbs"}
+        for rule in role["rules"]
+        if rule not in named
+    )
+    if any("configmaps" in rule["resources"] for rule in role["rules"]):
+        assert [(r["resources"], r["resourceNames"]) for r in named] == [
+            (["configmaps"], ["volcano-scheduler-configmap"])
+        ]
+    else:
+        assert named == []
 
 
 @pytest.mark.parametrize("name", ["xgpu-exporter", "xgpu-advisor"])

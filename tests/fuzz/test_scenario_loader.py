@@ -41,7 +41,51 @@ SMALL: dict[str, Any] = {
         {"name": "ml/c", "invalid": "unreadable request"},
     ],
 }
-BASES = [SMALL] + [yaml.safe_load(p.read_text()) for p in sorted(EXAMPLES.glob("*.yaml"))]
+# The job layer's keys (docs/design.md §10.1), every one of them, under Volcano's session.
+JOBS: dict[str, Any] = {
+    "scheduler": {
+        "profile": "volcano-vgpu",
+        "actions": ["enqueue", "allocate", "backfill", "preempt", "reclaim"],
+        "gang": {"preemptable": False, "job_starving": True},
+        "overcommit_factor": 1.5,
+    },
+    "nodes": [{"name": "n1", "cards": [{"index": 0, "memory_mib": 16384}]}],
+    "queues": [
+        {
+            "name": "training",
+            "weight": 3,
+            "capability": {"volcano.sh/vgpu-memory": "20000", "cpu": "64"},
+            "guarantee": {"cpu": "8"},
+            "reclaimable": False,
+            "priority": 2,
+            "state": "Closing",
+        }
+    ],
+    "groups": [
+        {"name": "ml/job-a", "min_member": 2, "queue": "training", "priority": 100},
+        {"name": "ml/job-b", "min_resources": {"cpu": "4", "memory": "8Gi"}},
+    ],
+    "quotas": [{"namespace": "ml", "hard": {"limits.nvidia.com/gpumem": "40000"}}],
+    "pods": [
+        {"name": "ml/a-0", "node": "n1", "cards": [0], "request": {"gpus": 1}, "group": "ml/job-a"},
+        {
+            "name": "ml/a-1",
+            "request": {"gpus": 1},
+            "group": "ml/job-a",
+            "preemptable": False,
+            "preemption_policy": "Never",
+        },
+    ],
+}
+HAMI_PREEMPTION: dict[str, Any] = {
+    "scheduler": {"profile": "hami", "preemption": False},
+    "nodes": [{"name": "n1", "cards": [{"index": 0, "memory_mib": 16384}]}],
+    "quotas": [{"namespace": "ml", "hard": {"limits.nvidia.com/gpumem": "4000"}}],
+    "pods": [{"name": "ml/a", "request": {"gpus": 1, "memory_mib": 4096}}],
+}
+BASES = [SMALL, JOBS, HAMI_PREEMPTION] + [
+    yaml.safe_load(p.read_text()) for p in sorted(EXAMPLES.glob("*.yaml"))
+]
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""Builders for pod, node and PodDisruptionBudget JSON shaped like the Kubernetes API's (what
+"""Builders for pod, node, PodDisruptionBudget, ResourceQuota, ConfigMap and Volcano
+PodGroup and Queue JSON shaped like the Kubernetes API's (what
 `kubectl get -o json` shows, less the fields nobody here reads)."""
 
 from __future__ import annotations
@@ -177,6 +178,90 @@ def pdb(
         if observed_generation is not None:
             obj["status"]["observedGeneration"] = observed_generation
     return obj
+
+
+VOLCANO = "scheduling.volcano.sh/v1beta1"
+
+
+def podgroup(
+    name: str,
+    *,
+    namespace: str = "default",
+    min_member: int | None = 1,
+    queue: str | None = None,
+    priority_class: str | None = None,
+    min_resources: Mapping[str, str] | None = None,
+    phase: str = "Pending",
+) -> JsonObject:
+    """A Volcano PodGroup (scheduling.volcano.sh/v1beta1), as its controller writes one."""
+    spec: JsonObject = {}
+    if min_member is not None:
+        spec["minMember"] = min_member
+    if queue is not None:
+        spec["queue"] = queue
+    if priority_class is not None:
+        spec["priorityClassName"] = priority_class
+    if min_resources is not None:
+        spec["minResources"] = dict(min_resources)
+    return {
+        "kind": "PodGroup",
+        "apiVersion": VOLCANO,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+def queue(
+    name: str,
+    *,
+    weight: int | None = 1,
+    capability: Mapping[str, str] | None = None,
+    guarantee: Mapping[str, str] | None = None,
+    reclaimable: bool | None = None,
+    priority: int | None = None,
+    state: str = "Open",
+) -> JsonObject:
+    """A Volcano Queue (cluster-scoped), with the state its controller reports."""
+    spec: JsonObject = {}
+    if weight is not None:
+        spec["weight"] = weight
+    if capability is not None:
+        spec["capability"] = dict(capability)
+    if guarantee is not None:
+        spec["guarantee"] = {"resource": dict(guarantee)}
+    if reclaimable is not None:
+        spec["reclaimable"] = reclaimable
+    if priority is not None:
+        spec["priority"] = priority
+    return {
+        "kind": "Queue",
+        "apiVersion": VOLCANO,
+        "metadata": {"name": name},
+        "spec": spec,
+        "status": {"state": state},
+    }
+
+
+def resource_quota(name: str, *, namespace: str, hard: Mapping[str, str]) -> JsonObject:
+    """A v1 ResourceQuota with its `spec.hard` (and the status the quota controller keeps)."""
+    return {
+        "kind": "ResourceQuota",
+        "apiVersion": "v1",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"hard": dict(hard)},
+        "status": {"hard": dict(hard), "used": dict.fromkeys(hard, "0")},
+    }
+
+
+def scheduler_configmap(conf: str, *, namespace: str = "volcano-system") -> JsonObject:
+    """Volcano's `volcano-scheduler-configmap` holding `volcano-scheduler.conf`."""
+    return {
+        "kind": "ConfigMap",
+        "apiVersion": "v1",
+        "metadata": {"name": "volcano-scheduler-configmap", "namespace": namespace},
+        "data": {"volcano-scheduler.conf": conf},
+    }
 
 
 def status(code: int, reason: str, message: str) -> JsonObject:

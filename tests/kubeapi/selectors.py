@@ -26,6 +26,10 @@ FIELD_PATHS: dict[str, frozenset[str]] = {
     ),
     "nodes": frozenset({"metadata.name", "spec.unschedulable"}),
     "poddisruptionbudgets": frozenset({"metadata.name", "metadata.namespace"}),
+    "resourcequotas": frozenset({"metadata.name", "metadata.namespace"}),
+    "configmaps": frozenset({"metadata.name", "metadata.namespace"}),
+    "podgroups": frozenset({"metadata.name", "metadata.namespace"}),
+    "queues": frozenset({"metadata.name"}),
 }
 
 

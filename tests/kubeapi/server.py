@@ -1,16 +1,19 @@
-"""A local Kubernetes API double: pods, nodes and PodDisruptionBudgets over the API's own
-JSON, list and watch.
+"""A local Kubernetes API double: pods, nodes, PodDisruptionBudgets, ResourceQuotas,
+ConfigMaps and Volcano's PodGroups and Queues over the API's own JSON, list and watch.
 
 What it speaks, as kube-apiserver does: `GET /api/v1/pods`, `/api/v1/namespaces/NS/pods[/NAME]`,
 `/api/v1/nodes[/NAME]`, `/apis/policy/v1/poddisruptionbudgets`,
-`/apis/policy/v1/namespaces/NS/poddisruptionbudgets[/NAME]`; `fieldSelector`, `labelSelector`,
-`limit`/`continue`, `resourceVersion`; `watch=true` streams newline-delimited
-`{"type", "object"}` events from a resourceVersion (none or "0": synthetic ADDED for the
-current state first), with DELETED/ADDED when an object leaves/enters the selector, BOOKMARKs
-when asked, and an ERROR event holding a 410 `Status` for a resourceVersion older than the
-kept history. Errors are `Status` objects.
+`/apis/policy/v1/namespaces/NS/poddisruptionbudgets[/NAME]`, the same for resourcequotas and
+configmaps under /api/v1 and for Volcano's CRDs under /apis/scheduling.volcano.sh/v1beta1
+(queues cluster-scoped; 404 for both while `volcano` is False, as without the CRDs);
+`fieldSelector`, `labelSelector`, `limit`/`continue`, `resourceVersion`; `watch=true` streams
+newline-delimited `{"type", "object"}` events from a resourceVersion (none or "0": synthetic
+ADDED for the current state first), with DELETED/ADDED when an object leaves/enters the
+selector, BOOKMARKs when asked, and an ERROR event holding a 410 `Status` for a
+resourceVersion older than the kept history. Errors are `Status` objects.
 
-Tests change the world with `add_pod`/`modify_pod`/`delete_pod` (and the node and pdb twins):
+Tests change the world with `add_pod`/`modify_pod`/`delete_pod` (the node and pdb twins, and
+`create`/`modify`/`delete` for any kind):
 each bumps the one resourceVersion counter and reaches every open watch. Faults: `fail_next`
 (a status code, or a dropped connection; for every resource or one), `drop_watches`,
 `expire_watches`, `compact`, `delay_s`, `go_down`/`come_up`. `requests` records what the
@@ -25,7 +28,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from aiohttp import web
 
@@ -34,9 +37,12 @@ from tests.kubeapi.selectors import Predicate, field_selector, label_selector
 from tests.kubeapi.store import (
     API_VERSIONS,
     BOOKMARK,
+    CUSTOM,
     DROP,
     EXPIRE,
     KINDS,
+    NAMESPACED,
+    VOLCANO,
     Change,
     KubeStore,
     Resource,
@@ -93,6 +99,8 @@ class KubeApiDouble(KubeStore):
         self.bookmark_interval_s = bookmark_interval_s
         self.watch_gone_as_http = watch_gone_as_http  # 410 as an HTTP answer, not an event
         self.require_token = require_token
+        # Volcano's CRDs installed: without them their paths answer 404, as the real API's do
+        self.volcano = True
         self.delay_s = 0.0  # every answer waits this long first
         self.requests: list[RecordedRequest] = []
         self._faults: list[_Fault] = []
@@ -104,16 +112,18 @@ class KubeApiDouble(KubeStore):
 
     async def start(self) -> KubeApiDouble:
         app = web.Application(middlewares=[self._middleware])
-        app.router.add_get("/api/v1/pods", self._collection("pods"))
-        app.router.add_get("/api/v1/namespaces/{namespace}/pods", self._collection("pods"))
-        app.router.add_get("/api/v1/namespaces/{namespace}/pods/{name}", self._get("pods"))
-        app.router.add_get("/api/v1/nodes", self._collection("nodes"))
-        app.router.add_get("/api/v1/nodes/{name}", self._get("nodes"))
-        pdbs: Resource = "poddisruptionbudgets"
-        app.router.add_get("/apis/policy/v1/poddisruptionbudgets", self._collection(pdbs))
-        namespaced = "/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets"
-        app.router.add_get(namespaced, self._collection(pdbs))
-        app.router.add_get(namespaced + "/{name}", self._get(pdbs))
+        # Every kind at the paths kube-apiserver serves it: core kinds under /api/v1, the
+        # others under /apis/GROUP/VERSION; namespaced ones also per namespace.
+        resources: tuple[Resource, ...] = get_args(Resource)
+        for resource in resources:
+            version = API_VERSIONS[resource]
+            base = f"/api/{version}" if version == "v1" else f"/apis/{version}"
+            at = f"{base}/namespaces/{{namespace}}/{resource}"
+            app.router.add_get(f"{base}/{resource}", self._collection(resource))
+            if resource in NAMESPACED:
+                app.router.add_get(at, self._collection(resource))
+            single = at if resource in NAMESPACED else f"{base}/{resource}"
+            app.router.add_get(single + "/{name}", self._get(resource))
         # handler_cancellation: a watch handler learns at once that its client went away.
         self._runner = web.AppRunner(
             app, handle_signals=False, access_log=None, handler_cancellation=True
@@ -219,6 +229,9 @@ class KubeApiDouble(KubeStore):
         if target == "list" and _truthy(request.query.get("watch")):
             target = "watch"
         resource = _resource_of(request.path)
+        if resource in CUSTOM and not self.volcano:
+            message = "the server could not find the requested resource"
+            return _status_response(404, "NotFound", message)
         for fault in self._faults:
             if fault.hits(target, resource):
                 self._faults.remove(fault)
@@ -300,7 +313,7 @@ class KubeApiDouble(KubeStore):
         return web.json_response(body)
 
     def _list_item(self, obj: JsonObject) -> JsonObject:
-        if self.items_with_kind:
+        if self.items_with_kind or obj.get("apiVersion") == VOLCANO:
             return obj
         return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
 

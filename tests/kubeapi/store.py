@@ -13,15 +13,41 @@ from typing import Any, Literal
 from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.selectors import Predicate
 
-Resource = Literal["pods", "nodes", "poddisruptionbudgets"]
+Resource = Literal[
+    "pods",
+    "nodes",
+    "poddisruptionbudgets",
+    "resourcequotas",
+    "configmaps",
+    "podgroups",
+    "queues",
+]
 Key = tuple[str, str]  # (namespace, name); namespace "" for nodes
 KINDS: dict[str, str] = {
     "pods": "Pod",
     "nodes": "Node",
     "poddisruptionbudgets": "PodDisruptionBudget",
+    "resourcequotas": "ResourceQuota",
+    "configmaps": "ConfigMap",
+    "podgroups": "PodGroup",
+    "queues": "Queue",
 }
-API_VERSIONS: dict[str, str] = {"pods": "v1", "nodes": "v1", "poddisruptionbudgets": "policy/v1"}
-NAMESPACED = frozenset({"pods", "poddisruptionbudgets"})
+VOLCANO = "scheduling.volcano.sh/v1beta1"  # Volcano's CRDs' group/version
+API_VERSIONS: dict[str, str] = {
+    "pods": "v1",
+    "nodes": "v1",
+    "poddisruptionbudgets": "policy/v1",
+    "resourcequotas": "v1",
+    "configmaps": "v1",
+    "podgroups": VOLCANO,
+    "queues": VOLCANO,
+}
+NAMESPACED = frozenset(
+    {"pods", "poddisruptionbudgets", "resourcequotas", "configmaps", "podgroups"}
+)
+# Custom resources: served only while their CRD is installed, and (stored unstructured)
+# listed with each item's kind and apiVersion, unlike the built-in kinds.
+CUSTOM = frozenset({"podgroups", "queues"})
 BOOKMARK, DROP, EXPIRE, END = "bookmark", "drop", "expire", "end"  # signals to open watches
 
 

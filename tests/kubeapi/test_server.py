@@ -368,3 +368,36 @@ async def test_pdbs_list_by_namespace_and_fail_alone(kube_api: KubeApiDouble) ->
         assert caught.value.status == 403
         assert json.loads(cast(bytes, caught.value.body))["reason"] == "Forbidden"
         await policy.list_pod_disruption_budget_for_all_namespaces()  # only one was injected
+
+
+async def test_volcano_crds_are_served_as_custom_resources(kube_api: KubeApiDouble) -> None:
+    """PodGroups (namespaced) and Queues (cluster-scoped) at their group/version paths, as
+    custom resources are listed (kind and apiVersion on every item); without the CRDs their
+    paths answer 404 "the server could not find the requested resource"."""
+    from kubernetes_asyncio.client import CustomObjectsApi
+
+    kube_api.create("podgroups", objects.podgroup("pg", namespace="ml", min_member=2))
+    kube_api.create("queues", objects.queue("training", weight=2))
+    async with ApiClient(kube_api.configuration()) as client:
+        custom = CustomObjectsApi(client)
+        group, version = "scheduling.volcano.sh", "v1beta1"
+        groups = await custom.list_cluster_custom_object(group, version, "podgroups")
+        assert (groups["kind"], groups["apiVersion"]) == ("PodGroupList", f"{group}/{version}")
+        assert [(i["kind"], i["metadata"]["name"]) for i in groups["items"]] == [("PodGroup", "pg")]
+        in_ml = await custom.list_namespaced_custom_object(group, version, "ml", "podgroups")
+        assert len(in_ml["items"]) == 1
+        queue = await custom.get_cluster_custom_object(group, version, "queues", "training")
+        assert queue["spec"]["weight"] == 2
+        kube_api.volcano = False
+        with pytest.raises(ApiException) as missing:
+            await custom.list_cluster_custom_object(group, version, "queues")
+        assert missing.value.status == 404
+        assert "could not find the requested resource" in str(missing.value.body)
+        # the built-in kinds beside them are listed without kind on their items
+        core = CoreV1Api(client)
+        kube_api.create("resourcequotas", objects.resource_quota("q", namespace="ml", hard={}))
+        quotas = await core.list_namespaced_resource_quota("ml", _preload_content=False)
+        assert isinstance(quotas, aiohttp.ClientResponse)
+        body = json.loads(await quotas.read())
+        assert body["kind"] == "ResourceQuotaList"
+        assert "kind" not in body["items"][0]

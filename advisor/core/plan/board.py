@@ -29,6 +29,7 @@ from advisor.core.model import (
     budget_key,
     budgets_overrun,
     disruption_blocker,
+    gang_members,
     queue_order,
     reference_card_mib,
 )
@@ -86,8 +87,12 @@ class Board:
         self.priority = [p.priority for p in self.pods]
         # Only pods bound in the input: one the current cycle binds (`bound`) holds nothing
         # yet, and evicting what the scheduler is placing right now is no advice.
+        gangs = gang_members(cluster, self.state.profile.session.volcano)
         self.evictable = [
-            p.placement is not None and may_evict(p) and never_evict_reason(p, never_evict) is None
+            p.placement is not None
+            and may_evict(p)
+            and never_evict_reason(p, never_evict) is None
+            and p.name not in gangs  # never splits a running gang (§10.4)
             for p in self.pods
         ]
         when = now if now is not None else latest_start(self.pods)

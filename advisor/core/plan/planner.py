@@ -38,14 +38,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from advisor.core.diagnose import Cause, Diagnosis, diagnose
-from advisor.core.model import Cluster, Placement, Policy, reference_card_mib
+from advisor.core.diagnose import Cause, Diagnosis
+from advisor.core.gang import judge
+from advisor.core.model import Cluster, Placement, Policy, gang_members, reference_card_mib
 from advisor.core.plan.above import HeldBack, held_back
 from advisor.core.plan.board import CHECKS_PER_PLACEMENT, Board
 from advisor.core.plan.greedy import Greedy, Plan
 from advisor.core.plan.ideal import IdealBound, ideal_bound
 from advisor.core.plan.limits import DEFAULT_MAX_PLAN_EVICTIONS, EvictionBudget, NeverEvict
 from advisor.core.plan.search import Limits, Objective, Search
+from advisor.core.profiles import profile_of
 from advisor.errors import known
 
 __all__ = ["PlanOptions", "PlanReport", "Unresolved", "apply_plans", "plan"]
@@ -163,11 +165,15 @@ def plan(
     options = options or PlanOptions()
     start = clock() if clock else 0.0
     if diagnosis is None:
-        diagnosis = diagnose(cluster, node_detail_limit=0)
+        diagnosis = judge(cluster, node_detail_limit=0)
     bound = {d.pod.name: d.placement for d in diagnosis.pods if d.placement is not None}
     waiting = [d for d in diagnosis.pods if d.cause in ("fragmentation", "capacity")]
+    # A gang starts only when min_member of it place together: no plan rescues one alone.
+    gangs = gang_members(cluster, profile_of(cluster.scheduler).session.volcano)
     targetable = {
-        d.pod.name for d in waiting if d.cause == "fragmentation" or d.movable_free_sufficient
+        d.pod.name
+        for d in waiting
+        if (d.cause == "fragmentation" or d.movable_free_sufficient) and d.pod.name not in gangs
     }
     # Every Pending pod is in the real queue: one short of cpu or memory now may take the
     # room a plan's evictions leave, so each simulation has it (and then rejects the plan).
@@ -187,7 +193,7 @@ def plan(
         if best is not None and (stopped or tally.evaluations >= options.portfolio_evaluations):
             break
         board = Board(cluster, bound, options.never_evict, options.now)
-        board.set_pending(queued, (d.pod.name for d in waiting))
+        board.set_pending(queued, (d.pod.name for d in waiting if d.pod.name not in gangs))
         if ideal is None:
             ideal = ideal_bound(_with_bound(cluster, bound))
         search = Search(board, limits, reference, objective)

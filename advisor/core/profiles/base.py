@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from advisor.core.jobs import SessionRules
 from advisor.core.model import Policy, PolicyName, Request, Scheduler
 from advisor.core.shape import Shape
 
@@ -106,6 +107,8 @@ class Profile(Protocol):
     card_policies: tuple[PolicyName, ...]
     default_max_vgpus: int
     settings: tuple[str, ...]  # the `Scheduler` fields (scenario keys) this profile reads
+    # Whose session decides jobs (Volcano's or kube-scheduler's), with its defaults (§10.1).
+    session: SessionRules
 
     # -- how its pods ask, and how a live cluster names it (`--scheduler auto`) ---------
     dialect: Dialect | None  # its resource names; None: it reads another profile's

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from advisor.core.jobs import CCE_SESSION, VOLCANO_SETTINGS, SessionRules
 from advisor.core.model import (
     CORE_STEP,
     DEFAULT_MAX_VGPUS,
@@ -69,7 +70,8 @@ class CceProfile:
     default_policy = Policy("binpack", "binpack")
     card_policies: tuple[PolicyName, ...] = ("binpack", "spread")
     default_max_vgpus = DEFAULT_MAX_VGPUS
-    settings: tuple[str, ...] = ()
+    settings: tuple[str, ...] = VOLCANO_SETTINGS
+    session: SessionRules = CCE_SESSION
     dialect: Dialect | None = DIALECT
     allocation_annotation: str | None = DIALECT.allocation
     registration_annotation: str | None = None

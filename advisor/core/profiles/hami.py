@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from advisor.core.jobs import KUBE_SCHEDULER_SESSION, SessionRules
 from advisor.core.model import Policy, PolicyName, Request, Scheduler
 from advisor.core.profiles.base import (
     BoolArray,
@@ -77,7 +78,8 @@ class HamiProfile:
     default_policy = Policy("binpack", "spread")
     card_policies: tuple[PolicyName, ...] = ("binpack", "spread")
     default_max_vgpus = 10  # deviceSplitCount
-    settings: tuple[str, ...] = ("default_memory_mib", "weights")
+    settings: tuple[str, ...] = ("default_memory_mib", "weights", "preemption")
+    session: SessionRules = KUBE_SCHEDULER_SESSION
     dialect: Dialect | None = DIALECT
     allocation_annotation: str | None = DIALECT.allocation
     registration_annotation: str | None = REGISTER

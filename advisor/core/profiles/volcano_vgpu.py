@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from advisor.core.jobs import VOLCANO_SESSION, VOLCANO_SETTINGS, SessionRules
 from advisor.core.model import Policy, PolicyName, Request, Scheduler
 from advisor.core.profiles.base import (
     BoolArray,
@@ -72,7 +73,8 @@ class VolcanoProfile:
     default_policy = Policy("binpack", "legacy")
     card_policies: tuple[PolicyName, ...] = ("binpack", "spread", "legacy")
     default_max_vgpus = 10
-    settings: tuple[str, ...] = ("schedule_weight",)
+    settings: tuple[str, ...] = ("schedule_weight", *VOLCANO_SETTINGS)
+    session: SessionRules = VOLCANO_SESSION
     dialect: Dialect | None = DIALECT
     allocation_annotation: str | None = DIALECT.allocation
     registration_annotation: str | None = REGISTER

@@ -34,6 +34,7 @@ from advisor.core.model import (
     budget_key,
     budgets_overrun,
     disruption_blocker,
+    gang_members,
     queue_order,
 )
 from advisor.core.nodefilters import bytes_text, cpu_text
@@ -170,6 +171,7 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     utilisation = _utilisation_by_node(base)
     candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
     others = OtherPods(cluster.nodes)
+    gangs = gang_members(cluster, base.profile.session.volcano)  # never split (§10.4)
     # Running pods per node, in the cluster's order (moved pods go last).
     by_node: dict[str, dict[str, Pod]] = {}
     for pod in cluster.running:
@@ -183,7 +185,7 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
         on_node = list(by_node.get(name, {}).values())
         now = _utilisation_of(base, name)
         kept = _kept_before_simulating(
-            on_node, others.own(name), now, threshold, received.get(name, []), spent
+            on_node, others.own(name), now, threshold, received.get(name, []), spent, gangs
         )
         if kept is not None:
             held.append(HeldNode(name, given, *kept))
@@ -232,15 +234,22 @@ def _kept_before_simulating(
     threshold: float,
     sources: Sequence[str],
     spent: Mapping[BudgetKey, int],
+    gangs: Mapping[str, str] | None = None,
 ) -> tuple[str, str] | None:
-    """(reason, detail) when the node stays whatever the simulation would say; None if not."""
+    """(reason, detail) when the node stays whatever the simulation would say; None if not.
+    `gangs`: the gang members no removal moves, with why (`model.gang_members`)."""
     if now >= threshold:
         came_from = ", ".join(dict.fromkeys(sources)) or "an earlier node"
         return UTILISATION_ROSE, (
             f"removing {came_from} moves pods onto it: {_pct(now)} then, not below the "
             f"{_pct(threshold)} threshold"
         )
-    pinned = sorted((p.name, why) for p in on_node if (why := unmovable_reason(p)) is not None)
+    gangs = gangs or {}
+    pinned = sorted(
+        (p.name, why)
+        for p in on_node
+        if (why := unmovable_reason(p) or gangs.get(p.name)) is not None
+    )
     pinned = pinned or _over_budget(on_node, spent)
     if pinned:
         return GPU_POD_NOT_MOVABLE, f"{pinned[0][0]}: {pinned[0][1]}" + _more(pinned, "GPU pod")

@@ -17,7 +17,8 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
-from advisor.core.diagnose import Diagnosis, build_state, diagnose
+from advisor.core.diagnose import Diagnosis, build_state
+from advisor.core.gang import judge
 from advisor.core.model import Cluster, Node, Placement, Pod, queue_order
 from advisor.core.remedy import remedy
 from advisor.core.scaling.relief import Relief, relief
@@ -95,7 +96,7 @@ def scale_up_advice(
     check's node additions.
     """
     if diagnosis is None:
-        diagnosis = diagnose(cluster, node_detail_limit=0)
+        diagnosis = judge(cluster, node_detail_limit=0)
     decided = [(d, remedy(d, rescued, held)) for d in diagnosis.pods]
     short = [d.pod.name for d, r in decided if r.advice == "node-resources"]
     freed = relief(cluster, diagnosis, short)

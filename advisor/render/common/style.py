@@ -18,6 +18,7 @@ CAUSE_COLOURS: Mapping[str, str] = {
     "no-plan": "#b91c1c",  # scale up, as capacity-scale-up
     "unsatisfiable": "#7f1d1d",
     "invalid": "#475569",
+    "gang": "#6d28d9",  # violet: the job, not the cards, keeps it out
 }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 # CAUSES: the causes in the core's order (docs/design.md §3), one list, so a new cause reaches
 # every report, chart and count without a second copy here.
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnose import shown_causes
 from advisor.core.profiles import named_in_reports
 from advisor.render.common.values import as_map, as_str
 from advisor.schemas import DiagnosisJson, PlacementJson, PodDiagnosisJson, RequestJson
@@ -22,7 +22,7 @@ def headline(diagnosis: DiagnosisJson) -> str:
     if pending == 0:
         return "No Pending GPU pods"
     noun = "pod" if pending == 1 else "pods"
-    parts = [f"{counts[cause]} {cause}" for cause in CAUSES if counts[cause]]
+    parts = [f"{counts[cause]} {cause}" for cause in shown_causes(counts) if counts[cause]]
     return (
         f"{pending} Pending GPU {noun}: " + ", ".join(parts)
         if parts

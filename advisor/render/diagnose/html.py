@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnose import shown_causes
 from advisor.render.common.advice import advice_key, cause_label
 from advisor.render.common.cards import NodeView, node_views
 from advisor.render.common.cards_html import card_legend, card_row
@@ -38,7 +38,7 @@ def _cause_tag(pod: PodDiagnosisJson) -> str:
 def _header(diagnosis: DiagnosisJson, view_nodes: list[NodeView], title: str) -> str:
     counts = diagnosis["summary"]
     badges = [f'<span class="badge total"><b>{counts["pending"]}</b>Pending</span>']
-    for cause in CAUSES:
+    for cause in shown_causes(counts):
         zero = " zero" if counts[cause] == 0 else ""
         badges.append(
             f'<span class="badge{zero}" style="background:{CAUSE_COLOURS[cause]}">'

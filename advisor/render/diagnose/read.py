@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnose import JOB_CAUSES, shown_causes
 from advisor.render.common.advice import read_remedy
 from advisor.render.common.values import as_int, as_list, as_map, as_str
 from advisor.schemas import (
@@ -65,7 +65,10 @@ def read_scheduler(value: Any) -> SchedulerJson | None:
 
 def _summary(summary: Mapping[str, Any], pods: list[PodDiagnosisJson]) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for cause in CAUSES:
+    found: dict[str, int] = {
+        cause: 1 for cause in JOB_CAUSES if any(pod["cause"] == cause for pod in pods)
+    }
+    for cause in shown_causes({**found, **summary}):
         if cause in summary:
             counts[cause] = as_int(summary.get(cause))
         else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnose import shown_causes
 from advisor.render.common.cards_html import card_legend
 from advisor.render.common.html import (
     bar_percent,
@@ -132,7 +132,7 @@ def _summary(report: ReportJson) -> str:
     badges = "".join(
         f'<span class="badge{" zero" if counts[c] == 0 else ""}" '
         f'style="background:{CAUSE_COLOURS[c]}"><b>{counts[c]}</b>{escape(c)}</span>'
-        for c in CAUSES
+        for c in shown_causes(counts)
     )
     pending = (
         f'<div class="tile pending"><div class="label">Pending GPU pods</div>'
@@ -154,7 +154,7 @@ def _pending(report: ReportJson) -> str:
     if diagnosis is None:
         return heading + note_panel("No diagnosis in this report.")
     counts = diagnosis["summary"]
-    chart = cause_bar_chart([(c, counts[c], CAUSE_COLOURS[c]) for c in CAUSES])
+    chart = cause_bar_chart([(c, counts[c], CAUSE_COLOURS[c]) for c in shown_causes(counts)])
     return (
         heading + '<section class="panel"><h3>Pending by cause</h3>'
         f'<p class="headline">{escape(headline(diagnosis))}</p>{chart}</section>'

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnose import shown_causes
 from advisor.render.common.markdown import escape_cell, markdown_table
 from advisor.render.diagnose.data import headline
 from advisor.render.diagnose.markdown import advice_section, cards_section, pending_section
@@ -91,7 +91,7 @@ def _header(report: ReportJson, title: str) -> list[str]:
 
 def _summary(report: ReportJson) -> list[str]:
     counts = pending_counts(report)
-    causes = ", ".join(f"{counts[c]} {c}" for c in CAUSES if counts[c]) or "none"
+    causes = ", ".join(f"{counts[c]} {c}" for c in shown_causes(counts) if counts[c]) or "none"
     pending = f"{counts['pending']}** ({causes})"
     if "diagnosis" not in report:
         pending = "?**: No diagnosis in this report."
@@ -108,8 +108,9 @@ def _pending(report: ReportJson) -> list[str]:
     if diagnosis is None:
         return ["## Pending by cause", "", *_note("No diagnosis in this report.")]
     counts = diagnosis["summary"]
-    peak = max([counts[c] for c in CAUSES] + [1])
-    rows = [[c, str(counts[c]), "█" * round(BAR_WIDTH * counts[c] / peak) or "·"] for c in CAUSES]
+    causes = shown_causes(counts)
+    peak = max([counts[c] for c in causes] + [1])
+    rows = [[c, str(counts[c]), "█" * round(BAR_WIDTH * counts[c] / peak) or "·"] for c in causes]
     return [
         "## Pending by cause",
         "",

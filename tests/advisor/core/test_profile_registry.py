@@ -16,6 +16,7 @@ import yaml
 
 from advisor import schemas
 from advisor.cli import main
+from advisor.core.jobs import KUBE_SCHEDULER_SESSION, SessionRules
 from advisor.core.model import Policy, PolicyName, Request, Scheduler
 from advisor.core.profiles import PROFILES, profile_for, register, unregister
 from advisor.core.profiles.base import (
@@ -109,6 +110,7 @@ class ToyProfile:
     card_policies: tuple[PolicyName, ...] = ("binpack",)
     default_max_vgpus = 4
     settings: tuple[str, ...] = ()
+    session: SessionRules = KUBE_SCHEDULER_SESSION
     dialect: Dialect | None = None
     allocation_annotation: str | None = None
     registration_annotation: str | None = None

@@ -1,0 +1,205 @@
+"""Gangs in the simulated cycle (docs/design.md §10.2), for the profiles that run Volcano's
+session: jobs in Volcano's order, each not-ready job's members placed all-or-nothing.
+
+Read from Volcano v1.15.1:
+
+- A job is its PodGroup; a Pending pod without one is a job of its own (min_member 1), as
+  Volcano's controller gives each owner an automatic group.
+- Valid (plugins/gang/gang.go, validJobFn): running + Pending members ≥ min_member, else
+  every member waits: "Not enough valid tasks for gang-scheduling, valid: v, min: m".
+- Job order in one queue (JobOrderFn of the priority and gang plugins, then creation): job
+  priority, not-ready jobs first, then the order the jobs appear.
+- allocate (actions/allocate/allocate.go, allocateResourcesForTasks): a job's tasks in task
+  order (priority, then creation), each placed if it fits; the job stops at ready (running +
+  placed ≥ min_member), commits, and comes back for one more task per turn; a job that ends
+  not ready is discarded (`stmt.Discard()`): it holds no cards, which later jobs see.
+- A discarded member that fitted is worded as PodGroup's condition words it (api/job_info.go,
+  FitError and TaskSchedulingReason): "u/N tasks in gang unschedulable: pod group is not
+  ready, …"; a member that fails on its own keeps its own cause.
+
+Not modelled here yet: several queues (their share and capability), enqueue, task roles
+(minTaskMember), pipelining and preemption. Every output judges by `judge`; plans and
+scale-down keep gangs whole (`model.gang_members`), so the two never contradict.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from advisor.core.diagnose import DEFAULT_NODE_DETAIL, Cycle, Diagnosis, PodDiagnosis, build_state
+from advisor.core.jobs import DEFAULT_QUEUE, GroupOutcome, GroupState
+from advisor.core.model import Cluster, Placement, Pod
+from advisor.core.profiles import profile_of
+from advisor.core.state import Shape
+
+
+@dataclass(frozen=True, slots=True)
+class JobsDiagnosis:
+    """Each Pending pod's verdict (cause `gang` among them) in the order the cycle met them,
+    the group of each, and each group's outcome."""
+
+    diagnosis: Diagnosis
+    groups: tuple[GroupOutcome, ...]
+    group_of: dict[str, str | None] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Job:
+    name: str | None  # None: a pod without a group
+    min_member: int
+    priority: int
+    first: int  # the order the job appears in (creation order)
+    ready: int
+    tasks: list[Pod]
+    placed: int = 0
+    valid_checked: bool = False
+    queue: str = DEFAULT_QUEUE
+
+    def key(self) -> tuple[int, bool, int]:
+        return (-self.priority, self.ready + self.placed >= self.min_member, self.first)
+
+
+def diagnose_jobs(
+    cluster: Cluster, *, node_detail_limit: int | None = DEFAULT_NODE_DETAIL
+) -> JobsDiagnosis:
+    """One cycle with Volcano's job semantics (under a profile that runs Volcano's session;
+    under another, each pod is a job of its own, which is §3's cycle)."""
+    state = build_state(cluster)
+    cycle = Cycle(state, cluster.policy, node_detail_limit)
+    volcano = profile_of(cluster.scheduler).session.volcano
+    jobs = _jobs(cluster, volcano)
+    verdicts: list[PodDiagnosis] = []
+    outcomes: dict[str, GroupState] = {}
+    heap = [(job.key(), i) for i, job in enumerate(jobs)]
+    heapq.heapify(heap)
+    while heap:
+        _, i = heapq.heappop(heap)
+        job = jobs[i]
+        valid = job.ready + len(job.tasks) + job.placed
+        if not job.valid_checked and valid < job.min_member:
+            message = (
+                f"Not enough valid tasks for gang-scheduling, valid: {valid}, min: {job.min_member}"
+            )
+            verdicts.extend(PodDiagnosis(p, "gang", message) for p in job.tasks)
+            if job.name is not None:
+                outcomes[job.name] = "admitted"
+            continue
+        job.valid_checked = True
+        tried: list[tuple[PodDiagnosis, list[int], Shape]] = []
+        while job.tasks:  # until a placement leaves the job ready (a failure goes on)
+            pod = job.tasks.pop(0)
+            verdict = cycle.visit(pod)
+            tried.append((verdict, _positions(cycle, verdict.placement), Shape.of_pod(pod)))
+            if verdict.placement is not None:
+                job.placed += 1
+                if job.ready + job.placed >= job.min_member:
+                    break
+        if job.ready + job.placed >= job.min_member:
+            verdicts.extend(v for v, _, _ in tried)
+            if job.tasks:  # a ready job comes back for one more task per turn
+                heapq.heappush(heap, (job.key(), i))
+            if job.name is not None:
+                outcomes[job.name] = "placed" if job.placed else "admitted"
+            continue
+        verdicts.extend(_rolled_back(cycle, job, tried))
+        if job.name is not None:  # nothing placed: nothing to roll back
+            outcomes[job.name] = "rolled-back" if job.placed else "admitted"
+    groups = {g.name: g for g in cluster.jobs.groups}
+    running = Counter(p.group for p in cluster.running if p.group is not None)
+    pending = Counter(p.group for p in cluster.pending if p.group is not None)
+    listed = tuple(
+        GroupOutcome(
+            name,
+            groups[name].queue,
+            groups[name].min_member,
+            running[name],
+            pending[name],
+            outcomes.get(name, "placed"),
+        )
+        for name in sorted(pending)
+        if volcano
+    )
+    grouped = volcano and bool(cluster.jobs.groups)
+    return JobsDiagnosis(
+        Diagnosis(cluster.policy, tuple(verdicts), listed, grouped),
+        listed,
+        {p.name: p.group for p in cluster.pending},
+    )
+
+
+def judge(cluster: Cluster, *, node_detail_limit: int | None = DEFAULT_NODE_DETAIL) -> Diagnosis:
+    """Each Pending pod's verdict as every output gives it: `diagnose_jobs`'s, which is §3's
+    one-pod cycle wherever no gang is judged."""
+    return diagnose_jobs(cluster, node_detail_limit=node_detail_limit).diagnosis
+
+
+def _jobs(cluster: Cluster, volcano: bool) -> list[_Job]:
+    groups = {g.name: g for g in cluster.jobs.groups} if volcano else {}
+    running = Counter(p.group for p in cluster.running if p.group is not None)
+    jobs: dict[str, _Job] = {}
+    order: list[_Job] = []
+    for index, pod in enumerate(cluster.pods):
+        if pod.running:
+            continue
+        group = groups.get(pod.group or "")
+        if group is None:
+            order.append(_Job(None, 1, pod.priority, index, 0, [pod]))
+            continue
+        job = jobs.get(group.name)
+        if job is None:
+            job = _Job(group.name, group.min_member, group.priority, index, running[group.name], [])
+            job.queue = group.queue
+            jobs[group.name] = job
+            order.append(job)
+        job.tasks.append(pod)
+    for job in order:  # task order: priority, then creation
+        ranked = sorted(enumerate(job.tasks), key=lambda item: (-item[1].priority, item[0]))
+        job.tasks = [pod for _, pod in ranked]
+    return order
+
+
+def _positions(cycle: Cycle, placement: Placement | None) -> list[int]:
+    return [] if placement is None else cycle.state.positions(placement)
+
+
+def _rolled_back(
+    cycle: Cycle, job: _Job, tried: list[tuple[PodDiagnosis, list[int], Shape]]
+) -> list[PodDiagnosis]:
+    """The job did not reach min_member: its placements are released (Statement.Discard),
+    the members that fitted get cause `gang` in the PodGroup condition's words, the others
+    keep their own cause (every member is tried: a failure does not stop the job)."""
+    for _, positions, shape in tried:
+        if positions:
+            cycle.state.release(positions, shape)
+    fitted = [v for v, _, _ in tried if v.placement is not None]
+    failed = [v for v, _, _ in tried if v.placement is None]
+    total = job.ready + len(tried)
+    unready = job.min_member - (len(fitted) + job.ready)
+    histogram = {"Pending": len(tried), "minAvailable": job.min_member}
+    if job.ready:
+        histogram["Running"] = job.ready
+    counts = ", ".join(sorted(f"{n} {what}" for what, n in histogram.items()))
+    pending = {"Schedulable": len(fitted), "Unschedulable": len(failed)}
+    states = ", ".join(sorted(f"{n} {what}" for what, n in pending.items() if n))
+    origin = ""
+    if failed:
+        origin = f". Origin reason is {failed[0].pod.name.split('/', 1)[1]}: {failed[0].message}"
+    condition = (
+        f"{unready}/{total} tasks in gang unschedulable: pod group is not ready, {counts}; "
+        f"Pending: {states}{origin}"
+    )
+    out = []
+    for verdict, _, _ in tried:
+        if verdict.placement is None:
+            out.append(verdict)
+            continue
+        pod = verdict.pod
+        where = verdict.placement.node
+        message = (
+            f"Pod {pod.name} can possibly be assigned to {where}, once minAvailable is "
+            f"satisfied ({condition})"
+        )
+        out.append(replace(verdict, cause="gang", message=message, placement=None))
+    return out

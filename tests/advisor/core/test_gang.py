@@ -1,0 +1,357 @@
+"""Gangs in the simulated cycle (advisor.core.gang, docs/design.md §10.2): Volcano v1.15.1's
+allocate gang cases converted (pkg/scheduler/actions/allocate/allocate_test.go, TestAllocate,
+cited by name; their cpu requests and node selectors become the pods' `resources` and
+`node_selector` beside a GPU request), and hand cases for what they leave out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.core.diagnose import diagnose
+from advisor.core.gang import diagnose_jobs
+from advisor.core.jobs import GroupOutcome
+from advisor.scenario import load_scenario, scenario_from_data
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "advisor" / "examples"
+CARD = {"index": 0, "memory_mib": 16384}
+
+
+def cluster(
+    nodes: list[dict[str, Any]],
+    pods: list[dict[str, Any]],
+    groups: list[dict[str, Any]],
+    profile: str = "volcano-vgpu",
+) -> Any:
+    data = {"scheduler": {"profile": profile}, "nodes": nodes, "pods": pods, "groups": groups}
+    return scenario_from_data(data, "gang.yaml")
+
+
+def node(name: str, cpu: str = "8", cards: int = 1, role: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": name,
+        "allocatable": {"cpu": cpu, "memory": "64Gi", "pods": 10},
+        "cards": [{"index": i, "memory_mib": 16384} for i in range(cards)],
+    }
+    if role is not None:
+        out["labels"] = {"nodeRole": role}
+    return out
+
+
+def pod(
+    name: str,
+    group: str | None = "c1/pg1",
+    *,
+    memory_mib: int = 1024,
+    cpu: str = "1",
+    role: str | None = None,
+    priority: int = 0,
+    on: tuple[str, int] | None = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": name,
+        "request": {"gpus": 1, "memory_mib": memory_mib},
+        "resources": {"cpu": cpu, "memory": "1Gi"},
+    }
+    if group is not None:
+        out["group"] = group
+    if role is not None:
+        out["node_selector"] = {"nodeRole": role}
+    if priority:
+        out["priority"] = priority
+    if on is not None:
+        out["node"], out["cards"] = on[0], [on[1]]
+    return out
+
+
+def verdicts(result: Any) -> dict[str, tuple[str, str | None]]:
+    return {
+        d.pod.name: (d.cause, d.placement.node if d.placement else None)
+        for d in result.diagnosis.pods
+    }
+
+
+# -- Volcano's TestAllocate gang cases -------------------------------------------------------
+
+
+def test_prepredicate_failed_and_tasks_are_not_used_up_continue_on_until_min_member_meet() -> None:
+    """TestAllocate "prepredicate failed and tasks are not used up, continue on until min
+    member meet": minMember 2, n1 (master, 1 cpu) and n2 (worker, 1 cpu); p0 and p2 bind, the
+    second of each role finds its node full, and the job is ready at 2."""
+    result = diagnose_jobs(
+        cluster(
+            [node("n1", "1", role="master"), node("n2", "1", role="worker")],
+            [
+                pod("c1/p0", role="master"),
+                pod("c1/p1", role="master"),
+                pod("c1/p2", role="worker"),
+                pod("c1/p3", role="worker"),
+            ],
+            [{"name": "c1/pg1", "min_member": 2}],
+        )
+    )
+    assert verdicts(result) == {
+        "c1/p0": ("schedulable", "n1"),
+        "c1/p1": ("node-resources", None),
+        "c1/p2": ("schedulable", "n2"),
+        "c1/p3": ("node-resources", None),
+    }
+    assert result.groups == (GroupOutcome("c1/pg1", "default", 2, 0, 4, "placed"),)
+
+
+def test_min_member_equal_to_the_tasks_cannot_be_allocated_so_nothing_binds() -> None:
+    """TestAllocate "master's min member can not be allocated, break from allocating",
+    without task roles (not modelled): the job needs all four (NeedContinueAllocating is
+    false when MinAvailable == len(Tasks)); two fit, so every placement is discarded and the
+    expected binds are none."""
+    result = diagnose_jobs(
+        cluster(
+            [node("n1", "1", role="master"), node("n2", "1", role="worker")],
+            [
+                pod("c1/p0", role="master"),
+                pod("c1/p1", role="master"),
+                pod("c1/p2", role="worker"),
+                pod("c1/p3", role="worker"),
+            ],
+            [{"name": "c1/pg1", "min_member": 4}],
+        )
+    )
+    causes = verdicts(result)
+    assert causes == {
+        "c1/p0": ("gang", None),
+        "c1/p1": ("node-resources", None),
+        "c1/p2": ("gang", None),
+        "c1/p3": ("node-resources", None),
+    }
+    p0 = next(d for d in result.diagnosis.pods if d.pod.name == "c1/p0")
+    # api/job_info.go TaskSchedulingReason and FitError, gang.go's condition
+    assert p0.message.startswith(
+        "Pod c1/p0 can possibly be assigned to n1, once minAvailable is satisfied "
+        "(2/4 tasks in gang unschedulable: pod group is not ready, 4 Pending, "
+        "4 minAvailable; Pending: 2 Schedulable, 2 Unschedulable. Origin reason is p1: "
+    )
+    assert result.groups[0].state == "rolled-back"
+    assert result.diagnosis.summary["gang"] == 2
+
+
+def test_prepredicate_failed_node_selector_does_not_match() -> None:
+    """TestAllocate "prepredicate failed: node selector does not match": minMember 1, the
+    only node is a worker; p1 (master) never fits, p2 binds."""
+    result = diagnose_jobs(
+        cluster(
+            [node("n1", "2", role="worker")],
+            [pod("c1/p1", role="master"), pod("c1/p2", role="worker")],
+            [{"name": "c1/pg1", "min_member": 1}],
+        )
+    )
+    assert verdicts(result) == {
+        "c1/p1": ("unsatisfiable", None),
+        "c1/p2": ("schedulable", "n1"),
+    }
+
+
+def test_one_job_with_two_pods_on_one_node() -> None:
+    """TestAllocate "one Job with two Pods on one node": minMember 0, both bind."""
+    result = diagnose_jobs(
+        cluster(
+            [node("n1", "2", cards=2)],
+            [pod("c1/p1"), pod("c1/p2")],
+            [{"name": "c1/pg1", "min_member": 0}],
+        )
+    )
+    assert verdicts(result) == {"c1/p1": ("schedulable", "n1"), "c1/p2": ("schedulable", "n1")}
+
+
+def test_ready_jobs_take_one_task_per_turn() -> None:
+    """A variation of TestAllocate "two Jobs on one node" in one queue: each job is ready
+    after one task and goes back to the queue, so the jobs alternate (pg1-p-1, pg2-p-1),
+    where §3's one-pod cycle would have given pg1 both cards."""
+    nodes = [node("n1", "8", cards=2)]
+    pods = [
+        pod("c1/pg1-p-1", "c1/pg1", memory_mib=16384),
+        pod("c1/pg1-p-2", "c1/pg1", memory_mib=16384),
+        pod("c1/pg2-p-1", "c1/pg2", memory_mib=16384),
+        pod("c1/pg2-p-2", "c1/pg2", memory_mib=16384),
+    ]
+    groups = [{"name": "c1/pg1", "min_member": 1}, {"name": "c1/pg2", "min_member": 1}]
+    result = diagnose_jobs(cluster(nodes, pods, groups))
+    placed = {name for name, (cause, _) in verdicts(result).items() if cause == "schedulable"}
+    assert placed == {"c1/pg1-p-1", "c1/pg2-p-1"}
+    one_pod = diagnose(cluster(nodes, pods, groups))
+    assert {d.pod.name for d in one_pod.pods if d.cause == "schedulable"} == {
+        "c1/pg1-p-1",
+        "c1/pg1-p-2",
+    }
+
+
+# -- hand cases ------------------------------------------------------------------------------
+
+
+def test_not_enough_valid_tasks() -> None:
+    """gang.go validJobFn: running + Pending below minMember; no member is tried."""
+    result = diagnose_jobs(
+        cluster(
+            [node("n1", cards=2)],
+            [pod("c1/p0", on=("n1", 0)), pod("c1/p1")],
+            [{"name": "c1/pg1", "min_member": 3}],
+        )
+    )
+    (only,) = result.diagnosis.pods
+    assert (only.cause, only.message) == (
+        "gang",
+        "Not enough valid tasks for gang-scheduling, valid: 2, min: 3",
+    )
+    assert result.groups == (GroupOutcome("c1/pg1", "default", 3, 1, 1, "admitted"),)
+
+
+def test_a_gang_blocked_by_fragmentation() -> None:
+    """Two nodes of three cards, card 0 free and cards 1 and 2 half used: two members of
+    16 GiB fit (each node's card 0), the third finds 16 GiB free on each node but split over
+    two cards (fragmentation); the job is rolled back, the two that fitted read `gang`, the
+    third keeps its own cause."""
+    nodes = [node("a", cards=3), node("b", cards=3)]
+    held = [
+        {
+            "name": f"x/held-{n}-{c}",
+            "node": n,
+            "cards": [c],
+            "request": {"gpus": 1, "memory_mib": 8192},
+        }
+        for n in ("a", "b")
+        for c in (1, 2)
+    ]
+    members = [pod(f"ml/w-{i}", "ml/job", memory_mib=16384) for i in range(3)]
+    result = diagnose_jobs(
+        cluster(nodes, held + members, [{"name": "ml/job", "min_member": 3}], profile="cce")
+    )
+    assert verdicts(result) == {
+        "ml/w-0": ("gang", None),
+        "ml/w-1": ("gang", None),
+        "ml/w-2": ("fragmentation", None),
+    }
+    w0 = result.diagnosis.pods[0]
+    assert "3 Pending, 3 minAvailable; Pending: 1 Unschedulable, 2 Schedulable" in w0.message
+    assert "Origin reason is w-2: " in w0.message
+
+
+def test_a_rolled_back_gang_frees_its_cards_for_another_job() -> None:
+    """The gang (priority 100) places two members, needs three, and is rolled back: the
+    lower-priority single pod behind it then fits; the one-pod cycle would have kept the
+    gang's two placements and left it Pending."""
+    nodes = [node("a", cards=2)]
+    pods = [
+        pod("ml/w-0", "ml/job", memory_mib=16384, priority=100),
+        pod("ml/w-1", "ml/job", memory_mib=16384, priority=100),
+        pod("ml/w-2", "ml/job", memory_mib=16384, priority=100),
+        pod("web/single", None, memory_mib=16384),
+    ]
+    groups = [{"name": "ml/job", "min_member": 3, "priority": 100}]
+    result = diagnose_jobs(cluster(nodes, pods, groups, profile="cce"))
+    assert verdicts(result)["web/single"] == ("schedulable", "a")
+    assert [v[0] for k, v in verdicts(result).items() if k.startswith("ml/")] == [
+        "gang",
+        "gang",
+        "capacity",
+    ]
+    one_pod = {d.pod.name: d.cause for d in diagnose(cluster(nodes, pods, groups)).pods}
+    assert one_pod["web/single"] != "schedulable"
+
+
+@pytest.mark.parametrize(("members", "state"), [(2, "placed"), (3, "rolled-back")])
+def test_exactly_min_member(members: int, state: str) -> None:
+    """Two cards, min_member 2: two members place together; a third member's failure does
+    not undo a ready job, but with min_member 3 all three are needed."""
+    nodes = [node("a", cards=2)]
+    pods = [pod(f"ml/w-{i}", "ml/job", memory_mib=16384) for i in range(3)]
+    result = diagnose_jobs(cluster(nodes, pods, [{"name": "ml/job", "min_member": members}]))
+    assert result.groups[0].state == state
+    placed = [k for k, v in verdicts(result).items() if v[0] == "schedulable"]
+    assert placed == (["ml/w-0", "ml/w-1"] if state == "placed" else [])
+
+
+def test_under_kube_scheduler_groups_change_nothing() -> None:
+    """hami runs kube-scheduler's session: no gang, the one-pod cycle's verdicts."""
+    nodes = [node("a", cards=2)]
+    pods = [pod(f"ml/w-{i}", "ml/job", memory_mib=16384) for i in range(3)]
+    c = cluster(nodes, pods, [{"name": "ml/job", "min_member": 3}], profile="hami")
+    result = diagnose_jobs(c)
+    assert result.diagnosis == diagnose(c)
+    assert result.groups == ()
+
+
+@pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.name)
+def test_without_groups_the_job_cycle_is_the_one_pod_cycle(example: Path) -> None:
+    c = load_scenario(example)
+    assert diagnose_jobs(c).diagnosis == diagnose(c)
+
+
+# -- in the outputs ------------------------------------------------------------------------
+
+
+def fragmented_gang() -> dict[str, Any]:
+    """`test_a_gang_blocked_by_fragmentation`'s cluster as a scenario file's data."""
+    held = [
+        {
+            "name": f"x/held-{n}-{c}",
+            "node": n,
+            "cards": [c],
+            "request": {"gpus": 1, "memory_mib": 8192},
+        }
+        for n in ("a", "b")
+        for c in (1, 2)
+    ]
+    return {
+        "scheduler": {"profile": "cce"},
+        "nodes": [node("a", cards=3), node("b", cards=3)],
+        "pods": held + [pod(f"ml/w-{i}", "ml/job", memory_mib=16384) for i in range(3)],
+        "groups": [{"name": "ml/job", "min_member": 3}],
+    }
+
+
+def test_every_output_tells_the_gang(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """diagnose's JSON (each Pending pod's `group`, the `groups` list, `gang` in the
+    summary), conforming to the shipped schema; its Markdown and HTML, the report's pages and
+    the plan say the same; no plan rescues a member alone."""
+    from advisor.cli import main
+    from advisor.schemas import DIAGNOSIS_SCHEMA, REPORT_SCHEMA
+    from tests.advisor.test_schemas import conforms
+
+    scenario = tmp_path / "gang.yaml"
+    scenario.write_text(json.dumps(fragmented_gang()))
+    assert main(["diagnose", "--scenario", str(scenario), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert conforms(data, DIAGNOSIS_SCHEMA) == []
+    assert [(p["pod"], p["cause"], p["group"]) for p in data["pods"]] == [
+        ("ml/w-0", "gang", "ml/job"),
+        ("ml/w-1", "gang", "ml/job"),
+        ("ml/w-2", "fragmentation", "ml/job"),
+    ]
+    assert data["groups"] == [
+        {
+            "name": "ml/job",
+            "queue": "default",
+            "min_member": 3,
+            "ready": 0,
+            "pending": 3,
+            "state": "rolled-back",
+        }
+    ]
+    assert data["summary"]["gang"] == 2
+    assert data["summary"]["pending"] == 3
+    for fmt in ("markdown", "html"):
+        assert main(["diagnose", "--scenario", str(scenario), "--format", fmt]) == 0
+        assert "2 gang" in capsys.readouterr().out or fmt == "html"
+    out = tmp_path / "report"
+    assert main(["report", "--scenario", str(scenario), "--output-dir", str(out)]) == 0
+    capsys.readouterr()
+    report = json.loads((out / "report.json").read_text())
+    assert conforms(report, REPORT_SCHEMA) == []
+    assert report["diagnosis"]["summary"]["gang"] == 2
+    assert "gang" in (out / "report.md").read_text()
+    assert main(["plan", "--scenario", str(scenario), "--format", "json"]) == 0
+    plans = json.loads(capsys.readouterr().out)
+    rescued = {name for p in plans["plans"] for name in p["rescues"]}
+    assert not rescued & {"ml/w-0", "ml/w-1", "ml/w-2"}

@@ -1,0 +1,103 @@
+"""Plans and scale-down keep gangs whole (docs/design.md §10.4): under Volcano's session no
+plan evicts a running member of a gang (a PodGroup with min_member above 1) nor aims at one
+Pending member alone, and no node removal moves one. Each case is checked against the same
+cluster with min_member 1, where the move is made: the protection, not the cluster, decides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.core.model import gang_members
+from advisor.core.plan import plan
+from advisor.core.scaling.down import GPU_POD_NOT_MOVABLE, scale_down_advice
+from advisor.scenario import scenario_from_data
+
+ONE_CARD = [{"index": 0, "memory_mib": 16384}]
+
+
+def cluster(pods: list[dict[str, Any]], min_member: int, profile: str = "cce") -> Any:
+    data = {
+        "scheduler": {"profile": profile},
+        "nodes": [{"name": n, "cards": ONE_CARD} for n in ("a", "b", "c")],
+        "pods": pods,
+        "groups": [{"name": "g/job", "min_member": min_member}],
+    }
+    return scenario_from_data(data, "gang.yaml")
+
+
+def running(name: str, node: str, mib: int, group: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": name,
+        "node": node,
+        "cards": [0],
+        "request": {"gpus": 1, "memory_mib": mib},
+    }
+    if group:
+        out["group"] = group
+    return out
+
+
+def pending(name: str, mib: int, group: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "request": {"gpus": 1, "memory_mib": mib}}
+    if group:
+        out["group"] = group
+    return out
+
+
+# Half a card used on a and on b by two members of g/job, c full: a 16 GiB pod fits only
+# if one member moves next to the other.
+SPLIT = [
+    running("g/w-0", "a", 8192, "g/job"),
+    running("g/w-1", "b", 8192, "g/job"),
+    running("x/full", "c", 16384),
+    pending("web/big", 16384),
+]
+
+
+@pytest.mark.parametrize(("min_member", "evicts"), [(1, True), (2, False)])
+def test_no_plan_evicts_a_running_gang_member(min_member: int, evicts: bool) -> None:
+    report = plan(cluster(SPLIT, min_member))
+    evicted = {name for p in report.plans for name in p.evict}
+    assert bool(evicted & {"g/w-0", "g/w-1"}) is evicts
+    assert bool(report.plans) is evicts
+
+
+# a and b each half used by other pods, c full: either Pending member fits after one move.
+MEMBERS = [
+    running("x/s-0", "a", 8192),
+    running("x/s-1", "b", 8192),
+    running("x/full", "c", 16384),
+    pending("g/m-0", 16384, "g/job"),
+    pending("g/m-1", 16384, "g/job"),
+]
+
+
+@pytest.mark.parametrize(("min_member", "rescues"), [(1, True), (2, False)])
+def test_no_plan_rescues_one_gang_member_alone(min_member: int, rescues: bool) -> None:
+    report = plan(cluster(MEMBERS, min_member))
+    rescued = {name for p in report.plans for name in p.rescues}
+    assert bool(rescued) is rescues
+
+
+@pytest.mark.parametrize("min_member", [1, 2])
+def test_scale_down_never_moves_a_gang_member(min_member: int) -> None:
+    pods = [running("g/w-0", "a", 1024, "g/job"), running("g/w-1", "b", 1024, "g/job")]
+    advice = scale_down_advice(cluster(pods, min_member), threshold=0.3)
+    removed = [s.node for s in advice.steps]
+    if min_member == 1:
+        assert removed  # an emptier node goes, its member moving onto another
+        return
+    assert removed == ["c"]  # the empty node alone
+    held = {h.node: (h.reason, h.detail) for h in advice.held}
+    assert held["a"] == (
+        GPU_POD_NOT_MOVABLE,
+        "g/w-0: a member of gang g/job (min_member 2): moved alone it could split the gang",
+    )
+
+
+def test_only_volcano_sessions_have_gangs() -> None:
+    """kube-scheduler (hami) knows no PodGroup: nothing is held for it."""
+    assert gang_members(cluster(SPLIT, 2), volcano=True).keys() == {"g/w-0", "g/w-1"}
+    assert plan(cluster(SPLIT, 2, profile="hami")).plans

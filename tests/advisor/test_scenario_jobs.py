@@ -1,0 +1,243 @@
+"""The job layer's scenario keys (docs/design.md §10.1): read strictly, one line per problem
+naming the file and the path, defaults owned by the profiles, older scenarios unchanged."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from advisor.cli import main
+from advisor.core.jobs import (
+    CCE_ACTIONS,
+    UPSTREAM_ACTIONS,
+    Gang,
+    Group,
+    Queue,
+    not_modelled,
+)
+from advisor.core.profiles import profile_for
+from advisor.scenario import ScenarioError, scenario_from_data, scenario_to_data
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "advisor" / "examples"
+BASE: dict[str, Any] = {
+    "scheduler": {"profile": "cce"},
+    "nodes": [{"name": "n1", "cards": [{"index": 0, "memory_mib": 16384}]}],
+    "pods": [{"name": "ml/a", "request": {"gpus": 1, "memory_mib": 1024}}],
+}
+
+
+def load(**changes: Any) -> Any:
+    data = copy.deepcopy(BASE)
+    for key, value in changes.items():
+        if key == "pod":
+            data["pods"][0].update(value)
+        elif key == "scheduler":
+            data["scheduler"].update(value)
+        else:
+            data[key] = value
+    return scenario_from_data(data, "s.yaml")
+
+
+def test_the_profiles_own_their_sessions_defaults() -> None:
+    # Volcano's own default (pkg/scheduler/util.go DefaultSchedulerConf, v1.15.1) and the
+    # gang options' defaults (plugins/defaults.go ApplyPluginConfDefaults: true); CCE's
+    # add-on runs no enqueue and turns both gang options off.
+    volcano, cce, hami = (profile_for(n).session for n in ("volcano-vgpu", "cce", "hami"))
+    assert (volcano.kind, volcano.default_actions, volcano.default_gang) == (
+        "volcano",
+        UPSTREAM_ACTIONS,
+        (True, True),
+    )
+    assert UPSTREAM_ACTIONS == ("enqueue", "allocate", "backfill")
+    assert (cce.kind, cce.default_actions, cce.default_gang) == (
+        "volcano",
+        CCE_ACTIONS,
+        (False, False),
+    )
+    assert CCE_ACTIONS == ("allocate", "backfill")
+    assert (hami.kind, hami.default_actions) == ("kube-scheduler", ())
+
+
+def test_keys_read_with_their_defaults() -> None:
+    cluster = load(
+        scheduler={"actions": ["allocate", "preempt"], "gang": {"job_starving": True}},
+        queues=[{"name": "training", "capability": {"cpu": 64}}],
+        groups=[{"name": "ml/job", "min_member": 4, "queue": "training"}],
+        pod={"group": "ml/job", "preemption_policy": "Never"},
+    )
+    assert cluster.scheduler.actions == ("allocate", "preempt")
+    assert cluster.scheduler.gang == Gang(None, True)
+    assert cluster.scheduler.overcommit_factor is None
+    (queue,) = cluster.jobs.queues
+    assert queue == Queue("training", 1, {"cpu": "64"}, {}, True, 0, "Open")
+    assert cluster.jobs.groups == (Group("ml/job", 4, "training", 0, {}),)
+    pod = cluster.pods[0]
+    assert (pod.group, pod.preemptable, pod.preemption_policy) == ("ml/job", True, "Never")
+    assert not_modelled(cluster.jobs) == ["1 gang (ml/job)", "queue training"]
+
+
+def test_a_scenario_without_the_keys_writes_back_without_them() -> None:
+    written = scenario_to_data(load())
+    assert "scheduler" not in written
+    assert not {"queues", "groups", "quotas"} & set(written)
+    assert set(written["pods"][0]) == {"name", "request"}
+    assert not_modelled(load().jobs) == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"scheduler": {"actions": ["allocate", "elect"]}},
+            "s.yaml: scheduler.actions[1]: expected one of enqueue, allocate, backfill, preempt,"
+            " reclaim, gangpreempt, gangreclaim, shuffle, got the string 'elect'",
+        ),
+        ({"scheduler": {"actions": []}}, "s.yaml: scheduler.actions: Volcano needs at least one"),
+        (
+            {"scheduler": {"gang": {"preemptible": True}}},
+            "s.yaml: scheduler.gang.preemptible: unknown key (known: job_starving, preemptable)",
+        ),
+        (
+            {"scheduler": {"overcommit_factor": 0.9}},
+            "s.yaml: scheduler.overcommit_factor: must be 1..1000 (Volcano ignores below 1)",
+        ),
+        (
+            {"scheduler": {"preemption": True}},
+            "s.yaml: scheduler.preemption: a hami setting; profile cce has none",
+        ),
+        (
+            {"scheduler": {"profile": "hami", "actions": ["allocate"]}},
+            "s.yaml: scheduler.actions: a cce and volcano-vgpu setting; profile hami has none",
+        ),
+        (
+            {"queues": [{"name": "q", "state": "Paused"}]},
+            "s.yaml: queues[0].state: expected one of Open, Closed, Closing, got the string",
+        ),
+        ({"queues": [{"name": "q", "weight": 0}]}, "s.yaml: queues[0].weight: must be at least 1"),
+        (
+            {"queues": [{"name": "q"}, {"name": "q"}]},
+            "s.yaml: queues[1].name: duplicate queue name 'q'",
+        ),
+        (
+            {"queues": [{"name": "q", "capability": {"cpu": "lots"}}]},
+            "s.yaml: queues[0].capability.cpu: ",
+        ),
+        (
+            {"queues": [{"name": "q", "capability": {"cpu": 1.5}}]},
+            "s.yaml: queues[0].capability.cpu: expected a quantity, got a number",
+        ),
+        ({"groups": [{"name": "job"}]}, "s.yaml: groups[0].name: expected namespace/name"),
+        (
+            {"groups": [{"name": "ml/job", "queue": "gone"}]},
+            "s.yaml: groups[0].queue: unknown queue 'gone' (not under queues)",
+        ),
+        (
+            {"groups": [{"name": "ml/job", "min_member": -1}]},
+            "s.yaml: groups[0].min_member: must be at least 0, got -1",
+        ),
+        ({"quotas": [{"namespace": "ml"}]}, "s.yaml: quotas[0].hard: missing"),
+        ({"pod": {"group": "ml/none"}}, "s.yaml: pods[0].group: unknown group 'ml/none'"),
+        (
+            {"groups": [{"name": "other/job"}], "pod": {"group": "other/job"}},
+            "s.yaml: pods[0].group: group 'other/job' is not in the pod's namespace",
+        ),
+        (
+            {"pod": {"preemption_policy": "Always"}},
+            "s.yaml: pods[0].preemption_policy: expected one of PreemptLowerPriority, Never",
+        ),
+        ({"pod": {"preemptable": "false"}}, "s.yaml: pods[0].preemptable: expected true or"),
+    ],
+)
+def test_each_problem_is_one_line_naming_the_path(changes: dict[str, Any], message: str) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        load(**changes)
+    text = str(caught.value)
+    assert text.startswith(message), text
+    assert "\n" not in text
+
+
+def test_not_modelled_names_what_a_verdict_would_depend_on() -> None:
+    cluster = load(
+        queues=[{"name": "default", "weight": 2}, {"name": "a"}, {"name": "b"}],
+        groups=[{"name": f"ml/g{i}", "min_member": 2} for i in range(5)]
+        + [{"name": "ml/single", "min_member": 1}],
+        quotas=[{"namespace": "ml", "hard": {"cpu": "1"}}],
+    )
+    assert not_modelled(cluster.jobs) == [
+        "5 gangs (ml/g0, ml/g1, ml/g2 and 2 more)",
+        "queues a, b",
+        "resource quotas in ml",
+    ]
+
+
+def demo_with_jobs() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The demo scenario, and the same with a queue, a quota and ml/train-a (the pod the
+    demo's plan evicts) running in a gang of two."""
+    plain = yaml.safe_load((EXAMPLES / "demo.yaml").read_text())
+    jobs = copy.deepcopy(plain)
+    assert jobs["pods"][0]["name"] == "ml/train-a"
+    jobs["queues"] = [{"name": "training", "weight": 2}]
+    jobs["groups"] = [{"name": "ml/job", "min_member": 2, "queue": "training"}]
+    jobs["quotas"] = [{"namespace": "ml", "hard": {"limits.nvidia.com/gpumem": "1000"}}]
+    jobs["pods"][0]["group"] = "ml/job"
+    return plain, jobs
+
+
+# cce runs Volcano's session, which judges the gang (core.gang): queues and quotas remain.
+WARNED = [
+    "xgpu-advisor: warning: jobs read but not yet modelled: queue training; resource quotas "
+    "in ml (verdicts leave them out)"
+]
+
+
+def run_both(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> list[tuple[str, list[str]]]:
+    plain, jobs = demo_with_jobs()
+    outputs = []
+    for name, data in (("plain", plain), ("jobs", jobs)):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(data))
+        assert main([command, "--scenario", str(path), "--format", "json"]) == 0
+        captured = capsys.readouterr()
+        outputs.append((captured.out.replace("jobs.yaml", "plain.yaml"), captured.err.splitlines()))
+    return outputs
+
+
+@pytest.mark.parametrize("command", ["diagnose", "whatif"])
+def test_until_modelled_the_keys_warn_once_and_change_no_verdict(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same verdicts as without the keys (the gang has no Pending member), and one
+    warning line on stderr that names what was read but not judged. The diagnosis gains
+    each Pending pod's `group` (null here) and the `groups` list (empty), nothing else."""
+    (plain_out, plain_err), (jobs_out, jobs_err) = run_both(command, tmp_path, capsys)
+    if command == "diagnose":
+        data = json.loads(jobs_out)
+        assert data.pop("groups") == []
+        assert {pod.pop("group") for pod in data["pods"]} == {None}
+        assert data == json.loads(plain_out)
+    else:
+        assert jobs_out == plain_out
+    assert plain_err == []
+    assert jobs_err == WARNED
+
+
+def test_the_plan_leaves_the_gang_member_it_would_evict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo's plan evicts ml/train-a; in a gang (min_member 2, under cce's Volcano
+    session) no plan evicts it (docs/design.md §10.4)."""
+    (plain_out, _), (jobs_out, jobs_err) = run_both("plan", tmp_path, capsys)
+    evicted = [
+        {name for p in json.loads(out)["plans"] for name in p["evict"]}
+        for out in (plain_out, jobs_out)
+    ]
+    assert "ml/train-a" in evicted[0]
+    assert "ml/train-a" not in evicted[1]
+    assert jobs_err == WARNED
