@@ -14,7 +14,6 @@ agrees when every node's verdict agrees. Messages are compared too, and counted 
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Callable, Iterator
 from copy import deepcopy
 from pathlib import Path
@@ -106,13 +105,7 @@ def compare(
 
 def check(datas: list[dict[str, Any]]) -> list[tuple[int, int, int, list[str]]]:
     """Both sides on each scenario, the upstream harness once for all of them."""
-    with tempfile.TemporaryDirectory(prefix="xgpu-conformance-") as tmp:
-        paths = []
-        for i, data in enumerate(datas):
-            path = Path(tmp) / f"cluster-{i}.json"
-            path.write_text(json.dumps(data))
-            paths.append(path)
-        results = harness.run("kube", paths)
+    results = harness.run_scenarios("kube", datas)
     return [
         compare(data, advisor_verdicts(data), upstream_verdicts(result))
         for data, result in zip(datas, results, strict=True)

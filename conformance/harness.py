@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,14 @@ def run(name: str, paths: list[Path]) -> list[dict[str, Any]]:
         if result.get("error"):
             raise HarnessError(f"{name} harness: {result['error']}")
     return results
+
+
+def run_scenarios(name: str, datas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`run` on scenarios held in memory: each written to a temporary JSON file first."""
+    with tempfile.TemporaryDirectory(prefix="xgpu-conformance-") as tmp:
+        paths = []
+        for i, data in enumerate(datas):
+            path = Path(tmp) / f"cluster-{i}.json"
+            path.write_text(json.dumps(data))
+            paths.append(path)
+        return run(name, paths)

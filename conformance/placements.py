@@ -13,10 +13,7 @@ the advisor's node and cards. Two checks per pod, both against kube-scheduler's 
 
 from __future__ import annotations
 
-import json
-import tempfile
 from copy import deepcopy
-from pathlib import Path
 from typing import Any
 
 from advisor.core.diagnose import diagnose
@@ -52,13 +49,7 @@ def check(datas: list[dict[str, Any]]) -> tuple[int, int, int, int, list[str]]:
     kube-scheduler refuses, what differs) over every step of every cluster, the harness run
     once for all of them."""
     all_steps = [s for data in datas for s in steps(data)]
-    with tempfile.TemporaryDirectory(prefix="xgpu-conformance-") as tmp:
-        paths = []
-        for i, (before, _, _) in enumerate(all_steps):
-            path = Path(tmp) / f"step-{i}.json"
-            path.write_text(json.dumps(before))
-            paths.append(path)
-        results = harness.run("kube", paths)
+    results = harness.run_scenarios("kube", [before for before, _, _ in all_steps])
     agree = placed = refused = 0
     diffs: list[str] = []
     for (before, pod, node), result in zip(all_steps, results, strict=True):

@@ -12,9 +12,6 @@ as it walks), which decides no placement.
 
 from __future__ import annotations
 
-import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from advisor.core.diagnose import diagnose
@@ -58,13 +55,7 @@ def differences(ours: dict[str, dict[str, Any]], theirs: dict[str, Any]) -> list
 def check(datas: list[dict[str, Any]]) -> list[tuple[int, list[str]]]:
     """(Pending pods, what differs) per scenario: Volcano's vGPU device code (the
     volcano-cards harness) beside the advisor's volcano-vgpu profile."""
-    with tempfile.TemporaryDirectory(prefix="xgpu-conformance-") as tmp:
-        paths = []
-        for i, data in enumerate(datas):
-            path = Path(tmp) / f"cluster-{i}.json"
-            path.write_text(json.dumps(data))
-            paths.append(path)
-        results = harness.run("volcano-cards", paths)
+    results = harness.run_scenarios("volcano-cards", datas)
     return [
         (len(result["pods"]), differences(advisor_side(data), result))
         for data, result in zip(datas, results, strict=True)
