@@ -28,6 +28,7 @@ from benchmarks.report import Standalone, as_json, machine, markdown
 MODULES = (
     "benchmarks.replay_bench",
     "benchmarks.diagnose_bench",
+    "benchmarks.jobs_bench",
     "benchmarks.plan_bench",
     "benchmarks.exporter_bench",
     "benchmarks.report_bench",
