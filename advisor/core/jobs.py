@@ -77,6 +77,9 @@ class SessionRules:
     default_actions: tuple[str, ...] = ()  # volcano: the actions a configuration without any runs
     # volcano: the gang options' defaults (plugins/defaults.go, ApplyPluginConfDefaults: true)
     default_gang: tuple[bool, bool] = (True, True)
+    # kube-scheduler under HAMi: its card fit enforces namespace ResourceQuotas on its memory
+    # and core resources (core.quota)
+    device_quota: bool = False
 
     @property
     def volcano(self) -> bool:
@@ -89,6 +92,7 @@ VOLCANO_SESSION = SessionRules("volcano", UPSTREAM_ACTIONS)
 # CCE's add-on turns the gang plugin's preemptable and job-starving options off.
 CCE_SESSION = SessionRules("volcano", CCE_ACTIONS, (False, False))
 KUBE_SCHEDULER_SESSION = SessionRules("kube-scheduler")
+HAMI_SESSION = SessionRules("kube-scheduler", device_quota=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from advisor.podspec.dialects import (
     read_request,
     resource_lookup,
 )
-from advisor.podspec.quantity import decimal_int
+from advisor.core.quantity import decimal_int
 from advisor.podspec.values import AllocatedCard, ContainerGpu, PodGpu
 from advisor.words import plural
 

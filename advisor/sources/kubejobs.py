@@ -35,7 +35,7 @@ from advisor.core.jobs import (
     frozen_resources,
 )
 from advisor.errors import SourceError
-from advisor.podspec.quantity import quantity_milli
+from advisor.core.quantity import quantity_milli
 from advisor.sources.kubepages import NotServed, Paging, list_all
 from advisor.sources.values import KubeJobs
 

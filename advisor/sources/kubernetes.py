@@ -47,7 +47,7 @@ from advisor.kubeconfig import KubeConfigError, load_configuration
 from advisor.podspec import PodGpu, fields, parse_pod
 from advisor.podspec.dialects import DIALECTS
 from advisor.podspec.node import read_node_scheduling
-from advisor.podspec.quantity import quantity_int
+from advisor.core.quantity import quantity_int
 from advisor.podspec.registration import registration_keys
 from advisor.podspec.scheduling import PodScheduling, read_pod_scheduling
 from advisor.sources.budgets import by_namespace, mark_pod, read_budgets
