@@ -148,6 +148,14 @@ def words(names: Iterable[str]) -> str:
 
 
 @dataclass(slots=True)
+class Pool:
+    """The session's total and what all its queues hold."""
+
+    total: Res = field(default_factory=dict)
+    allocated: Res = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class QueueAttr:
     """proportion.go's queueAttr for one queue with jobs in the session."""
 
@@ -160,7 +168,7 @@ class QueueAttr:
     deserved: Res = field(default_factory=dict)
     real_capability: Res = field(default_factory=dict)
     guarantee: Res = field(default_factory=dict)
-    total: Res = field(default_factory=dict)  # the session's: what no queue limit explains
+    pool: Pool = field(default_factory=lambda: Pool())  # the session's, shared by the queues
 
     @property
     def open(self) -> bool:
@@ -184,9 +192,25 @@ class QueueAttr:
         return bool(self.binding(asked, self.deserved))
 
     def binding(self, names: Iterable[str], limit: Mapping[str, float]) -> list[str]:
-        """Of `names`, those where `limit` is below the cluster's total: the queue's share,
-        capability or guarantee decides, not the cluster's size."""
-        return [n for n in names if limit.get(n, 0.0) < self.total.get(n, 0.0) - MIN_RESOURCE]
+        """Of `names`, those where `limit` is below what the cluster leaves this queue (its
+        total less the other queues' allocations): the queue's share, capability or
+        guarantee decides, not the cluster being full (that the node cycle words)."""
+        pool = self.pool
+        return [
+            n
+            for n in names
+            if limit.get(n, 0.0)
+            < pool.total.get(n, 0.0)
+            - pool.allocated.get(n, 0.0)
+            + self.allocated.get(n, 0.0)
+            - MIN_RESOURCE
+        ]
+
+    def allocate(self, task: Mapping[str, float], placed: bool = True) -> None:
+        """The proportion plugin's Allocate (placed) and Deallocate (rolled back) events."""
+        change = task if placed else {n: -v for n, v in task.items()}
+        self.allocated = add(self.allocated, change)
+        self.pool.allocated = add(self.pool.allocated, change)
 
     def refuses(self, task: Mapping[str, float]) -> list[str] | None:
         """queueAllocatable: None when the task may enter; else the resources short (empty
@@ -274,6 +298,7 @@ def open_session(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, QueueA
     for listed in queues.values():
         guarantees = add(guarantees, resource_list(listed.guarantee))
     attrs: dict[str, QueueAttr] = {}
+    pool = Pool(total)
     for load in loads:
         found = queues.get(load.queue)
         if found is None:
@@ -284,9 +309,9 @@ def open_session(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, QueueA
             attr = QueueAttr(queue, order[queue.name])
             attr.real_capability = real_capability(queue, total, guarantees)
             attr.guarantee = resource_list(queue.guarantee)
-            attr.total = total
+            attr.pool = pool
             attrs[queue.name] = attr
-        attr.allocated = add(attr.allocated, load.allocated)
+        attr.allocate(load.allocated)
         attr.request = add(attr.request, load.request)
         if load.min_resources is not None and load.phase in ("Inqueue", "Running"):
             # util.GetInqueueResource: minResources less what the job holds, per resource

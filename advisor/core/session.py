@@ -39,7 +39,6 @@ from advisor.core.queues import (
     pod_resources,
     queues_of,
     resource_list,
-    sub,
 )
 
 
@@ -152,8 +151,7 @@ class QueueSession:
         """The proportion plugin's Allocate (placed) and Deallocate (rolled back) events."""
         attr = self.attrs.get(job.queue) if self.volcano else None
         if attr is not None:
-            task = pod_resources(self.cluster, pod)
-            attr.allocated = add(attr.allocated, task) if placed else sub(attr.allocated, task)
+            attr.allocate(pod_resources(self.cluster, pod), placed)
 
 
 def _load_name(job: JobLike) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from advisor.core.gang import diagnose_jobs, judge
 from advisor.core.jobs import Queue
-from advisor.core.queues import QueueAttr, deserve
+from advisor.core.queues import Pool, QueueAttr, deserve
 from advisor.scenario import scenario_from_data
 
 
@@ -106,12 +106,14 @@ def test_queue_weights_share_the_cluster_and_the_lower_share_goes_first() -> Non
     a.real_capability = b.real_capability = dict(total)
     deserve({"a": a, "b": b}, total)
     assert (a.deserved["cpu"], b.deserved["cpu"]) == (6000.0, 2000.0)
-    a.allocated = {"cpu": 3000.0}  # share 0.5
-    b.allocated = {"cpu": 2000.0}  # share 1.0: overused
+    pool = Pool(total)
+    a.pool = b.pool = pool
+    a.allocate({"cpu": 3000.0})  # share 0.5
+    b.allocate({"cpu": 2000.0})  # share 1.0: overused, and 3000 cpu of the cluster are free
     assert a.key() < b.key()
-    assert b.overused() is False  # the total bounds nothing here: total marks 8000 > 2000
-    b.total = total
     assert b.overused() is True
+    a.allocate({"cpu": 3000.0})  # the cluster is full: b's deserved no longer decides
+    assert b.overused() is False
 
 
 def test_a_cluster_full_for_its_one_queue_is_capacity_not_queue() -> None:

@@ -82,7 +82,9 @@ def _enqueue_and_allocable(pending: str, res: str, pending_queue: str) -> dict[s
         "groups": [
             group("ns1/pg1", "q1", {"cpu": "1", "memory": "2G"}),
             group("ns1/pg2", "q2", {"cpu": "2", "memory": "1G"}),
-            group(f"ns1/{pending}", pending_queue, dict(zip(("cpu", "memory"), RES[res]))),
+            group(
+                f"ns1/{pending}", pending_queue, dict(zip(("cpu", "memory"), RES[res], strict=True))
+            ),
         ],
         "pods": [
             pod("ns1/pod1", "ns1/pg1", "1", "2G", on="n1"),
@@ -189,7 +191,7 @@ def test_overcommit_enqueue_rejects_once_the_inqueue_groups_pass_factor_times_to
     − used; a group whose minResources, with the groups already Inqueue, pass it stays
     Pending. Here the first group is Inqueue (one of its two members running), the second
     would take the cluster past 1.2 × its cpu."""
-    data = {
+    data: dict[str, Any] = {
         "nodes": [node("n1", "4", "16G"), node("n2", "4", "16G")],
         "groups": [
             {"name": "ns/pg1", "min_member": 2, "min_resources": {"cpu": "6"}},
