@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.core.gang import diagnose_jobs, judge
-from advisor.core.jobs import Queue
-from advisor.core.queues import Pool, QueueAttr, deserve
+from advisor.core.jobs import Queue, frozen_resources
+from advisor.core.queues import Pool, QueueAttr, deserve, real_capability
 from advisor.scenario import scenario_from_data
 
 
@@ -192,3 +192,18 @@ def test_quotas_are_hamis_alone() -> None:
         "pods": [pod("ml/a")],
     }
     assert [d.cause for d in judge(scenario_from_data(data, "q.yaml")).pods] == ["schedulable"]
+
+
+def test_a_guarantee_is_kept_out_of_the_other_queues_real_capability() -> None:
+    """realCapability = total − Σguarantee + own guarantee: q2's guarantee of 6 cpu leaves
+    q1 at most 2 of the 8, whatever the weights; q2 deserves its guarantee."""
+    total = {"cpu": 8000.0, "memory": 0.0}
+    q1, q2 = Queue("q1"), Queue("q2", guarantee=frozen_resources({"cpu": "6"}))
+    guarantees = {"cpu": 6000.0}
+    a = QueueAttr(q1, 0, request={"cpu": 8000.0})
+    b = QueueAttr(q2, 1, request={"cpu": 8000.0}, guarantee={"cpu": 6000.0})
+    a.real_capability = real_capability(q1, total, guarantees)
+    b.real_capability = real_capability(q2, total, guarantees)
+    assert (a.real_capability["cpu"], b.real_capability["cpu"]) == (2000.0, 8000.0)
+    deserve({"q1": a, "q2": b}, total)
+    assert (a.deserved["cpu"], b.deserved["cpu"]) == (2000.0, 6000.0)
