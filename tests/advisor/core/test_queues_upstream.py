@@ -8,10 +8,15 @@ bind is a placement; a PodGroup left Pending is a group `not-admitted`."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from advisor.core.gang import diagnose_jobs
+from advisor.core.jobs import Queue, frozen_resources
+from advisor.core.queues import JobLoad, QueueAttr, enqueue_refusal, overcommit, resource_list
 from advisor.scenario import scenario_from_data
 
 
@@ -185,12 +190,44 @@ def test_enqueue_cannot_because_queue_resources_are_less_than_podgroup_min_resou
 
 # -- pkg/scheduler/plugins/overcommit/overcommit_test.go, TestOvercommitPlugin ------------------
 
+NORMAL = {"cpu": "2000m", "memory": "2G"}
+HUGE = {"cpu": "20000m", "memory": "20G"}
+
+
+@pytest.mark.parametrize(
+    ("case", "factor", "min_resources", "enqueueable"),
+    [
+        ("overCommitFactor is more than 0", 1.2, NORMAL, True),
+        ("overCommitFactor is less than 0", 0.8, NORMAL, True),  # below 1: the default 1.2
+        ("when the required resources of pg are too large", 1.2, HUGE, False),
+        ("when pg does not fill MinResources", 1.2, None, True),
+    ],
+)
+def test_overcommit_plugin(
+    case: str, factor: float, min_resources: dict[str, str] | None, enqueueable: bool
+) -> None:
+    """Upstream asks JobEnqueueable of one PodGroup already Inqueue (so counted in the
+    plugin's inqueue at the session's opening) on nodes of 2 cpu/4Gi and 4 cpu/16Gi. The
+    scenario reader refuses a factor below 1, so the value is set on the cluster after."""
+    data = {
+        "scheduler": {"profile": "volcano-vgpu"},
+        "nodes": [node("n1", "2", "4Gi"), node("n2", "4", "16Gi")],
+        "pods": [],
+    }
+    base = scenario_from_data(data, "overcommit.yaml")
+    cluster = replace(base, scheduler=replace(base.scheduler, overcommit_factor=factor))
+    wanted = None if min_resources is None else resource_list(frozen_resources(min_resources))
+    load = JobLoad("default", {}, {}, wanted, "Inqueue")
+    commit = overcommit(cluster, [load], used={})
+    attr = QueueAttr(Queue("c1"), 0)
+    attr.real_capability = {"cpu": math.inf, "memory": math.inf}
+    assert (enqueue_refusal(attr, commit, wanted) is None) is enqueueable, case
+
 
 def test_overcommit_enqueue_rejects_once_the_inqueue_groups_pass_factor_times_total() -> None:
-    """Upstream's case "overCommitFactor is 1.2": total 2 nodes × 4 cpu, idle 1.2 × total
-    − used; a group whose minResources, with the groups already Inqueue, pass it stays
-    Pending. Here the first group is Inqueue (one of its two members running), the second
-    would take the cluster past 1.2 × its cpu."""
+    """Hand case in the cycle: the first group is Inqueue (one of its two members running,
+    its minResources 6 cpu), the second's 4 cpu would take the cluster past 1.2 × its 8 cpu
+    − the 1 used; with factor 2.0 both fit."""
     data: dict[str, Any] = {
         "nodes": [node("n1", "4", "16G"), node("n2", "4", "16G")],
         "groups": [
@@ -208,7 +245,6 @@ def test_overcommit_enqueue_rejects_once_the_inqueue_groups_pass_factor_times_to
     assert states(result)["ns/pg2"] == "not-admitted"
     (b1,) = [d for d in result.diagnosis.pods if d.pod.name == "ns/b1"]
     assert b1.message == "resource in cluster is overused: overused cpu"
-    # factor 2.0: idle 15 cpu, room for both
     data["scheduler"] = {"profile": "volcano-vgpu", "overcommit_factor": 2.0}
     again = diagnose_jobs(scenario_from_data(data, "queues.yaml"))
     assert states(again)["ns/pg2"] != "not-admitted"
