@@ -80,13 +80,15 @@ class PodDiagnosis:
     # cards or not. Looser: a plan may move small pods off big cards onto small ones, so the
     # planner aims at these pods too (its plans are simulated; the advice reads the above).
     movable_free_sufficient: bool | None = None
+    volcano: bool = False  # worded as Volcano's session words it ("nodes are unavailable")
 
     @property
     def node_summary(self) -> str | None:
-        """kube-scheduler's FitError line: '0/5 nodes are available: 2 Insufficient cpu.'"""
+        """kube-scheduler's FitError line: '0/5 nodes are available: 2 Insufficient cpu.',
+        or Volcano's: '0/5 nodes are unavailable: …' (`nodefilters.fit_error`)."""
         if not self.reason_counts:
             return None
-        return fit_error(self.nodes_total, self.reason_counts)
+        return fit_error(self.nodes_total, self.reason_counts, self.volcano)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +198,9 @@ class Cycle:
         n_nodes = len(s.node_names)
         allowed = s.static_ok(shape.constraints)
         if not allowed.any():
-            return fit_error(n_nodes, s.static_counts(shape.constraints).items())
+            return fit_error(
+                n_nodes, s.static_counts(shape.constraints).items(), s.profile.session.volcano
+            )
         want = np.array(shape.demand, dtype=np.int64)
         roomy = ~lacks(want[None, :], s.allocatable).any(axis=1)  # on an empty node
         big = self._big_enough(shape)
@@ -264,8 +268,9 @@ class Cycle:
             nodes_omitted=n_nodes - len(listed),
             reason_counts=reason_counts,
             nodes_total=n_nodes,
+            volcano=s.profile.session.volcano,
         )
-        summary = fit_error(n_nodes, reason_counts)
+        summary = fit_error(n_nodes, reason_counts, s.profile.session.volcano)
         starved = np.flatnonzero(static_ok & ~open_nodes & gpus_fit)
         if starved.size:
             best = int(starved[np.argmin(s.name_rank[starved])])

@@ -266,11 +266,14 @@ def resource_reasons(short: Iterable[bool]) -> tuple[str, ...]:
     return tuple(r for r, bad in zip(RESOURCE_REASONS, short, strict=True) if bad)
 
 
-def fit_error(nodes_total: int, reasons: Iterable[tuple[str, int]]) -> str:
+def fit_error(nodes_total: int, reasons: Iterable[tuple[str, int]], volcano: bool = False) -> str:
     """kube-scheduler's FitError text: '0/5 nodes are available: 2 Insufficient cpu, 3
-    card-memory.' (its histogram entries sorted as strings, as `sortReasonsHistogram`)."""
+    card-memory.' (its histogram entries sorted as strings, as `sortReasonsHistogram`).
+    Volcano's session words it '0/5 nodes are unavailable: …' (volcano v1.15.1
+    pkg/scheduler/api/unschedule_info.go, FitErrors.Error: same sorted histogram)."""
     parts = sorted(f"{count} {reason}" for reason, count in reasons)
-    return f"0/{nodes_total} nodes are available: " + ", ".join(parts) + "."
+    verb = "unavailable" if volcano else "available"
+    return f"0/{nodes_total} nodes are {verb}: " + ", ".join(parts) + "."
 
 
 def effective_request(

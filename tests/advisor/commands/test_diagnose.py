@@ -49,7 +49,7 @@ def test_diagnose_json_contract() -> None:
     assert frag["placement"] is None
     assert frag["nodes"]["cce-node-1"][0] == "too-few-cards: 1 of 2 cards eligible"
     assert frag["node_summary"] == (
-        "0/5 nodes are available: 1 node(s) had untolerated taint {dedicated: research}, "
+        "0/5 nodes are unavailable: 1 node(s) had untolerated taint {dedicated: research}, "
         "4 too-few-cards."
     )
     # Only the A100 and V100 cards could hold its 20480 MiB slices: 39936 MiB free there.

@@ -172,7 +172,7 @@ def test_too_few_cards_on_the_node() -> None:
     )
     assert result.cause == "capacity"
     assert dict(result.node_reasons)["n1"] == ("too-few-cards: node has 1 card, 2 needed",)
-    assert result.node_summary == "0/2 nodes are available: 2 too-few-cards."
+    assert result.node_summary == "0/2 nodes are unavailable: 2 too-few-cards."
 
 
 def test_reason_counts_like_the_autoscaler() -> None:
@@ -188,7 +188,7 @@ def test_reason_counts_like_the_autoscaler() -> None:
     result = only(cluster)
     assert (
         result.node_summary
-        == "0/4 nodes are available: 1 mode-conflict, 1 unhealthy, 2 card-memory."
+        == "0/4 nodes are unavailable: 1 mode-conflict, 1 unhealthy, 2 card-memory."
     )
     assert {r for r, _ in result.reason_counts} <= set(REASONS)
 
@@ -200,7 +200,7 @@ def test_node_detail_limit_keeps_counts_for_all_nodes() -> None:
     limited = diagnose(cluster, node_detail_limit=5).pods[0]
     assert len(limited.node_reasons) == 5
     assert limited.nodes_omitted == 25
-    assert limited.node_summary == "0/30 nodes are available: 30 card-memory."
+    assert limited.node_summary == "0/30 nodes are unavailable: 30 card-memory."
     full = diagnose(cluster, node_detail_limit=None).pods[0]
     assert len(full.node_reasons) == 30
     assert full.nodes_omitted == 0

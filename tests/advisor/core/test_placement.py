@@ -49,7 +49,7 @@ def test_cce_example_card_binpack_strands_the_second_replica() -> None:
             ),
         ),
     )
-    assert second.node_summary == "0/1 nodes are available: 1 too-few-cards."
+    assert second.node_summary == "0/1 nodes are unavailable: 1 too-few-cards."
 
 
 def test_cce_example_card_spread_places_both() -> None:

@@ -42,6 +42,7 @@ from advisor.core.nodefilters import (
     Toleration,
     static_reasons,
 )
+from advisor.core.profiles import profile_of
 from advisor.core.state import Shape
 from advisor.scenario import scenario_from_data
 
@@ -246,14 +247,17 @@ def assert_filters(case: Case, source: Source | None = None) -> None:
 def assert_diagnosis(case: Case, how: str, source: Source | None = None) -> PodDiagnosis:
     """diagnose() says what kube-scheduler says: fits, or the FitError with its reasons."""
     where = source.cite(case.name) if source else case.name
-    (verdict,) = diagnose(build(case, how)).pods
+    cluster = build(case, how)
+    (verdict,) = diagnose(cluster).pods
     said = f"{where}: {verdict.cause}: {verdict.message}"
     if not case.want:
         assert verdict.cause == "schedulable", said
         assert verdict.placement == Placement(case.node, (0,)), said
         return verdict
-    # kube-scheduler's FitError: one count per reason, histogram entries sorted as text.
-    fit_error = "0/1 nodes are available: " + ", ".join(sorted(f"1 {r}" for r in case.want))
+    # kube-scheduler's FitError: one count per reason, histogram entries sorted as text;
+    # Volcano's session (the profiles that run it) words the same histogram "unavailable".
+    verb = "unavailable" if profile_of(cluster.scheduler).session.volcano else "available"
+    fit_error = f"0/1 nodes are {verb}: " + ", ".join(sorted(f"1 {r}" for r in case.want))
     if case.static_want or case.never:
         assert verdict.cause == "unsatisfiable", said
     else:
