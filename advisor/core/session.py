@@ -15,12 +15,15 @@ Read from Volcano v1.15.1:
 A group's phase is not read: one with min_member running is Running, one with fewer but
 some running Inqueue, one with none Pending (it goes through enqueue when the action runs).
 Under a profile without Volcano's session every job is in one queue and nothing is checked.
+The refusals are worded here, in Volcano's log and event words (`allocate_refusal`,
+`overused_words`); the rules themselves are core.queues'.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from advisor.core.jobs import DEFAULT_QUEUE
@@ -29,16 +32,16 @@ from advisor.core.profiles import profile_of
 from advisor.core.queues import (
     JobLoad,
     QueueAttr,
+    Res,
     add,
-    allocate_refusal,
-    cluster_used,
     enqueue_refusal,
+    names_of,
     open_session,
     overcommit,
-    overused_words,
     pod_resources,
     queues_of,
     resource_list,
+    words,
 )
 
 
@@ -190,3 +193,56 @@ def _loads(cluster: Cluster, jobs: Sequence[JobLike]) -> dict[str, JobLoad]:
         phase = "Running" if running >= minimum else "Inqueue" if running else "Pending"
         out[name] = JobLoad(queue, allocated, request, min_resources, phase)
     return out
+
+
+def allocate_refusal(attr: QueueAttr, task: Mapping[str, float]) -> str | None:
+    """Why allocate's queueAllocatable refuses the task, in words; None: it may enter."""
+    short = attr.refuses(task)
+    if short is None:
+        return None
+    name = attr.queue.name
+    if not short:
+        return f"Queue {name} is {attr.queue.state}, not Open: it takes no task"
+    detail = ", ".join(
+        f"{n}: {_show(n, attr.allocated.get(n, 0.0))} allocated + {_show(n, task.get(n, 0.0))} "
+        f"> {_show(n, attr.deserved.get(n, 0.0))} deserved"
+        for n in short
+    )
+    return (
+        f"Queue {name} is overused when considering this task: insufficient {words(short)} "
+        f"({detail})"
+    )
+
+
+def overused_words(attr: QueueAttr) -> str:
+    """Why allocate leaves an Overused queue with all its jobs."""
+    detail = ", ".join(
+        f"{n}: {_show(n, attr.allocated.get(n, 0.0))} allocated >= "
+        f"{_show(n, attr.deserved[n])} deserved"
+        for n in names_of(attr.deserved)
+    )
+    return f"Queue {attr.queue.name} is overused, ignore it ({detail or 'it deserves nothing'})"
+
+
+def cluster_used(cluster: Cluster) -> Res:
+    """Σ node.Used: every pod bound to a node, GPU pods and the node's other pods alike."""
+    used: Res = {}
+    for pod in cluster.running:
+        used = add(used, pod_resources(cluster, pod))
+    for node in cluster.nodes:
+        for other in (*(node.other_pods or ()), *node.resident_pods):
+            used = add(
+                used, {"cpu": other.resources.cpu_milli, "memory": other.resources.memory_bytes}
+            )
+    return used
+
+
+def _show(name: str, value: float) -> str:
+    """A quantity back in the pod spec's units."""
+    if math.isinf(value):
+        return "unlimited"
+    if name == "memory":
+        return f"{value / 2**30:.4g}Gi"
+    if name == "cpu":
+        return f"{value / 1000:.4g}"
+    return f"{value / 1000:.6g}"
