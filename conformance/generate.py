@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from advisor.podspec.quantity import quantity_milli, quantity_units
+from advisor.core.quantity import quantity_milli, quantity_units
 
 CARD_MIB = (8192, 16384, 24576, 40960, 81920)
 ZONES = ("z1", "z2", "z3")

@@ -90,6 +90,19 @@ def dashboard() -> Json:
             thresholds=steps("green", (1, "orange")),
         ),
         stranded_tile(),
+        stat(
+            "Pending for queue or quota",
+            "Pending pods their Volcano queue (no room, not admitted, not Open) or their "
+            "namespace's HAMi quota keeps out before any node is tried: raise the queue's or "
+            "the quota's limit; nodes and rebalancing do not help.",
+            # the cause series exist only where some pod has them: 0 when the run has none
+            Query(
+                f'sum({M.PENDING_PODS}{{{CLUSTER}, cause=~"queue|quota"}}) '
+                f"or (0 * sum({M.PENDING_PODS}{{{CLUSTER}}}))"
+            ),
+            "none",
+            thresholds=steps("green", (1, "orange")),
+        ),
     ]
     for panel in overview:
         layout.add(panel, 6, 4)

@@ -126,8 +126,10 @@ async def read_input(args: argparse.Namespace, scheduler: ProfileName | None) ->
         _refuse(given_flags(args), SCENARIO_ONLY, "applies to --scenario only")
         read = await _live(args, scheduler)
     read = _with_pods_from(read, args.pods_from, auto=scheduler is None)
-    volcano = profile_of(read.cluster.scheduler).session.volcano  # judges gangs (core.gang)
-    unmodelled = not_modelled(read.cluster.jobs, gangs_judged=volcano)
+    session = profile_of(read.cluster.scheduler).session  # what its cycle judges (core.gang)
+    unmodelled = not_modelled(
+        read.cluster.jobs, session.volcano, session.volcano, session.device_quota
+    )
     if unmodelled:  # until the job layer decides (docs/design.md §10.2), never silently
         print(
             "xgpu-advisor: warning: jobs read but not yet modelled: "

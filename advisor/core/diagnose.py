@@ -33,7 +33,9 @@ Cause = Literal[
     "node-resources",
     "fragmentation",
     "capacity",
-    "gang",  # Volcano's gangs (core.gang, docs/design.md §10.3): not yet in the outputs
+    "gang",  # the job layer (core.gang, docs/design.md §10.3)
+    "queue",
+    "quota",
 ]
 CAUSES: tuple[Cause, ...] = (
     "schedulable",
@@ -45,7 +47,9 @@ CAUSES: tuple[Cause, ...] = (
 )
 # The job layer's causes (core.gang, docs/design.md §10.3): in a summary and its renderings
 # only where some pod has them, so that an output without gangs keeps its form.
-JOB_CAUSES: tuple[Cause, ...] = ("gang",)
+# Decided first (§10.3: invalid, queue/quota, unsatisfiable, …): a pod its queue or quota
+# holds is never tried on the nodes.
+JOB_CAUSES: tuple[Cause, ...] = ("gang", "queue", "quota")
 
 
 def shown_causes(counts: Mapping[str, int]) -> tuple[Cause, ...]:
@@ -103,9 +107,9 @@ class Diagnosis:
     def summary(self) -> dict[str, int]:
         counts: dict[str, int] = {"pending": len(self.pods)}
         counts.update((c, self.count(c)) for c in CAUSES)
-        gang = self.count("gang")  # only where gangs are judged (core.gang)
-        if gang:
-            counts["gang"] = gang
+        for cause in JOB_CAUSES:  # only where the job layer finds them (core.gang)
+            if n := self.count(cause):
+                counts[cause] = n
         return counts
 
 

@@ -17,21 +17,31 @@ Read from Volcano v1.15.1:
   FitError and TaskSchedulingReason): "u/N tasks in gang unschedulable: pod group is not
   ready, …"; a member that fails on its own keeps its own cause.
 
-Not modelled here yet: several queues (their share and capability), enqueue, task roles
-(minTaskMember), pipelining and preemption. Every output judges by `judge`; plans and
-scale-down keep gangs whole (`model.gang_members`), so the two never contradict.
+Queues, enqueue (core.session, core.queues) and HAMi's namespace quotas (core.quota) decide
+before the cards: a task its queue refuses, or its quota, gets cause `queue` or `quota`.
+Not modelled here: task roles (minTaskMember), pipelining and preemption. Every output
+judges by `judge`; plans and scale-down keep gangs whole (`model.gang_members`), so the two
+never contradict.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from advisor.core.diagnose import DEFAULT_NODE_DETAIL, Cycle, Diagnosis, PodDiagnosis, build_state
+from advisor.core.diagnose import (
+    DEFAULT_NODE_DETAIL,
+    Cause,
+    Cycle,
+    Diagnosis,
+    PodDiagnosis,
+    build_state,
+)
 from advisor.core.jobs import DEFAULT_QUEUE, GroupOutcome, GroupState
 from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.profiles import profile_of
+from advisor.core.quota import QuotaBook
+from advisor.core.session import QueueSession
 from advisor.core.state import Shape
 
 
@@ -70,12 +80,11 @@ def diagnose_jobs(
     cycle = Cycle(state, cluster.policy, node_detail_limit)
     volcano = profile_of(cluster.scheduler).session.volcano
     jobs = _jobs(cluster, volcano)
+    session = QueueSession(cluster, jobs)  # queues and enqueue (core.session)
+    quotas = QuotaBook(cluster, cycle.state)  # HAMi's namespace quotas (core.quota)
     verdicts: list[PodDiagnosis] = []
     outcomes: dict[str, GroupState] = {}
-    heap = [(job.key(), i) for i, job in enumerate(jobs)]
-    heapq.heapify(heap)
-    while heap:
-        _, i = heapq.heappop(heap)
+    while (i := session.pop()) is not None:
         job = jobs[i]
         valid = job.ready + len(job.tasks) + job.placed
         if not job.valid_checked and valid < job.min_member:
@@ -85,27 +94,43 @@ def diagnose_jobs(
             verdicts.extend(PodDiagnosis(p, "gang", message) for p in job.tasks)
             if job.name is not None:
                 outcomes[job.name] = "admitted"
+            session.done()
             continue
         job.valid_checked = True
         tried: list[tuple[PodDiagnosis, list[int], Shape]] = []
         while job.tasks:  # until a placement leaves the job ready (a failure goes on)
             pod = job.tasks.pop(0)
-            verdict = cycle.visit(pod)
+            held = session.refusal(job, pod)  # the queue's Allocatable, then HAMi's quota
+            cause: Cause = "queue"
+            if held is None:
+                held, cause = quotas.refusal(pod), "quota"
+            verdict = PodDiagnosis(pod, cause, held) if held is not None else cycle.visit(pod)
             tried.append((verdict, _positions(cycle, verdict.placement), Shape.of_pod(pod)))
             if verdict.placement is not None:
                 job.placed += 1
+                session.placed(job, pod)
+                quotas.add(pod, verdict.placement)
                 if job.ready + job.placed >= job.min_member:
                     break
         if job.ready + job.placed >= job.min_member:
             verdicts.extend(v for v, _, _ in tried)
             if job.tasks:  # a ready job comes back for one more task per turn
-                heapq.heappush(heap, (job.key(), i))
+                session.again(i)
             if job.name is not None:
                 outcomes[job.name] = "placed" if job.placed else "admitted"
+            session.done()
             continue
+        for verdict, _, _ in tried:
+            if verdict.placement is not None:
+                session.placed(job, verdict.pod, placed=False)
         verdicts.extend(_rolled_back(cycle, job, tried))
         if job.name is not None:  # nothing placed: nothing to roll back
             outcomes[job.name] = "rolled-back" if job.placed else "admitted"
+        session.done()
+    for i, why in sorted(session.held.items()):  # never tried: not admitted, or its queue
+        verdicts.extend(PodDiagnosis(p, "queue", why) for p in jobs[i].tasks)
+        if (name := jobs[i].name) is not None:
+            outcomes[name] = "not-admitted" if i in session.not_admitted else "admitted"
     groups = {g.name: g for g in cluster.jobs.groups}
     running = Counter(p.group for p in cluster.running if p.group is not None)
     pending = Counter(p.group for p in cluster.pending if p.group is not None)

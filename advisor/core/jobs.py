@@ -6,8 +6,10 @@ configuration; kube-scheduler (under HAMi) preempts by priority, and HAMi v2.10 
 namespace's ResourceQuota on its own resources. Which of the two sessions runs is the
 profile's (`SessionRules`); the scenario and the live sources fill the rest.
 
-The model does not decide with these yet: `not_modelled` names what a cluster carries that
-would change a verdict, so a run says so instead of ignoring it silently.
+Volcano's session decides with gangs and queues (core.gang, core.session, core.queues),
+HAMi's card fit with namespace quotas (core.quota); `not_modelled` names what a cluster
+carries that its profile's session would judge but the model does not, so a run says so
+instead of ignoring it silently.
 """
 
 from __future__ import annotations
@@ -77,6 +79,9 @@ class SessionRules:
     default_actions: tuple[str, ...] = ()  # volcano: the actions a configuration without any runs
     # volcano: the gang options' defaults (plugins/defaults.go, ApplyPluginConfDefaults: true)
     default_gang: tuple[bool, bool] = (True, True)
+    # kube-scheduler under HAMi: its card fit enforces namespace ResourceQuotas on its memory
+    # and core resources (core.quota)
+    device_quota: bool = False
 
     @property
     def volcano(self) -> bool:
@@ -89,6 +94,7 @@ VOLCANO_SESSION = SessionRules("volcano", UPSTREAM_ACTIONS)
 # CCE's add-on turns the gang plugin's preemptable and job-starving options off.
 CCE_SESSION = SessionRules("volcano", CCE_ACTIONS, (False, False))
 KUBE_SCHEDULER_SESSION = SessionRules("kube-scheduler")
+HAMI_SESSION = SessionRules("kube-scheduler", device_quota=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,19 +160,22 @@ class GroupOutcome:
     state: GroupState
 
 
-def not_modelled(jobs: Jobs, gangs_judged: bool = False) -> list[str]:
+def not_modelled(
+    jobs: Jobs, gangs_judged: bool = False, queues_judged: bool = False, quotas_judged: bool = False
+) -> list[str]:
     """What the cluster carries that a verdict would depend on but the model does not judge
-    yet: gangs (min_member above 1) unless `gangs_judged` (Volcano's session judges them:
-    core.gang), queues other than `default`, quotas."""
+    under its profile: gangs (min_member above 1) and queues other than `default` unless
+    Volcano's session judges them (core.gang, core.session), quotas unless HAMi's card fit
+    does (core.quota; `SessionRules.device_quota`)."""
     found = []
     gangs = [] if gangs_judged else [g.name for g in jobs.groups if g.min_member > 1]
     if gangs:
         found.append(f"{len(gangs)} gang{'s' if len(gangs) != 1 else ''} ({_some(gangs)})")
     queues = sorted({q.name for q in jobs.queues} | {g.queue for g in jobs.groups})
-    others = [q for q in queues if q != DEFAULT_QUEUE]
+    others = [] if queues_judged else [q for q in queues if q != DEFAULT_QUEUE]
     if others:
         found.append(f"queue{'s' if len(others) != 1 else ''} {_some(others)}")
-    if jobs.quotas:
+    if jobs.quotas and not quotas_judged:
         spaces = sorted({q.namespace for q in jobs.quotas})
         found.append(f"resource quotas in {_some(spaces)}")
     return found

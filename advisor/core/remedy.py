@@ -25,6 +25,8 @@ and a scale-up is proposed. Advice keys:
 | `node-resources` | no | GPUs fit, cpu, memory or pod slots do not: `core.scaling.relief`, no GPU |
 | `unsatisfiable` | yes | no node it may use could ever take it: a new node shape |
 | `gang` | no | it fits, but its gang cannot start min_member at once: see its mates' advice |
+| `queue` | no | its Volcano queue does not admit its group, or has no room for it |
+| `quota` | no | its namespace's ResourceQuota on HAMi's resources would be exceeded |
 
 Any pod a plan rescues is never proposed a node. A pod proposed one may still get none when
 no node template admits it (`ScaleUpAdvice.not_triggered` says why).
@@ -49,6 +51,8 @@ ADVISES_NO_NODES = frozenset(
         "rebalance",
         "node-resources",
         "gang",  # its gang mates that fail on their own carry the advice that helps
+        "queue",  # the queue's share or capability, not the nodes, keeps it out
+        "quota",  # the namespace's quota, not the nodes, keeps it out
     }
 )
 ADVISES_NODES = frozenset({"no-plan", "capacity-scale-up", "capacity", "unsatisfiable"})
@@ -68,6 +72,8 @@ WHY: Mapping[str, str] = MappingProxyType(
         "slot it asks for",
         "unsatisfiable": "no node it may use could ever take it",
         "gang": "it fits, but its gang cannot place min_member of its pods at once",
+        "queue": "its Volcano queue does not admit its group, or has no room left for it",
+        "quota": "its namespace's ResourceQuota on GPU memory or cores would be exceeded",
     }
 )
 
@@ -134,6 +140,24 @@ ACTIONS: Mapping[str, tuple[str, str]] = MappingProxyType(
             "placement of the job is rolled back. Look at the gang's other Pending pods: what "
             "keeps them out (fragmentation, capacity, node resources) is what to fix.",
         ),
+        "queue": (
+            "Queue",
+            "Volcano's queue keeps these out before any node is tried: the queue is not Open, "
+            "its capability (or its weight's share of the cluster, its deserved) is used up by "
+            "its running jobs, or the cluster is overcommitted by the groups already admitted "
+            "(see the message: which queue, which resource). Raise the queue's capability or "
+            "weight, open it, lower the group's minResources, move the job to a queue with "
+            "room, or wait for the queue's jobs to finish. Adding nodes or rebalancing does "
+            "not help while the queue's limit, not the cluster, binds.",
+        ),
+        "quota": (
+            "Quota",
+            "HAMi refuses every card for these: their namespace's ResourceQuota on "
+            "limits.nvidia.com/gpumem or limits.nvidia.com/gpucores would be exceeded by what "
+            "its running pods hold plus this request (see the message). Raise the quota, "
+            "shrink the request, or end other pods of the namespace; nodes and plans do not "
+            "help.",
+        ),
         "invalid": (
             "Invalid request",
             "The request breaks a rule of the even-split model (see the message). Fix the pod's "
@@ -176,7 +200,7 @@ def remedy(
         scale_up = advice in ADVISES_NODES
         return Remedy(name, advice, scale_up, why or WHY[advice], cause, verdict.message)
 
-    if cause in ("schedulable", "invalid"):
+    if cause in ("schedulable", "invalid", "queue", "quota"):  # no plan or node changes these
         return decide(cause)
     consolidating = cause == "fragmentation" or (
         cause == "capacity" and verdict.cluster_free_sufficient is True

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from advisor.podspec.quantity import decimal_int, show
+from advisor.core.quantity import decimal_int, show
 from advisor.podspec.values import AllocatedCard
 from advisor.words import plural
 

@@ -17,8 +17,8 @@ from advisor.core.profiles.cce import CCE_GPU_NUM_LABEL
 from advisor.core.profiles.cce import DIALECT as CCE_DIALECT
 from advisor.core.profiles.hami import DIALECT as HAMI_DIALECT
 from advisor.core.profiles.volcano_vgpu import DIALECT as VOLCANO_DIALECT
+from advisor.core.quantity import MAX_COUNT, MAX_MEMORY_MIB, quantity_int, show
 from advisor.errors import known
-from advisor.podspec.quantity import MAX_COUNT, MAX_MEMORY_MIB, quantity_int, show
 
 __all__ = ["CCE", "CCE_GPU_NUM_LABEL", "DIALECTS", "HAMI", "VOLCANO_VGPU", "Dialect"]
 

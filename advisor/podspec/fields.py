@@ -6,7 +6,7 @@ import re
 from types import MappingProxyType
 from typing import Any
 
-from advisor.podspec.quantity import MAX_COUNT, MIN_COUNT, show
+from advisor.core.quantity import MAX_COUNT, MIN_COUNT, show
 
 _RUNTIME_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 

@@ -15,8 +15,8 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from advisor.core.nodefilters import EFFECTS, NOT_KNOWN, Allocatable, Effect, Taint
+from advisor.core.quantity import quantity_milli, quantity_units, show
 from advisor.podspec import fields
-from advisor.podspec.quantity import quantity_milli, quantity_units, show
 from advisor.podspec.scheduling import label_map
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.core.model import Request
+from advisor.core.quantity import decimal_int
 from advisor.podspec import fields
 from advisor.podspec.allocation import align_allocation, parse_allocation, parse_gpu_index
 from advisor.podspec.dialects import (
@@ -20,7 +21,6 @@ from advisor.podspec.dialects import (
     read_request,
     resource_lookup,
 )
-from advisor.podspec.quantity import decimal_int
 from advisor.podspec.values import AllocatedCard, ContainerGpu, PodGpu
 from advisor.words import plural
 

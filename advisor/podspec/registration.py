@@ -24,7 +24,7 @@ from advisor.core.model import ProfileName
 from advisor.core.profiles import PROFILES
 from advisor.core.profiles.hami import REGISTER as HAMI_REGISTER
 from advisor.core.profiles.volcano_vgpu import REGISTER as VOLCANO_REGISTER
-from advisor.podspec.quantity import show
+from advisor.core.quantity import show
 
 __all__ = ["HAMI_REGISTER", "VOLCANO_REGISTER", "RegisteredCard", "parse_registration"]
 

@@ -32,8 +32,8 @@ from advisor.core.nodefilters import (
     effective_request,
     parse_int64,
 )
+from advisor.core.quantity import MAX_INT, quantity_milli, quantity_units, show
 from advisor.podspec import fields
-from advisor.podspec.quantity import MAX_INT, quantity_milli, quantity_units, show
 
 REQUIRED_AFFINITY = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
 SIDECAR = "Always"  # an init container with this restartPolicy runs beside the containers

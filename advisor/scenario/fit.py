@@ -27,7 +27,7 @@ from advisor.core.nodefilters import (
     cpu_text,
     parse_int64,
 )
-from advisor.podspec.quantity import quantity_milli, quantity_units
+from advisor.core.quantity import quantity_milli, quantity_units
 from advisor.scenario.strict import Reader, kind
 
 NODE_FIT_KEYS = {"allocatable", "labels", "taints", "unschedulable", "resident_pods"}

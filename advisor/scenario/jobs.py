@@ -35,7 +35,7 @@ from advisor.core.jobs import (
     frozen_resources,
 )
 from advisor.core.model import Pod
-from advisor.podspec.quantity import quantity_milli
+from advisor.core.quantity import quantity_milli
 from advisor.scenario.strict import Reader, kind
 
 JOB_KEYS = ("queues", "groups", "quotas")  # top-level

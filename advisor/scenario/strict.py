@@ -9,7 +9,7 @@ from typing import Any
 
 # Counts, indexes and priorities (int32) and the memory of a card or request (1 EiB in MiB):
 # one range for the pod parser and the scenario format, so a live run and its snapshot agree.
-from advisor.podspec.quantity import MAX_COUNT, MAX_MEMORY_MIB
+from advisor.core.quantity import MAX_COUNT, MAX_MEMORY_MIB
 from advisor.scenario.errors import ScenarioError
 
 __all__ = ["MAX_COUNT", "MAX_MEMORY_MIB", "UNREAD_MIB", "Reader", "join", "kind"]

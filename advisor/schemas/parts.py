@@ -96,7 +96,7 @@ class DiagnosisJson(TypedDict):
     policy: PolicyJson
     scheduler: NotRequired[SchedulerJson]
     pods: list[PodDiagnosisJson]
-    summary: dict[str, int]  # per cause, and "pending" ("gang" only when some)
+    summary: dict[str, int]  # per cause, and "pending" ("gang", "queue", "quota" only when some)
     groups: NotRequired[list[GroupJson]]  # where the cluster has groups (§10.3)
 
 

@@ -34,8 +34,8 @@ from advisor.core.jobs import (
     ResourceList,
     frozen_resources,
 )
+from advisor.core.quantity import quantity_milli
 from advisor.errors import SourceError
-from advisor.podspec.quantity import quantity_milli
 from advisor.sources.kubepages import NotServed, Paging, list_all
 from advisor.sources.values import KubeJobs
 

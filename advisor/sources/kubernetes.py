@@ -41,13 +41,13 @@ from advisor.core.model import (
     disruption_budget,
 )
 from advisor.core.plan.cost import parse_time
+from advisor.core.quantity import quantity_int
 from advisor.core.scaling.down import SAFE_TO_EVICT
 from advisor.errors import SourceError
 from advisor.kubeconfig import KubeConfigError, load_configuration
 from advisor.podspec import PodGpu, fields, parse_pod
 from advisor.podspec.dialects import DIALECTS
 from advisor.podspec.node import read_node_scheduling
-from advisor.podspec.quantity import quantity_int
 from advisor.podspec.registration import registration_keys
 from advisor.podspec.scheduling import PodScheduling, read_pod_scheduling
 from advisor.sources.budgets import by_namespace, mark_pod, read_budgets

@@ -188,10 +188,11 @@ def demo_with_jobs() -> tuple[dict[str, Any], dict[str, Any]]:
     return plain, jobs
 
 
-# cce runs Volcano's session, which judges the gang (core.gang): queues and quotas remain.
+# cce runs Volcano's session, which judges the gang and the queue (core.gang,
+# core.session): HAMi's quota remains, which Volcano does not read.
 WARNED = [
-    "xgpu-advisor: warning: jobs read but not yet modelled: queue training; resource quotas "
-    "in ml (verdicts leave them out)"
+    "xgpu-advisor: warning: jobs read but not yet modelled: resource quotas in ml "
+    "(verdicts leave them out)"
 ]
 
 

@@ -177,7 +177,9 @@ def plan(
     }
     # Every Pending pod is in the real queue: one short of cpu or memory now may take the
     # room a plan's evictions leave, so each simulation has it (and then rejects the plan).
-    queued = [d.pod.name for d in diagnosis.pods if d.cause not in ("schedulable", "invalid")]
+    # A pod its queue or quota holds (§10.3) takes no room, and no eviction on a node frees it.
+    takes_no_room = ("schedulable", "invalid", "queue", "quota")
+    queued = [d.pod.name for d in diagnosis.pods if d.cause not in takes_no_room]
     reference = reference_card_mib(cluster)
     limits = Limits(
         options.max_plan_evictions, options.max_chain_depth, options.max_victims_per_card

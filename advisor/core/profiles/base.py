@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.core.jobs import SessionRules
-from advisor.core.model import Policy, PolicyName, Request, Scheduler
+from advisor.core.model import Card, Policy, PolicyName, Request, Scheduler
 from advisor.core.shape import Shape
 
 IntArray = npt.NDArray[np.int64]
@@ -136,6 +136,16 @@ class Profile(Protocol):
         """Memory (MiB) each card of these capacities must give `shape`."""
         ...
 
+    def queue_request(self, request: Request) -> dict[str, int]:
+        """The request's GPU resources as the pod spec writes them (`dialect_request`):
+        what Volcano's queues and HAMi's quotas count of a pod (docs/design.md §10.2)."""
+        ...
+
+    def device_allocatable(self, cards: tuple[Card, ...], slots: int) -> dict[str, int]:
+        """The GPU resources a node with these cards advertises in its allocatable
+        (`dialect_allocatable`; `slots`: vGPUs a card without its own limit hosts)."""
+        ...
+
     def card_core(self, shape: Shape) -> int:
         """Core (%) each card must give `shape`."""
         ...
@@ -216,3 +226,40 @@ def split_problem(request: Request) -> str | None:
 def gpus_problem(request: Request) -> str | None:
     """Every profile's first rule: a pod asks at least one card."""
     return f"gpus must be at least 1, got {request.gpus}" if request.gpus < 1 else None
+
+
+def dialect_request(dialect: Dialect | None, request: Request) -> dict[str, int]:
+    """A request in its dialect's resource names, the values as a container writes them:
+    per card where the dialect is (Volcano vGPU, HAMi), else totals (CCE), memory in the
+    dialect's unit. Volcano sums container requests as written (api.NewResource), so a
+    per-card value counts once however many cards the pod asks."""
+    if dialect is None:
+        return {}
+    n = max(request.gpus, 1)
+    per = n if dialect.per_card else 1
+    named = (
+        (dialect.count, request.gpus),
+        (dialect.memory, request.memory_mib // per // dialect.memory_unit_mib),
+        (dialect.memory_percentage, request.memory_percent),
+        (dialect.core, request.core_percent // per),
+    )
+    return {name: value for name, value in named if name is not None and value > 0}
+
+
+def dialect_allocatable(
+    dialect: Dialect | None, cards: tuple[Card, ...], slots: int
+) -> dict[str, int]:
+    """What a node's device plugin advertises for its healthy cards: the vGPU slots (count),
+    the memory in the dialect's unit, 100 cores a card. The Volcano vGPU device plugin
+    (Project-HAMi/volcano-vgpu-device-plugin, pkg/plugin/vgpu/plugin.go ListAndWatch) lists
+    one device per MiB (GPUMemoryFactor 1) and per slot; CCE's plugin is closed source and
+    taken to advertise the same way in its 128 MiB unit."""
+    if dialect is None:
+        return {}
+    healthy = [c for c in cards if c.healthy]
+    named = (
+        (dialect.count, sum(c.max_vgpus or slots for c in healthy)),
+        (dialect.memory, sum(c.memory_mib // dialect.memory_unit_mib for c in healthy)),
+        (dialect.core, 100 * len(healthy)),
+    )
+    return {name: value for name, value in named if name is not None and value > 0}

@@ -16,6 +16,7 @@ from advisor.core.model import (
     DEFAULT_MAX_VGPUS,
     MAX_MEMORY_UNITS,
     MIB_PER_UNIT,
+    Card,
     Mode,
     Policy,
     PolicyName,
@@ -27,6 +28,8 @@ from advisor.core.profiles.base import (
     CardView,
     Dialect,
     IntArray,
+    dialect_allocatable,
+    dialect_request,
     enough_cards,
     gpus_problem,
 )
@@ -88,6 +91,12 @@ class CceProfile:
     def mode_conflicts(self, card_modes: IntArray, mode: int) -> BoolArray:
         """The one isolation mode per card: a card in use by the other mode refuses."""
         return np.asarray((card_modes != int(Mode.UNUSED)) & (card_modes != mode), dtype=np.bool_)
+
+    def queue_request(self, request: Request) -> dict[str, int]:
+        return dialect_request(DIALECT, request)
+
+    def device_allocatable(self, cards: tuple[Card, ...], slots: int) -> dict[str, int]:
+        return dialect_allocatable(DIALECT, cards, slots)
 
     def card_need(self, capacity: IntArray, shape: Shape) -> IntArray:
         return np.full(capacity.shape, shape.card_memory_mib, dtype=np.int64)

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from advisor.core.jobs import KUBE_SCHEDULER_SESSION, SessionRules
-from advisor.core.model import Policy, PolicyName, Request, Scheduler
+from advisor.core.jobs import HAMI_SESSION, SessionRules
+from advisor.core.model import Card, Policy, PolicyName, Request, Scheduler
 from advisor.core.profiles.base import (
     BoolArray,
     CardView,
     Dialect,
     IntArray,
+    dialect_allocatable,
+    dialect_request,
     enough_cards,
     first_by_name,
     gpus_problem,
@@ -79,7 +81,7 @@ class HamiProfile:
     card_policies: tuple[PolicyName, ...] = ("binpack", "spread")
     default_max_vgpus = 10  # deviceSplitCount
     settings: tuple[str, ...] = ("default_memory_mib", "weights", "preemption")
-    session: SessionRules = KUBE_SCHEDULER_SESSION
+    session: SessionRules = HAMI_SESSION
     dialect: Dialect | None = DIALECT
     allocation_annotation: str | None = DIALECT.allocation
     registration_annotation: str | None = REGISTER
@@ -99,6 +101,12 @@ class HamiProfile:
 
     def mode_conflicts(self, card_modes: IntArray, mode: int) -> BoolArray:
         return np.zeros(card_modes.shape, dtype=np.bool_)
+
+    def queue_request(self, request: Request) -> dict[str, int]:
+        return dialect_request(DIALECT, request)
+
+    def device_allocatable(self, cards: tuple[Card, ...], slots: int) -> dict[str, int]:
+        return dialect_allocatable(DIALECT, cards, slots)
 
     def card_need(self, capacity: IntArray, shape: Shape) -> IntArray:
         if shape.card_memory_mib > 0:

@@ -21,12 +21,14 @@ import math
 import numpy as np
 
 from advisor.core.jobs import VOLCANO_SESSION, VOLCANO_SETTINGS, SessionRules
-from advisor.core.model import Policy, PolicyName, Request, Scheduler
+from advisor.core.model import Card, Policy, PolicyName, Request, Scheduler
 from advisor.core.profiles.base import (
     BoolArray,
     CardView,
     Dialect,
     IntArray,
+    dialect_allocatable,
+    dialect_request,
     enough_cards,
     first_by_name,
     gpus_problem,
@@ -97,6 +99,12 @@ class VolcanoProfile:
 
     def mode_conflicts(self, card_modes: IntArray, mode: int) -> BoolArray:
         return np.zeros(card_modes.shape, dtype=np.bool_)
+
+    def queue_request(self, request: Request) -> dict[str, int]:
+        return dialect_request(DIALECT, request)
+
+    def device_allocatable(self, cards: tuple[Card, ...], slots: int) -> dict[str, int]:
+        return dialect_allocatable(DIALECT, cards, slots)
 
     def card_need(self, capacity: IntArray, shape: Shape) -> IntArray:
         if shape.memory_percent > 0:

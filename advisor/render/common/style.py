@@ -19,6 +19,8 @@ CAUSE_COLOURS: Mapping[str, str] = {
     "unsatisfiable": "#7f1d1d",
     "invalid": "#475569",
     "gang": "#6d28d9",  # violet: the job, not the cards, keeps it out
+    "queue": "#9d174d",  # rose: the queue's limit, not the cards
+    "quota": "#86198f",  # fuchsia: the namespace's quota, not the cards
 }
 
 

@@ -17,13 +17,15 @@ import yaml
 from advisor import schemas
 from advisor.cli import main
 from advisor.core.jobs import KUBE_SCHEDULER_SESSION, SessionRules
-from advisor.core.model import Policy, PolicyName, Request, Scheduler
+from advisor.core.model import Card, Policy, PolicyName, Request, Scheduler
 from advisor.core.profiles import PROFILES, profile_for, register, unregister
 from advisor.core.profiles.base import (
     BoolArray,
     CardView,
     Dialect,
     IntArray,
+    dialect_allocatable,
+    dialect_request,
     enough_cards,
     first_by_name,
     gpus_problem,
@@ -123,6 +125,12 @@ class ToyProfile:
 
     def shape_problem(self, shape: Shape) -> str | None:
         return None
+
+    def queue_request(self, request: Request) -> dict[str, int]:
+        return dialect_request(self.dialect, request)
+
+    def device_allocatable(self, cards: tuple[Card, ...], slots: int) -> dict[str, int]:
+        return dialect_allocatable(self.dialect, cards, slots)
 
     def mode_conflicts(self, card_modes: IntArray, mode: int) -> BoolArray:
         return np.zeros(card_modes.shape, dtype=np.bool_)

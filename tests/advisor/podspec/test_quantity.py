@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from advisor.podspec.quantity import MAX_INT, decimal_int, quantity_int
+from advisor.core.quantity import MAX_INT, decimal_int, quantity_int
 
 
 @pytest.mark.parametrize(

@@ -253,9 +253,9 @@ def exporters() -> Iterator[str]:
         yield urls
 
 
-# cce runs Volcano's session, which judges the gang: its queue and the quota remain.
+# cce runs Volcano's session, which judges the gang and its queue: the quota remains.
 WARNING = (
-    "xgpu-advisor: warning: jobs read but not yet modelled: queue training; "
+    "xgpu-advisor: warning: jobs read but not yet modelled: "
     "resource quotas in ml (verdicts leave them out)\n"
 )
 

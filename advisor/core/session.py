@@ -1,0 +1,248 @@
+"""The order Volcano's session gives jobs across its queues (docs/design.md §10.2), for the
+gang cycle (core.gang) to place them in: enqueue, then allocate's loop over queues.
+
+Read from Volcano v1.15.1:
+
+- enqueue (actions/enqueue/enqueue.go, Execute): queues by QueueOrderFn, in each the Pending
+  groups by JobOrderFn, one at a time; a group with minResources is admitted only if every
+  JobEnqueueable plugin agrees (core.queues.enqueue_refusal). A refused group stays Pending
+  and allocate never tries its pods. Without the action, allocate's buildAllocateContext
+  moves every Pending group to Inqueue.
+- allocate (actions/allocate/allocate.go, allocateResources): pop the first queue; if it is
+  Overused it leaves the action with its jobs; else its first job is tried, and the queue
+  goes back with its new share. Each task first passes the queue's Allocatable.
+
+A group's phase is not read: one with min_member running is Running, one with fewer but
+some running Inqueue, one with none Pending (it goes through enqueue when the action runs).
+Under a profile without Volcano's session every job is in one queue and nothing is checked.
+The refusals are worded here, in Volcano's log and event words (`allocate_refusal`,
+`overused_words`); the rules themselves are core.queues'.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from advisor.core.jobs import DEFAULT_QUEUE
+from advisor.core.model import Cluster, Pod
+from advisor.core.profiles import profile_of
+from advisor.core.queues import (
+    JobLoad,
+    QueueAttr,
+    Res,
+    add,
+    enqueue_refusal,
+    names_of,
+    open_session,
+    overcommit,
+    pod_resources,
+    queues_of,
+    resource_list,
+    words,
+)
+
+
+class JobLike(Protocol):
+    name: str | None  # its PodGroup; None: a pod's own (automatic) group
+    queue: str
+    min_member: int
+    ready: int
+    tasks: list[Pod]
+
+    def key(self) -> tuple[int, bool, int]: ...
+
+
+class QueueSession:
+    """Which job allocate tries next, and whether a task's queue lets it in."""
+
+    def __init__(self, cluster: Cluster, jobs: Sequence[JobLike]) -> None:
+        self.cluster = cluster
+        self.jobs = jobs
+        self.volcano = profile_of(cluster.scheduler).session.volcano
+        # job index -> why its pods are never tried (not admitted, no such queue, overused)
+        self.held: dict[int, str] = {}
+        self.not_admitted: set[int] = set()
+        self.attrs: dict[str, QueueAttr] = {}
+        if self.volcano:
+            self._open()
+        self._by_queue: dict[str, list[tuple[tuple[int, bool, int], int]]] = {}
+        for i, job in enumerate(jobs):
+            if i not in self.held:
+                self._by_queue.setdefault(self._queue(job), []).append((job.key(), i))
+        for heap in self._by_queue.values():
+            heapq.heapify(heap)
+        self._queues = [(self._queue_key(q), q) for q in self._by_queue]
+        heapq.heapify(self._queues)
+        self._current: str | None = None
+
+    def _queue(self, job: JobLike) -> str:
+        return job.queue if self.volcano else DEFAULT_QUEUE
+
+    def _queue_key(self, name: str) -> tuple[int, float, int, str]:
+        attr = self.attrs.get(name)
+        return (0, 0.0, 0, name) if attr is None else (*attr.key(), name)
+
+    def _open(self) -> None:
+        cluster = self.cluster
+        loads = _loads(cluster, self.jobs)
+        self.attrs = open_session(cluster, loads.values())
+        known = queues_of(cluster)
+        for i, job in enumerate(self.jobs):
+            if job.queue not in known:
+                self.held[i] = f"queue {job.queue} not found: Volcano skips the job"
+        actions = cluster.scheduler.actions
+        if actions is None:
+            actions = profile_of(cluster.scheduler).session.default_actions
+        if "enqueue" in actions:
+            self._enqueue(cluster, loads)
+
+    def _enqueue(self, cluster: Cluster, loads: dict[str, JobLoad]) -> None:
+        commit = overcommit(cluster, loads.values(), cluster_used(cluster))
+        waiting: dict[str, list[tuple[tuple[int, bool, int], int]]] = {}
+        for i, job in enumerate(self.jobs):
+            if i not in self.held and loads[_load_name(job)].phase == "Pending":
+                waiting.setdefault(job.queue, []).append((job.key(), i))
+        for heap in waiting.values():
+            heapq.heapify(heap)
+        # proportion's share does not move during enqueue: the queues' order holds
+        for _, queue in sorted((self._queue_key(q), q) for q in waiting):
+            while waiting[queue]:
+                _, i = heapq.heappop(waiting[queue])
+                why = enqueue_refusal(
+                    self.attrs[queue], commit, loads[_load_name(self.jobs[i])].min_resources
+                )
+                if why is not None:
+                    self.held[i] = why
+                    self.not_admitted.add(i)
+
+    def pop(self) -> int | None:
+        """The next job allocate tries (its queue is then current until `done`)."""
+        while self._queues:
+            _, name = heapq.heappop(self._queues)
+            jobs = self._by_queue[name]
+            attr = self.attrs.get(name)
+            if attr is not None and jobs and attr.overused():
+                why = overused_words(attr)
+                for _, i in jobs:
+                    self.held[i] = why
+                jobs.clear()
+                continue
+            if not jobs:
+                continue
+            self._current = name
+            return heapq.heappop(jobs)[1]
+        return None
+
+    def again(self, i: int) -> None:
+        """A ready job with tasks left goes back to its queue."""
+        heapq.heappush(self._by_queue[self._queue(self.jobs[i])], (self.jobs[i].key(), i))
+
+    def done(self) -> None:
+        """The current queue goes back, ordered by its share now."""
+        if self._current is not None:
+            heapq.heappush(self._queues, (self._queue_key(self._current), self._current))
+            self._current = None
+
+    def refusal(self, job: JobLike, pod: Pod) -> str | None:
+        attr = self.attrs.get(job.queue) if self.volcano else None
+        return None if attr is None else allocate_refusal(attr, pod_resources(self.cluster, pod))
+
+    def placed(self, job: JobLike, pod: Pod, placed: bool = True) -> None:
+        """The proportion plugin's Allocate (placed) and Deallocate (rolled back) events."""
+        attr = self.attrs.get(job.queue) if self.volcano else None
+        if attr is not None:
+            attr.allocate(pod_resources(self.cluster, pod), placed)
+
+
+def _load_name(job: JobLike) -> str:
+    return job.name if job.name is not None else f"pod:{job.tasks[0].name}"
+
+
+def _loads(cluster: Cluster, jobs: Sequence[JobLike]) -> dict[str, JobLoad]:
+    """What each job, Pending members or not, brings to its queue."""
+    groups = {g.name: g for g in cluster.jobs.groups}
+    pending = {_load_name(job): job for job in jobs}
+    members: dict[str, list[Pod]] = {}
+    for pod in cluster.pods:
+        name = pod.group if pod.group in groups else None
+        members.setdefault(name or f"pod:{pod.name}", []).append(pod)
+    out: dict[str, JobLoad] = {}
+    for name, pods in members.items():
+        group = groups.get(name)
+        queue = group.queue if group is not None else DEFAULT_QUEUE
+        if name in pending:
+            queue = pending[name].queue
+        allocated: dict[str, float] = {}
+        request: dict[str, float] = {}
+        for pod in pods:
+            res = pod_resources(cluster, pod)
+            request = add(request, res)
+            if pod.running:
+                allocated = add(allocated, res)
+        running = sum(1 for p in pods if p.running)
+        minimum = 1 if group is None else group.min_member
+        # an automatic group's minResources: its pod's requests (controllers/podgroup,
+        # buildPodGroupFromPod: util.CalTaskRequests)
+        if group is None:
+            min_resources: dict[str, float] | None = pod_resources(cluster, pods[0])
+        else:
+            min_resources = resource_list(group.min_resources) if group.min_resources else None
+        phase = "Running" if running >= minimum else "Inqueue" if running else "Pending"
+        out[name] = JobLoad(queue, allocated, request, min_resources, phase)
+    return out
+
+
+def allocate_refusal(attr: QueueAttr, task: Mapping[str, float]) -> str | None:
+    """Why allocate's queueAllocatable refuses the task, in words; None: it may enter."""
+    short = attr.refuses(task)
+    if short is None:
+        return None
+    name = attr.queue.name
+    if not short:
+        return f"Queue {name} is {attr.queue.state}, not Open: it takes no task"
+    detail = ", ".join(
+        f"{n}: {_show(n, attr.allocated.get(n, 0.0))} allocated + {_show(n, task.get(n, 0.0))} "
+        f"> {_show(n, attr.deserved.get(n, 0.0))} deserved"
+        for n in short
+    )
+    return (
+        f"Queue {name} is overused when considering this task: insufficient {words(short)} "
+        f"({detail})"
+    )
+
+
+def overused_words(attr: QueueAttr) -> str:
+    """Why allocate leaves an Overused queue with all its jobs."""
+    detail = ", ".join(
+        f"{n}: {_show(n, attr.allocated.get(n, 0.0))} allocated >= "
+        f"{_show(n, attr.deserved[n])} deserved"
+        for n in names_of(attr.deserved)
+    )
+    return f"Queue {attr.queue.name} is overused, ignore it ({detail or 'it deserves nothing'})"
+
+
+def cluster_used(cluster: Cluster) -> Res:
+    """Σ node.Used: every pod bound to a node, GPU pods and the node's other pods alike."""
+    used: Res = {}
+    for pod in cluster.running:
+        used = add(used, pod_resources(cluster, pod))
+    for node in cluster.nodes:
+        for other in (*(node.other_pods or ()), *node.resident_pods):
+            used = add(
+                used, {"cpu": other.resources.cpu_milli, "memory": other.resources.memory_bytes}
+            )
+    return used
+
+
+def _show(name: str, value: float) -> str:
+    """A quantity back in the pod spec's units."""
+    if math.isinf(value):
+        return "unlimited"
+    if name == "memory":
+        return f"{value / 2**30:.4g}Gi"
+    if name == "cpu":
+        return f"{value / 1000:.4g}"
+    return f"{value / 1000:.6g}"
