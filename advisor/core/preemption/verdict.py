@@ -22,17 +22,3 @@ class Preemption:
     node: str | None = None
     victims: tuple[str, ...] = ()
     helps: bool | None = None
-
-    @property
-    def shown(self) -> bool:
-        """Whether a text output gives it a line (every verdict but `off`)."""
-        return self.verdict != "off"
-
-    def line(self) -> str:
-        """One line for text outputs: "preemption evicts a/b, a/c on gpu-1 (helps): ..."."""
-        if self.verdict != "evicts":
-            return f"preemption {self.verdict}: {self.message}"
-        effect = "then it fits" if self.helps else "it still does not fit its cards"
-        return (
-            f"preemption evicts {', '.join(self.victims)} on {self.node} ({effect}): {self.message}"
-        )
