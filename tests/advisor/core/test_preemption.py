@@ -215,7 +215,8 @@ def test_hami_preemption_off() -> None:
         "pods": [pod("p1", on="node1"), pod("p", priority=HIGH)],
     }
     got = judge(scenario_from_data(data, "off.yaml")).pods[0].preemption
-    assert got is not None and got.verdict == "off"
+    assert got is not None
+    assert got.verdict == "off"
 
 
 def test_a_placed_pod_has_no_verdict() -> None:

@@ -225,7 +225,8 @@ def test_preempt_off_under_cce_defaults() -> None:
         "groups": [group("ja", queue="default"), group("jp", 5, queue="default")],
     }
     got = judge(scenario_from_data(data, "cce.yaml")).pods[0].preemption
-    assert got is not None and got.verdict == "off"
+    assert got is not None
+    assert got.verdict == "off"
     assert "allocate, backfill" in got.message
 
 
