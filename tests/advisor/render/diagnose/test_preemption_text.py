@@ -3,7 +3,6 @@ every verdict but `off`, read from the JSON the advisor writes."""
 
 from __future__ import annotations
 
-
 from advisor.core.gang import judge
 from advisor.output import diagnosis_json
 from advisor.render.diagnose.data import explanation
