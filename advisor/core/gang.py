@@ -18,7 +18,8 @@ Read from Volcano v1.15.1:
   ready, …"; a member that fails on its own keeps its own cause.
 
 Not modelled here yet: several queues (their share and capability), enqueue, task roles
-(minTaskMember), pipelining and preemption. Every output judges by `judge`; plans and
+(minTaskMember) and pipelining; preemption is judged after the cycle, on its final
+state (`core.preemption`). Every output judges by `judge`; plans and
 scale-down keep gangs whole (`model.gang_members`), so the two never contradict.
 """
 

@@ -83,7 +83,10 @@ def judge_volcano(
     queues = {q.name: q for q in cluster.jobs.queues}
     book = _book(board, cluster, jobs, job_of, queues)
     verdicts: dict[str, Preemption] = {}
-    order = sorted(jobs.values(), key=lambda j: (-j.priority, _first(cluster, j)))
+    index = {p.name: i for i, p in enumerate(cluster.pods)}
+    order = sorted(
+        jobs.values(), key=lambda j: (-j.priority, min(index[p.name] for p in j.pending))
+    )
     for action in ("preempt", "reclaim"):
         if not getattr(options, action):
             continue
@@ -332,11 +335,6 @@ def _merge(
         else:
             out[name] = Preemption(verdict.verdict, f"{earlier.message}; {verdict.message}")
     return out
-
-
-def _first(cluster: Cluster, job: Job) -> int:
-    names = {p.name for p in job.pending}
-    return next((i for i, p in enumerate(cluster.pods) if p.name in names), 0)
 
 
 def _jobs(
