@@ -22,6 +22,7 @@ from advisor.core.diagnose_text import (
 from advisor.core.jobs import GroupOutcome
 from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
 from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks, resource_reasons
+from advisor.core.preemption.verdict import Preemption
 from advisor.core.profiles.cce import CceProfile
 from advisor.core.state import BoolArray, CardState, IntArray, Shape, Verdicts
 from advisor.errors import known
@@ -81,6 +82,9 @@ class PodDiagnosis:
     # planner aims at these pods too (its plans are simulated; the advice reads the above).
     movable_free_sufficient: bool | None = None
     volcano: bool = False  # worded as Volcano's session words it ("nodes are unavailable")
+    # What the real scheduler's preemption would do for a pod the cycle did not place
+    # (core.preemption, docs/design.md §10.2); None for a pod placed without it.
+    preemption: Preemption | None = None
 
     @property
     def node_summary(self) -> str | None:

@@ -19,9 +19,9 @@ Read from Volcano v1.15.1:
 
 Queues, enqueue (core.session, core.queues) and HAMi's namespace quotas (core.quota) decide
 before the cards: a task its queue refuses, or its quota, gets cause `queue` or `quota`.
-Not modelled here: task roles (minTaskMember), pipelining and preemption. Every output
-judges by `judge`; plans and scale-down keep gangs whole (`model.gang_members`), so the two
-never contradict.
+Not modelled here: task roles (minTaskMember) and pipelining; preemption is judged after
+the cycle, on its final state (`core.preemption`). Every output judges by `judge`; plans
+and scale-down keep gangs whole (`model.gang_members`), so the two never contradict.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from advisor.core import preemption
 from advisor.core.diagnose import (
     DEFAULT_NODE_DETAIL,
     Cause,
@@ -147,6 +148,7 @@ def diagnose_jobs(
         if volcano
     )
     grouped = volcano and bool(cluster.jobs.groups)
+    verdicts = _with_preemption(cluster, cycle, verdicts, outcomes)
     return JobsDiagnosis(
         Diagnosis(cluster.policy, tuple(verdicts), listed, grouped),
         listed,
@@ -158,6 +160,19 @@ def judge(cluster: Cluster, *, node_detail_limit: int | None = DEFAULT_NODE_DETA
     """Each Pending pod's verdict as every output gives it: `diagnose_jobs`'s, which is §3's
     one-pod cycle wherever no gang is judged."""
     return diagnose_jobs(cluster, node_detail_limit=node_detail_limit).diagnosis
+
+
+def _with_preemption(
+    cluster: Cluster, cycle: Cycle, verdicts: list[PodDiagnosis], outcomes: dict[str, GroupState]
+) -> list[PodDiagnosis]:
+    """Each pod the cycle left unplaced gains its preemption verdict, judged on the cycle's
+    final state (core.preemption); a pod placed keeps None."""
+    unplaced = [v.pod for v in verdicts if v.placement is None and v.cause != "invalid"]
+    placed = frozenset(v.pod.name for v in verdicts if v.placement is not None)
+    found = preemption.judge(cluster, cycle.state, unplaced, placed, outcomes)
+    return [
+        replace(v, preemption=found[v.pod.name]) if v.pod.name in found else v for v in verdicts
+    ]
 
 
 def _jobs(cluster: Cluster, volcano: bool) -> list[_Job]:

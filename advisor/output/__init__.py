@@ -20,6 +20,7 @@ from advisor.core.model import (
     Scheduler,
 )
 from advisor.core.nodefilters import Resources, Taint, bytes_text, cpu_text
+from advisor.core.preemption import Preemption
 from advisor.core.profiles import DEFAULT_PROFILE, Profile, profile_for, profile_of
 from advisor.core.whatif import PolicyOutcome, ProfileOutcome, WhatIf, held_mib
 from advisor.output.fragmentation import summary_json
@@ -102,7 +103,20 @@ def pod_diagnosis_json(
         entry["cluster_free_sufficient"] = d.cluster_free_sufficient
     if grouped:  # the cluster has PodGroups (§10.3): every Pending pod names its own
         entry["group"] = d.pod.group
+    entry["preemption"] = preemption_json(d.preemption)
     return entry
+
+
+def preemption_json(p: Preemption | None) -> schemas.PreemptionJson | None:
+    if p is None:
+        return None
+    return {
+        "verdict": p.verdict,
+        "message": p.message,
+        "node": p.node,
+        "victims": list(p.victims),
+        "helps": p.helps,
+    }
 
 
 def diagnosis_json(

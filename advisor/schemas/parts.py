@@ -56,6 +56,16 @@ class RemedyJson(TypedDict):
     why: str
 
 
+class PreemptionJson(TypedDict):
+    """What the real scheduler's preemption would do for a Pending pod (§10.3)."""
+
+    verdict: str  # off | not-eligible | no-victims | evicts
+    message: str
+    node: str | None
+    victims: list[str]  # "ns/pod", in the order evicted
+    helps: bool | None  # evicts: whether the pod then fits its cards
+
+
 class PodDiagnosisJson(TypedDict):
     pod: str
     cause: str
@@ -72,6 +82,9 @@ class PodDiagnosisJson(TypedDict):
     cluster_free_sufficient: NotRequired[bool]  # capacity only
     advice: NotRequired[RemedyJson]  # in the report only (`advisor.report`)
     group: NotRequired[str | None]  # its PodGroup, where the cluster has groups (§10.3)
+    # What preemption would do for it (§10.3); null for a pod placed without it. The
+    # advisor always writes it; older files lack it.
+    preemption: NotRequired[PreemptionJson | None]
 
 
 class GroupJson(TypedDict):

@@ -103,10 +103,27 @@ def explanation(pod: PodDiagnosisJson) -> str:
     summary = pod.get("node_summary", "")
     if summary and summary not in message:
         if not message:
-            return summary
+            message = summary
         # The summary is a sentence of its own; an older report's ("0/3 nodes fit: ...") is not.
-        return f"{summary} {message}" if summary.endswith(".") else f"{summary}; {message}"
-    return message
+        elif summary.endswith("."):
+            message = f"{summary} {message}"
+        else:
+            message = f"{summary}; {message}"
+    line = preemption_text(pod)
+    return f"{message} {line}" if line else message
+
+
+def preemption_text(pod: PodDiagnosisJson) -> str:
+    """The pod's preemption verdict as a sentence (docs/design.md §10.3), "" where there is
+    none to tell (placed, or the configuration has no preemption for it)."""
+    p = pod.get("preemption")
+    if not p or p["verdict"] == "off":
+        return ""
+    if p["verdict"] != "evicts":
+        return f"Preemption ({p['verdict']}): {p['message']}"
+    effect = "then it fits" if p["helps"] else "it still does not fit its cards"
+    victims = ", ".join(p["victims"])
+    return f"Preemption evicts {victims} on {p['node']} ({effect}): {p['message']}"
 
 
 def tie_note(message: str) -> str:

@@ -16,6 +16,7 @@ from advisor.schemas import (
     DiagnosisJson,
     PlacementJson,
     PodDiagnosisJson,
+    PreemptionJson,
     RequestJson,
     SchedulerJson,
 )
@@ -107,7 +108,24 @@ def read_pod(raw: Mapping[str, Any]) -> PodDiagnosisJson:
     advice = read_remedy(raw.get("advice"))
     if advice is not None:
         pod["advice"] = advice
+    if "preemption" in raw:
+        pod["preemption"] = read_preemption(raw["preemption"])
     return pod
+
+
+def read_preemption(value: Any) -> PreemptionJson | None:
+    """A pod's preemption verdict (§10.3); None when there is none."""
+    raw = as_map(value)
+    if not raw:
+        return None
+    node, helps = raw.get("node"), raw.get("helps")
+    return {
+        "verdict": as_str(raw.get("verdict"), "off"),
+        "message": as_str(raw.get("message")),
+        "node": node if isinstance(node, str) else None,
+        "victims": [as_str(v) for v in as_list(raw.get("victims"))],
+        "helps": helps if isinstance(helps, bool) else None,
+    }
 
 
 def read_placement(value: Any) -> PlacementJson | None:

@@ -1,0 +1,19 @@
+"""Preemption verdicts (docs/design.md §10.2): for each Pending pod the simulated cycle did not
+place, what the real scheduler's preemption would do, judged after the cycle on its final
+state.
+
+- kube-scheduler's DefaultPreemption (the `kube-scheduler` session: HAMi), `kube`;
+- Volcano's `preempt` (within a queue) and `reclaim` (across queues) actions, `volcano`,
+  with the queue arithmetic they ask of the proportion plugin in `queues`;
+- `board`: the cluster as the evictions leave it, shared by both, so that the evictions of
+  one session accumulate (a later pod sees the earlier pods' victims gone and their
+  preemptors on their nodes);
+- `judge` (this package's entry point, in `session`) dispatches on the profile's session.
+"""
+
+from __future__ import annotations
+
+from advisor.core.preemption.session import judge
+from advisor.core.preemption.verdict import VERDICTS, Preemption, Verdict
+
+__all__ = ["VERDICTS", "Preemption", "Verdict", "judge"]

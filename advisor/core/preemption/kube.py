@@ -1,0 +1,176 @@
+"""kube-scheduler's DefaultPreemption (k8s.io/kubernetes v1.35.3,
+pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go and
+pkg/scheduler/framework/preemption/preemption.go), for the `kube-scheduler` session (HAMi).
+
+- PodEligibleToPreemptOthers: not with preemptionPolicy Never.
+- findCandidates: only nodes whose filter status is Unschedulable: NodeResourcesFit's
+  shortfalls and the extender's refusal (HAMi's Filter answers FailedNodes). NodeUnschedulable,
+  NodeAffinity and TaintToleration answer UnschedulableAndUnresolvable: "Preemption is not
+  helpful for scheduling".
+- SelectVictimsOnNode: remove every pod of lower priority, re-run the in-tree filters, then
+  reprieve the most important first, PDB-violating ones before the others; no pod of lower
+  priority: "No preemption victims found for incoming pod"; a node that passes with every pod
+  reprieved: DryRunPreemption's "expected at least one victim pod on node" error.
+- pickOneNodeForPreemption: fewest PDB violations, lowest highest victim priority, smallest
+  priority sum, fewest victims, latest start of the highest-priority victims (then the first
+  node by name, where upstream takes the first of a map).
+
+HAMi v2.10.0 runs as an extender with filterVerb and bindVerb only (no preemptVerb:
+charts/hami/templates/scheduler/configmap.yaml) and its resources are ignoredByScheduler
+(charts/hami/templates/_helpers.tpl), so the in-tree filters never see GPU: a pod short only
+of GPU finds no victims, and where cpu, memory or pod slots also fail the victims are chosen
+for those alone (the cards are not rechecked: `helps` says whether they then fit).
+
+Not modelled: the random offset and candidate cap of clusters over 100 nodes (every node is
+dry-run), the node's pods without GPUs as victims (the advisor knows no priority of theirs),
+nominated pods of other schedulers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from advisor.core.model import Pod, budget_key
+from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks
+from advisor.core.preemption.board import Board, started_key
+from advisor.core.preemption.verdict import Preemption
+from advisor.core.state import BoolArray, Shape
+
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+# The offset pickOneNodeForPreemption adds to each priority before summing them.
+PRIORITY_OFFSET = 2**31
+GPU_BLIND = (
+    "HAMi's GPU resources are ignoredByScheduler and its extender has no preempt verb, so "
+    "priority never frees GPU memory, cores or slots under HAMi"
+)
+
+
+def preempt(board: Board, pod: Pod) -> Preemption:
+    """The verdict for one Pending pod, on the board as earlier preemptions left it."""
+    if pod.preemption_policy == "Never":
+        return Preemption("not-eligible", "not eligible due to preemptionPolicy=Never.")
+    st = board.state
+    shape = Shape.of_pod(pod)
+    verdicts = st.verdicts(shape)
+    if verdicts.nodes.size:
+        fits = st.node_names[int(verdicts.nodes[0])]
+        return Preemption(
+            "no-victims",
+            f"it fits on {fits} once the victims of earlier preemptions are gone, evicting "
+            "nobody for itself",
+        )
+    short: BoolArray = np.asarray(verdicts.short.any(axis=1), dtype=np.bool_)
+    potential = [int(i) for i in np.flatnonzero(verdicts.static_ok)]
+    gpu_only = [i for i in potential if not short[i]]
+    histogram: dict[str, int] = {}
+    if len(potential) < len(st.node_names):
+        histogram[NOT_HELPFUL] = len(st.node_names) - len(potential)
+    candidates: list[tuple[int, list[Pod], int]] = []
+    passing: list[int] = []  # every pod reprieved: DryRunPreemption's error
+    for i in potential:
+        victims, violations, reasons = _select_victims(board, pod, shape, i)
+        if victims:
+            candidates.append((i, victims, violations))
+        elif not reasons:
+            passing.append(i)
+        for reason in reasons:
+            histogram[reason] = histogram.get(reason, 0) + 1
+    if candidates:
+        node, victims, violations = min(candidates, key=lambda c: _node_rank(board, *c))
+        helps = board.settle(pod, node, victims, reserve=False)
+        name = st.node_names[node]
+        message = (
+            f"kube-scheduler nominates {name} and evicts {len(victims)} pod"
+            f"{'s' if len(victims) != 1 else ''} of lower priority"
+        )
+        if violations:
+            message += f", {violations} against its disruption budget"
+        if not helps:
+            message += (
+                f"; the victims were chosen for cpu, memory or pod slots alone and the pod "
+                f"still does not fit its cards there ({GPU_BLIND})"
+            )
+        return Preemption("evicts", message, name, tuple(v.name for v in victims), helps)
+    if passing:
+        names = ", ".join(st.node_names[i] for i in passing[:3])
+        return Preemption(
+            "no-victims",
+            f"kube-scheduler's in-tree filters already pass on {names}, so evicting pods "
+            "of lower priority frees nothing they count (DryRunPreemption: expected at "
+            f"least one victim pod on node {st.node_names[passing[0]]!r}); {GPU_BLIND}",
+        )
+    message = "preemption: " + fit_error(len(st.node_names), histogram.items())
+    if gpu_only:
+        message += f" {GPU_BLIND}."
+    return Preemption("no-victims", message)
+
+
+def _select_victims(
+    board: Board, pod: Pod, shape: Shape, node: int
+) -> tuple[list[Pod], int, tuple[str, ...]]:
+    """SelectVictimsOnNode: (victims most important first, PDB violations, the reasons
+    the node stays unschedulable where it finds none)."""
+    lower = [p for p in board.residents(node) if p.priority < pod.priority]
+    if not lower:
+        return [], 0, (NO_VICTIMS,)
+    st = board.state
+    removed = board.freed(lower)
+    if not st.resources_fit(node, shape, removed):
+        return [], 0, _resource_reasons(board, shape, node, removed)
+    lower.sort(key=lambda p: _importance(board, p))
+    allowed: dict[tuple[str, str], int] = {}
+    violating: list[Pod] = []
+    others: list[Pod] = []
+    for victim in lower:  # filterPodsWithPDBViolation, most important first
+        budget = budget_key(victim.namespace, victim.annotations)
+        if budget is None:
+            others.append(victim)
+            continue
+        key, allows = budget
+        allowed[key] = allowed.get(key, allows) - 1
+        (violating if allowed[key] < 0 else others).append(victim)
+    victims: list[Pod] = []
+    violations = 0
+    for victim in (*violating, *others):  # reprieve: put it back if the pod still fits
+        demand = Shape.of_pod(victim).demand
+        trial = (removed[0] - demand[0], removed[1] - demand[1], removed[2] - demand[2])
+        if st.resources_fit(node, shape, trial):
+            removed = trial
+            continue
+        victims.append(victim)
+        violations += victim in violating
+    if violating and others:
+        victims.sort(key=lambda p: _importance(board, p))
+    return victims, violations, ()
+
+
+def _resource_reasons(
+    board: Board, shape: Shape, node: int, removed: tuple[int, int, int]
+) -> tuple[str, ...]:
+    """NodeResourcesFit's reasons on `node` with every lower-priority pod removed."""
+    st = board.state
+    used = st.node_requested(node)
+    return tuple(
+        reason
+        for reason, want, have, gone, total in zip(
+            RESOURCE_REASONS, shape.demand, used, removed, st.allocatable[node], strict=True
+        )
+        if lacks(want, int(total) - (have - gone))
+    )
+
+
+def _importance(board: Board, pod: Pod) -> tuple[float, float, int]:
+    """MoreImportantPod as a sort key: higher priority, then earlier start, first."""
+    return (-pod.priority, started_key(pod), board.order.get(pod.name, 0))
+
+
+def _node_rank(
+    board: Board, node: int, victims: list[Pod], violations: int
+) -> tuple[int, int, int, int, float, int]:
+    """pickOneNodeForPreemption's order as a key, smallest best."""
+    top = max(v.priority for v in victims)
+    earliest = min(started_key(v) for v in victims if v.priority == top)
+    total = sum(v.priority + PRIORITY_OFFSET for v in victims)
+    rank = int(board.state.name_rank[node])
+    return (violations, top, total, len(victims), -earliest, rank)

@@ -1,0 +1,54 @@
+"""The entry point: each unplaced Pending pod's preemption verdict, by the profile's session."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from advisor.core.jobs import GroupState
+from advisor.core.model import Cluster, Pod
+from advisor.core.preemption.board import Board
+from advisor.core.preemption.kube import preempt
+from advisor.core.preemption.verdict import Preemption
+from advisor.core.preemption.volcano import Options, judge_volcano
+from advisor.core.profiles import profile_of
+from advisor.core.state import CardState
+
+
+def judge(
+    cluster: Cluster,
+    state: CardState,
+    unplaced: Sequence[Pod],
+    placed: frozenset[str],
+    outcomes: Mapping[str, GroupState],
+) -> dict[str, Preemption]:
+    """Verdicts for `unplaced` (the cycle's Pending pods it did not place, in the order it
+    met them), judged on `state` (the cycle's final state, which is not changed); `placed`:
+    the pods the cycle placed; `outcomes`: each PodGroup's state after the cycle.
+
+    Several pods' evictions accumulate in one session (see `board`): a later pod sees the
+    earlier victims gone and their preemptors in their place."""
+    if not unplaced:
+        return {}
+    rules = profile_of(cluster.scheduler).session
+    sched = cluster.scheduler
+    board = Board(cluster, state)
+    if not rules.volcano:
+        if sched.preemption is False:
+            off = Preemption("off", "kube-scheduler's DefaultPreemption is off (preemption: false)")
+            return {p.name: off for p in unplaced}
+        return {p.name: preempt(board, p) for p in unplaced}
+    actions = sched.actions if sched.actions is not None else rules.default_actions
+    gang = sched.gang
+    options = Options(
+        "preempt" in actions,
+        "reclaim" in actions,
+        rules.default_gang[0] if gang.preemptable is None else gang.preemptable,
+        rules.default_gang[1] if gang.job_starving is None else gang.job_starving,
+    )
+    if not (options.preempt or options.reclaim):
+        off = Preemption(
+            "off",
+            f"Volcano's actions ({', '.join(actions)}) include neither preempt nor reclaim",
+        )
+        return {p.name: off for p in unplaced}
+    return judge_volcano(board, cluster, unplaced, placed, outcomes, options)

@@ -1,0 +1,395 @@
+"""Volcano's preempt and reclaim actions (volcano v1.15.1, pkg/scheduler/actions/preempt/
+preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
+
+- Preemptors: Pending tasks of jobs that are admitted (PodGroup not Pending), valid (gang's
+  JobValid) and starving (JobStarving: the priority plugin's ready + pipelined < all tasks,
+  and, unless `job_starving` is off, gang's ready + pipelined < minAvailable); a task with
+  preemptionPolicy Never is skipped. Jobs in job order, tasks in task order; a job's
+  pipelines and evictions commit only if the job ends pipelined (gang: ready + pipelined >=
+  minAvailable), else they are discarded.
+- Nodes: every node whose predicates do not answer UnschedulableAndUnresolvable (node
+  affinity, taints and cordons do; the vGPU filter answers Unschedulable,
+  api/devices/nvidia/vgpu/device_info.go FilterNode, so full nodes stay candidates), taken
+  by name (upstream orders them by its node-order plugins' scores: not modelled).
+- preempt: victims Running and preemptable (`volcano.sh/preemptable`), in the preemptor's
+  queue, of another job, and accepted by every plugin of the first tier (priority: job
+  priority lower; gang, where `preemptable` is on: the victim's job keeps ready >
+  minAvailable; conformance: never kube-system or critical pods). ValidateVictims: the node's
+  FutureIdle plus every victim must cover the request; then the victims go lowest job
+  priority first (BuildVictimsPriorityQueue) until the queue is Allocatable and the request
+  fits the node's SUM (InitResreq <= FutureIdle). The cards are never rechecked: `helps`
+  re-runs the card fit without the victims, and False is the useless eviction.
+- reclaim: only where the preemptor's queue is not Overused and is Preemptive (proportion:
+  allocated + request within deserved); victims Running and preemptable in other queues that
+  are reclaimable, accepted by the first tier that decides (gang and conformance; else the
+  proportion plugin's: the victim's queue holds more than it deserves); then the same sum.
+
+Not modelled: tiers other than Volcano's default ones (the drf plugin's votes in the second
+tier), preemption between tasks of one job, topology-aware preemption, the capacity plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from advisor.core.jobs import DEFAULT_QUEUE, GroupState, Queue
+from advisor.core.model import PROTECTED_NAMESPACES, Cluster, Pod
+from advisor.core.preemption.board import DIMENSIONS, Board, FloatArray, covers
+from advisor.core.preemption.queues import QueueBook, queue_of
+from advisor.core.preemption.verdict import Preemption
+from advisor.core.state import Shape
+
+# conformance skips system-cluster-critical and system-node-critical pods; the advisor knows
+# a pod's priority, not its class: these classes' values start here.
+CRITICAL_PRIORITY = 2_000_000_000
+
+
+@dataclass(slots=True)
+class Job:
+    key: str  # its PodGroup, or the pod itself for a pod without one
+    queue: str
+    min_member: int
+    priority: int
+    ready: int  # running before the cycle, and placed by it
+    pending: list[Pod] = field(default_factory=list)  # not placed by the cycle, task order
+    outcome: GroupState | None = None
+    waiting: int = 0  # pipelined by preempt or reclaim
+
+    def starving(self, gang_starving: bool) -> bool:
+        # priority's test is always true while a task is pending; gang's counts minAvailable
+        return not gang_starving or self.ready + self.waiting < self.min_member
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    preempt: bool
+    reclaim: bool
+    gang_preemptable: bool
+    gang_starving: bool
+
+
+def judge_volcano(
+    board: Board,
+    cluster: Cluster,
+    unplaced: Sequence[Pod],
+    placed: frozenset[str],
+    outcomes: Mapping[str, GroupState],
+    options: Options,
+) -> dict[str, Preemption]:
+    jobs, job_of = _jobs(cluster, unplaced, placed, outcomes)
+    queues = {q.name: q for q in cluster.jobs.queues}
+    book = _book(board, cluster, jobs, job_of, queues)
+    verdicts: dict[str, Preemption] = {}
+    index = {p.name: i for i, p in enumerate(cluster.pods)}
+    order = sorted(
+        jobs.values(), key=lambda j: (-j.priority, min(index[p.name] for p in j.pending))
+    )
+    for action in ("preempt", "reclaim"):
+        if not getattr(options, action):
+            continue
+        for job in order:
+            _job_pass(board, book, job, job_of, queues, options, action, verdicts)
+    return verdicts
+
+
+def _job_pass(
+    board: Board,
+    book: QueueBook,
+    job: Job,
+    job_of: Mapping[str, Job],
+    queues: Mapping[str, Queue],
+    options: Options,
+    action: str,
+    verdicts: dict[str, Preemption],
+) -> None:
+    todo = [p for p in job.pending if _open(verdicts.get(p.name))]
+    if not todo:
+        return
+    refusal = _job_refusal(job, options)
+    if refusal is not None:
+        for pod in todo:
+            verdicts[pod.name] = Preemption("not-eligible", refusal)
+        return
+    saved = (board.snapshot(), book.copy_allocated(), job.waiting)
+    tried: dict[str, Preemption] = {}
+    for pod in todo:
+        if not job.starving(options.gang_starving):
+            tried[pod.name] = Preemption(
+                "not-eligible", f"its job is no longer starving: {_counts(job)}"
+            )
+            continue
+        if pod.preemption_policy == "Never":
+            tried[pod.name] = Preemption(
+                "not-eligible",
+                "not eligible to preempt other tasks due to preemptionPolicy is Never",
+            )
+            continue
+        tried[pod.name] = _task(board, book, job, pod, job_of, queues, options, action)
+        if tried[pod.name].node is not None:
+            job.waiting += 1
+    if job.ready + job.waiting >= job.min_member:  # gang's JobPipelined: commit
+        verdicts.update(_merge(verdicts, tried))
+        return
+    board.restore(saved[0])
+    book.allocated, job.waiting = saved[1], saved[2]
+    discarded = (
+        f"{action} would pipeline {sum(v.node is not None for v in tried.values())} of the "
+        f"{job.min_member - job.ready} members its gang still needs ({_counts(job)}), so "
+        "Volcano discards the statement and evicts nobody"
+    )
+    for name, verdict in tried.items():
+        tried[name] = Preemption("no-victims", discarded) if verdict.node is not None else verdict
+    verdicts.update(_merge(verdicts, tried))
+
+
+def _task(
+    board: Board,
+    book: QueueBook,
+    job: Job,
+    pod: Pod,
+    job_of: Mapping[str, Job],
+    queues: Mapping[str, Queue],
+    options: Options,
+    action: str,
+) -> Preemption:
+    request = board.request(pod)
+    reclaim = action == "reclaim"
+    if reclaim and book.overused(job.queue):
+        return Preemption("no-victims", f"reclaim: queue {job.queue} is overused")
+    if reclaim and not book.allocatable(job.queue, request):
+        return Preemption(
+            "no-victims",
+            f"reclaim: queue {job.queue} may not reclaim: its allocated plus the pod's "
+            "request exceeds its deserved share",
+        )
+    st = board.state
+    allowed = np.flatnonzero(st.static_ok(Shape.of_pod(pod).constraints))
+    nodes = sorted((int(i) for i in allowed), key=lambda i: int(st.name_rank[i]))
+    for node in nodes:
+        residents = [p for p in board.residents(node) if p.preemptable]
+        if reclaim:
+            pool = [
+                p
+                for p in residents
+                if job_of[p.name].queue != job.queue
+                and queue_of(queues, job_of[p.name].queue).reclaimable
+            ]
+            if not pool:
+                continue
+            victims = _reclaimable(pool, job_of, book)
+        else:
+            pool = [
+                p
+                for p in residents
+                if job_of[p.name].queue == job.queue and job_of[p.name].key != job.key
+            ]
+            victims = _preemptable(job, pool, job_of, options.gang_preemptable)
+        idle = board.idle(node)
+        held = {v.name: board.held(v) for v in victims}
+        if not covers(request, idle + sum(held.values(), np.zeros_like(idle))):
+            continue  # util.ValidateVictims
+        victims.sort(key=lambda v: (job_of[v.name].priority, v.priority, -board.order[v.name]))
+        before = book.copy_allocated()
+
+        def enough(room: FloatArray) -> bool:
+            return covers(request, room) and (reclaim or book.allocatable(job.queue, request))
+
+        chosen: list[Pod] = []
+        while victims and not enough(idle):
+            victim = victims.pop(0)
+            chosen.append(victim)
+            idle = idle + held[victim.name]
+            book.move(job_of[victim.name].queue, -held[victim.name])
+        if not enough(idle):
+            book.allocated = before
+            continue
+        book.move(job.queue, request)
+        helps = board.settle(pod, node, chosen, reserve=True)
+        name = st.node_names[node]
+        if not chosen:
+            return Preemption(
+                "no-victims",
+                f"{action}: Volcano pipelines it on {name} without evicting anyone: the "
+                "node's sums cover it but its cards do not, and preempt never rechecks "
+                "cards; it stays Pending",
+                name,
+                (),
+                False,
+            )
+        return Preemption(
+            "evicts",
+            _evicts_text(action, len(chosen), name, helps),
+            name,
+            tuple(v.name for v in chosen),
+            helps,
+        )
+    scope = "in other reclaimable queues" if reclaim else f"in queue {job.queue}"
+    return Preemption(
+        "no-victims",
+        f"{action}: no node has victims {scope} that free enough for it (lower job "
+        "priority, preemptable, and what the gang and conformance plugins allow)",
+    )
+
+
+def _evicts_text(action: str, n: int, node: str, helps: bool) -> str:
+    text = f"Volcano's {action} evicts {n} pod{'s' if n != 1 else ''} on {node}"
+    if helps:
+        return text + " and then the pod fits its cards there"
+    return (
+        text + ": the eviction stops once the node's SUM covers the request "
+        "(util.ValidateVictims), but the cards still do not fit the pod, so it stays "
+        "Pending after the eviction"
+    )
+
+
+def _preemptable(job: Job, pool: list[Pod], job_of: Mapping[str, Job], gang_on: bool) -> list[Pod]:
+    """The first tier's verdict (priority, gang, conformance): each plugin's list from the
+    same candidates, intersected; any plugin with none leaves the tier undecided, which the
+    advisor reads as no victims (the second tier's drf is not modelled)."""
+    votes: list[Callable[[list[Pod]], list[Pod]]] = [
+        lambda ps: [p for p in ps if job_of[p.name].priority < job.priority],
+        _conformance,
+    ]
+    if gang_on:
+        votes.append(lambda ps: _gang(ps, job_of))
+    return _intersect(pool, votes)
+
+
+def _reclaimable(pool: list[Pod], job_of: Mapping[str, Job], book: QueueBook) -> list[Pod]:
+    """Gang and conformance decide first; where either has none, proportion's rule."""
+    first = _intersect(pool, [lambda ps: _gang(ps, job_of), _conformance])
+    if first:
+        return first
+    allocated = book.copy_allocated()
+    out = []
+    for pod in pool:
+        queue = job_of[pod.name].queue
+        if not (allocated[queue] <= book.deserved[queue] + 1e-9).all():
+            out.append(pod)
+    return out
+
+
+def _intersect(pool: list[Pod], votes: list[Callable[[list[Pod]], list[Pod]]]) -> list[Pod]:
+    kept = {p.name for p in pool}
+    for vote in votes:
+        kept &= {p.name for p in vote(pool)}
+        if not kept:
+            return []
+    return [p for p in pool if p.name in kept]
+
+
+def _conformance(pods: list[Pod]) -> list[Pod]:
+    return [
+        p
+        for p in pods
+        if p.namespace not in PROTECTED_NAMESPACES and p.priority < CRITICAL_PRIORITY
+    ]
+
+
+def _gang(pods: list[Pod], job_of: Mapping[str, Job]) -> list[Pod]:
+    """gang's preemptableFn: a victim's job keeps more than minAvailable ready."""
+    occupied: dict[str, int] = {}
+    out = []
+    for pod in pods:
+        job = job_of[pod.name]
+        occupied.setdefault(job.key, job.ready)
+        if occupied[job.key] > job.min_member:
+            occupied[job.key] -= 1
+            out.append(pod)
+    return out
+
+
+def _job_refusal(job: Job, options: Options) -> str | None:
+    """Why preempt and reclaim skip the whole job, or None."""
+    if job.outcome == "not-admitted":
+        return "its PodGroup is not admitted (phase Pending): preempt and reclaim skip it"
+    valid = job.ready + len(job.pending)
+    if valid < job.min_member:
+        return f"Not enough valid tasks for gang-scheduling, valid: {valid}, min: {job.min_member}"
+    if not job.starving(options.gang_starving):
+        return f"its job is not starving: {_counts(job)}"
+    return None
+
+
+def _counts(job: Job) -> str:
+    return f"ready {job.ready} + pipelined {job.waiting}, minAvailable {job.min_member}"
+
+
+def _open(verdict: Preemption | None) -> bool:
+    """A pod preempt left without a pipeline goes on to reclaim."""
+    return verdict is None or verdict.node is None
+
+
+def _merge(
+    done: Mapping[str, Preemption], tried: Mapping[str, Preemption]
+) -> dict[str, Preemption]:
+    """Reclaim's verdict after preempt's: a pipeline wins; two refusals read together."""
+    out = {}
+    for name, verdict in tried.items():
+        earlier = done.get(name)
+        if earlier is None or verdict.node is not None or earlier.verdict == "not-eligible":
+            out[name] = verdict
+        else:
+            out[name] = Preemption(verdict.verdict, f"{earlier.message}; {verdict.message}")
+    return out
+
+
+def _jobs(
+    cluster: Cluster,
+    unplaced: Sequence[Pod],
+    placed: frozenset[str],
+    outcomes: Mapping[str, GroupState],
+) -> tuple[dict[str, Job], dict[str, Job]]:
+    """Every pod's job (running pods too: victims' jobs are judged by gang and priority)."""
+    groups = {g.name: g for g in cluster.jobs.groups}
+    jobs: dict[str, Job] = {}
+    job_of: dict[str, Job] = {}
+    for pod in cluster.pods:
+        group = groups.get(pod.group or "")
+        key = group.name if group is not None else pod.name
+        job = jobs.get(key)
+        if job is None:
+            job = Job(
+                key,
+                group.queue if group is not None else DEFAULT_QUEUE,
+                group.min_member if group is not None else 1,
+                group.priority if group is not None else pod.priority,
+                0,
+                outcome=outcomes.get(key) if group is not None else None,
+            )
+            jobs[key] = job
+        if pod.running or pod.name in placed:
+            job.ready += 1
+        job_of[pod.name] = job
+    waiting = {p.name for p in unplaced}
+    ranked = sorted(
+        (item for item in enumerate(cluster.pods) if item[1].name in waiting),
+        key=lambda item: (-item[1].priority, item[0]),
+    )
+    for _, pod in ranked:
+        job_of[pod.name].pending.append(pod)
+    return {k: j for k, j in jobs.items() if j.pending}, job_of
+
+
+def _book(
+    board: Board,
+    cluster: Cluster,
+    jobs: Mapping[str, Job],
+    job_of: Mapping[str, Job],
+    queues: Mapping[str, Queue],
+) -> QueueBook:
+    """proportion's view: each queue with a job, its allocated and its request."""
+    names = {j.queue for j in job_of.values()}
+    allocated = {q: np.zeros(DIMENSIONS) for q in names}
+    request = {q: np.zeros(DIMENSIONS) for q in names}
+    pending = {p.name for j in jobs.values() for p in j.pending}
+    for pod in cluster.pods:
+        queue = job_of[pod.name].queue
+        amount = board.held(pod) if pod.running else board.request(pod)
+        request[queue] += amount
+        if pod.name not in pending:
+            allocated[queue] += amount
+    return QueueBook(board, {q: queue_of(queues, q) for q in names}, allocated, request)
