@@ -243,6 +243,7 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 		}
 	}
 	pendingIn := map[api.JobID]bool{}
+	placedIn := map[api.JobID]bool{}
 	for _, pod := range c.Pending {
 		key := pod.Namespace + "/" + pod.Name
 		r := PodResult{Pod: key}
@@ -257,6 +258,7 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 		if placed(task) {
 			node := task.NodeName
 			r.Node = &node
+			placedIn[job.UID] = true
 			cards, err := cardsOf(c, client, pod)
 			if err != nil {
 				return err
@@ -278,12 +280,12 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 		}
 		state := "admitted"
 		for _, task := range job.Tasks {
-			if ties.allocated[task.UID] > 0 && state == "admitted" {
+			if ties.allocated[task.UID] > 0 {
 				state = "rolled-back"
 			}
-			if task.Pod.Spec.NodeName == "" && placed(task) {
-				state = "placed"
-			}
+		}
+		if placedIn[job.UID] {
+			state = "placed"
 		}
 		res.Groups = append(res.Groups, GroupResult{
 			Name: job.Namespace + "/" + job.Name, Phase: string(job.PodGroup.Status.Phase),
