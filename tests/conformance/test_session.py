@@ -16,8 +16,9 @@ skip_without_go = pytest.mark.skipif(
 )
 
 # Two nodes of one card each; a gang of three one-card members (min_member 3) cannot be
-# placed whole: Volcano's allocate discards it (actions/allocate/allocate.go, stmt.Discard),
-# and the pod of no group after it gets a card.
+# placed whole: Volcano's allocate discards it (actions/allocate/allocate.go, stmt.Discard).
+# v1.15.1 (and the advisor) give its two cards back and the pod of no group gets one;
+# v1.14.1 keeps them taken (vgpu/device_info.go Release is a no-op): the explained difference.
 GANG: dict[str, Any] = {
     "scheduler": {"profile": "volcano-vgpu"},
     "policy": {"card": "legacy"},
@@ -42,13 +43,14 @@ def test_generated_gangs_have_min_members_of_two_to_eight() -> None:
 
 @skip_without_go
 @pytest.mark.timeout(900)  # a cold build compiles Volcano's scheduler and k8s v1.34
-def test_a_gang_short_of_cards_is_discarded_by_both() -> None:
+def test_a_gang_short_of_cards_is_discarded_and_v1_14_keeps_its_cards() -> None:
     ((pods, diffs, leaked),) = session_compare.check([GANG])
-    assert pods == 4 and diffs == []
-    assert leaked  # two members were placed, then discarded: harness names them
+    assert pods == 4 and diffs == ["ml/solo: advisor n0, upstream pending"]
+    assert leaked  # two members were placed, then discarded: the harness names them
+    assert not session_compare.disagrees(GANG)  # so it is counted as explained
     (result,) = harness.run_scenarios("volcano", [GANG])
+    assert result["leaked"] == ["ml/g-0", "ml/g-1"]
     placed = {p["pod"]: p["node"] for p in result["pods"]}
-    assert placed["ml/solo"] is not None
     assert [placed[f"ml/g-{k}"] for k in range(3)] == [None, None, None]
     assert [(g["name"], g["state"]) for g in result["groups"] if g["name"] == "ml/g"] == [
         ("ml/g", "rolled-back")

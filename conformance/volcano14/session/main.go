@@ -35,6 +35,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler"
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/api/devices/nvidia/vgpu"
 	"volcano.sh/volcano/pkg/scheduler/cache"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 	"volcano.sh/volcano/pkg/scheduler/metrics"
@@ -191,6 +192,10 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 	if err != nil {
 		return err
 	}
+	// NodeInfo reads a node's vGPUs only while vgpu.VGPUEnable is on (api/node_info.go
+	// setNodeOthersResource), a global deviceshare's constructor sets at OpenSession: a
+	// running scheduler has it from its first session, before the nodes of this one.
+	vgpu.VGPUEnable = true
 	binder := util.NewFakeBinder(1 << 16)
 	evictor := util.NewFakeEvictor(1 << 16)
 	sc := cache.NewCustomMockSchedulerCache("volcano", binder, evictor, &util.FakeStatusUpdater{}, nil, nil)
