@@ -1,5 +1,5 @@
 """The volcano-vgpu comparison on an answer worked out by hand from Volcano v1.15.1's code
-(the harness that would produce it cannot be built yet: docs/conformance.md)."""
+(kept beside the harness run: docs/conformance.md)."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ import (
 
 	"volcano.sh/volcano/pkg/scheduler/api/devices"
 	"volcano.sh/volcano/pkg/scheduler/api/devices/nvidia/vgpu"
-	"xgpu-insight/conformance/volcano/cluster"
+	"xgpu-insight/conformance/cluster"
 )
 
 const upstream = "volcano.sh/volcano v1.15.1 (pkg/scheduler/api/devices/nvidia/vgpu)"

@@ -1,5 +1,9 @@
-// Command volcano runs Volcano v1.15.1's own scheduler session on a scenario file and
-// prints what it decided per pod, as JSON (docs/conformance.md).
+// Command volcano runs Volcano v1.14.1's own scheduler session on a scenario file and
+// prints what it decided per pod and per PodGroup, as JSON (docs/conformance.md).
+//
+// v1.14.1, not v1.15.1: the module proxy serves no volcano.sh/apis that v1.15.1's
+// pkg/scheduler builds with; docs/conformance.md lists what differs between the two in the
+// code the comparison reaches, and the clusters it runs keep to what both decide alike.
 //
 // The session is built as Volcano's unit tests build theirs (pkg/scheduler/uthelper
 // helper.go createSchedulerCache: cache.NewCustomMockSchedulerCache over a fake clientset,
@@ -31,15 +35,16 @@ import (
 	"volcano.sh/volcano/pkg/scheduler"
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/api/devices/nvidia/vgpu"
 	"volcano.sh/volcano/pkg/scheduler/cache"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 	"volcano.sh/volcano/pkg/scheduler/metrics"
 	_ "volcano.sh/volcano/pkg/scheduler/plugins"
 	"volcano.sh/volcano/pkg/scheduler/util"
-	"xgpu-insight/conformance/volcano/cluster"
+	"xgpu-insight/conformance/cluster"
 )
 
-const upstream = "volcano.sh/volcano v1.15.1"
+const upstream = "volcano.sh/volcano v1.14.1"
 
 // PodResult is one pod's outcome, in the shape the comparison reads.
 type PodResult struct {
@@ -50,9 +55,14 @@ type PodResult struct {
 	Tied   []string `json:"tied"` // the nodes upstream would have drawn from at random
 }
 
+// GroupResult is one PodGroup with Pending members: its phase in the session, and the
+// advisor's words for what allocate did with it (placed: a member is placed and stays;
+// rolled-back: members were placed, then discarded; admitted: none was placed).
 type GroupResult struct {
-	Name  string `json:"name"`
-	Phase string `json:"phase"`
+	Name      string `json:"name"`
+	Phase     string `json:"phase"`
+	State     string `json:"state"`
+	Condition string `json:"condition"`
 }
 
 type Result struct {
@@ -62,7 +72,11 @@ type Result struct {
 	Actions   []string      `json:"actions"`
 	Pods      []PodResult   `json:"pods"`
 	Groups    []GroupResult `json:"groups"`
-	Error     string        `json:"error,omitempty"`
+	Evicted   []string      `json:"evicted"`
+	// Pods asking vGPUs whose placement a discarded statement undid: v1.14.1 keeps their
+	// cards taken for the rest of the session (docs/conformance.md), v1.15.1 gives them back.
+	Leaked []string `json:"leaked"`
+	Error  string   `json:"error,omitempty"`
 }
 
 func main() {
@@ -104,7 +118,8 @@ func quietLogs() {
 }
 
 func runFile(path, profile string) (res Result) {
-	res = Result{Scenario: path, Scheduler: profile, Upstream: upstream, Pods: []PodResult{}, Groups: []GroupResult{}}
+	res = Result{Scenario: path, Scheduler: profile, Upstream: upstream, Pods: []PodResult{},
+		Groups: []GroupResult{}, Evicted: []string{}, Leaked: []string{}}
 	s, err := cluster.ReadScenario(path)
 	if err != nil {
 		res.Error = err.Error()
@@ -120,48 +135,67 @@ func runFile(path, profile string) (res Result) {
 		actions = s.Scheduler.Actions
 	}
 	res.Actions = actions
-	pods, groups, err := run(c, s, actions)
-	if err != nil {
+	if err := run(c, s, actions, &res); err != nil {
 		res.Error = err.Error()
-		return res
 	}
-	res.Pods, res.Groups = pods, groups
 	return res
 }
 
 // schedulerConf is the volcano-scheduler-configmap the scenario describes: upstream's
-// default first tier, then the vGPU predicates, and the harness's tie recorder.
+// default (pkg/scheduler/util.go DefaultSchedulerConf) with the scenario's actions, gang
+// options and overcommit factor, less the node scores the advisor does not model
+// (nodeorder; docs/design.md §9.2), plus deviceshare with vGPUs on and the harness's tie
+// recorder.
 func schedulerConf(s *cluster.Scenario, actions []string) string {
 	policy := "" // legacy: deviceshare.SchedulePolicy unset
 	if s.Policy != nil && s.Policy.Card != "" && s.Policy.Card != "legacy" {
 		policy = s.Policy.Card
 	}
 	weight := 0
-	if s.Scheduler != nil && s.Scheduler.ScheduleWeight != nil {
-		weight = *s.Scheduler.ScheduleWeight
+	gang, overcommit := "", ""
+	if sch := s.Scheduler; sch != nil {
+		if sch.ScheduleWeight != nil {
+			weight = *sch.ScheduleWeight
+		}
+		if sch.Gang != nil && sch.Gang.Preemptable != nil {
+			gang += fmt.Sprintf("\n    enablePreemptable: %t", *sch.Gang.Preemptable)
+		}
+		if sch.Gang != nil && sch.Gang.JobStarving != nil {
+			gang += fmt.Sprintf("\n    enableJobStarving: %t", *sch.Gang.JobStarving)
+		}
+		if sch.OvercommitFactor != nil {
+			overcommit = fmt.Sprintf("\n    arguments:\n      overcommit-factor: %g", *sch.OvercommitFactor)
+		}
 	}
 	return fmt.Sprintf(`actions: %q
 tiers:
 - plugins:
   - name: priority
-  - name: gang
+  - name: gang%s
   - name: conformance
 - plugins:
+  - name: overcommit%s
+  - name: drf
   - name: predicates
+  - name: proportion
   - name: deviceshare
     arguments:
       deviceshare.VGPUEnable: true
       deviceshare.SchedulePolicy: %q
       deviceshare.ScheduleWeight: %d
   - name: %s
-`, strings.Join(actions, ", "), policy, weight, tiesPluginName)
+`, strings.Join(actions, ", "), gang, overcommit, policy, weight, tiesPluginName)
 }
 
-func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string) ([]PodResult, []GroupResult, error) {
+func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Result) error {
 	actions, tiers, configurations, _, err := scheduler.UnmarshalSchedulerConf(schedulerConf(s, actionNames))
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
+	// NodeInfo reads a node's vGPUs only while vgpu.VGPUEnable is on (api/node_info.go
+	// setNodeOthersResource), a global deviceshare's constructor sets at OpenSession: a
+	// running scheduler has it from its first session, before the nodes of this one.
+	vgpu.VGPUEnable = true
 	binder := util.NewFakeBinder(1 << 16)
 	evictor := util.NewFakeEvictor(1 << 16)
 	sc := cache.NewCustomMockSchedulerCache("volcano", binder, evictor, &util.FakeStatusUpdater{}, nil, nil)
@@ -181,7 +215,9 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string) ([]PodRe
 	for _, pg := range c.Groups {
 		sc.AddPodGroupV1beta1(pg)
 	}
-	sc.AddQueueV1beta1(c.Queue)
+	for _, q := range c.Queues {
+		sc.AddQueueV1beta1(q)
+	}
 	ready := new(atomic.Bool)
 	ready.Store(true)
 	sc.HyperNodesInfo = api.NewHyperNodesInfoWithCache(nil, nil, nil, ready)
@@ -194,7 +230,7 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string) ([]PodRe
 	client := ssn.KubeClient()
 	for _, pod := range c.Pods {
 		if _, err := client.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod.DeepCopy(), metav1.CreateOptions{}); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
 	for _, action := range actions {
@@ -211,7 +247,8 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string) ([]PodRe
 			jobs[task.Namespace+"/"+task.Name] = job
 		}
 	}
-	var pods []PodResult
+	pendingIn := map[api.JobID]bool{}
+	placedIn := map[api.JobID]bool{}
 	for _, pod := range c.Pending {
 		key := pod.Namespace + "/" + pod.Name
 		r := PodResult{Pod: key}
@@ -219,15 +256,17 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string) ([]PodRe
 		if task == nil {
 			reason := "not in the session (no job)"
 			r.Reason = &reason
-			pods = append(pods, r)
+			res.Pods = append(res.Pods, r)
 			continue
 		}
+		pendingIn[job.UID] = true
 		if placed(task) {
 			node := task.NodeName
 			r.Node = &node
+			placedIn[job.UID] = true
 			cards, err := cardsOf(c, client, pod)
 			if err != nil {
-				return nil, nil, err
+				return err
 			}
 			r.Cards = cards
 			r.Tied = ties.of(task.UID, node)
@@ -238,20 +277,33 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string) ([]PodRe
 			}
 			r.Reason = &reason
 		}
-		pods = append(pods, r)
+		res.Pods = append(res.Pods, r)
 	}
-	var groups []GroupResult
 	for _, job := range ssn.Jobs {
-		if job.PodGroup == nil {
+		if job.PodGroup == nil || !pendingIn[job.UID] {
 			continue
 		}
-		groups = append(groups, GroupResult{Name: job.Namespace + "/" + job.Name, Phase: string(job.PodGroup.Status.Phase)})
+		state := "admitted"
+		for _, task := range job.Tasks {
+			if ties.allocated[task.UID] > 0 {
+				state = "rolled-back"
+			}
+		}
+		if placedIn[job.UID] {
+			state = "placed"
+		}
+		res.Groups = append(res.Groups, GroupResult{
+			Name: job.Namespace + "/" + job.Name, Phase: string(job.PodGroup.Status.Phase),
+			State: state, Condition: job.FitError(),
+		})
 	}
-	sort.Slice(groups, func(a, b int) bool { return groups[a].Name < groups[b].Name })
-	if pods == nil {
-		pods = []PodResult{}
+	sort.Slice(res.Groups, func(a, b int) bool { return res.Groups[a].Name < res.Groups[b].Name })
+	res.Evicted = append(res.Evicted, evictor.Evicts()...)
+	for key := range ties.leaked {
+		res.Leaked = append(res.Leaked, key)
 	}
-	return pods, groups, nil
+	sort.Strings(res.Leaked)
+	return nil
 }
 
 func placed(task *api.TaskInfo) bool {
@@ -292,17 +344,34 @@ const tiesPluginName = "xgpu-conformance-ties"
 // random draw of util.SelectBestNodeAndScore (pkg/scheduler/util/scheduler_helper.go:209,
 // bestNodes[rand.Intn(len(bestNodes))]) with the first of the tied nodes by name, the
 // advisor's documented choice, and records the tied set. Scores are upstream's own.
+//
+// It also counts what allocate did with each task (event handlers, read only): placements,
+// and the placements of vGPU pods a discarded statement undid.
 type tiePlugin struct {
-	tied map[api.TaskID][]string
+	tied      map[api.TaskID][]string
+	allocated map[api.TaskID]int
+	leaked    map[string]bool
 }
 
 var ties = &tiePlugin{}
 
-func (p *tiePlugin) reset() { p.tied = map[api.TaskID][]string{} }
+func (p *tiePlugin) reset() {
+	p.tied = map[api.TaskID][]string{}
+	p.allocated = map[api.TaskID]int{}
+	p.leaked = map[string]bool{}
+}
 
 func (p *tiePlugin) Name() string { return tiesPluginName }
 
 func (p *tiePlugin) OnSessionOpen(ssn *framework.Session) {
+	ssn.AddEventHandler(&framework.EventHandler{
+		AllocateFunc: func(event *framework.Event) { p.allocated[event.Task.UID]++ },
+		DeallocateFunc: func(event *framework.Event) {
+			if asksVGPU(event.Task.Pod) {
+				p.leaked[event.Task.Namespace+"/"+event.Task.Name] = true
+			}
+		},
+	})
 	ssn.AddBestNodeFn(p.Name(), func(task *api.TaskInfo, scores map[float64][]*api.NodeInfo) *api.NodeInfo {
 		best := math.Inf(-1)
 		for score := range scores {
@@ -331,4 +400,13 @@ func (p *tiePlugin) of(uid api.TaskID, node string) []string {
 		return names
 	}
 	return []string{node} // a single candidate: allocate takes it without scoring
+}
+
+func asksVGPU(pod *v1.Pod) bool {
+	for _, container := range pod.Spec.Containers {
+		if _, ok := container.Resources.Limits[cluster.VGPUNumber]; ok {
+			return true
+		}
+	}
+	return false
 }

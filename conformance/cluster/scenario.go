@@ -111,12 +111,44 @@ type Pod struct {
 	Annotations  map[string]string   `json:"annotations"`
 	Labels       map[string]string   `json:"labels"`
 	Started      string              `json:"started"`
+	Group        string              `json:"group"` // a PodGroup of the scenario's groups
+	// Read for the session's preemption rules; the harnesses run no preempt action yet.
+	Preemptable      *bool  `json:"preemptable"`
+	PreemptionPolicy string `json:"preemption_policy"`
 }
 
 type Scheduler struct {
-	Profile        string   `json:"profile"`
-	ScheduleWeight *int     `json:"schedule_weight"`
-	Actions        []string `json:"actions"`
+	Profile          string   `json:"profile"`
+	ScheduleWeight   *int     `json:"schedule_weight"`
+	Actions          []string `json:"actions"`
+	Gang             *Gang    `json:"gang"`
+	OvercommitFactor *float64 `json:"overcommit_factor"`
+}
+
+// Gang is the gang plugin's options (enablePreemptable, enableJobStarving).
+type Gang struct {
+	Preemptable *bool `json:"preemptable"`
+	JobStarving *bool `json:"job_starving"`
+}
+
+// Queue is a Volcano Queue (docs/design.md §10.1).
+type Queue struct {
+	Name        string              `json:"name"`
+	Weight      *int32              `json:"weight"`
+	Capability  map[string]Quantity `json:"capability"`
+	Guarantee   map[string]Quantity `json:"guarantee"`
+	Reclaimable *bool               `json:"reclaimable"`
+	Priority    int32               `json:"priority"`
+	State       string              `json:"state"`
+}
+
+// Group is a PodGroup: name is namespace/name, its pods name it in their `group`.
+type Group struct {
+	Name         string              `json:"name"`
+	MinMember    *int32              `json:"min_member"`
+	Queue        string              `json:"queue"`
+	Priority     int32               `json:"priority"`
+	MinResources map[string]Quantity `json:"min_resources"`
 }
 
 type Policy struct {
@@ -130,6 +162,8 @@ type Scenario struct {
 	MaxVgpusPerCard *int       `json:"max_vgpus_per_card"`
 	Nodes           []Node     `json:"nodes"`
 	Pods            []Pod      `json:"pods"`
+	Queues          []Queue    `json:"queues"`
+	Groups          []Group    `json:"groups"`
 }
 
 func ReadScenario(path string) (*Scenario, error) {

@@ -4,7 +4,8 @@ package cluster
 // device plugin would hold them: the node registration annotation and allocatable of
 // pkg/scheduler/api/devices/nvidia/vgpu (device_info.go NewGPUDevices, utils.go
 // decodeNodeDevices), the allocation annotation of running pods (utils.go
-// encodePodDevices), one PodGroup per pod (min_member 1) in the queue `default`.
+// encodePodDevices); the scenario's PodGroups and Queues, and for a pod of no group one
+// PodGroup of its own (min_member 1) in the queue `default`, as Volcano's controller makes.
 
 import (
 	"fmt"
@@ -23,13 +24,19 @@ import (
 
 const (
 	registerAnnotation = "volcano.sh/node-vgpu-register" // config.VolcanoVGPURegister
-	IDsAnnotation      = "volcano.sh/vgpu-ids-new"       // vgpu.AssignedIDsAnnotations
-	vgpuNumber         = "volcano.sh/vgpu-number"
-	vgpuMemory         = "volcano.sh/vgpu-memory"
-	vgpuCores          = "volcano.sh/vgpu-cores"
-	vgpuPercent        = "volcano.sh/vgpu-memory-percentage"
-	defaultVgpus       = 10 // docs/design.md §9.2: volcano-vgpu's max_vgpus_per_card
-	queueName          = "default"
+	// config.VolcanoVGPUHandshake: v1.14.1's NewGPUDevices reads no node without it, and
+	// patches one whose value is not "Requesting_<time>" within the last minute; a time to
+	// come keeps it as the device plugin left it. v1.15.1 reads it no more.
+	handshakeAnnotation = "volcano.sh/node-vgpu-handshake"
+	handshakeValue      = "Requesting_2099.01.01 00:00:00"
+	preemptableKey      = "volcano.sh/preemptable"
+	IDsAnnotation       = "volcano.sh/vgpu-ids-new" // vgpu.AssignedIDsAnnotations
+	vgpuNumber          = "volcano.sh/vgpu-number"
+	vgpuMemory          = "volcano.sh/vgpu-memory"
+	vgpuCores           = "volcano.sh/vgpu-cores"
+	vgpuPercent         = "volcano.sh/vgpu-memory-percentage"
+	defaultVgpus        = 10 // docs/design.md §9.2: volcano-vgpu's max_vgpus_per_card
+	queueName           = "default"
 )
 
 // Allocatable of a node whose scenario says nothing: unconstrained, as the advisor reads it.
@@ -49,11 +56,13 @@ type Cluster struct {
 	Pods     []*v1.Pod // every pod: running, resident, pending
 	Groups   []*vcv1beta1.PodGroup
 	Classes  []*schedulingv1.PriorityClass
-	Queue    *vcv1beta1.Queue
+	Queues   []*vcv1beta1.Queue
 	Pending  []*v1.Pod         // in scenario order
 	CardOf   map[string]int    // card UUID → the scenario's card index
 	CardsOn  map[string][]Card // node → its cards, by index
 	slotsDef int
+	// a PodGroup is as old as its first pod: Volcano orders equal jobs by creation
+	groupCreated map[string]metav1.Time
 }
 
 func sortedCards(cards []Card) []Card {
@@ -67,7 +76,7 @@ func quantity(q Quantity) (resource.Quantity, error) {
 }
 
 func BuildCluster(s *Scenario) (*Cluster, error) {
-	c := &Cluster{CardOf: map[string]int{}, CardsOn: map[string][]Card{}, slotsDef: defaultVgpus}
+	c := &Cluster{CardOf: map[string]int{}, CardsOn: map[string][]Card{}, slotsDef: defaultVgpus, groupCreated: map[string]metav1.Time{}}
 	if s.MaxVgpusPerCard != nil {
 		c.slotsDef = *s.MaxVgpusPerCard
 	}
@@ -107,17 +116,104 @@ func BuildCluster(s *Scenario) (*Cluster, error) {
 			c.Pending = append(c.Pending, pod)
 		}
 	}
+	if err := c.jobs(s, priorities); err != nil {
+		return nil, err
+	}
 	for value := range priorities {
 		c.Classes = append(c.Classes, &schedulingv1.PriorityClass{
 			ObjectMeta: metav1.ObjectMeta{Name: className(value)}, Value: value,
 		})
 	}
-	c.Queue = &vcv1beta1.Queue{
-		ObjectMeta: metav1.ObjectMeta{Name: queueName},
-		Spec:       vcv1beta1.QueueSpec{Weight: 1},
-		Status:     vcv1beta1.QueueStatus{State: vcv1beta1.QueueStateOpen},
-	}
 	return c, nil
+}
+
+// jobs: the scenario's Queues (`default` always, as Volcano creates it) and PodGroups.
+func (c *Cluster) jobs(s *Scenario, priorities map[int32]bool) error {
+	queues := append([]Queue(nil), s.Queues...)
+	named := map[string]bool{}
+	for _, q := range queues {
+		named[q.Name] = true
+	}
+	if !named[queueName] {
+		queues = append(queues, Queue{Name: queueName})
+	}
+	for _, q := range queues {
+		queue := &vcv1beta1.Queue{
+			ObjectMeta: metav1.ObjectMeta{Name: q.Name},
+			Spec:       vcv1beta1.QueueSpec{Weight: 1, Reclaimable: q.Reclaimable, Priority: q.Priority},
+			Status:     vcv1beta1.QueueStatus{State: vcv1beta1.QueueStateOpen},
+		}
+		if q.Weight != nil {
+			queue.Spec.Weight = *q.Weight
+		}
+		if q.State != "" {
+			queue.Status.State = vcv1beta1.QueueState(q.State)
+		}
+		var err error
+		if queue.Spec.Capability, err = resourceList(q.Capability); err != nil {
+			return fmt.Errorf("queues[%s].capability: %w", q.Name, err)
+		}
+		if queue.Spec.Guarantee.Resource, err = resourceList(q.Guarantee); err != nil {
+			return fmt.Errorf("queues[%s].guarantee: %w", q.Name, err)
+		}
+		c.Queues = append(c.Queues, queue)
+	}
+	running := map[string]bool{}
+	for _, p := range s.Pods {
+		if p.Group != "" && p.Node != nil {
+			running[p.Group] = true
+		}
+	}
+	for _, g := range s.Groups {
+		ns, name, ok := strings.Cut(g.Name, "/")
+		if !ok {
+			return fmt.Errorf("group %q: a name is namespace/name", g.Name)
+		}
+		min := int32(1)
+		if g.MinMember != nil {
+			min = *g.MinMember
+		}
+		queue := g.Queue
+		if queue == "" {
+			queue = queueName
+		}
+		phase := vcv1beta1.PodGroupPending
+		if running[g.Name] {
+			phase = vcv1beta1.PodGroupRunning
+		}
+		priorities[g.Priority] = true
+		pg := &vcv1beta1.PodGroup{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: c.groupCreated[g.Name]},
+			Spec: vcv1beta1.PodGroupSpec{
+				Queue: queue, MinMember: min, PriorityClassName: className(g.Priority),
+			},
+			Status: vcv1beta1.PodGroupStatus{Phase: phase},
+		}
+		if len(g.MinResources) > 0 {
+			list, err := resourceList(g.MinResources)
+			if err != nil {
+				return fmt.Errorf("groups[%s].min_resources: %w", g.Name, err)
+			}
+			pg.Spec.MinResources = &list
+		}
+		c.Groups = append(c.Groups, pg)
+	}
+	return nil
+}
+
+func resourceList(m map[string]Quantity) (v1.ResourceList, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := v1.ResourceList{}
+	for key, text := range m {
+		q, err := quantity(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		out[v1.ResourceName(key)] = q
+	}
+	return out, nil
 }
 
 func className(value int32) string {
@@ -143,6 +239,7 @@ func (c *Cluster) node(n Node) (*v1.Node, error) {
 	c.CardsOn[n.Name] = cards
 	annotations := map[string]string{}
 	if len(cards) > 0 {
+		annotations[handshakeAnnotation] = handshakeValue
 		var register strings.Builder
 		var slots, memory int64
 		for _, card := range cards {
@@ -210,7 +307,20 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 		annotations[k] = v
 	}
 	group := "pg-" + name
+	if p.Group != "" {
+		groupNS, groupName, _ := strings.Cut(p.Group, "/")
+		if groupNS != ns {
+			return nil, fmt.Errorf("pod %s: group %s is in another namespace", p.Name, p.Group)
+		}
+		group = groupName
+		if _, seen := c.groupCreated[p.Group]; !seen {
+			c.groupCreated[p.Group] = created
+		}
+	}
 	annotations[vcv1beta1.KubeGroupNameAnnotationKey] = group
+	if p.Preemptable != nil {
+		annotations[preemptableKey] = fmt.Sprint(*p.Preemptable)
+	}
 	isGPU := p.Request.Gpus != nil || p.Request.MemoryMiB > 0 || p.Request.CorePercent > 0 || p.Request.MemoryPercent > 0
 	if isGPU {
 		n := int64(p.Request.gpus())
@@ -267,6 +377,13 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 		pod.Spec.Tolerations = append(pod.Spec.Tolerations, v1.Toleration{
 			Key: t.Key, Operator: op, Value: t.Value, Effect: v1.TaintEffect(t.Effect),
 		})
+	}
+	if p.PreemptionPolicy != "" {
+		policy := v1.PreemptionPolicy(p.PreemptionPolicy)
+		pod.Spec.PreemptionPolicy = &policy
+	}
+	if p.Group != "" {
+		return pod, nil
 	}
 	pgPhase := vcv1beta1.PodGroupPending
 	if node != "" {
@@ -325,3 +442,6 @@ func affinity(a *Affinity) *v1.Affinity {
 	}
 	return &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}
 }
+
+// VGPUNumber is the resource a pod asks vGPUs by (deviceshare's vgpu.VolcanoVGPUNumber).
+const VGPUNumber v1.ResourceName = vgpuNumber
