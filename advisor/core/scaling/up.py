@@ -8,6 +8,12 @@ cluster plus those nodes (nodes are added until every pod lands). A pod that no 
 admits (a selector, affinity or taint excludes it, or the allocatable is too small) gets no
 advice but the autoscaler's reason (`ScaleUpAdvice.not_triggered`); a pod short only of
 cpu or memory gets what frees it (`scaling.relief`) instead of a GPU node.
+
+Under Volcano's session a gang starts whole or not at all (docs/design.md §10.4): the check
+schedules the queue by the gang cycle (`gang.judge`), so nodes are added until every
+member lands together, and a gang that could not reach min_member whatever nodes were added
+(a member its queue or quota holds, an invalid one, one no template admits) gets no nodes:
+its members are not triggered, with that reason.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from typing import overload
 
 from advisor.core.diagnose import Diagnosis, build_state
 from advisor.core.gang import judge
-from advisor.core.model import Cluster, Node, Placement, Pod, queue_order
+from advisor.core.model import Cluster, Node, Placement, Pod, gang_members, queue_order
+from advisor.core.profiles import profile_of
 from advisor.core.remedy import remedy
 from advisor.core.scaling.relief import Relief, relief
 from advisor.core.scaling.templates import NodeShape, NotTriggered, TemplateCheck, node_shapes
@@ -112,6 +119,9 @@ def scale_up_advice(
         if shapes and not admitting[p.name]
     )
     remaining = [p for p in targets if admitting[p.name] or not shapes]
+    stuck = _gangs_nodes_cannot_start(cluster, diagnosis, remaining, {r.pod for r in refused})
+    refused += tuple(NotTriggered(p.name, stuck[p.name]) for p in remaining if p.name in stuck)
+    remaining = [p for p in remaining if p.name not in stuck]
     plan: list[ScaleUp] = []
     while True:
         options = []
@@ -141,6 +151,37 @@ def scale_up_advice(
         names = tuple(p.name for p in group)
         plan.append(ScaleUp(shape, n, names, new_shape=True, packed_estimate=n))
     return ScaleUpAdvice(_verify(cluster, rescued, plan, max_rounds), refused, freed)
+
+
+def _gangs_nodes_cannot_start(
+    cluster: Cluster, diagnosis: Diagnosis, targets: Sequence[Pod], refused: Collection[str]
+) -> dict[str, str]:
+    """The targets whose gang could not start however many nodes were added, with why: fewer
+    than min_member of its pods could run (running, placed or fitting now, or a target some
+    template admits); the others are held by something no node changes."""
+    if not gang_members(cluster, profile_of(cluster.scheduler).session.volcano):
+        return {}
+    mins = {g.name: g.min_member for g in cluster.jobs.groups if g.min_member > 1}
+    hopeful = {p.name for p in targets if p.name not in refused}
+    hopeful |= {d.pod.name for d in diagnosis.pods if d.cause in ("schedulable", "gang")}
+    able: dict[str, int] = {}
+    held: dict[str, list[str]] = {}
+    for pod in cluster.pods:
+        if pod.group not in mins:
+            continue
+        if pod.running or pod.name in hopeful:
+            able[pod.group] = able.get(pod.group, 0) + 1
+        else:
+            held.setdefault(pod.group, []).append(pod.name)
+    return {
+        p.name: (
+            f"its gang {p.group} cannot start: {able.get(p.group, 0)} of min_member "
+            f"{mins[p.group]} pods could run with nodes added (no node helps "
+            f"{', '.join(held.get(p.group, []))})"
+        )
+        for p in targets
+        if p.group in mins and able.get(p.group, 0) < mins[p.group]
+    }
 
 
 def _by_first_template(
@@ -209,13 +250,18 @@ def _verify(
     last count that failed (bisection, keeping only counts that pass)."""
     pods = {p.name: p for p in cluster.pending}
     entry_of = {name: k for k, entry in enumerate(plan) for name in entry.pods}
+    gangs = bool(gang_members(cluster, profile_of(cluster.scheduler).session.volcano))
 
     def missing(counts: list[int]) -> dict[int, list[Pod]]:
         trial = [replace(e, nodes=n) for e, n in zip(plan, counts, strict=True)]
         grown = with_new_nodes(cluster, trial, rescued)
-        # Only where pods land matters here: the scheduling pass without diagnose's reasons.
-        queue = queue_order(grown.pending)
-        landed = place_queue(build_state(grown), queue, grown.policy)
+        queue: Sequence[Pod]
+        if gangs:  # a member lands only with min_member of its gang (the gang cycle)
+            verdicts = judge(grown, node_detail_limit=0).pods
+            queue, landed = [d.pod for d in verdicts], [d.placement for d in verdicts]
+        else:  # where pods land is all that matters: the pass without diagnose's reasons
+            queue = queue_order(grown.pending)
+            landed = list(place_queue(build_state(grown), queue, grown.policy))
         short: dict[int, list[Pod]] = {}
         for pod, where in zip(queue, landed, strict=True):
             if where is None and pod.name in entry_of:

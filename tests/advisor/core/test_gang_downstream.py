@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from advisor.core.gang import judge
 from advisor.core.model import gang_members
 from advisor.core.plan import plan
 from advisor.core.scaling.down import GPU_POD_NOT_MOVABLE, scale_down_advice
+from advisor.core.scaling.up import scale_up_advice, with_new_nodes
 from advisor.scenario import scenario_from_data
 
 ONE_CARD = [{"index": 0, "memory_mib": 16384}]
@@ -101,3 +103,38 @@ def test_only_volcano_sessions_have_gangs() -> None:
     """kube-scheduler (hami) knows no PodGroup: nothing is held for it."""
     assert gang_members(cluster(SPLIT, 2), volcano=True).keys() == {"g/w-0", "g/w-1"}
     assert plan(cluster(SPLIT, 2, profile="hami")).plans
+
+
+# Every card full; two members need a node each; the third selects a pool no node has, so
+# no template admits it.
+FULL = [running(f"x/full-{n}", n, 16384) for n in ("a", "b", "c")]
+NO_POOL = {**pending("g/m-2", 16384, "g/job"), "node_selector": {"pool": "none"}}
+
+
+@pytest.mark.parametrize("min_member", [2, 3])
+def test_scale_up_adds_nothing_for_a_gang_no_node_can_start(min_member: int) -> None:
+    pods = [*FULL, pending("g/m-0", 16384, "g/job"), pending("g/m-1", 16384, "g/job"), NO_POOL]
+    advice = scale_up_advice(cluster(pods, min_member))
+    sized = {name for step in advice for name in step.pods}
+    reasons = {t.pod: t.reason for t in advice.not_triggered}
+    assert "g/m-2" in reasons  # no template admits it, either way
+    if min_member == 2:  # two members are enough: nodes for them
+        assert sized == {"g/m-0", "g/m-1"}
+        assert all(step.verified for step in advice)
+        return
+    assert not sized
+    assert reasons["g/m-0"] == (
+        "its gang g/job cannot start: 2 of min_member 3 pods could run with nodes added "
+        "(no node helps g/m-2)"
+    )
+
+
+def test_scale_up_sizes_nodes_for_the_whole_gang() -> None:
+    """The check runs the gang cycle on the grown cluster: every member then lands."""
+    pods = [*FULL, *(pending(f"g/m-{i}", 16384, "g/job") for i in range(3))]
+    grown_cluster = cluster(pods, 3)
+    advice = scale_up_advice(grown_cluster)
+    assert [step.nodes for step in advice] == [3]
+    assert advice[0].verified
+    verdicts = judge(with_new_nodes(grown_cluster, advice.steps)).pods
+    assert all(d.placement is not None for d in verdicts if d.pod.group == "g/job")
