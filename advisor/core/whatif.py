@@ -8,6 +8,11 @@ Two questions per combination, so a team can choose its scheduler policy on evid
 - *Repack*: placing every pod again from empty, running pods first (priority desc, then
   list order) and then the Pending queue, how many pods land, and at what fragmentation?
 
+Where the job layer decides (a gang rolled back or refused, a queue or a quota holding a pod:
+docs/design.md §10), the Pending question is answered by the job cycle itself (`gang.judge`
+under each policy), so the what-if never places a pod its diagnosis keeps Pending; there
+random ties are not counted. The repack places pods one by one, jobs not re-judged.
+
 A pod placed on a card reported unhealthy is counted as such: only volcano-vgpu does it
 (Volcano's vGPU filter, checkNodeGPUSharingPredicateAndScore, reads no health), and the
 outputs say so, since the device plugin may then refuse the pod.
@@ -26,7 +31,7 @@ from itertools import product
 
 import numpy as np
 
-from advisor.core.diagnose import build_state
+from advisor.core.diagnose import JOB_CAUSES, Diagnosis, build_state
 from advisor.core.fragmentation import (
     Fragmentation,
     WeightedShape,
@@ -35,6 +40,7 @@ from advisor.core.fragmentation import (
     valid_shape,
 )
 from advisor.core.gang import judge
+from advisor.core.jobs import NO_JOBS
 from advisor.core.model import (
     CCE,
     POLICIES,
@@ -107,6 +113,35 @@ def landings(state: CardState, pods: Sequence[Pod], policy: Policy) -> tuple[Lan
 NOWHERE = Landing(None)
 
 
+def _jobs_decide(diagnosis: Diagnosis) -> bool:
+    """Whether the job layer changed what the cycle placed: a pod with a job cause, or a
+    gang whose placements were rolled back (its members may keep their own causes)."""
+    return any(d.cause in JOB_CAUSES for d in diagnosis.pods) or any(
+        g.state == "rolled-back" for g in diagnosis.groups
+    )
+
+
+def _cycle_landings(
+    base: CardState, queue: Sequence[Pod], diagnosis: Diagnosis
+) -> tuple[CardState, tuple[Landing, ...]]:
+    """The job cycle's placements as landings of `queue`, bound in the cycle's order on a
+    copy of `base`: what it leaves placed, with the memory each took (no random ties: the
+    cycle does not report them)."""
+    state = base.copy()
+    where: dict[str, Landing] = {}
+    for verdict in diagnosis.pods:
+        if verdict.placement is None:
+            continue
+        shape = Shape.of_pod(verdict.pod)
+        positions = state.positions(verdict.placement)
+        at = np.array(positions, dtype=np.int64)
+        mib = int(state.card_need(shape, at).sum())
+        sick = not bool(state.healthy[at].all())
+        state.apply(positions, shape)
+        where[verdict.pod.name] = Landing(verdict.placement, mib, False, sick)
+    return state, tuple(where.get(pod.name, NOWHERE) for pod in queue)
+
+
 def repack_order(cluster: Cluster) -> tuple[Pod, ...]:
     """Running pods by priority desc then list order, then the Pending queue."""
     return queue_order(cluster.running) + queue_order(cluster.pending)
@@ -177,6 +212,10 @@ def _outcome(
 ) -> PolicyOutcome:
     state = base.copy()
     placed = landings(state, queue, policy)
+    if cluster.jobs != NO_JOBS or base.profile.session.volcano:  # a job layer may decide
+        diagnosis = judge(dataclasses.replace(cluster, policy=policy), node_detail_limit=0)
+        if _jobs_decide(diagnosis):
+            state, placed = _cycle_landings(base, queue, diagnosis)
     left = [pod for pod, where in zip(queue, placed, strict=True) if where.placement is None]
     return PolicyOutcome(
         policy=policy,
@@ -285,10 +324,13 @@ def profile_outcome(cluster: Cluster) -> ProfileOutcome:
     shapes = typical_shapes(cluster.pods, profile=profile)
     base = build_state(cluster)
     queue = queue_order(cluster.pending)
-    state = base.copy()
-    placed = landings(state, queue, cluster.policy)
-    left = [pod for pod, where in zip(queue, placed, strict=True) if where.placement is None]
     diagnosis = judge(cluster, node_detail_limit=0)
+    if _jobs_decide(diagnosis):
+        state, placed = _cycle_landings(base, queue, diagnosis)
+    else:
+        state = base.copy()
+        placed = landings(state, queue, cluster.policy)
+    left = [pod for pod, where in zip(queue, placed, strict=True) if where.placement is None]
     return ProfileOutcome(
         scheduler=cluster.scheduler,
         policy=cluster.policy,

@@ -14,6 +14,7 @@ from advisor.core.model import gang_members
 from advisor.core.plan import plan
 from advisor.core.scaling.down import GPU_POD_NOT_MOVABLE, scale_down_advice
 from advisor.core.scaling.up import scale_up_advice, with_new_nodes
+from advisor.core.whatif import profile_outcome, what_if
 from advisor.scenario import scenario_from_data
 
 ONE_CARD = [{"index": 0, "memory_mib": 16384}]
@@ -138,3 +139,23 @@ def test_scale_up_sizes_nodes_for_the_whole_gang() -> None:
     assert advice[0].verified
     verdicts = judge(with_new_nodes(grown_cluster, advice.steps)).pods
     assert all(d.placement is not None for d in verdicts if d.pod.group == "g/job")
+
+
+# a free, b and c full: one member fits, the other does not.
+ONE_FREE = [
+    running("x/full-b", "b", 16384),
+    running("x/full-c", "c", 16384),
+    pending("g/m-0", 16384, "g/job"),
+    pending("g/m-1", 16384, "g/job"),
+]
+
+
+@pytest.mark.parametrize(("min_member", "placed"), [(1, 1), (2, 0)])
+def test_what_if_places_what_the_gang_cycle_places(min_member: int, placed: int) -> None:
+    """The what-if never places a member its diagnosis keeps Pending (one decision)."""
+    gangs = cluster(ONE_FREE, min_member)
+    schedulable = judge(gangs).count("schedulable")
+    assert schedulable == placed
+    assert {o.pending_placed for o in what_if(gangs).outcomes} == {placed}
+    outcome = profile_outcome(gangs)
+    assert outcome.placed == placed == outcome.pending_by_cause["schedulable"]
