@@ -422,12 +422,44 @@ def test_dry_run_preemption(case: DryRun) -> None:
         assert "disruption budget" not in got.message, where
 
 
-def test_dry_run_preemption_no_lower_priority_pods() -> None:
-    """TestDryRunPreemption 'a pod that would fit on the nodes, but other pods running are
-    higher priority, no preemption would happen': no candidate on any node."""
-    running = [D("p1", "node1", MID, LARGE), D("p2", "node2", MID, LARGE)]
-    got = verdict(scenario(["node1", "node2"], (LOW, LARGE), running))
-    assert (got.verdict, got.node, got.victims) == ("no-victims", None, ())
+NO_CANDIDATES = [
+    DryRun(
+        "a pod that would fit on the nodes, but other pods running are higher priority, no "
+        "preemption would happen",
+        ["node1", "node2"],
+        (LOW, LARGE),
+        [D("p1", "node1", MID, LARGE), D("p2", "node2", MID, LARGE)],
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in NO_CANDIDATES])
+def test_dry_run_preemption_no_candidates(case: DryRun) -> None:
+    """Upstream expects no candidate on any node: the advisor finds no victims, in
+    kube-scheduler's words."""
+    got = verdict(scenario(case.nodes, case.pod, case.running))
+    where = f"{SOURCE} TestDryRunPreemption {case.name!r}"
+    assert (got.verdict, got.node, got.victims) == ("no-victims", None, ()), where
     assert got.message == (
-        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
-    )
+        f"preemption: 0/{len(case.nodes)} nodes are available: {len(case.nodes)} No "
+        "preemption victims found for incoming pod."
+    ), where
+
+
+# -- hand case ------------------------------------------------------------------------------
+
+
+def test_fewest_victims_decides_where_the_adjusted_sums_tie() -> None:
+    """Not upstream's: its "minimum number of pods" case is already decided by the adjusted
+    sum (each victim adds 2^31, so fewer victims sum lower). The sums tie only where the
+    extra victims' priorities cancel the offset: one of MinInt32 on node1 makes node1's two
+    victims sum as node2's one; then the fewest victims wins, ahead of the start times and
+    the node's name."""
+    running = [
+        R("p1.1", "node1", MID, LARGE),
+        R("p1.2", "node1", -(2**31), MEDIUM),
+        R("p2.1", "node2", MID, VERY_LARGE),
+    ]
+    got = verdict(scenario(["node1", "node2"], (HIGH, VERY_LARGE), running))
+    assert (got.verdict, got.node, victims(got)) == ("evicts", "node2", ["p2.1"])
