@@ -22,7 +22,9 @@ preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
 - reclaim: only where the preemptor's queue is not Overused and is Preemptive (proportion:
   allocated + request within deserved); victims Running and preemptable in other queues that
   are reclaimable, accepted by the first tier that decides (gang and conformance; else the
-  proportion plugin's: the victim's queue holds more than it deserves); then the same sum.
+  proportion plugin's: the victim's queue holds more than it deserves); then the same sum,
+  victims of different queues in reverse queue order (VictimQueueOrderFn: the lowest queue
+  priority first, then the highest share, then the queue listed last), then by job priority.
 
 Not modelled: tiers other than Volcano's default ones (the drf plugin's votes in the second
 tier), preemption between tasks of one job, topology-aware preemption, the capacity plugin.
@@ -191,7 +193,7 @@ def _task(
         held = {v.name: board.held(v) for v in victims}
         if not covers(request, idle + sum(held.values(), np.zeros_like(idle))):
             continue  # util.ValidateVictims
-        victims.sort(key=lambda v: (job_of[v.name].priority, v.priority, -board.order[v.name]))
+        victims.sort(key=_victim_order(board, book, queues, job_of))
         before = book.copy_allocated()
 
         def enough(room: FloatArray) -> bool:
@@ -232,6 +234,27 @@ def _task(
         f"{action}: no node has victims {scope} that free enough for it (lower job "
         "priority, preemptable, and what the gang and conformance plugins allow)",
     )
+
+
+def _victim_order(
+    board: Board, book: QueueBook, queues: Mapping[str, Queue], job_of: Mapping[str, Job]
+) -> Callable[[Pod], tuple[float, ...]]:
+    """BuildVictimsPriorityQueue's order as a key, first evicted smallest: victims of
+    different queues in reverse QueueOrderFn (VictimQueueOrderFn: the lowest spec.priority,
+    then the highest share, taken as the node's attempt starts, then the queue listed last),
+    then the lowest job priority, then reverse task order."""
+    listed = {name: i for i, name in enumerate(queues)}
+
+    def key(pod: Pod) -> tuple[float, ...]:
+        job = job_of[pod.name]
+        held, deserved = book.allocated[job.queue], book.deserved[job.queue]
+        counted = deserved >= 0.1  # api.Resource's minResource: its ResourceNames
+        share = float(np.max(held[counted] / deserved[counted], initial=0.0))
+        place = listed.get(job.queue, len(listed))
+        queue = queue_of(queues, job.queue).priority
+        return (queue, -share, -place, job.priority, pod.priority, -board.order[pod.name])
+
+    return key
 
 
 def _evicts_text(action: str, n: int, node: str, helps: bool) -> str:
