@@ -27,7 +27,7 @@ from advisor.commands.cluster_input import add_cluster_arguments, read_input
 from advisor.commands.flags.rightsizing import add_rightsizing_arguments, rightsizing_settings
 from advisor.commands.flags.scheduler import scheduler_choice
 from advisor.commands.flags.values import count, positive_duration, positive_seconds
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnose import CAUSES, JOB_CAUSES, shown_causes
 from advisor.durations import parse_duration
 from advisor.errors import EXIT_FINDINGS, InputError
 from advisor.metrics import push, write_textfile
@@ -49,12 +49,16 @@ def duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+# --fail-on takes every cause, the job layer's too (a summary counts those only when found)
+EVERY_CAUSE = CAUSES + JOB_CAUSES
+
+
 def causes(text: str) -> frozenset[str]:
     chosen = frozenset(c.strip() for c in text.split(",") if c.strip())
-    unknown = sorted(chosen - set(CAUSES))
+    unknown = sorted(chosen - set(EVERY_CAUSE))
     if unknown or not chosen:
         raise argparse.ArgumentTypeError(
-            f"unknown cause {', '.join(unknown) or '(none)'}; known: {', '.join(CAUSES)}"
+            f"unknown cause {', '.join(unknown) or '(none)'}; known: {', '.join(EVERY_CAUSE)}"
         )
     return chosen
 
@@ -185,7 +189,7 @@ def _summary_line(report: Report) -> str:
     """Pending pods by cause and what the plans rescue: the run in one line."""
     summary = report.data["diagnosis"]["summary"]
     plan = report.data["plan"]["summary"]
-    causes = ", ".join(f"{summary[c]} {c}" for c in CAUSES if summary[c])
+    causes = ", ".join(f"{summary[c]} {c}" for c in shown_causes(summary) if summary[c])
     return (
         f"{plural(summary['pending'], 'Pending GPU pod')}"
         + (f" ({causes})" if causes else "")
@@ -239,9 +243,9 @@ def run(args: argparse.Namespace) -> int:
     summary = report.data["diagnosis"]["summary"]
     print(f"xgpu-advisor: {_summary_line(report)}; reports in {where}", file=sys.stderr)
     if args.fail_on is not None:
-        found = sum(summary[c] for c in args.fail_on)
+        found = sum(summary.get(c, 0) for c in args.fail_on)
         if found >= args.fail_threshold:
-            chosen = ",".join(c for c in CAUSES if c in args.fail_on)
+            chosen = ",".join(c for c in EVERY_CAUSE if c in args.fail_on)
             print(  # a pipeline's log says why it stopped
                 f"xgpu-advisor: --fail-on {chosen}: {plural(found, 'Pending GPU pod')} "
                 f"with those causes, at least --fail-threshold {args.fail_threshold}; "

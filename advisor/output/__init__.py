@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping
 
 from advisor import schemas
-from advisor.core.diagnose import CAUSES, Diagnosis, PodDiagnosis
+from advisor.core.diagnose import Diagnosis, PodDiagnosis, shown_causes
 from advisor.core.jobs import GroupOutcome
 from advisor.core.model import (
     WEIGHT_KEYS,
@@ -316,7 +316,7 @@ def _scheduler_json(o: ProfileOutcome) -> schemas.SchedulerOutcomeJson:
         "scheduler": scheduler_json(o.scheduler),
         "policy": {"node": o.policy.node, "card": o.policy.card},
         "max_vgpus_per_card": o.max_vgpus_per_card,
-        "pending": {cause: o.pending_by_cause[cause] for cause in CAUSES},
+        "pending": {c: o.pending_by_cause[c] for c in shown_causes(o.pending_by_cause)},
         "placed": o.placed,
         "placed_mib": o.placed_mib,
         "random_ties": o.random_ties,

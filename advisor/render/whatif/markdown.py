@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnose import CAUSES, JOB_CAUSES
 from advisor.core.profiles import named_in_reports
 from advisor.schemas import (
     FragmentationSummaryJson,
@@ -120,7 +120,9 @@ def render_schedulers_markdown(data: SchedulersJson) -> str:
     entries = data["schedulers"]
     pending = data["pending"]
     header = ["scheduler", "policy (node / card)", "vGPUs per card", "Pending placed", "GiB placed"]
-    header += [*CAUSES, "fragmentation after", "stranded after"]
+    # the job layer's causes get a column only where some profile finds them
+    shown = [*CAUSES, *(c for c in JOB_CAUSES if any(e["pending"].get(c) for e in entries))]
+    header += [*shown, "fragmentation after", "stranded after"]
     lines = [
         "# Scheduler what-if",
         "",
@@ -139,7 +141,7 @@ def render_schedulers_markdown(data: SchedulersJson) -> str:
             str(e["max_vgpus_per_card"]),
             f"{e['placed']} of {pending}",
             f"{e['placed_mib'] / MIB_PER_GIB:,.1f}",
-            *(str(causes.get(cause, 0)) for cause in CAUSES),
+            *(str(causes.get(cause, 0)) for cause in shown),
             _frag(frag),
             f"{frag['stranded_mib'] / MIB_PER_GIB:,.1f} GiB",
         ]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from advisor.core.diagnose import Diagnosis, diagnose
+from advisor.core.diagnose import CAUSES, Diagnosis, diagnose
 from advisor.core.gang import diagnose_jobs
 from advisor.core.jobs import GroupOutcome
 from advisor.scenario import load_scenario, scenario_from_data
@@ -353,7 +353,11 @@ def test_every_output_tells_the_gang(tmp_path: Path, capsys: pytest.CaptureFixtu
         assert "2 gang" in capsys.readouterr().out or fmt == "html"
     out = tmp_path / "report"
     assert main(["report", "--scenario", str(scenario), "--output-dir", str(out)]) == 0
-    capsys.readouterr()
+    # the cron's one line counts the gang too, and --fail-on takes the job layer's causes
+    assert "3 Pending GPU pods (1 fragmentation, 2 gang)" in capsys.readouterr().err
+    fail_on = ["--fail-on", "gang", "--fail-threshold", "2"]
+    assert main(["report", "--scenario", str(scenario), "--output-dir", str(out), *fail_on]) == 1
+    assert "--fail-on gang: 2 Pending GPU pods" in capsys.readouterr().err
     report = json.loads((out / "report.json").read_text())
     assert conforms(report, REPORT_SCHEMA) == []
     assert report["diagnosis"]["summary"]["gang"] == 2
@@ -362,3 +366,23 @@ def test_every_output_tells_the_gang(tmp_path: Path, capsys: pytest.CaptureFixtu
     plans = json.loads(capsys.readouterr().out)
     rescued = {name for p in plans["plans"] for name in p["rescues"]}
     assert not rescued & {"ml/w-0", "ml/w-1", "ml/w-2"}
+
+
+def test_the_scheduler_what_if_counts_the_gang(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`whatif --scheduler` counts every cause per profile, the job layer's too: the counts
+    add up to the Pending pods, and the Markdown grows a `gang` column."""
+    from advisor.cli import main
+
+    scenario = tmp_path / "gang.yaml"
+    scenario.write_text(json.dumps(fragmented_gang()))
+    profiles = ["--scheduler", "cce,hami"]
+    assert main(["whatif", "--scenario", str(scenario), *profiles, "--format", "json"]) == 0
+    entries = {e["profile"]: e for e in json.loads(capsys.readouterr().out)["schedulers"]}
+    assert entries["cce"]["pending"]["gang"] == 2
+    assert "gang" not in entries["hami"]["pending"]  # kube-scheduler knows no PodGroup
+    assert all(sum(e["pending"].values()) == 3 for e in entries.values())
+    assert main(["whatif", "--scenario", str(scenario), *profiles]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if "| scheduler" in line)
+    assert header.split(" | ")[5:12] == [*CAUSES, "gang"]
