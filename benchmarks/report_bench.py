@@ -1,5 +1,7 @@
 """`python -m benchmarks.report_bench [--quick] [--json OUT] [--budget S]`: the whole cron run,
-`xgpu-advisor report`, on the synthetic cluster of `benchmarks.synthetic` at three sizes.
+`xgpu-advisor report`, on the synthetic cluster of `benchmarks.synthetic` at three sizes, and
+(`make bench` only, case `training`) on the 5,000-node training cluster of
+`benchmarks.training`, its pods in 500 gangs in 20 queues under Volcano's session.
 
 The question it answers for a platform team: does the 5-minute CronJob keep up (it gives up
 after `activeDeadlineSeconds: 270`, with a 1 GiB memory limit: deploy/base/advisor-cronjob.yaml),
@@ -27,6 +29,7 @@ from advisor.commands.report import REPORT_FILES
 from advisor.scenario import save_scenario
 from benchmarks.measure import Case, Outcome, Params, Timings, cli_command, run_child
 from benchmarks.synthetic import SyntheticSpec, synthetic_cluster
+from benchmarks.training import training_cluster
 
 MODULE = "benchmarks.report_bench"
 PENDING_PER_NODE = 0.4  # 2,000 Pending on 5,000 nodes, as diagnose_bench's full size
@@ -34,51 +37,66 @@ SIZES = (500, 2_000, 5_000)
 TIME_BUDGET_S = 60  # the CronJob's --time-budget
 DEADLINE_S = 270  # the CronJob's activeDeadlineSeconds
 MEMORY_LIMIT_MIB = 1024  # the CronJob's memory limit
+TRAINING_GANGS = 500
 PHASE = "xgpu-advisor report (CLI)"
 TABLES = {
     "report": (
         "The cron run, `xgpu-advisor report --time-budget 60`, on the synthetic cluster "
         "(8 cards and 6 running pods per node, 0.4 Pending per node)",
         "nodes",
-    )
+    ),
+    "training": (
+        "The cron run on the training cluster (the same nodes and pods in 500 gangs of 8–64 "
+        "in 20 queues, cce)",
+        "nodes",
+    ),
 }
 
 
-def params(nodes: int, budget: float = TIME_BUDGET_S) -> dict[str, int | str]:
-    return {"nodes": nodes, "pending": round(nodes * PENDING_PER_NODE), "budget": str(budget)}
+def params(nodes: int, budget: float = TIME_BUDGET_S, gangs: int = 0) -> dict[str, int | str]:
+    pending = round(nodes * PENDING_PER_NODE)
+    return {"nodes": nodes, "pending": pending, "budget": str(budget), "gangs": gangs}
 
 
 def cases(quick: bool) -> list[Case]:
-    return [
-        Case(
+    def case(name: str, nodes: int, gangs: int = 0) -> Case:
+        return Case(
             MODULE,
-            "report",
+            name,
             f"{nodes:,}",
-            "report",
-            params(nodes),
+            name,
+            params(nodes, gangs=gangs),
             repeats=1,  # the plan search fills its budget: one run is what the cron sees
             goal_phase=PHASE,
             goal_seconds=DEADLINE_S,
             goal_rss_mib=MEMORY_LIMIT_MIB,
         )
-        for nodes in (SIZES[:1] if quick else SIZES)
-    ]
+
+    sized = [case("report", nodes) for nodes in (SIZES[:1] if quick else SIZES)]
+    return sized if quick else [*sized, case("training", SIZES[-1], TRAINING_GANGS)]
 
 
 def run_case(name: str, params: Params, repeats: int) -> Outcome:
-    if name != "report":
+    if name not in TABLES:
         raise ValueError(f"unknown case {name!r}")
     timings = Timings()
     facts: dict[str, Any] = {}
+    gangs = int(params.get("gangs", 0))
     for _ in range(repeats):
-        facts = measure(int(params["nodes"]), int(params["pending"]), float(params["budget"]))
+        facts = measure(
+            int(params["nodes"]), int(params["pending"]), float(params["budget"]), gangs
+        )
         timings.add(PHASE, facts["wall_seconds"], facts["cpu_seconds"])
     return Outcome(timings, facts)
 
 
-def measure(nodes: int, pending: int, budget: float) -> dict[str, Any]:
-    """One `report` run on a fresh scenario file; every figure the tables show."""
-    cluster = synthetic_cluster(SyntheticSpec.scaled(nodes, pending))
+def measure(nodes: int, pending: int, budget: float, gangs: int = 0) -> dict[str, Any]:
+    """One `report` run on a fresh scenario file; every figure the tables show. With
+    `gangs`, the training cluster of that many gangs instead of the synthetic one."""
+    if gangs:
+        cluster = training_cluster(nodes, pending, gangs)
+    else:
+        cluster = synthetic_cluster(SyntheticSpec.scaled(nodes, pending))
     running = len(cluster.running)
     with tempfile.TemporaryDirectory(prefix="xgpu-bench-") as tmp:
         scenario, out = Path(tmp) / "synthetic.json", Path(tmp) / "out"

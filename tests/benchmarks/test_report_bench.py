@@ -15,7 +15,10 @@ PHASES = ("diagnose", "plan", "fragmentation", "scaling", "rightsizing", "assemb
 def test_quick_runs_the_smallest_size_only_and_full_runs_every_size() -> None:
     assert [c.params["nodes"] for c in cases(quick=True)] == [SIZES[0]]
     full = cases(quick=False)
-    assert [c.params["nodes"] for c in full] == list(SIZES)
+    assert [(c.name, c.params["nodes"]) for c in full] == [
+        *(("report", n) for n in SIZES),
+        ("training", SIZES[-1]),
+    ]
     assert all(c.params["pending"] == round(0.4 * int(c.params["nodes"])) for c in full)
     assert {c.params["budget"] for c in full} == {"60"}
 
@@ -39,3 +42,13 @@ def test_a_small_case_runs_the_command_and_reports_its_phases() -> None:
     assert facts["keeps_up"] is True
     assert "| tiny |" in markdown([result], [], TABLES, "header")
     assert table([facts]).splitlines()[2].startswith("| 30 / 180 / 12 |")
+
+
+@pytest.mark.realservices  # a child process
+def test_the_training_case_runs_the_report_on_gangs() -> None:
+    params: dict[str, int | str] = {"nodes": 40, "pending": 16, "budget": "2", "gangs": 6}
+    result = run_isolated(Case(MODULE, "training", "tiny", "training", params, 1))
+    facts = result.facts
+    assert (facts["nodes"], facts["pending"]) == (40, 16)
+    assert sum(facts["pending_by_cause"].values()) == 16
+    assert facts["keeps_up"] is True

@@ -6,7 +6,7 @@ from collections import Counter
 
 from advisor.core.gang import judge
 from advisor.scenario import scenario_from_data, scenario_to_data
-from benchmarks.jobs_bench import QUEUES, training_cluster
+from benchmarks.training import QUEUES, training_cluster
 
 
 def test_the_training_cluster_has_whole_gangs_in_queues_and_reads_back() -> None:
