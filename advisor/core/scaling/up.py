@@ -9,9 +9,8 @@ admits (a selector, affinity or taint excludes it, or the allocatable is too sma
 advice but the autoscaler's reason (`ScaleUpAdvice.not_triggered`); a pod short only of
 cpu or memory gets what frees it (`scaling.relief`) instead of a GPU node.
 
-Under Volcano's session a gang starts whole or not at all (docs/design.md §10.4): the check
-schedules the queue by the gang cycle (`gang.judge`), so nodes are added until every
-member lands together, and a gang that could not reach min_member whatever nodes were added
+Under Volcano's session a gang starts whole or not at all (docs/design.md §10.4): a gang
+that could not reach min_member whatever nodes were added
 (a member its queue or quota holds, an invalid one, one no template admits) gets no nodes:
 its members are not triggered, with that reason.
 """
@@ -250,18 +249,13 @@ def _verify(
     last count that failed (bisection, keeping only counts that pass)."""
     pods = {p.name: p for p in cluster.pending}
     entry_of = {name: k for k, entry in enumerate(plan) for name in entry.pods}
-    gangs = bool(gang_members(cluster, profile_of(cluster.scheduler).session.volcano))
 
     def missing(counts: list[int]) -> dict[int, list[Pod]]:
         trial = [replace(e, nodes=n) for e, n in zip(plan, counts, strict=True)]
         grown = with_new_nodes(cluster, trial, rescued)
-        queue: Sequence[Pod]
-        if gangs:  # a member lands only with min_member of its gang (the gang cycle)
-            verdicts = judge(grown, node_detail_limit=0).pods
-            queue, landed = [d.pod for d in verdicts], [d.placement for d in verdicts]
-        else:  # where pods land is all that matters: the pass without diagnose's reasons
-            queue = queue_order(grown.pending)
-            landed = list(place_queue(build_state(grown), queue, grown.policy))
+        # Where pods land is all that matters: the pass without diagnose's reasons.
+        queue = queue_order(grown.pending)
+        landed = place_queue(build_state(grown), queue, grown.policy)
         short: dict[int, list[Pod]] = {}
         for pod, where in zip(queue, landed, strict=True):
             if where is None and pod.name in entry_of:

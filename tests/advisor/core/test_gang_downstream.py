@@ -131,7 +131,7 @@ def test_scale_up_adds_nothing_for_a_gang_no_node_can_start(min_member: int) -> 
 
 
 def test_scale_up_sizes_nodes_for_the_whole_gang() -> None:
-    """The check runs the gang cycle on the grown cluster: every member then lands."""
+    """With the nodes scale-up adds, the gang cycle lands every member."""
     pods = [*FULL, *(pending(f"g/m-{i}", 16384, "g/job") for i in range(3))]
     grown_cluster = cluster(pods, 3)
     advice = scale_up_advice(grown_cluster)
