@@ -182,11 +182,26 @@ class QueueAttr:
         """QueueOrderFn: higher spec.priority first, then the lower share, then creation."""
         return (-self.queue.priority, self.share, self.order)
 
+    def claim(self) -> Claim:
+        return Claim(self.queue.weight, self.request, self.real_capability, self.guarantee)
+
+    def full(self) -> bool:
+        """proportion's OverusedFn as upstream has it: deserved ≤ allocated in every
+        resource (`overused` is the cycle's reading of it)."""
+        return less_equal(self.deserved, self.allocated)
+
+    def short(self, task: Mapping[str, float]) -> list[str] | None:
+        """queueAllocatable (AllocatableFn, PreemptiveFn): None when the task may enter; else
+        the resources in which allocated + task exceeds deserved (empty: not Open)."""
+        if not self.open:
+            return []
+        return short_of(add(self.allocated, task), self.deserved, task) or None
+
     def overused(self) -> bool:
-        """proportion's OverusedFn (deserved ≤ allocated in every resource), where the queue
-        and not the cluster's size holds it: some resource its jobs still ask is deserved
-        below the cluster's total (else the node cycle words it, as capacity)."""
-        if not less_equal(self.deserved, self.allocated):
+        """OverusedFn (`full`) where the queue and not the cluster's size holds it:
+        some resource its jobs still ask is deserved below the cluster's total (else the
+        node cycle words it, as capacity)."""
+        if not self.full():
             return False
         asked = [n for n in self.request if self.request[n] - self.allocated.get(n, 0.0) > 0]
         return bool(self.binding(asked, self.deserved))
@@ -216,9 +231,9 @@ class QueueAttr:
         """queueAllocatable: None when the task may enter; else the resources short (empty
         when the queue is not Open). A shortage only the cluster's size explains is left to
         the node cycle."""
-        if not self.open:
-            return []
-        short = short_of(add(self.allocated, task), self.deserved, task)
+        short = self.short(task)
+        if not short:  # may enter, or not Open
+            return short
         return self.binding(short, self.deserved) or None
 
 
@@ -230,38 +245,56 @@ def queues_of(cluster: Cluster) -> dict[str, Queue]:
     return found
 
 
-def deserve(attrs: Mapping[str, QueueAttr], total: Mapping[str, float]) -> None:
-    """OnSessionOpen's loop: each queue's deserved, in rounds."""
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What OnSessionOpen's loop reads of one queue."""
+
+    weight: int
+    request: Mapping[str, float]
+    real_capability: Mapping[str, float]
+    guarantee: Mapping[str, float]
+
+
+def deserved(total: Mapping[str, float], claims: Mapping[str, Claim]) -> dict[str, Res]:
+    """OnSessionOpen's loop: each queue's deserved, in rounds of the remaining total shared
+    by weight among the queues not yet met (queues by name: upstream's map order is random)."""
+    out: dict[str, Res] = {name: {} for name in claims}
     remaining = dict(total)
     met: set[str] = set()
     while True:
-        weight = sum(a.queue.weight for n, a in attrs.items() if n not in met)
+        weight = sum(c.weight for n, c in claims.items() if n not in met)
         if weight == 0:
-            return
+            return out
         before = dict(remaining)
         increased: Res = {}
         decreased: Res = {}
-        for name in sorted(attrs):
-            attr = attrs[name]
+        for name in sorted(claims):
+            claim = claims[name]
             if name in met:
                 continue
-            old = dict(attr.deserved)
-            grown = add(
-                attr.deserved, {n: v * attr.queue.weight / weight for n, v in remaining.items()}
-            )
-            grown = cap(grown, attr.real_capability, missing_unlimited=True)
-            grown = cap(grown, attr.request, missing_unlimited=False)
-            attr.deserved = {
-                n: max(grown.get(n, 0.0), attr.guarantee.get(n, 0.0))
-                for n in set(grown) | set(attr.guarantee)
+            old = out[name]
+            grown = add(old, {n: v * claim.weight / weight for n, v in remaining.items()})
+            grown = cap(grown, claim.real_capability, missing_unlimited=True)
+            grown = cap(grown, claim.request, missing_unlimited=False)
+            new = {
+                n: max(grown.get(n, 0.0), claim.guarantee.get(n, 0.0))
+                for n in set(grown) | set(claim.guarantee)
             }
-            if less_equal(attr.request, attr.deserved) or attr.deserved == old:
+            if less_equal(claim.request, new) or new == old:
                 met.add(name)
-            up, down = exceeded(attr.deserved, old), exceeded(old, attr.deserved)
+            up, down = exceeded(new, old), exceeded(old, new)
             increased, decreased = add(increased, up), add(decreased, down)
+            out[name] = new
         remaining = exceeded(add(remaining, decreased), increased)
         if not names_of(remaining) or remaining == before:
-            return
+            return out
+
+
+def deserve(attrs: Mapping[str, QueueAttr], total: Mapping[str, float]) -> None:
+    """Each queue's `deserved` (`deserved`, from its attr's request, capability, guarantee)."""
+    found = deserved(total, {name: attr.claim() for name, attr in attrs.items()})
+    for name, attr in attrs.items():
+        attr.deserved = found[name]
 
 
 def real_capability(queue: Queue, total: Res, guarantees: Res) -> Res:
