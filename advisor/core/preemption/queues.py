@@ -16,15 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from advisor.core.model import Cluster, Pod
-from advisor.core.queues import (
-    JobLoad,
-    QueueAttr,
-    Res,
-    add,
-    less_equal,
-    open_session,
-    pod_resources,
-)
+from advisor.core.queues import JobLoad, QueueAttr, open_session, pod_resources
+from advisor.core.resource_info import Res, add, less_equal
 
 # A book's checkpoint: each queue's allocated, and all the queues' together.
 Saved = tuple[dict[str, Res], Res]
