@@ -154,7 +154,9 @@ def test_preempt_only_commits_evictions_on_the_node_where_it_succeeds() -> None:
     assert (found["c1/preemptor1"].node, evicted(found)) == ("n2", ["c1/preemptee2"])
 
 
-def test_reclaim_from_the_queue_overusing_resource() -> None:
+def reclaim_two_queues(q2: dict[str, Any]) -> dict[str, Any]:
+    """TestReclaim's two-queue cluster: pg1 (q1) fills n1 with three pods, only the middle
+    one preemptable; pg2 (queue `q2`) waits with one."""
     pods = [
         pod("preemptee1", "pg1", on="n1", preemptable=False),
         pod("preemptee2", "pg1", on="n1"),
@@ -162,13 +164,12 @@ def test_reclaim_from_the_queue_overusing_resource() -> None:
         pod("preemptor1", "pg2"),
     ]
     groups = [group("pg1", 1, 1, "q1"), group("pg2", 2, 1, "q2")]
-    found = run(
-        [node("n1", "3")],
-        pods,
-        groups,
-        actions=("allocate", "reclaim"),
-        queues=[{"name": "q1"}, {"name": "q2"}],
-    )
+    queues = [{"name": "q1"}, q2]
+    return run([node("n1", "3")], pods, groups, actions=("allocate", "reclaim"), queues=queues)
+
+
+def test_reclaim_from_the_queue_overusing_resource() -> None:
+    found = reclaim_two_queues({"name": "q2"})
     assert evicted(found) == ["c1/preemptee2"]
 
 
@@ -184,15 +185,7 @@ def test_reclaim_not_with_preemption_policy_never() -> None:
 
 def test_reclaim_not_when_the_queue_is_not_open() -> None:
     """proportion's PreemptiveFn (queueAllocatable) refuses every task of a queue not Open."""
-    pods = [
-        pod("preemptee1", "pg1", on="n1", preemptable=False),
-        pod("preemptee2", "pg1", on="n1"),
-        pod("preemptee3", "pg1", on="n1", preemptable=False),
-        pod("preemptor1", "pg2"),
-    ]
-    groups = [group("pg1", 1, 1, "q1"), group("pg2", 2, 1, "q2")]
-    queues = [{"name": "q1"}, {"name": "q2", "state": "Closed"}]
-    found = run([node("n1", "3")], pods, groups, actions=("allocate", "reclaim"), queues=queues)
+    found = reclaim_two_queues({"name": "q2", "state": "Closed"})
     assert evicted(found) == []
     assert (
         found["c1/preemptor1"].message == "reclaim: queue q2 is Closed, not Open: it takes no task"
