@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from advisor import metricnames as M
-from advisor.core.diagnose import shown_causes
+from advisor.core.diagnosis import shown_causes
 from advisor.scenario import ScenarioError, load_scenario
 from advisor.words import plural
 

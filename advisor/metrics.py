@@ -13,7 +13,7 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, Gauge, generate_latest, push_to_gateway
 
 from advisor import metricnames as M
-from advisor.core.diagnose import shown_causes
+from advisor.core.diagnosis import shown_causes
 from advisor.scenario.write import write_atomic
 
 PLAN_KINDS = ("rebalance", "scale_up", "scale_down")

@@ -22,7 +22,8 @@ from typing import Literal
 
 import numpy as np
 
-from advisor.core.diagnose import CAUSES, Cycle, Diagnosis, PodDiagnosis, build_state, diagnose
+from advisor.core.diagnose import Cycle, build_state, diagnose
+from advisor.core.diagnosis import CAUSES, Diagnosis, PodDiagnosis
 from advisor.core.model import (
     CCE,
     Card,

@@ -27,7 +27,7 @@ from advisor.commands.cluster_input import add_cluster_arguments, read_input
 from advisor.commands.flags.rightsizing import add_rightsizing_arguments, rightsizing_settings
 from advisor.commands.flags.scheduler import scheduler_choice
 from advisor.commands.flags.values import count, positive_duration, positive_seconds
-from advisor.core.diagnose import CAUSES, JOB_CAUSES, shown_causes
+from advisor.core.diagnosis import CAUSES, JOB_CAUSES, shown_causes
 from advisor.durations import parse_duration
 from advisor.errors import EXIT_FINDINGS, InputError
 from advisor.metrics import push, write_textfile

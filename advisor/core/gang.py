@@ -30,14 +30,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from advisor.core import preemption
-from advisor.core.diagnose import (
-    DEFAULT_NODE_DETAIL,
-    Cause,
-    Cycle,
-    Diagnosis,
-    PodDiagnosis,
-    build_state,
-)
+from advisor.core.diagnose import DEFAULT_NODE_DETAIL, Cycle, build_state
+from advisor.core.diagnosis import Cause, Diagnosis, PodDiagnosis
 from advisor.core.jobs import DEFAULT_QUEUE, GroupOutcome, GroupState
 from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.profiles import profile_of

@@ -1,8 +1,7 @@
 """Volcano's queues in the simulated cycle (docs/design.md §10.2): what the proportion and
 overcommit plugins of the default tiers decide, read from Volcano v1.15.1.
 
-- Resources as Volcano counts them (pkg/scheduler/api/resource_info.go, NewResource): cpu
-  in millicores, memory in bytes, every other resource in thousandths; a pod's are its
+- Resources as Volcano counts them (core.resource_info); a pod's are its
   containers' requests as written (the profile's `queue_request`), a node's its
   allocatable (cpu and memory, and `device_allocatable` for its cards). The session's total
   is the sum over the nodes (framework/session.go, openSession).
@@ -28,24 +27,24 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from advisor.core.jobs import DEFAULT_OVERCOMMIT, DEFAULT_QUEUE, Queue, ResourceList
+from advisor.core.jobs import DEFAULT_OVERCOMMIT, DEFAULT_QUEUE, Queue
 from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
-from advisor.core.quantity import quantity_milli, quantity_units
-
-Res = dict[str, float]
-MIN_RESOURCE = 0.1  # resource_info.go minResource: below it a quantity counts as none
-BASIC = ("cpu", "memory")
-
-
-def resource_list(values: ResourceList) -> Res:
-    """A resource list in Volcano's units (NewResource); `pods` and count quotas left out."""
-    out: Res = {}
-    for name, text in values.items():
-        if name == "pods" or name.startswith("count/"):
-            continue
-        out[name] = float(quantity_units(text) if name == "memory" else quantity_milli(text))
-    return out
+from advisor.core.resource_info import (
+    BASIC,
+    MIN_RESOURCE,
+    Res,
+    add,
+    cap,
+    exceeded,
+    less_equal,
+    names_of,
+    resource_list,
+    share,
+    short_of,
+    sub,
+    words,
+)
 
 
 def pod_resources(cluster: Cluster, pod: Pod) -> Res:
@@ -70,78 +69,6 @@ def cluster_total(cluster: Cluster) -> Res:
         ).items():
             total[name] = total.get(name, 0.0) + 1000.0 * value
     return total
-
-
-# -- resource_info.go's operations, on dicts ------------------------------------------------
-
-
-def add(left: Mapping[str, float], right: Mapping[str, float]) -> Res:
-    out = dict(left)
-    for name, value in right.items():
-        out[name] = out.get(name, 0.0) + value
-    return out
-
-
-def sub(left: Mapping[str, float], right: Mapping[str, float]) -> Res:
-    return add(left, {name: -value for name, value in right.items()})
-
-
-def exceeded(left: Mapping[str, float], right: Mapping[str, float]) -> Res:
-    """ExceededPart: what `left` has beyond `right`, per resource (missing: zero)."""
-    names = set(left) | set(right) | set(BASIC)
-    return {n: max(left.get(n, 0.0) - right.get(n, 0.0), 0.0) for n in sorted(names)}
-
-
-def less_equal(left: Mapping[str, float], right: Mapping[str, float]) -> bool:
-    """LessEqual(rr, Zero): every resource of `left` within `right` (missing: zero)."""
-    names = set(left) | set(BASIC)
-    return all(_within(left.get(n, 0.0), right.get(n, 0.0)) for n in names)
-
-
-def _within(left: float, right: float) -> bool:
-    return left <= right or abs(left - right) < MIN_RESOURCE
-
-
-def short_of(
-    left: Mapping[str, float], right: Mapping[str, float], req: Mapping[str, float]
-) -> list[str]:
-    """LessEqualWithDimensionAndResourcesName: the resources `req` asks (above zero) in
-    which `left` exceeds `right` (missing: zero), cpu and memory first, then by name."""
-    names = [n for n in BASIC if req.get(n, 0.0) > 0]
-    names += sorted(n for n in req if n not in BASIC and req[n] > 0)
-    return [n for n in names if left.get(n, 0.0) > right.get(n, 0.0)]
-
-
-def cap(value: Mapping[str, float], limit: Mapping[str, float], missing_unlimited: bool) -> Res:
-    """MinDimensionResource: each resource of `value` at most `limit`'s; a resource `limit`
-    lacks is kept (Infinity) or zeroed (Zero)."""
-    out: Res = {}
-    for name, amount in value.items():
-        if name in limit:
-            out[name] = min(amount, limit[name])
-        elif name in BASIC:
-            out[name] = min(amount, 0.0)
-        else:
-            out[name] = amount if missing_unlimited else 0.0
-    return out
-
-
-def names_of(value: Mapping[str, float]) -> list[str]:
-    return [n for n in sorted(value) if value[n] >= MIN_RESOURCE]
-
-
-def share(allocated: Mapping[str, float], deserved: Mapping[str, float]) -> float:
-    """updateQueueAttrShare: the largest allocated/deserved over deserved's resources."""
-    out = 0.0
-    for name in names_of(deserved):
-        d, a = deserved[name], allocated.get(name, 0.0)
-        out = max(out, (0.0 if a == 0 else 1.0) if d == 0 else a / d)
-    return out
-
-
-def words(names: Iterable[str]) -> str:
-    """A resource as Volcano's messages name it (util.FormatResourceNames)."""
-    return ", ".join(names)
 
 
 # -- a queue's state in the session ----------------------------------------------------------
@@ -182,11 +109,26 @@ class QueueAttr:
         """QueueOrderFn: higher spec.priority first, then the lower share, then creation."""
         return (-self.queue.priority, self.share, self.order)
 
+    def claim(self) -> Claim:
+        return Claim(self.queue.weight, self.request, self.real_capability, self.guarantee)
+
+    def full(self) -> bool:
+        """proportion's OverusedFn as upstream has it: deserved ≤ allocated in every
+        resource (`overused` is the cycle's reading of it)."""
+        return less_equal(self.deserved, self.allocated)
+
+    def short(self, task: Mapping[str, float]) -> list[str] | None:
+        """queueAllocatable (AllocatableFn, PreemptiveFn): None when the task may enter; else
+        the resources in which allocated + task exceeds deserved (empty: not Open)."""
+        if not self.open:
+            return []
+        return short_of(add(self.allocated, task), self.deserved, task) or None
+
     def overused(self) -> bool:
-        """proportion's OverusedFn (deserved ≤ allocated in every resource), where the queue
-        and not the cluster's size holds it: some resource its jobs still ask is deserved
-        below the cluster's total (else the node cycle words it, as capacity)."""
-        if not less_equal(self.deserved, self.allocated):
+        """OverusedFn (`full`) where the queue and not the cluster's size holds it:
+        some resource its jobs still ask is deserved below the cluster's total (else the
+        node cycle words it, as capacity)."""
+        if not self.full():
             return False
         asked = [n for n in self.request if self.request[n] - self.allocated.get(n, 0.0) > 0]
         return bool(self.binding(asked, self.deserved))
@@ -216,9 +158,9 @@ class QueueAttr:
         """queueAllocatable: None when the task may enter; else the resources short (empty
         when the queue is not Open). A shortage only the cluster's size explains is left to
         the node cycle."""
-        if not self.open:
-            return []
-        short = short_of(add(self.allocated, task), self.deserved, task)
+        short = self.short(task)
+        if not short:  # may enter, or not Open
+            return short
         return self.binding(short, self.deserved) or None
 
 
@@ -230,38 +172,56 @@ def queues_of(cluster: Cluster) -> dict[str, Queue]:
     return found
 
 
-def deserve(attrs: Mapping[str, QueueAttr], total: Mapping[str, float]) -> None:
-    """OnSessionOpen's loop: each queue's deserved, in rounds."""
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What OnSessionOpen's loop reads of one queue."""
+
+    weight: int
+    request: Mapping[str, float]
+    real_capability: Mapping[str, float]
+    guarantee: Mapping[str, float]
+
+
+def deserved(total: Mapping[str, float], claims: Mapping[str, Claim]) -> dict[str, Res]:
+    """OnSessionOpen's loop: each queue's deserved, in rounds of the remaining total shared
+    by weight among the queues not yet met (queues by name: upstream's map order is random)."""
+    out: dict[str, Res] = {name: {} for name in claims}
     remaining = dict(total)
     met: set[str] = set()
     while True:
-        weight = sum(a.queue.weight for n, a in attrs.items() if n not in met)
+        weight = sum(c.weight for n, c in claims.items() if n not in met)
         if weight == 0:
-            return
+            return out
         before = dict(remaining)
         increased: Res = {}
         decreased: Res = {}
-        for name in sorted(attrs):
-            attr = attrs[name]
+        for name in sorted(claims):
+            claim = claims[name]
             if name in met:
                 continue
-            old = dict(attr.deserved)
-            grown = add(
-                attr.deserved, {n: v * attr.queue.weight / weight for n, v in remaining.items()}
-            )
-            grown = cap(grown, attr.real_capability, missing_unlimited=True)
-            grown = cap(grown, attr.request, missing_unlimited=False)
-            attr.deserved = {
-                n: max(grown.get(n, 0.0), attr.guarantee.get(n, 0.0))
-                for n in set(grown) | set(attr.guarantee)
+            old = out[name]
+            grown = add(old, {n: v * claim.weight / weight for n, v in remaining.items()})
+            grown = cap(grown, claim.real_capability, missing_unlimited=True)
+            grown = cap(grown, claim.request, missing_unlimited=False)
+            new = {
+                n: max(grown.get(n, 0.0), claim.guarantee.get(n, 0.0))
+                for n in set(grown) | set(claim.guarantee)
             }
-            if less_equal(attr.request, attr.deserved) or attr.deserved == old:
+            if less_equal(claim.request, new) or new == old:
                 met.add(name)
-            up, down = exceeded(attr.deserved, old), exceeded(old, attr.deserved)
+            up, down = exceeded(new, old), exceeded(old, new)
             increased, decreased = add(increased, up), add(decreased, down)
+            out[name] = new
         remaining = exceeded(add(remaining, decreased), increased)
         if not names_of(remaining) or remaining == before:
-            return
+            return out
+
+
+def deserve(attrs: Mapping[str, QueueAttr], total: Mapping[str, float]) -> None:
+    """Each queue's `deserved` (`deserved`, from its attr's request, capability, guarantee)."""
+    found = deserved(total, {name: attr.claim() for name, attr in attrs.items()})
+    for name, attr in attrs.items():
+        attr.deserved = found[name]
 
 
 def real_capability(queue: Queue, total: Res, guarantees: Res) -> Res:

@@ -38,7 +38,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from advisor.core.diagnose import Diagnosis, PodDiagnosis
+from advisor.core.diagnosis import Diagnosis, PodDiagnosis
 
 # Advice that tells the reader not to add nodes, and advice that proposes them.
 # `node-resources` proposes no GPU node: what frees its cpu or memory is `core.scaling.relief`'s.

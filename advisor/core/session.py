@@ -32,17 +32,13 @@ from advisor.core.profiles import profile_of
 from advisor.core.queues import (
     JobLoad,
     QueueAttr,
-    Res,
-    add,
     enqueue_refusal,
-    names_of,
     open_session,
     overcommit,
     pod_resources,
     queues_of,
-    resource_list,
-    words,
 )
+from advisor.core.resource_info import Res, add, names_of, resource_list, words
 
 
 class JobLike(Protocol):

@@ -31,7 +31,8 @@ from itertools import product
 
 import numpy as np
 
-from advisor.core.diagnose import JOB_CAUSES, Diagnosis, build_state
+from advisor.core.diagnose import build_state
+from advisor.core.diagnosis import JOB_CAUSES, Diagnosis
 from advisor.core.fragmentation import (
     Fragmentation,
     WeightedShape,

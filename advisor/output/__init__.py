@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping
 
 from advisor import schemas
-from advisor.core.diagnose import Diagnosis, PodDiagnosis, shown_causes
+from advisor.core.diagnosis import Diagnosis, PodDiagnosis, shown_causes
 from advisor.core.jobs import GroupOutcome
 from advisor.core.model import (
     WEIGHT_KEYS,

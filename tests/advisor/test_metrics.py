@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnosis import CAUSES
 from advisor.metrics import RunFigures, push, write_textfile
 from tests.realparts import promtool_check_metrics
 

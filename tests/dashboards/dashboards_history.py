@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from advisor import metricnames
-from advisor.core.diagnose import CAUSES  # the advisor writes every cause, every run
+from advisor.core.diagnosis import CAUSES
 
 GIB = 1 << 30
 MIB = 1 << 20

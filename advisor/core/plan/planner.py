@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from advisor.core.diagnose import Cause, Diagnosis
+from advisor.core.diagnosis import Cause, Diagnosis
 from advisor.core.gang import judge
 from advisor.core.model import Cluster, Placement, Policy, gang_members, reference_card_mib
 from advisor.core.plan.above import HeldBack, held_back

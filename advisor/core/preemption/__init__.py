@@ -4,7 +4,8 @@ state.
 
 - kube-scheduler's DefaultPreemption (the `kube-scheduler` session: HAMi), `kube`;
 - Volcano's `preempt` (within a queue) and `reclaim` (across queues) actions, `volcano`,
-  with the queue arithmetic they ask of the proportion plugin in `queues`;
+  with the proportion plugin's state they ask in `queues` (core.queues' arithmetic, on the
+  cycle's allocations);
 - `board`: the cluster as the evictions leave it, shared by both, so that the evictions of
   one session accumulate (a later pod sees the earlier pods' victims gone and their
   preemptors on their nodes);

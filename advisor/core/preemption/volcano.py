@@ -20,14 +20,16 @@ preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
   fits the node's SUM (InitResreq <= FutureIdle). The cards are never rechecked: `helps`
   re-runs the card fit without the victims, and False is the useless eviction.
 - reclaim: only where the preemptor's queue is not Overused and is Preemptive (proportion:
-  allocated + request within deserved); victims Running and preemptable in other queues that
-  are reclaimable, accepted by the first tier that decides (gang and conformance; else the
-  proportion plugin's: the victim's queue holds more than it deserves); then the same sum,
-  victims of different queues in reverse queue order (VictimQueueOrderFn: the lowest queue
-  priority first, then the highest share, then the queue listed last), then by job priority.
+  the queue Open, allocated + request within deserved); victims Running and preemptable in
+  other queues that are reclaimable, accepted by the first tier that decides (gang and
+  conformance; else the proportion plugin's: the victim's queue holds more than it
+  deserves); then the same sum, victims of different queues in reverse queue order
+  (VictimQueueOrderFn: the lowest queue priority first, then the highest share, then the
+  queue listed last), then by job priority.
 
 Not modelled: tiers other than Volcano's default ones (the drf plugin's votes in the second
 tier), preemption between tasks of one job, topology-aware preemption, the capacity plugin.
+The queues' arithmetic (deserved, Allocatable, Overused) is core.queues', in `queues`.
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.core.jobs import DEFAULT_QUEUE, GroupState, Queue
+from advisor.core.jobs import DEFAULT_QUEUE, GroupState
 from advisor.core.model import PROTECTED_NAMESPACES, Cluster, Pod
-from advisor.core.preemption.board import DIMENSIONS, Board, FloatArray, covers
-from advisor.core.preemption.queues import QueueBook, queue_of
+from advisor.core.preemption.board import Board, FloatArray, covers
+from advisor.core.preemption.queues import QueueBook
 from advisor.core.preemption.verdict import Preemption
 from advisor.core.state import Shape
 
@@ -82,8 +84,12 @@ def judge_volcano(
     options: Options,
 ) -> dict[str, Preemption]:
     jobs, job_of = _jobs(cluster, unplaced, placed, outcomes)
-    queues = {q.name: q for q in cluster.jobs.queues}
-    book = _book(board, cluster, jobs, job_of, queues)
+    members: dict[str, tuple[str, list[Pod]]] = {}
+    for pod in cluster.pods:
+        job = job_of[pod.name]
+        members.setdefault(job.key, (job.queue, []))[1].append(pod)
+    holding = {p.name for p in cluster.pods if p.running or p.name in placed}
+    book = QueueBook(cluster, members.values(), holding)
     verdicts: dict[str, Preemption] = {}
     index = {p.name: i for i, p in enumerate(cluster.pods)}
     order = sorted(
@@ -93,7 +99,7 @@ def judge_volcano(
         if not getattr(options, action):
             continue
         for job in order:
-            _job_pass(board, book, job, job_of, queues, options, action, verdicts)
+            _job_pass(board, book, job, job_of, options, action, verdicts)
     return verdicts
 
 
@@ -102,7 +108,6 @@ def _job_pass(
     book: QueueBook,
     job: Job,
     job_of: Mapping[str, Job],
-    queues: Mapping[str, Queue],
     options: Options,
     action: str,
     verdicts: dict[str, Preemption],
@@ -110,12 +115,12 @@ def _job_pass(
     todo = [p for p in job.pending if _open(verdicts.get(p.name))]
     if not todo:
         return
-    refusal = _job_refusal(job, options)
+    refusal = _job_refusal(job, options, book)
     if refusal is not None:
         for pod in todo:
             verdicts[pod.name] = Preemption("not-eligible", refusal)
         return
-    saved = (board.snapshot(), book.copy_allocated(), job.waiting)
+    saved = (board.snapshot(), book.snapshot(), job.waiting)
     tried: dict[str, Preemption] = {}
     for pod in todo:
         if not job.starving(options.gang_starving):
@@ -129,14 +134,15 @@ def _job_pass(
                 "not eligible to preempt other tasks due to preemptionPolicy is Never",
             )
             continue
-        tried[pod.name] = _task(board, book, job, pod, job_of, queues, options, action)
+        tried[pod.name] = _task(board, book, job, pod, job_of, options, action)
         if tried[pod.name].node is not None:
             job.waiting += 1
     if job.ready + job.waiting >= job.min_member:  # gang's JobPipelined: commit
         verdicts.update(_merge(verdicts, tried))
         return
     board.restore(saved[0])
-    book.allocated, job.waiting = saved[1], saved[2]
+    book.restore(saved[1])
+    job.waiting = saved[2]
     discarded = (
         f"{action} would pipeline {sum(v.node is not None for v in tried.values())} of the "
         f"{job.min_member - job.ready} members its gang still needs ({_counts(job)}), so "
@@ -153,7 +159,6 @@ def _task(
     job: Job,
     pod: Pod,
     job_of: Mapping[str, Job],
-    queues: Mapping[str, Queue],
     options: Options,
     action: str,
 ) -> Preemption:
@@ -161,7 +166,12 @@ def _task(
     reclaim = action == "reclaim"
     if reclaim and book.overused(job.queue):
         return Preemption("no-victims", f"reclaim: queue {job.queue} is overused")
-    if reclaim and not book.allocatable(job.queue, request):
+    state = book.state(job.queue)
+    if state != "Open":  # proportion's queueAllocatable, which both actions ask
+        return Preemption(
+            "no-victims", f"{action}: queue {job.queue} is {state}, not Open: it takes no task"
+        )
+    if reclaim and not book.allocatable(job.queue, pod):
         return Preemption(
             "no-victims",
             f"reclaim: queue {job.queue} may not reclaim: its allocated plus the pod's "
@@ -176,8 +186,7 @@ def _task(
             pool = [
                 p
                 for p in residents
-                if job_of[p.name].queue != job.queue
-                and queue_of(queues, job_of[p.name].queue).reclaimable
+                if job_of[p.name].queue != job.queue and book.reclaimable(job_of[p.name].queue)
             ]
             if not pool:
                 continue
@@ -193,22 +202,22 @@ def _task(
         held = {v.name: board.held(v) for v in victims}
         if not covers(request, idle + sum(held.values(), np.zeros_like(idle))):
             continue  # util.ValidateVictims
-        victims.sort(key=_victim_order(board, book, queues, job_of))
-        before = book.copy_allocated()
+        victims.sort(key=_victim_order(board, book, job_of))
+        before = book.snapshot()
 
         def enough(room: FloatArray) -> bool:
-            return covers(request, room) and (reclaim or book.allocatable(job.queue, request))
+            return covers(request, room) and (reclaim or book.allocatable(job.queue, pod))
 
         chosen: list[Pod] = []
         while victims and not enough(idle):
             victim = victims.pop(0)
             chosen.append(victim)
             idle = idle + held[victim.name]
-            book.move(job_of[victim.name].queue, -held[victim.name])
+            book.move(job_of[victim.name].queue, victim, evicted=True)
         if not enough(idle):
-            book.allocated = before
+            book.restore(before)
             continue
-        book.move(job.queue, request)
+        book.move(job.queue, pod, evicted=False)
         helps = board.settle(pod, node, chosen, reserve=True)
         name = st.node_names[node]
         if not chosen:
@@ -237,22 +246,17 @@ def _task(
 
 
 def _victim_order(
-    board: Board, book: QueueBook, queues: Mapping[str, Queue], job_of: Mapping[str, Job]
+    board: Board, book: QueueBook, job_of: Mapping[str, Job]
 ) -> Callable[[Pod], tuple[float, ...]]:
     """BuildVictimsPriorityQueue's order as a key, first evicted smallest: victims of
     different queues in reverse QueueOrderFn (VictimQueueOrderFn: the lowest spec.priority,
     then the highest share, taken as the node's attempt starts, then the queue listed last),
     then the lowest job priority, then reverse task order."""
-    listed = {name: i for i, name in enumerate(queues)}
 
     def key(pod: Pod) -> tuple[float, ...]:
         job = job_of[pod.name]
-        held, deserved = book.allocated[job.queue], book.deserved[job.queue]
-        counted = deserved >= 0.1  # api.Resource's minResource: its ResourceNames
-        share = float(np.max(held[counted] / deserved[counted], initial=0.0))
-        place = listed.get(job.queue, len(listed))
-        queue = queue_of(queues, job.queue).priority
-        return (queue, -share, -place, job.priority, pod.priority, -board.order[pod.name])
+        priority, share, order = book.queue_order(job.queue)
+        return (priority, -share, -order, job.priority, pod.priority, -board.order[pod.name])
 
     return key
 
@@ -286,13 +290,7 @@ def _reclaimable(pool: list[Pod], job_of: Mapping[str, Job], book: QueueBook) ->
     first = _intersect(pool, [lambda ps: _gang(ps, job_of), _conformance])
     if first:
         return first
-    allocated = book.copy_allocated()
-    out = []
-    for pod in pool:
-        queue = job_of[pod.name].queue
-        if not (allocated[queue] <= book.deserved[queue] + 1e-9).all():
-            out.append(pod)
-    return out
+    return [p for p in pool if book.beyond_deserved(job_of[p.name].queue)]
 
 
 def _intersect(pool: list[Pod], votes: list[Callable[[list[Pod]], list[Pod]]]) -> list[Pod]:
@@ -325,8 +323,10 @@ def _gang(pods: list[Pod], job_of: Mapping[str, Job]) -> list[Pod]:
     return out
 
 
-def _job_refusal(job: Job, options: Options) -> str | None:
+def _job_refusal(job: Job, options: Options, book: QueueBook) -> str | None:
     """Why preempt and reclaim skip the whole job, or None."""
+    if not book.knows(job.queue):  # not in the session: the cache's snapshot skips it
+        return f"queue {job.queue} not found: Volcano skips the job"
     if job.outcome == "not-admitted":
         return "its PodGroup is not admitted (phase Pending): preempt and reclaim skip it"
     valid = job.ready + len(job.pending)
@@ -395,24 +395,3 @@ def _jobs(
     for _, pod in ranked:
         job_of[pod.name].pending.append(pod)
     return {k: j for k, j in jobs.items() if j.pending}, job_of
-
-
-def _book(
-    board: Board,
-    cluster: Cluster,
-    jobs: Mapping[str, Job],
-    job_of: Mapping[str, Job],
-    queues: Mapping[str, Queue],
-) -> QueueBook:
-    """proportion's view: each queue with a job, its allocated and its request."""
-    names = {j.queue for j in job_of.values()}
-    allocated = {q: np.zeros(DIMENSIONS) for q in names}
-    request = {q: np.zeros(DIMENSIONS) for q in names}
-    pending = {p.name for j in jobs.values() for p in j.pending}
-    for pod in cluster.pods:
-        queue = job_of[pod.name].queue
-        amount = board.held(pod) if pod.running else board.request(pod)
-        request[queue] += amount
-        if pod.name not in pending:
-            allocated[queue] += amount
-    return QueueBook(board, {q: queue_of(queues, q) for q in names}, allocated, request)

@@ -4,7 +4,7 @@ Pending pod's advice (`core.remedy`) decided by the same plans."""
 
 from __future__ import annotations
 
-from advisor.core.diagnose import Diagnosis
+from advisor.core.diagnosis import Diagnosis
 from advisor.core.model import Cluster
 from advisor.core.plan import PlanReport, apply_plans
 from advisor.core.remedy import Remedy, remedies

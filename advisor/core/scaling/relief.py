@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.diagnose import Diagnosis, build_state
+from advisor.core.diagnose import build_state
+from advisor.core.diagnosis import Diagnosis
 from advisor.core.model import Cluster, OtherPod
 from advisor.core.nodefilters import bytes_text, cpu_text, resource_reasons
 from advisor.core.scaling.others import OtherPods

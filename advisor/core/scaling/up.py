@@ -22,7 +22,8 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
-from advisor.core.diagnose import Diagnosis, build_state
+from advisor.core.diagnose import build_state
+from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
 from advisor.core.model import Cluster, Node, Placement, Pod, gang_members, queue_order
 from advisor.core.profiles import profile_of

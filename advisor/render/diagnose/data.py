@@ -9,7 +9,7 @@ from typing import Any
 
 # CAUSES: the causes in the core's order (docs/design.md §3), one list, so a new cause reaches
 # every report, chart and count without a second copy here.
-from advisor.core.diagnose import shown_causes
+from advisor.core.diagnosis import shown_causes
 from advisor.core.profiles import named_in_reports
 from advisor.render.common.values import as_map, as_str
 from advisor.schemas import DiagnosisJson, PlacementJson, PodDiagnosisJson, RequestJson

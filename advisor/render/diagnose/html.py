@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.core.diagnose import shown_causes
+from advisor.core.diagnosis import shown_causes
 from advisor.render.common.advice import advice_key, cause_label
 from advisor.render.common.cards import NodeView, node_views
 from advisor.render.common.cards_html import card_legend, card_row

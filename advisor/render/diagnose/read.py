@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.core.diagnose import JOB_CAUSES, shown_causes
+from advisor.core.diagnosis import JOB_CAUSES, shown_causes
 from advisor.render.common.advice import read_remedy
 from advisor.render.common.values import as_int, as_list, as_map, as_str
 from advisor.schemas import (

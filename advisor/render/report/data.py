@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnosis import CAUSES
 from advisor.render.common.cards import NodeView, node_fit_json, node_views
 from advisor.render.common.values import fmt_mib, fmt_num, fmt_pct
 from advisor.render.diagnose.data import policy_text, profile_of

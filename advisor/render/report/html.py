@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.core.diagnose import shown_causes
+from advisor.core.diagnosis import shown_causes
 from advisor.render.common.cards_html import card_legend
 from advisor.render.common.html import (
     bar_percent,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.core.diagnose import shown_causes
+from advisor.core.diagnosis import shown_causes
 from advisor.render.common.markdown import escape_cell, markdown_table
 from advisor.render.diagnose.data import headline
 from advisor.render.diagnose.markdown import advice_section, cards_section, pending_section

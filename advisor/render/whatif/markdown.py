@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from advisor.core.diagnose import CAUSES, JOB_CAUSES
+from advisor.core.diagnosis import CAUSES, JOB_CAUSES
 from advisor.core.profiles import named_in_reports
 from advisor.schemas import (
     FragmentationSummaryJson,

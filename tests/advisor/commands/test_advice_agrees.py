@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from advisor.cli import main
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnosis import CAUSES
 from advisor.core.remedy import ACTIONS
 from advisor.render.plan.scaling import RELIEF_TITLE
 from tests.realparts import REPO

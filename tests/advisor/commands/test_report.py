@@ -20,7 +20,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.cli import main
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnosis import CAUSES
 from advisor.scenario import load_scenario
 from advisor.schemas import REPORT_SCHEMA
 from tests.advisor.commands.test_whatif_profiles import THREE_CARDS

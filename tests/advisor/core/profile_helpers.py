@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.diagnose import PodDiagnosis, build_state, diagnose
+from advisor.core.diagnose import build_state, diagnose
+from advisor.core.diagnosis import PodDiagnosis
 from advisor.core.model import Cluster, Pod, queue_order
 from advisor.core.profiles.hami import HamiProfile, node_scores
 from advisor.core.state import CardState, Shape

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from advisor.core.diagnose import REASONS, PodDiagnosis, diagnose
+from advisor.core.diagnose import REASONS, diagnose
+from advisor.core.diagnosis import PodDiagnosis
 from advisor.core.model import Cluster
 from advisor.scenario import load_scenario
 from tests.advisor.core.scenario_dicts import GiB, build, node, running

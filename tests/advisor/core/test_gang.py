@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from advisor.core.diagnose import CAUSES, Diagnosis, diagnose
+from advisor.core.diagnose import diagnose
+from advisor.core.diagnosis import CAUSES, Diagnosis
 from advisor.core.gang import diagnose_jobs
 from advisor.core.jobs import GroupOutcome
 from advisor.scenario import load_scenario, scenario_from_data

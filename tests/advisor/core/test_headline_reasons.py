@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.core.diagnose import PodDiagnosis, diagnose
+from advisor.core.diagnose import diagnose
+from advisor.core.diagnosis import PodDiagnosis
 from advisor.core.model import ProfileName
 from advisor.scenario import load_scenario
 from tests.advisor.core.scenario_dicts import GiB, build, node, running

@@ -15,16 +15,18 @@ preemption is judged; the BestEffort cases (every advisor pod asks a GPU); the m
 intra-job case (preemption between tasks of one job is not modelled).
 TestReclaim converted: "Two Queue with one Queue overusing resource, should reclaim", "can
 not reclaim resources when task preemption policy is never", "only commit evictions on the
-node where reclaim succeeds" (the advisor's cycle places it: no verdict). Not converted: the
-queue-state cases (reclaim does not read a queue's state here), the ordering cases that
-depend on the proportion plugin voting in the first tier (the advisor takes Volcano's
-default tiers, where proportion is in the second).
+node where reclaim succeeds" (the advisor's cycle places it: no verdict), "can not reclaim
+resources when queue is not open(proportion plugin)". Not converted: the capacity plugin's
+queue-state case (the plugin is not modelled), the ordering cases that depend on the
+proportion plugin voting in the first tier (the advisor takes Volcano's default tiers, where
+proportion is in the second).
 plugins/priority TestPreempt is covered by the job-priority rule of the cases above (a
 victim's job priority must be lower: "do not preempt if job is pipelined").
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from advisor.core.gang import judge
@@ -152,7 +154,9 @@ def test_preempt_only_commits_evictions_on_the_node_where_it_succeeds() -> None:
     assert (found["c1/preemptor1"].node, evicted(found)) == ("n2", ["c1/preemptee2"])
 
 
-def test_reclaim_from_the_queue_overusing_resource() -> None:
+def reclaim_two_queues(q2: dict[str, Any]) -> dict[str, Any]:
+    """TestReclaim's two-queue cluster: pg1 (q1) fills n1 with three pods, only the middle
+    one preemptable; pg2 (queue `q2`) waits with one."""
     pods = [
         pod("preemptee1", "pg1", on="n1", preemptable=False),
         pod("preemptee2", "pg1", on="n1"),
@@ -160,13 +164,12 @@ def test_reclaim_from_the_queue_overusing_resource() -> None:
         pod("preemptor1", "pg2"),
     ]
     groups = [group("pg1", 1, 1, "q1"), group("pg2", 2, 1, "q2")]
-    found = run(
-        [node("n1", "3")],
-        pods,
-        groups,
-        actions=("allocate", "reclaim"),
-        queues=[{"name": "q1"}, {"name": "q2"}],
-    )
+    queues = [{"name": "q1"}, q2]
+    return run([node("n1", "3")], pods, groups, actions=("allocate", "reclaim"), queues=queues)
+
+
+def test_reclaim_from_the_queue_overusing_resource() -> None:
+    found = reclaim_two_queues({"name": "q2"})
     assert evicted(found) == ["c1/preemptee2"]
 
 
@@ -178,6 +181,15 @@ def test_reclaim_not_with_preemption_policy_never() -> None:
         [node("n1", "1", pods=1)], pods, groups, actions=("allocate", "reclaim"), queues=queues
     )
     assert evicted(found) == []
+
+
+def test_reclaim_not_when_the_queue_is_not_open() -> None:
+    """proportion's PreemptiveFn (queueAllocatable) refuses every task of a queue not Open."""
+    found = reclaim_two_queues({"name": "q2", "state": "Closed"})
+    assert evicted(found) == []
+    assert (
+        found["c1/preemptor1"].message == "reclaim: queue q2 is Closed, not Open: it takes no task"
+    )
 
 
 def test_reclaim_pod_that_fits_has_no_verdict() -> None:
@@ -241,3 +253,74 @@ def test_a_gang_that_cannot_pipeline_min_member_evicts_nobody() -> None:
     found = run([node("n1", "1")], pods, groups)
     assert evicted(found) == []
     assert "discards the statement" in found["c1/w0"].message
+
+
+# -- the queues' arithmetic is the cycle's (core.queues) ----------------------------------
+# Where preemption's own copy disagreed with core.queues, Volcano v1.15.1's proportion.go
+# decides; these pin its answer.
+
+
+def test_a_guarantee_of_a_queue_without_jobs_bounds_the_others() -> None:
+    """totalGuarantee sums every queue of the session, jobs or not: `idle` keeps 4 of the 8
+    cpu out of q1's realCapability, so q1 deserves 4 and the 5-cpu preemptor exceeds it."""
+    pods = [pod("a", "ja", "6", on="n1"), pod("p", "jp", "5", priority=5)]
+    queues: list[dict[str, Any]] = [{"name": "q1"}, {"name": "idle", "guarantee": {"cpu": "4"}}]
+    found = run([node("n1", "8")], pods, [group("ja", 0, 0), group("jp", 5)], queues=queues)
+    assert (found["c1/p"].verdict, evicted(found)) == ("no-victims", [])
+
+
+def test_a_zero_capability_of_a_gpu_resource_is_zero() -> None:
+    """Only cpu and memory read a capability of zero as none; q1 deserves no GPU core, so
+    a preemptor asking some is never Allocatable."""
+    preemptor = pod("p", "jp", "2", priority=5)
+    preemptor["request"]["core_percent"] = 10
+    queues = [{"name": "q1", "capability": {"volcano.sh/gpu-core.percentage": "0"}}]
+    found = run(
+        [node("n1", "2")],
+        [pod("a", "ja", "2", on="n1"), preemptor],
+        [group("ja", 0, 0), group("jp", 5)],
+        queues=queues,
+    )
+    assert (found["c1/p"].verdict, evicted(found)) == ("no-victims", [])
+
+
+def test_a_job_of_a_queue_not_listed_is_not_in_the_session() -> None:
+    """The scenario reader refuses an unknown queue; a live cluster can carry one, so the
+    preemptor's group moves to q9 after reading. Volcano's cache leaves the job out."""
+    data: dict[str, Any] = {
+        "scheduler": {"profile": "cce", "actions": ["allocate", "preempt"], "gang": UPSTREAM_GANG},
+        "nodes": [node("n1", "1")],
+        "pods": [pod("a", "ja", on="n1"), pod("p", "jp", priority=5)],
+        "groups": [group("ja", 0, 0), group("jp", 5)],
+        "queues": [{"name": "q1"}],
+    }
+    base = scenario_from_data(data, "volcano.yaml")
+    moved = tuple(replace(g, queue="q9") if g.name == "c1/jp" else g for g in base.jobs.groups)
+    found = judge(replace(base, jobs=replace(base.jobs, groups=moved))).pods[0].preemption
+    assert found is not None
+    assert (found.verdict, found.message) == (
+        "not-eligible",
+        "queue q9 not found: Volcano skips the job",
+    )
+
+
+def test_a_queue_counts_a_per_card_request_as_written() -> None:
+    """Volcano's Resreq sums the containers' requests as written: 3072 MiB of
+    volcano.sh/vgpu-memory on each of 2 cards counts 3072 against q1's capability of 4096,
+    not the 6144 the node's cards give."""
+    two_cards = pod("p", "jp", "2", memory_mib=6144, priority=5)
+    two_cards["request"]["gpus"] = 2
+    data: dict[str, Any] = {
+        "scheduler": {
+            "profile": "volcano-vgpu",
+            "actions": ["allocate", "preempt"],
+            "gang": UPSTREAM_GANG,
+        },
+        "nodes": [node("n1", "2", cards=2)],
+        "pods": [pod("a", "ja", "2", on="n1"), two_cards],
+        "groups": [group("ja", 0, 0), group("jp", 5)],
+        "queues": [{"name": "q1", "capability": {"volcano.sh/vgpu-memory": "4096"}}],
+    }
+    found = judge(scenario_from_data(data, "volcano.yaml")).pods[0].preemption
+    assert found is not None
+    assert (found.verdict, found.victims) == ("evicts", ("c1/a",))

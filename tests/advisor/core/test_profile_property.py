@@ -19,7 +19,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from advisor.core.diagnose import Diagnosis, diagnose
+from advisor.core.diagnose import diagnose
+from advisor.core.diagnosis import Diagnosis
 from advisor.core.model import Card, Cluster, Node, ProfileName, Request
 from advisor.core.profiles import profile_names
 from advisor.scenario import scenario_from_data, scenario_to_data

@@ -7,7 +7,8 @@ from collections import defaultdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.core.diagnose import Diagnosis, diagnose
+from advisor.core.diagnose import diagnose
+from advisor.core.diagnosis import Diagnosis
 from advisor.core.model import Card, Cluster, Node, Pod, Policy, Request
 from tests.fastloop import examples
 

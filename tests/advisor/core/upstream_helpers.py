@@ -26,7 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.core.diagnose import PodDiagnosis, build_state, diagnose
+from advisor.core.diagnose import build_state, diagnose
+from advisor.core.diagnosis import PodDiagnosis
 from advisor.core.model import Card, Cluster, Node, OtherPod, Placement, Pod, Request
 from advisor.core.nodefilters import (
     NO_CONSTRAINTS,

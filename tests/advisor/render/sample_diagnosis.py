@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnosis import CAUSES
 
 # (pod, MiB, core %, pending) per card; a card's mode follows from what it hosts.
 _Slot = tuple[str, int, int, bool]

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from advisor.core.diagnose import CAUSES, diagnose
+from advisor.core.diagnose import diagnose
+from advisor.core.diagnosis import CAUSES
 from advisor.output import diagnosis_json
 from advisor.render.diagnose.read import read_diagnosis
 from advisor.scenario import load_scenario
