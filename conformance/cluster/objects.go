@@ -6,6 +6,9 @@ package cluster
 // decodeNodeDevices), the allocation annotation of running pods (utils.go
 // encodePodDevices); the scenario's PodGroups and Queues, and for a pod of no group one
 // PodGroup of its own (min_member 1) in the queue `default`, as Volcano's controller makes.
+// A node's other and resident pods are default-scheduler's (DaemonSet, mirror pods): no
+// group annotation, so Volcano's cache puts them on their node only, in no job or queue
+// (cache/event_handlers.go getOrCreateJob, api/job_info.go getJobID).
 
 import (
 	"fmt"
@@ -91,7 +94,7 @@ func BuildCluster(s *Scenario) (*Cluster, error) {
 	seq := 0
 	for _, n := range s.Nodes {
 		for _, o := range append(append([]OtherPod(nil), n.OtherPods...), n.ResidentPods...) {
-			pod, err := c.pod(Pod{Name: o.Name, Resources: o.Resources}, n.Name, seq)
+			pod, err := c.pod(Pod{Name: o.Name, Resources: o.Resources, system: true}, n.Name, seq)
 			if err != nil {
 				return nil, err
 			}
@@ -317,7 +320,9 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 			c.groupCreated[p.Group] = created
 		}
 	}
-	annotations[vcv1beta1.KubeGroupNameAnnotationKey] = group
+	if !p.system {
+		annotations[vcv1beta1.KubeGroupNameAnnotationKey] = group
+	}
 	if p.Preemptable != nil {
 		annotations[preemptableKey] = fmt.Sprint(*p.Preemptable)
 	}
@@ -382,7 +387,10 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 		policy := v1.PreemptionPolicy(p.PreemptionPolicy)
 		pod.Spec.PreemptionPolicy = &policy
 	}
-	if p.Group != "" {
+	if p.system {
+		pod.Spec.SchedulerName = v1.DefaultSchedulerName
+	}
+	if p.Group != "" || p.system {
 		return pod, nil
 	}
 	pgPhase := vcv1beta1.PodGroupPending

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.core.gang import judge
+from advisor.scenario import scenario_from_data
 from conformance.compare import advisor_verdicts
 
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
@@ -36,3 +38,31 @@ def test_a_gt_bound_that_is_no_label_value_matches_no_node() -> None:
         "ml/job-3": {"node-0": (AFFINITY,)},
         "ml/job-4": {},  # the other term ("002": a label value) matches
     }
+
+
+def test_an_overcommitted_node_refuses_a_pod_asking_no_cpu_under_volcano() -> None:
+    """Session seed 635, shrunk. Volcano v1.14.1's allocate (actions/allocate/allocate.go
+    `predicate`, line 820; v1.15.1 line 988) checks `task.InitResreq.
+    LessEqualWithResourcesName(node.FutureIdle(), api.Zero)` before its predicates: every
+    dimension, a request of zero too, and a DaemonSet pod asking 20 cores of 8 leaves
+    FutureIdle cpu at -12. Upstream: "0/1 nodes are unavailable: 1 Insufficient cpu."; the
+    advisor had judged the node by NodeResourcesFit's rule, which skips a zero request."""
+    scenario = {
+        "scheduler": {"profile": "volcano-vgpu"},
+        "policy": {"card": "legacy"},
+        "nodes": [
+            {"name": "node-2", "allocatable": {"cpu": "8"},
+             "cards": [{"index": 0, "memory_mib": 81920, "healthy": False},
+                       {"index": 1, "memory_mib": 81920}],
+             "other_pods": [{"name": "kube-system/ds-2-0",
+                             "resources": {"cpu": "20000m", "memory": "1Gi"}}]},
+        ],
+        "pods": [
+            {"name": "ml/job-1", "request": {"gpus": 1, "memory_mib": 24576, "core_percent": 50}},
+        ],
+    }  # fmt: skip
+    (verdict,) = judge(scenario_from_data(scenario, "seed-635.json")).pods
+    assert verdict.placement is None
+    assert verdict.node_summary == "0/1 nodes are unavailable: 1 Insufficient cpu."
+    # kube-scheduler's filters (the kube harness's comparison) still pass the node
+    assert advisor_verdicts(scenario) == {"ml/job-1": {}}

@@ -23,7 +23,7 @@ import numpy as np
 
 from advisor.core.diagnose import Diagnosis, build_state
 from advisor.core.model import Cluster, OtherPod
-from advisor.core.nodefilters import bytes_text, cpu_text, resource_reasons
+from advisor.core.nodefilters import bytes_text, cpu_text
 from advisor.core.scaling.others import OtherPods
 from advisor.core.state import CardState, Shape
 
@@ -92,7 +92,7 @@ def _relief(
     state: CardState, others: OtherPods, node: int, shape: Shape, short: Any, pod: str
 ) -> Relief:
     name = state.node_names[node]
-    lacks = resource_reasons(short)
+    lacks = state.fit.named(short)  # every resource short, in the session's words
     chosen = _to_move(state, node, shape, others.own(name) or ())
     if not chosen:
         return Relief(pod, name, lacks)
