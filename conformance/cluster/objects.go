@@ -244,7 +244,7 @@ func (c *Cluster) node(n Node) (*v1.Node, error) {
 	if len(cards) > 0 {
 		annotations[handshakeAnnotation] = handshakeValue
 		var register strings.Builder
-		var slots, memory int64
+		var slots, memory, healthyCards int64
 		for _, card := range cards {
 			number := c.slotsDef
 			if card.MaxVgpus != nil {
@@ -256,14 +256,20 @@ func (c *Cluster) node(n Node) (*v1.Node, error) {
 			c.CardOf[uuid] = card.Index
 			// UUID,Number,Memory,Type,Health,Mode: (utils.go decodeNodeDevices)
 			fmt.Fprintf(&register, "%s,%d,%d,NVIDIA-%s,%t,hami-core:", uuid, number, card.MemoryMiB, model, healthy)
-			slots += int64(number)
 			memory += card.MemoryMiB
+			if healthy {
+				slots += int64(number)
+				healthyCards++
+			}
 		}
 		annotations[registerAnnotation] = register.String()
-		// The device plugin's totals; the per-card filter is always the stricter check.
+		// What kubelet's allocatable holds from Project-HAMi/volcano-vgpu-device-plugin
+		// (pkg/plugin/vgpu/plugin.go ListAndWatch, apiDevices; cache.go notify): the slots and
+		// cores of its healthy cards (a card's devices carry its health), the memory of every
+		// card (ListAndWatch re-sends the memory devices unchanged when a card fails).
 		alloc[vgpuNumber] = *resource.NewQuantity(slots, resource.DecimalSI)
 		alloc[vgpuMemory] = *resource.NewQuantity(memory, resource.DecimalSI)
-		alloc[vgpuCores] = *resource.NewQuantity(100*int64(len(cards)), resource.DecimalSI)
+		alloc[vgpuCores] = *resource.NewQuantity(100*healthyCards, resource.DecimalSI)
 	}
 	node := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels, Annotations: annotations},
@@ -450,6 +456,10 @@ func affinity(a *Affinity) *v1.Affinity {
 	}
 	return &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}
 }
+
+// GroupAnnotation names a pod's PodGroup (vcv1beta1.KubeGroupNameAnnotationKey); a pod of
+// no group names its own automatic one, "pg-" + its name.
+const GroupAnnotation = vcv1beta1.KubeGroupNameAnnotationKey
 
 // VGPUNumber is the resource a pod asks vGPUs by (deviceshare's vgpu.VolcanoVGPUNumber).
 const VGPUNumber v1.ResourceName = vgpuNumber
