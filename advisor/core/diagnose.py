@@ -370,7 +370,7 @@ class Cycle:
         primary = np.where(eligible > 0, 0, card_level)
         if profile.refused_reason is not None:
             refused = (eligible >= shape.gpus) & ~gpus_fit
-            primary = np.where(refused, profile.refused_reason, primary)
+            primary = np.where(refused, profile.refusals(self.state, shape), primary)
         primary = np.where(self.state.card_count < shape.gpus, profile.few_cards_reason, primary)
         return primary.astype(np.int64)
 

@@ -68,8 +68,9 @@ def node_details(
     if reasons[0] == names[0]:
         of = "card" if shape.gpus == 1 else "cards"
         lines.append(f"{names[0]}: {int(counts[0])} of {shape.gpus} {of} eligible")
-    elif s.profile.refused_reason is not None and reasons[0] == names[s.profile.refused_reason]:
-        lines.append(f"{reasons[0]}: no {shape.gpus} eligible cards on one NUMA node")
+    elif reasons[0] in {names[c] for c in s.profile.refused_reasons}:
+        code = names.index(reasons[0])
+        lines.append(s.profile.card_reason_text(code, [], shape, s.limit))
     for code in sorted(range(1, 1 + checks), key=lambda c: (-int(counts[c]), c)):
         if counts[code] == 0:
             continue
@@ -94,8 +95,8 @@ def deciding(
     profile = state.profile
     names = profile.reasons
     split = f"not {per_card_text(shape)} on each of {shape.gpus} eligible cards"
-    if profile.refused_reason is not None and int(primary[node]) == profile.refused_reason:
-        refused = f"{names[profile.refused_reason]}:"
+    if int(primary[node]) in profile.refused_reasons:
+        refused = f"{names[int(primary[node])]}:"
         return next((line for line in lines if line.startswith(refused)), split)
     at = [k for k in state.node_positions(node) if pool[k]]
     found = {int(codes[k]) for k in at} - {0, profile.memory_reason}

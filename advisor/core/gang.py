@@ -59,6 +59,9 @@ class JobsDiagnosis:
     diagnosis: Diagnosis
     groups: tuple[GroupOutcome, ...]
     group_of: dict[str, str | None] = field(default_factory=dict)
+    # Groups Volcano's enqueue leaves Pending for the cluster's size alone, which the cycle
+    # tries and words by its nodes instead (core.session `left_to_nodes`).
+    left_to_nodes: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -161,6 +164,7 @@ def diagnose_jobs(
         Diagnosis(cluster.policy, tuple(verdicts), listed, grouped),
         listed,
         {p.name: p.group for p in cluster.pending},
+        frozenset(n for i in session.left_to_nodes if (n := jobs[i].name) is not None),
     )
 
 

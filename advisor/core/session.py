@@ -31,6 +31,7 @@ from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.queues import (
     JobLoad,
+    Overcommit,
     QueueAttr,
     Res,
     add,
@@ -41,6 +42,8 @@ from advisor.core.queues import (
     pod_resources,
     queues_of,
     resource_list,
+    short_of,
+    sub,
     words,
 )
 
@@ -65,6 +68,9 @@ class QueueSession:
         # job index -> why its pods are never tried (not admitted, no such queue, overused)
         self.held: dict[int, str] = {}
         self.not_admitted: set[int] = set()
+        # admitted here though Volcano's enqueue refuses them: the cluster's size alone
+        # refuses them, which the node cycle words (docs/design.md §10.2)
+        self.left_to_nodes: set[int] = set()
         self.attrs: dict[str, QueueAttr] = {}
         if self.volcano:
             self._open()
@@ -111,12 +117,19 @@ class QueueSession:
         for _, queue in sorted((self._queue_key(q), q) for q in waiting):
             while waiting[queue]:
                 _, i = heapq.heappop(waiting[queue])
-                why = enqueue_refusal(
-                    self.attrs[queue], commit, loads[_load_name(self.jobs[i])].min_resources
-                )
+                attr, wanted = self.attrs[queue], loads[_load_name(self.jobs[i])].min_resources
+                beyond = _volcano_refuses(attr, commit, wanted)
+                why = enqueue_refusal(attr, commit, wanted)
                 if why is not None:
                     self.held[i] = why
                     self.not_admitted.add(i)
+                elif beyond and wanted is not None:
+                    # Left to the node cycle (the cluster's size alone refuses it), but
+                    # Volcano enqueued nothing: its minResources hold no room for later
+                    # groups (plugins/proportion JobEnqueuedFn runs only when admitted).
+                    attr.inqueue = sub(attr.inqueue, wanted)
+                    commit.inqueue = sub(commit.inqueue, wanted)
+                    self.left_to_nodes.add(i)
 
     def pop(self) -> int | None:
         """The next job allocate tries (its queue is then current until `done`)."""
@@ -155,6 +168,19 @@ class QueueSession:
         attr = self.attrs.get(job.queue) if self.volcano else None
         if attr is not None:
             attr.allocate(pod_resources(self.cluster, pod), placed)
+
+
+def _volcano_refuses(attr: QueueAttr, commit: Overcommit, wanted: Res | None) -> bool:
+    """Whether Volcano's JobEnqueueable refuses the group, before `enqueue_refusal` leaves
+    a shortage the cluster's size alone explains to the node cycle: overcommit's Σ inqueue
+    + minResources ≤ idle, then proportion's minResources + allocated + inqueue − elastic ≤
+    realCapability (v1.14.1 plugins/overcommit/overcommit.go:124, proportion.go:403-405)."""
+    if wanted is None:
+        return False
+    if short_of(add(commit.inqueue, wanted), commit.idle, wanted):
+        return True
+    need = sub(add(add(wanted, attr.allocated), attr.inqueue), attr.elastic)
+    return bool(short_of(need, attr.real_capability, wanted))
 
 
 def _load_name(job: JobLike) -> str:

@@ -121,6 +121,8 @@ class CardState:
         # Per node: vGPUs, cores and memory in use (kept by apply/release), and the card
         # totals they are scored against (HAMi's node score reads these).
         self.node_used: IntArray = np.zeros((n_nodes, 3), dtype=np.int64)
+        # Per node: Σ of each pod's per-card core as its spec writes it (Volcano counts it).
+        self.node_core_asked: IntArray = np.zeros(n_nodes, dtype=np.int64)
         self.node_total: IntArray = (
             np.stack(
                 [
@@ -335,6 +337,7 @@ class CardState:
         core = self.profile.card_core(shape)
         node = self.node_of[positions[0]]
         self.node_used[node] += (len(positions), core * len(positions), sum(need))
+        self.node_core_asked[node] += core
         for k, mib in zip(positions, need, strict=True):
             self.free_memory[k] -= mib
             self.free_core[k] -= core
@@ -351,6 +354,7 @@ class CardState:
         core = self.profile.card_core(shape)
         node = self.node_of[positions[0]]
         self.node_used[node] -= (len(positions), core * len(positions), sum(need))
+        self.node_core_asked[node] -= core
         for k, mib in zip(positions, need, strict=True):
             self.free_memory[k] += mib
             self.free_core[k] += core
