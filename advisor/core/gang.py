@@ -124,6 +124,21 @@ def diagnose_jobs(
                     break
             elif held is None and job.min_member >= job.members:
                 break  # every member needed: one that fits nowhere ends the turn
+        refused = session.left_to_nodes.get(i)
+        if refused is not None and job.ready + job.placed >= job.min_member:
+            # Volcano's enqueue refused it and allocate never tries it: where the nodes
+            # would take it, the cluster's size does not explain it, so it stays Pending
+            for verdict, positions, shape in tried:
+                if verdict.placement is not None:
+                    cycle.state.release(positions, shape)
+                    session.placed(job, verdict.pod, placed=False)
+            held_pods = [v.pod for v, _, _ in tried] + job.tasks
+            job.tasks, job.placed = [], 0
+            verdicts.extend(PodDiagnosis(p, "queue", refused) for p in held_pods)
+            if job.name is not None:
+                outcomes[job.name] = "not-admitted"
+            session.done()
+            continue
         if job.ready + job.placed >= job.min_member:
             verdicts.extend(v for v, _, _ in tried)
             if job.tasks:  # a ready job comes back for one more task per turn

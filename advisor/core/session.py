@@ -68,9 +68,9 @@ class QueueSession:
         # job index -> why its pods are never tried (not admitted, no such queue, overused)
         self.held: dict[int, str] = {}
         self.not_admitted: set[int] = set()
-        # admitted here though Volcano's enqueue refuses them: the cluster's size alone
-        # refuses them, which the node cycle words (docs/design.md §10.2)
-        self.left_to_nodes: set[int] = set()
+        # job index -> Volcano's enqueue words for a group it refuses that the advisor leaves
+        # to the node cycle (the cluster's size alone refuses it, docs/design.md §10.2)
+        self.left_to_nodes: dict[int, str] = {}
         self.attrs: dict[str, QueueAttr] = {}
         if self.volcano:
             self._open()
@@ -107,6 +107,8 @@ class QueueSession:
 
     def _enqueue(self, cluster: Cluster, loads: dict[str, JobLoad]) -> None:
         commit = overcommit(cluster, loads.values(), cluster_used(cluster))
+        dialect = profile_of(cluster.scheduler).dialect
+        share = {dialect.memory_percentage} if dialect and dialect.memory_percentage else set()
         waiting: dict[str, list[tuple[tuple[int, bool, int], int]]] = {}
         for i, job in enumerate(self.jobs):
             if i not in self.held and loads[_load_name(job)].phase == "Pending":
@@ -118,18 +120,18 @@ class QueueSession:
             while waiting[queue]:
                 _, i = heapq.heappop(waiting[queue])
                 attr, wanted = self.attrs[queue], loads[_load_name(self.jobs[i])].min_resources
-                beyond = _volcano_refuses(attr, commit, wanted)
+                beyond = _volcano_refusal(attr, commit, wanted, share)
                 why = enqueue_refusal(attr, commit, wanted)
                 if why is not None:
                     self.held[i] = why
                     self.not_admitted.add(i)
-                elif beyond and wanted is not None:
+                elif beyond is not None and wanted is not None:
                     # Left to the node cycle (the cluster's size alone refuses it), but
                     # Volcano enqueued nothing: its minResources hold no room for later
                     # groups (plugins/proportion JobEnqueuedFn runs only when admitted).
                     attr.inqueue = sub(attr.inqueue, wanted)
                     commit.inqueue = sub(commit.inqueue, wanted)
-                    self.left_to_nodes.add(i)
+                    self.left_to_nodes[i] = beyond
 
     def pop(self) -> int | None:
         """The next job allocate tries (its queue is then current until `done`)."""
@@ -170,17 +172,27 @@ class QueueSession:
             attr.allocate(pod_resources(self.cluster, pod), placed)
 
 
-def _volcano_refuses(attr: QueueAttr, commit: Overcommit, wanted: Res | None) -> bool:
-    """Whether Volcano's JobEnqueueable refuses the group, before `enqueue_refusal` leaves
-    a shortage the cluster's size alone explains to the node cycle: overcommit's Σ inqueue
-    + minResources ≤ idle, then proportion's minResources + allocated + inqueue − elastic ≤
-    realCapability (v1.14.1 plugins/overcommit/overcommit.go:124, proportion.go:403-405)."""
+def _volcano_refusal(
+    attr: QueueAttr, commit: Overcommit, wanted: Res | None, share: set[str]
+) -> str | None:
+    """Why Volcano's JobEnqueueable refuses the group, in its event words, before
+    `enqueue_refusal` leaves a shortage the cluster's size alone explains to the node
+    cycle: overcommit's Σ inqueue + minResources ≤ idle, then proportion's minResources +
+    allocated + inqueue − elastic ≤ realCapability (v1.14.1 plugins/overcommit/
+    overcommit.go:124, proportion.go:403-405); None: it admits the group. A share of each
+    card (`share`), which no node advertises and the advisor reads whatever the device
+    configuration (docs/conformance.md), is no limit here."""
     if wanted is None:
-        return False
-    if short_of(add(commit.inqueue, wanted), commit.idle, wanted):
-        return True
+        return None
+    wanted = {n: v for n, v in wanted.items() if n not in share}
+    short = short_of(add(commit.inqueue, wanted), commit.idle, wanted)
+    if short:
+        return f"resource in cluster is overused: overused {words(short)}"
     need = sub(add(add(wanted, attr.allocated), attr.inqueue), attr.elastic)
-    return bool(short_of(need, attr.real_capability, wanted))
+    short = short_of(need, attr.real_capability, wanted)
+    if short:
+        return f"queue resource quota insufficient: insufficient {words(short)}"
+    return None
 
 
 def _load_name(job: JobLike) -> str:

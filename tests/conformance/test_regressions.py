@@ -134,3 +134,35 @@ def test_a_node_whose_pods_hold_slots_of_an_unhealthy_card_refuses_by_its_totals
     assert second.node_summary == (
         "0/1 nodes are unavailable: 1 Insufficient volcano.sh/vgpu-number."
     )
+
+
+def test_enqueue_refuses_a_pod_the_nodes_would_take_when_daemonsets_overcommit_the_cluster() -> (
+    None
+):
+    """Session seed 1610, shrunk. Volcano v1.14.1's enqueue asks the overcommit plugin
+    (plugins/overcommit/overcommit.go:124): the pod's automatic group asks 0.5 cpu of an
+    idle of 1.2 x 24 - 40 (two DaemonSet pods of 20 cpu on a cordoned node), so it stays
+    Pending and allocate never tries it, though node-0 has room. The advisor had left the
+    refusal to its node cycle (the cluster's size, docs/design.md §10.2), which placed it;
+    where the nodes would take a group, that refusal now holds it (cause `queue`)."""
+    scenario = {
+        "scheduler": {"profile": "volcano-vgpu"},
+        "policy": {"card": "legacy"},
+        "nodes": [
+            {"name": "node-0", "allocatable": {"cpu": "16"},
+             "cards": [{"index": 0, "memory_mib": 40960}]},
+            {"name": "node-2", "allocatable": {"cpu": "8"}, "unschedulable": True,
+             "cards": [{"index": 0, "memory_mib": 16384}],
+             "resident_pods": [{"name": "kube-system/ds-2-0", "resources": {"cpu": "20"}},
+                               {"name": "kube-system/ds-2-1", "resources": {"cpu": "20"}}]},
+        ],
+        "pods": [
+            {"name": "ml/job-0", "request": {"gpus": 1, "memory_mib": 16384},
+             "resources": {"cpu": "500m"}},
+        ],
+    }  # fmt: skip
+    (verdict,) = judge(scenario_from_data(scenario, "seed-1610.json")).pods
+    assert (verdict.cause, verdict.message) == (
+        "queue",
+        "resource in cluster is overused: overused cpu",
+    )
