@@ -140,9 +140,12 @@ func (c *Cluster) jobs(s *Scenario, priorities map[int32]bool) error {
 	if !named[queueName] {
 		queues = append(queues, Queue{Name: queueName})
 	}
-	for _, q := range queues {
+	for i, q := range queues {
+		// As old as its place in the listing (`default` last unless listed): Volcano orders
+		// queues of equal priority and share by creation, the advisor by that listing.
+		created := metav1.NewTime(epoch.Add(-time.Duration(len(queues)-i) * time.Hour))
 		queue := &vcv1beta1.Queue{
-			ObjectMeta: metav1.ObjectMeta{Name: q.Name},
+			ObjectMeta: metav1.ObjectMeta{Name: q.Name, CreationTimestamp: created},
 			Spec:       vcv1beta1.QueueSpec{Weight: 1, Reclaimable: q.Reclaimable, Priority: q.Priority},
 			Status:     vcv1beta1.QueueStatus{State: vcv1beta1.QueueStateOpen},
 		}
@@ -161,10 +164,10 @@ func (c *Cluster) jobs(s *Scenario, priorities map[int32]bool) error {
 		}
 		c.Queues = append(c.Queues, queue)
 	}
-	running := map[string]bool{}
+	running := map[string]int32{}
 	for _, p := range s.Pods {
 		if p.Group != "" && p.Node != nil {
-			running[p.Group] = true
+			running[p.Group]++
 		}
 	}
 	for _, g := range s.Groups {
@@ -180,9 +183,13 @@ func (c *Cluster) jobs(s *Scenario, priorities map[int32]bool) error {
 		if queue == "" {
 			queue = queueName
 		}
+		// The phase as the advisor infers it (docs/design.md §10.2): min_member running,
+		// Running; some, Inqueue (admitted once, not all scheduled); none, Pending.
 		phase := vcv1beta1.PodGroupPending
-		if running[g.Name] {
+		if running[g.Name] >= min {
 			phase = vcv1beta1.PodGroupRunning
+		} else if running[g.Name] > 0 {
+			phase = vcv1beta1.PodGroupInqueue
 		}
 		priorities[g.Priority] = true
 		pg := &vcv1beta1.PodGroup{
