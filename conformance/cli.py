@@ -89,12 +89,16 @@ def _session(n: int, seed: int) -> None:
     states = [d for d in kept if d.startswith("group ")]
     leaked = sum(1 for _, diffs, leak in rows if leak and diffs)
     groups = sum(len(d.get("groups", [])) for d in datas)
+    compared = sum(
+        len(d.get("groups", [])) for d, (_, diffs, leak) in zip(datas, rows, strict=True)
+        if not (leak and diffs)
+    )  # fmt: skip
     queued = sum(1 for d in datas if d.get("queues"))
     print(
-        f"agreement: {pods - len(pod_diffs)}/{pods} pods, {groups} gangs "
-        f"({groups - len(states) - len(explained)} in the same state) on {n} clusters, "
+        f"agreement: {pods - len(pod_diffs)}/{pods} pods, {groups} gangs on {n} clusters, "
         f"{queued} with queues (volcano-vgpu: Volcano v1.14.1's session, placed or not "
-        "and node)"
+        f"and node); gang states: {compared - len(states) - len(explained)}/{compared} "
+        "outside the clusters counted apart"
     )
     print(f"  gang states apart: {len(states)}")
     print(
