@@ -83,21 +83,30 @@ def _session(n: int, seed: int) -> None:
     datas = [session_compare.generate_gangs(seed + i) for i in range(n)]
     rows = session_compare.check(datas)
     pods = sum(count for count, _, _ in rows)
-    pod_diffs = [
-        d for _, diffs, leaked in rows if not leaked for d in diffs if " group " not in f" {d}"
-    ]
-    state_only = [
-        d for _, diffs, leaked in rows if not leaked for d in diffs if d.startswith("group ")
-    ]
+    kept = [d for _, diffs, leaked in rows if not leaked for d in diffs]
+    explained = [d for d in kept if d.startswith(session_compare.EXPLAINED)]
+    pod_diffs = [d for d in kept if not d.startswith(("group ", session_compare.EXPLAINED))]
+    states = [d for d in kept if d.startswith("group ")]
     leaked = sum(1 for _, diffs, leak in rows if leak and diffs)
     groups = sum(len(d.get("groups", [])) for d in datas)
+    compared = sum(
+        len(d.get("groups", [])) for d, (_, diffs, leak) in zip(datas, rows, strict=True)
+        if not (leak and diffs)
+    )  # fmt: skip
+    queued = sum(1 for d in datas if d.get("queues"))
     print(
-        f"agreement: {pods - len(pod_diffs)}/{pods} pods, {groups} gangs on {n} clusters "
-        "(volcano-vgpu: Volcano v1.14.1's session, placed or not and node)"
+        f"agreement: {pods - len(pod_diffs)}/{pods} pods, {groups} gangs on {n} clusters, "
+        f"{queued} with queues (volcano-vgpu: Volcano v1.14.1's session, placed or not "
+        f"and node); gang states: {compared - len(states) - len(explained)}/{compared} "
+        "outside the clusters counted apart"
     )
-    print(f"  gang states apart (docs/conformance.md: NeedContinueAllocating): {len(state_only)}")
+    print(f"  gang states apart: {len(states)}")
+    print(
+        "  gangs enqueue leaves Pending for the cluster's size, tried by the advisor's "
+        f"node cycle (explained): {len(explained)}"
+    )
     print(f"  clusters apart where v1.14.1 kept a discarded pod's cards (explained): {leaked}")
-    for d in pod_diffs[:20]:
+    for d in (pod_diffs + states)[:20]:
         print(f"    {d}")
 
 

@@ -7,8 +7,11 @@ kube-scheduler's filters: for every Pending pod and every node, which filter rej
 first (NodeUnschedulable, NodeAffinity, TaintToleration, NodeResourcesFit, and for the last
 which resources), judged on the cluster as it stands (running and resident pods bound). The
 advisor's side is its own filter code: `nodefilters.static_reasons` and
-`CardState.resource_shortfalls`, the functions its diagnose, plans and what-if call. A pod
-agrees when every node's verdict agrees. Messages are compared too, and counted apart.
+`CardState.resource_shortfalls` with NodeResourcesFit's rule (`KUBE_FIT`), the functions its
+diagnose, plans and what-if call. Under every profile: the static filters are the same in
+Volcano's session; its resource check (`VOLCANO_FIT`, which cce and volcano-vgpu use) is
+Volcano's own, compared by the Volcano harnesses. A pod agrees when every node's verdict
+agrees. Messages are compared too, and counted apart.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.diagnose import build_state
-from advisor.core.nodefilters import RESOURCE_REASONS, static_reasons
+from advisor.core.nodefilters import KUBE_FIT, RESOURCE_REASONS, static_reasons
 from advisor.core.state import Shape
 from advisor.scenario import ScenarioError, parse_text, scenario_from_data
 from conformance import harness
@@ -61,7 +64,7 @@ def advisor_verdicts(data: dict[str, Any]) -> Verdicts:
     out: Verdicts = {}
     for pod in cluster.pending:
         shape = Shape.of_pod(pod)
-        short = state.resource_shortfalls(shape)
+        short = state.resource_shortfalls(shape, KUBE_FIT)
         verdict: dict[str, tuple[str, ...]] = {}
         for i, name in enumerate(state.node_names):
             reasons = static_reasons(nodes[name], shape.constraints)

@@ -19,7 +19,7 @@ from advisor.core.diagnose_text import (
 )
 from advisor.core.diagnosis import Diagnosis, PodDiagnosis
 from advisor.core.model import Cluster, Pod, Policy, queue_order
-from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks, resource_reasons
+from advisor.core.nodefilters import fit_error, lacks
 from advisor.core.profiles.cce import CceProfile
 from advisor.core.state import BoolArray, CardState, IntArray, Shape, Verdicts
 from advisor.errors import known
@@ -154,7 +154,7 @@ class Cycle:
         gpus_fit = verdicts.gpu_fit
         checks = len(verdicts.rejections)
         primary = self._primary_reasons(per_node, shape, gpus_fit, checks)
-        reason_counts = self._reason_counts(shape, static_ok, short, open_nodes, primary)
+        reason_counts = self._reason_counts(shape, short, open_nodes, primary)
         counted = s.counted & open_nodes[s.node_of]
         free_memory = np.where(counted, s.free_memory, 0)
         free_core = np.where(counted, s.free_core, 0)
@@ -191,7 +191,7 @@ class Cycle:
         starved = np.flatnonzero(static_ok & ~open_nodes & gpus_fit)
         if starved.size:
             best = int(starved[np.argmin(s.name_rank[starved])])
-            lacking = ", ".join(resource_reasons(short[best]))
+            lacking = ", ".join(s.fit.words(short[best]))
             others = f" (and {starved.size - 1} other nodes)" if starved.size > 1 else ""
             message = (
                 f"{summary} The GPUs fit now on {s.node_names[best]}{others}, but {lacking} there "
@@ -283,37 +283,31 @@ class Cycle:
         primary = np.where(eligible > 0, 0, card_level)
         if profile.refused_reason is not None:
             refused = (eligible >= shape.gpus) & ~gpus_fit
-            primary = np.where(refused, profile.refused_reason, primary)
+            primary = np.where(refused, profile.refusals(self.state, shape), primary)
         primary = np.where(self.state.card_count < shape.gpus, profile.few_cards_reason, primary)
         return primary.astype(np.int64)
 
     def _node_reason(
         self, node: int, shape: Shape, short: BoolArray, primary: IntArray
     ) -> tuple[str, ...]:
-        """The node's rejection by the first filter that rejects it, in kube-scheduler's
-        order: a static filter's message, NodeResourcesFit's, or the GPU reason."""
-        static = self.state.static_rejections(shape.constraints).get(node)
-        if static:
-            return static
-        if short[node].any():
-            return resource_reasons(short[node])
-        return (self.state.profile.reasons[int(primary[node])],)
+        """The node's rejection by the first filter that rejects it, in the session's
+        order (`ResourceFit.rejection`): a static filter's message or the resource check's,
+        else the GPU reason."""
+        static = self.state.static_rejections(shape.constraints).get(node, ())
+        found = self.state.fit.rejection(static, short[node])
+        return found or (self.state.profile.reasons[int(primary[node])],)
 
     def _reason_counts(
         self,
         shape: Shape,
-        static_ok: BoolArray,
         short: BoolArray,
         open_nodes: BoolArray,
         primary: IntArray,
     ) -> tuple[tuple[str, int], ...]:
         """`_node_reason` counted over every node (vectorised: it runs for every pod that
         does not fit), most first: kube-scheduler's histogram of reasons."""
-        counts = dict(self.state.static_counts(shape.constraints))
-        starved = short[static_ok].sum(axis=0)
-        for reason, n in zip(RESOURCE_REASONS, starved, strict=True):
-            if n:
-                counts[reason] = int(n)
+        s, c = self.state, shape.constraints
+        counts = s.fit.counts(s.static_counts(c), s.static_rejections(c), short)
         names = self.state.profile.reasons
         gpu = np.bincount(primary[open_nodes], minlength=len(names))
         for code in np.flatnonzero(gpu):

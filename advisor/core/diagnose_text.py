@@ -20,12 +20,16 @@ def resources_text(shape: Shape) -> str:
 
 
 def resource_detail(
-    reason: str, free: tuple[int | None, int | None, int | None], shape: Shape
+    reason: str,
+    free: tuple[int | None, int | None, int | None],
+    shape: Shape,
+    reasons: tuple[str, ...] = RESOURCE_REASONS,
 ) -> str:
-    """A NodeResourcesFit reason with the figures behind it; other reasons as they are."""
-    if reason not in RESOURCE_REASONS:
+    """A resource check's reason (`reasons`: its words per column) with the figures behind
+    it; other reasons as they are."""
+    if reason not in reasons:
         return reason
-    column = RESOURCE_REASONS.index(reason)
+    column = reasons.index(reason)
     left = free[column]
     if left is None or left >= UNLIMITED:
         return reason
@@ -33,7 +37,9 @@ def resource_detail(
         return f"{reason}: no pod slot left"
     show = cpu_text if column == 1 else bytes_text
     want = shape.demand[column]
-    return f"{reason}: {show(max(left, 0))} free, pod needs {show(want)}"
+    if left < 0:  # its pods request more than it has: Volcano refuses even a zero request
+        return f"{reason}: overcommitted by {show(-left)}, pod needs {show(want)}"
+    return f"{reason}: {show(left)} free, pod needs {show(want)}"
 
 
 def node_details(
@@ -51,7 +57,8 @@ def node_details(
     names = s.profile.reasons
     positions = s.node_positions(node)
     if reasons[0] not in names:  # rejected before the GPU filter
-        return tuple(resource_detail(r, s.free_resources(node), shape) for r in reasons)
+        free = s.free_resources(node)
+        return tuple(resource_detail(r, free, shape, s.fit.reasons) for r in reasons)
     if s.card_count[node] < shape.gpus:
         few = names[s.profile.few_cards_reason]
         has = int(s.card_count[node])
@@ -61,8 +68,9 @@ def node_details(
     if reasons[0] == names[0]:
         of = "card" if shape.gpus == 1 else "cards"
         lines.append(f"{names[0]}: {int(counts[0])} of {shape.gpus} {of} eligible")
-    elif s.profile.refused_reason is not None and reasons[0] == names[s.profile.refused_reason]:
-        lines.append(f"{reasons[0]}: no {shape.gpus} eligible cards on one NUMA node")
+    elif reasons[0] in {names[c] for c in s.profile.refused_reasons}:
+        code = names.index(reasons[0])
+        lines.append(s.profile.card_reason_text(code, [], shape, s.limit))
     for code in sorted(range(1, 1 + checks), key=lambda c: (-int(counts[c]), c)):
         if counts[code] == 0:
             continue
@@ -87,8 +95,8 @@ def deciding(
     profile = state.profile
     names = profile.reasons
     split = f"not {per_card_text(shape)} on each of {shape.gpus} eligible cards"
-    if profile.refused_reason is not None and int(primary[node]) == profile.refused_reason:
-        refused = f"{names[profile.refused_reason]}:"
+    if int(primary[node]) in profile.refused_reasons:
+        refused = f"{names[int(primary[node])]}:"
         return next((line for line in lines if line.startswith(refused)), split)
     at = [k for k in state.node_positions(node) if pool[k]]
     found = {int(codes[k]) for k in at} - {0, profile.memory_reason}

@@ -13,9 +13,14 @@ Read from Volcano v1.15.1:
   order (priority, then creation), each placed if it fits; the job stops at ready (running +
   placed ≥ min_member), commits, and comes back for one more task per turn; a job that ends
   not ready is discarded (`stmt.Discard()`): it holds no cards, which later jobs see.
+- A task that fits no node ends the job's turn when every member is needed (api/job_info.go
+  NeedContinueAllocating: false when MinAvailable == len(Tasks)); else the next is tried.
+  A task its queue refuses never ends it (allocate `continue`s before the predicates).
 - A discarded member that fitted is worded as PodGroup's condition words it (api/job_info.go,
   FitError and TaskSchedulingReason): "u/N tasks in gang unschedulable: pod group is not
-  ready, …"; a member that fails on its own keeps its own cause.
+  ready, …"; a member that fails on its own keeps its own cause; a member never tried gets
+  cause `gang` and the job's FitError, the message upstream writes on its pod
+  (cache.go RecordJobStatusEvent: no fit error of its own, so `job.FitError()`).
 
 Queues, enqueue (core.session, core.queues) and HAMi's namespace quotas (core.quota) decide
 before the cards: a task its queue refuses, or its quota, gets cause `queue` or `quota`.
@@ -48,6 +53,9 @@ class JobsDiagnosis:
     diagnosis: Diagnosis
     groups: tuple[GroupOutcome, ...]
     group_of: dict[str, str | None] = field(default_factory=dict)
+    # Groups Volcano's enqueue leaves Pending for the cluster's size alone, which the cycle
+    # tries and words by its nodes instead (core.session `left_to_nodes`).
+    left_to_nodes: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -59,6 +67,7 @@ class _Job:
     ready: int
     tasks: list[Pod]
     placed: int = 0
+    members: int = 0  # running + Pending: len(JobInfo.Tasks)
     valid_checked: bool = False
     queue: str = DEFAULT_QUEUE
 
@@ -93,7 +102,7 @@ def diagnose_jobs(
             continue
         job.valid_checked = True
         tried: list[tuple[PodDiagnosis, list[int], Shape]] = []
-        while job.tasks:  # until a placement leaves the job ready (a failure goes on)
+        while job.tasks:  # until a placement leaves the job ready, or NeedContinueAllocating
             pod = job.tasks.pop(0)
             held = session.refusal(job, pod)  # the queue's Allocatable, then HAMi's quota
             cause: Cause = "queue"
@@ -107,6 +116,23 @@ def diagnose_jobs(
                 quotas.add(pod, verdict.placement)
                 if job.ready + job.placed >= job.min_member:
                     break
+            elif held is None and job.min_member >= job.members:
+                break  # every member needed: one that fits nowhere ends the turn
+        refused = session.left_to_nodes.get(i)
+        if refused is not None and job.ready + job.placed >= job.min_member:
+            # Volcano's enqueue refused it and allocate never tries it: where the nodes
+            # would take it, the cluster's size does not explain it, so it stays Pending
+            for verdict, positions, shape in tried:
+                if verdict.placement is not None:
+                    cycle.state.release(positions, shape)
+                    session.placed(job, verdict.pod, placed=False)
+            held_pods = [v.pod for v, _, _ in tried] + job.tasks
+            job.tasks, job.placed = [], 0
+            verdicts.extend(PodDiagnosis(p, "queue", refused) for p in held_pods)
+            if job.name is not None:
+                outcomes[job.name] = "not-admitted"
+            session.done()
+            continue
         if job.ready + job.placed >= job.min_member:
             verdicts.extend(v for v, _, _ in tried)
             if job.tasks:  # a ready job comes back for one more task per turn
@@ -147,6 +173,7 @@ def diagnose_jobs(
         Diagnosis(cluster.policy, tuple(verdicts), listed, grouped),
         listed,
         {p.name: p.group for p in cluster.pending},
+        frozenset(n for i in session.left_to_nodes if (n := jobs[i].name) is not None),
     )
 
 
@@ -189,6 +216,7 @@ def _jobs(cluster: Cluster, volcano: bool) -> list[_Job]:
             order.append(job)
         job.tasks.append(pod)
     for job in order:  # task order: priority, then creation
+        job.members = job.ready + len(job.tasks)
         ranked = sorted(enumerate(job.tasks), key=lambda item: (-item[1].priority, item[0]))
         job.tasks = [pod for _, pod in ranked]
     return order
@@ -203,27 +231,29 @@ def _rolled_back(
 ) -> list[PodDiagnosis]:
     """The job did not reach min_member: its placements are released (Statement.Discard),
     the members that fitted get cause `gang` in the PodGroup condition's words, the others
-    keep their own cause (every member is tried: a failure does not stop the job)."""
+    tried keep their own cause, those never tried (`job.tasks` left) get the job's FitError."""
     for _, positions, shape in tried:
         if positions:
             cycle.state.release(positions, shape)
+    untried, job.tasks = job.tasks, []
     fitted = [v for v, _, _ in tried if v.placement is not None]
     failed = [v for v, _, _ in tried if v.placement is None]
-    total = job.ready + len(tried)
+    total = job.ready + len(tried) + len(untried)
     unready = job.min_member - (len(fitted) + job.ready)
-    histogram = {"Pending": len(tried), "minAvailable": job.min_member}
+    histogram = {"Pending": len(tried) + len(untried), "minAvailable": job.min_member}
     if job.ready:
         histogram["Running"] = job.ready
     counts = ", ".join(sorted(f"{n} {what}" for what, n in histogram.items()))
-    pending = {"Schedulable": len(fitted), "Unschedulable": len(failed)}
+    pending = {"Schedulable": len(fitted), "Unschedulable": len(failed) + len(untried)}
     states = ", ".join(sorted(f"{n} {what}" for what, n in pending.items() if n))
     origin = ""
-    if failed:
-        origin = f". Origin reason is {failed[0].pod.name.split('/', 1)[1]}: {failed[0].message}"
-    condition = (
-        f"{unready}/{total} tasks in gang unschedulable: pod group is not ready, {counts}; "
-        f"Pending: {states}{origin}"
-    )
+    # the first task with a fit error of its own (one its queue refused has none)
+    fit_failed = [v for v in failed if v.cause not in ("queue", "quota")] or failed
+    if fit_failed:
+        first = fit_failed[0]
+        origin = f". Origin reason is {first.pod.name.split('/', 1)[1]}: {first.message}"
+    fit_error = f"pod group is not ready, {counts}; Pending: {states}{origin}"
+    condition = f"{unready}/{total} tasks in gang unschedulable: {fit_error}"
     out = []
     for verdict, _, _ in tried:
         if verdict.placement is None:
@@ -236,4 +266,5 @@ def _rolled_back(
             f"satisfied ({condition})"
         )
         out.append(replace(verdict, cause="gang", message=message, placement=None))
+    out.extend(PodDiagnosis(pod, "gang", fit_error) for pod in untried)
     return out

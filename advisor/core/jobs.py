@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from advisor.core.nodefilters import KUBE_FIT, VOLCANO_FIT, ResourceFit
+
 # The actions Volcano v1.15.1 registers (pkg/scheduler/actions/factory.go, init); its
 # configuration names them in the order they run, and refuses any other name
 # (pkg/scheduler/util.go, UnmarshalSchedulerConf: "failed to find Action").
@@ -86,6 +88,12 @@ class SessionRules:
     @property
     def volcano(self) -> bool:
         return self.kind == "volcano"
+
+    @property
+    def resource_fit(self) -> ResourceFit:
+        """The node's cpu, memory and pod-slot check: Volcano's allocate runs its own (every
+        dimension, zero requests too, before the predicates), kube-scheduler NodeResourcesFit."""
+        return VOLCANO_FIT if self.volcano else KUBE_FIT
 
 
 # The `Scheduler` settings (scenario keys) of a profile that runs Volcano's session.

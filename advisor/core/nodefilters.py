@@ -7,6 +7,9 @@ that rejects it: NodeUnschedulable, NodeAffinity, TaintToleration, NodeResources
 kube-scheduler's own words, and an empty tuple when the node passes. So an explanation can
 never drift from the decision that produced it.
 
+Volcano's session runs the same static filters (its predicates plugin) but not
+NodeResourcesFit: allocate checks the node's resources itself, first (`VOLCANO_FIT`).
+
 Values are frozen and hashable: a pod's `NodeConstraints` is part of the key the core caches
 per-node verdicts under, since labels, taints and cordons do not change during a simulation.
 """
@@ -14,7 +17,7 @@ per-node verdicts under, since labels, taints and cordons do not change during a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar, overload
 
@@ -35,6 +38,8 @@ MSG_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 MSG_TOO_MANY_PODS = "Too many pods"
 MSG_CPU = "Insufficient cpu"
 MSG_MEMORY = "Insufficient memory"
+# Volcano's word for the pod slot: "Insufficient " + the resource's name (pods)
+MSG_PODS_VOLCANO = "Insufficient pods"
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +269,91 @@ def resource_reasons(short: Iterable[bool]) -> tuple[str, ...]:
     """The reasons NodeResourcesFit gives for these shortfalls (slots, cpu, memory): the
     explanation is read off the verdict, never judged again."""
     return tuple(r for r, bad in zip(RESOURCE_REASONS, short, strict=True) if bad)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceFit:
+    """How a session judges a node's pod slots, cpu and memory for a pod (`CardState`'s
+    columns SLOTS, CPU, MEMORY), and in what words. The profile's session picks one
+    (`SessionRules.resource_fit`).
+
+    kube-scheduler's NodeResourcesFit (`fitsRequest`) skips what the pod asks none of, so an
+    overcommitted node still takes a pod asking no cpu; it names every resource short, after
+    the static filters. Volcano's allocate (volcano v1.15.1 actions/allocate/allocate.go,
+    `predicate`) first runs `task.InitResreq.LessEqualWithResourcesName(node.FutureIdle(),
+    api.Zero)`: every dimension, zero requests too (api/resource_info.go), the pod slot among
+    them (api/pod_info.go GetPodResourceRequest adds `pods: 1`); it names the first resource
+    short only, cpu, memory, then the scalars (api/unschedule_info.go
+    WrapInsufficientResourceReason), before any predicate runs."""
+
+    reasons: tuple[str, str, str]  # per column
+    order: tuple[int, int, int]  # the columns in the order the check lists them
+    skips_zero: bool  # a resource the pod asks none of never lacks
+    first_only: bool  # only the first resource short is named
+    before_static: bool  # checked before NodeUnschedulable, NodeAffinity, TaintToleration
+
+    @overload
+    def lacks(self, want: int, room: int) -> bool: ...
+    @overload
+    def lacks(
+        self, want: npt.NDArray[np.int64], room: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.bool_]: ...
+    def lacks(self, want: object, room: object) -> object:
+        """The node lacks the resource: the pod asks more than the room left (allocatable -
+        requested; negative on an overcommitted node). Ints or arrays, as `lacks`."""
+        if self.skips_zero:
+            return lacks(want, room)  # type: ignore[call-overload]
+        return want > room  # type: ignore[operator]
+
+    def named(self, short: Sequence[bool]) -> tuple[str, ...]:
+        """Every resource short (one bool per column), in the session's words and order."""
+        return tuple(self.reasons[c] for c in self.order if short[c])
+
+    def words(self, short: Sequence[bool]) -> tuple[str, ...]:
+        """The node's reasons for its shortfalls, as the session gives them: read off the
+        verdict, never judged again."""
+        named = self.named(short)
+        return named[:1] if self.first_only else named
+
+    def rejection(self, static: tuple[str, ...], short: Sequence[bool]) -> tuple[str, ...]:
+        """The node's words before the GPU filter: those of the first check to reject it."""
+        resources = self.words(short)
+        return (resources or static) if self.before_static else (static or resources)
+
+    def counts(
+        self,
+        static_counts: Mapping[str, int],
+        static_rejected: Mapping[int, tuple[str, ...]],
+        short: npt.NDArray[np.bool_],
+    ) -> dict[str, int]:
+        """`rejection` counted over every node (the static filters' verdicts and the
+        (nodes, 3) shortfalls given): the FitError histogram's entries before the GPU's."""
+        counts = dict(static_counts)
+        lacking: npt.NDArray[np.bool_] = np.asarray(short.any(axis=1), dtype=np.bool_)
+        if self.before_static:
+            for node, reasons in static_rejected.items():  # named by their resources instead
+                if lacking[node]:
+                    for reason in reasons:
+                        counts[reason] -= 1
+            counted = lacking
+        else:
+            counted = lacking.copy()
+            counted[list(static_rejected)] = False
+        rows = short[counted]
+        if self.first_only:
+            ordered = rows[:, list(self.order)]
+            firsts = np.asarray(self.order)[np.argmax(ordered, axis=1)]
+            per_column = np.bincount(firsts, minlength=3)
+        else:
+            per_column = rows.sum(axis=0)
+        for column, n in enumerate(per_column):
+            if n:
+                counts[self.reasons[column]] = counts.get(self.reasons[column], 0) + int(n)
+        return {reason: n for reason, n in counts.items() if n}
+
+
+KUBE_FIT = ResourceFit(RESOURCE_REASONS, (0, 1, 2), True, False, False)
+VOLCANO_FIT = ResourceFit((MSG_PODS_VOLCANO, MSG_CPU, MSG_MEMORY), (1, 2, 0), False, True, True)
 
 
 def fit_error(nodes_total: int, reasons: Iterable[tuple[str, int]], volcano: bool = False) -> str:

@@ -43,9 +43,12 @@ def sub(left: Mapping[str, float], right: Mapping[str, float]) -> Res:
 
 
 def exceeded(left: Mapping[str, float], right: Mapping[str, float]) -> Res:
-    """ExceededPart: what `left` has beyond `right`, per resource (missing: zero)."""
+    """ExceededPart: what `left` has beyond `right`, per resource (missing: zero). A scalar
+    not beyond is left out, not zero (resource_info.go Diff): so a realCapability whose
+    scalar the guarantees use up does not limit it (MinDimensionResource, Infinity)."""
     names = set(left) | set(right) | set(BASIC)
-    return {n: max(left.get(n, 0.0) - right.get(n, 0.0), 0.0) for n in sorted(names)}
+    diff = {n: left.get(n, 0.0) - right.get(n, 0.0) for n in sorted(names)}
+    return {n: max(d, 0.0) for n, d in diff.items() if n in BASIC or d > 0}
 
 
 def less_equal(left: Mapping[str, float], right: Mapping[str, float]) -> bool:

@@ -31,6 +31,7 @@ from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.queues import (
     JobLoad,
+    Overcommit,
     QueueAttr,
     enqueue_refusal,
     open_session,
@@ -38,7 +39,7 @@ from advisor.core.queues import (
     pod_resources,
     queues_of,
 )
-from advisor.core.resource_info import Res, add, names_of, resource_list, words
+from advisor.core.resource_info import Res, add, names_of, resource_list, short_of, sub, words
 
 
 class JobLike(Protocol):
@@ -61,6 +62,9 @@ class QueueSession:
         # job index -> why its pods are never tried (not admitted, no such queue, overused)
         self.held: dict[int, str] = {}
         self.not_admitted: set[int] = set()
+        # job index -> Volcano's enqueue words for a group it refuses that the advisor leaves
+        # to the node cycle (the cluster's size alone refuses it, docs/design.md §10.2)
+        self.left_to_nodes: dict[int, str] = {}
         self.attrs: dict[str, QueueAttr] = {}
         if self.volcano:
             self._open()
@@ -97,6 +101,8 @@ class QueueSession:
 
     def _enqueue(self, cluster: Cluster, loads: dict[str, JobLoad]) -> None:
         commit = overcommit(cluster, loads.values(), cluster_used(cluster))
+        dialect = profile_of(cluster.scheduler).dialect
+        share = {dialect.memory_percentage} if dialect and dialect.memory_percentage else set()
         waiting: dict[str, list[tuple[tuple[int, bool, int], int]]] = {}
         for i, job in enumerate(self.jobs):
             if i not in self.held and loads[_load_name(job)].phase == "Pending":
@@ -107,12 +113,19 @@ class QueueSession:
         for _, queue in sorted((self._queue_key(q), q) for q in waiting):
             while waiting[queue]:
                 _, i = heapq.heappop(waiting[queue])
-                why = enqueue_refusal(
-                    self.attrs[queue], commit, loads[_load_name(self.jobs[i])].min_resources
-                )
+                attr, wanted = self.attrs[queue], loads[_load_name(self.jobs[i])].min_resources
+                beyond = _volcano_refusal(attr, commit, wanted, share)
+                why = enqueue_refusal(attr, commit, wanted)
                 if why is not None:
                     self.held[i] = why
                     self.not_admitted.add(i)
+                elif beyond is not None and wanted is not None:
+                    # Left to the node cycle (the cluster's size alone refuses it), but
+                    # Volcano enqueued nothing: its minResources hold no room for later
+                    # groups (plugins/proportion JobEnqueuedFn runs only when admitted).
+                    attr.inqueue = sub(attr.inqueue, wanted)
+                    commit.inqueue = sub(commit.inqueue, wanted)
+                    self.left_to_nodes[i] = beyond
 
     def pop(self) -> int | None:
         """The next job allocate tries (its queue is then current until `done`)."""
@@ -151,6 +164,29 @@ class QueueSession:
         attr = self.attrs.get(job.queue) if self.volcano else None
         if attr is not None:
             attr.allocate(pod_resources(self.cluster, pod), placed)
+
+
+def _volcano_refusal(
+    attr: QueueAttr, commit: Overcommit, wanted: Res | None, share: set[str]
+) -> str | None:
+    """Why Volcano's JobEnqueueable refuses the group, in its event words, before
+    `enqueue_refusal` leaves a shortage the cluster's size alone explains to the node
+    cycle: overcommit's Σ inqueue + minResources ≤ idle, then proportion's minResources +
+    allocated + inqueue − elastic ≤ realCapability (v1.14.1 plugins/overcommit/
+    overcommit.go:124, proportion.go:403-405); None: it admits the group. A share of each
+    card (`share`), which no node advertises and the advisor reads whatever the device
+    configuration (docs/conformance.md), is no limit here."""
+    if wanted is None:
+        return None
+    wanted = {n: v for n, v in wanted.items() if n not in share}
+    short = short_of(add(commit.inqueue, wanted), commit.idle, wanted)
+    if short:
+        return f"resource in cluster is overused: overused {words(short)}"
+    need = sub(add(add(wanted, attr.allocated), attr.inqueue), attr.elastic)
+    short = short_of(need, attr.real_capability, wanted)
+    if short:
+        return f"queue resource quota insufficient: insufficient {words(short)}"
+    return None
 
 
 def _load_name(job: JobLike) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.core.model import Cluster, Mode, Node, Placement, PolicyName
-from advisor.core.nodefilters import NodeConstraints, lacks, static_reasons
+from advisor.core.nodefilters import NodeConstraints, ResourceFit, static_reasons
 from advisor.core.profiles import Profile, profile_of
 from advisor.core.profiles.base import BoolArray, IntArray
 from advisor.core.shape import Shape
@@ -47,7 +47,7 @@ class Verdicts:
     resources it found short), so no rule is judged twice."""
 
     static_ok: BoolArray  # per node: NodeUnschedulable, NodeAffinity, TaintToleration pass
-    short: BoolArray  # (nodes, 3): NodeResourcesFit's shortfalls, `nodefilters.RESOURCE_REASONS`
+    short: BoolArray  # (nodes, 3): the session's resource shortfalls (`CardState.fit`)
     rejections: tuple[BoolArray | None, ...]  # per card check of the profile (`card_rejections`)
     eligible: BoolArray  # per card: no card check rejects it
     gpu_fit: BoolArray  # per node: the profile's GPU filter passes
@@ -80,6 +80,8 @@ class CardState:
         self.limit = cluster.max_vgpus_per_card
         self.scheduler = cluster.scheduler
         self.profile: Profile = profile_of(cluster.scheduler)
+        # The node's cpu, memory and pod-slot check: NodeResourcesFit or Volcano's own.
+        self.fit: ResourceFit = self.profile.session.resource_fit
         self.tied = 0  # nodes tied in the last `place` where the real pick is random
         self.slots: IntArray = np.array(
             [self.limit if c.max_vgpus is None else c.max_vgpus for _, c in cards], dtype=np.int64
@@ -119,6 +121,8 @@ class CardState:
         # Per node: vGPUs, cores and memory in use (kept by apply/release), and the card
         # totals they are scored against (HAMi's node score reads these).
         self.node_used: IntArray = np.zeros((n_nodes, 3), dtype=np.int64)
+        # Per node: Σ of each pod's per-card core as its spec writes it (Volcano counts it).
+        self.node_core_asked: IntArray = np.zeros(n_nodes, dtype=np.int64)
         self.node_total: IntArray = (
             np.stack(
                 [
@@ -208,15 +212,16 @@ class CardState:
             known = self._static[constraints] = StaticVerdicts(ok, rejected, counts)
         return known
 
-    def resource_shortfalls(self, shape: Shape) -> BoolArray:
+    def resource_shortfalls(self, shape: Shape, fit: ResourceFit | None = None) -> BoolArray:
         """(nodes, 3): which of pod slots, cpu and memory each node lacks for `shape`, as
-        NodeResourcesFit's `fitsRequest` judges them: slots always, cpu and memory only when
-        the pod asks for some (so an overcommitted node still takes a pod asking none).
-        Columns name `nodefilters.RESOURCE_REASONS`."""
-        short = _shortfalls(self.requested, self.allocatable, shape)
+        the session's check (`fit`, default the profile's) judges them: NodeResourcesFit's
+        `fitsRequest` only where the pod asks some (an overcommitted node still takes a pod
+        asking no cpu), Volcano's allocate in every dimension. Its `words` name them."""
+        fit = fit or self.fit
+        short = _shortfalls(self.requested, self.allocatable, shape, fit)
         for node in self.excess:
             short[node] = _shortfalls_exact(
-                self.node_requested(node), self.allocatable[node], shape
+                self.node_requested(node), self.allocatable[node], shape, fit
             )
         return short
 
@@ -229,7 +234,7 @@ class CardState:
         """`resource_shortfalls`' rule on one node, once pods taking `freed` (slots, cpu,
         memory) have left it: what a plan asks before evicting them."""
         left = [r - f for r, f in zip(self.node_requested(node), freed, strict=True)]
-        return not any(_shortfalls_exact(left, self.allocatable[node], shape))
+        return not any(_shortfalls_exact(left, self.allocatable[node], shape, self.fit))
 
     def node_requested(self, node: int) -> list[int]:
         """(pod slots, cpu, memory) the pods on `node` request, exactly."""
@@ -332,6 +337,7 @@ class CardState:
         core = self.profile.card_core(shape)
         node = self.node_of[positions[0]]
         self.node_used[node] += (len(positions), core * len(positions), sum(need))
+        self.node_core_asked[node] += core
         for k, mib in zip(positions, need, strict=True):
             self.free_memory[k] -= mib
             self.free_core[k] -= core
@@ -348,6 +354,7 @@ class CardState:
         core = self.profile.card_core(shape)
         node = self.node_of[positions[0]]
         self.node_used[node] -= (len(positions), core * len(positions), sum(need))
+        self.node_core_asked[node] -= core
         for k, mib in zip(positions, need, strict=True):
             self.free_memory[k] += mib
             self.free_core[k] += core
@@ -384,17 +391,21 @@ def _allocatable(node: Node) -> tuple[int, int, int]:
     )
 
 
-def _shortfalls(requested: IntArray, allocatable: IntArray, shape: Shape) -> BoolArray:
-    """NodeResourcesFit's rule (`nodefilters.lacks`) on every node at once; `_shortfalls_exact`
+def _shortfalls(
+    requested: IntArray, allocatable: IntArray, shape: Shape, fit: ResourceFit
+) -> BoolArray:
+    """The session's rule (`ResourceFit.lacks`) on every node at once; `_shortfalls_exact`
     applies it to one node in Python's integers (sums past REQUESTED_MAX, a plan's what-if)."""
     want = np.array(shape.demand, dtype=np.int64)
     # Room left, not requested + want: requested <= REQUESTED_MAX, so nothing wraps around.
-    return np.asarray(lacks(want[None, :], allocatable - requested), dtype=np.bool_)
+    return np.asarray(fit.lacks(want[None, :], allocatable - requested), dtype=np.bool_)
 
 
-def _shortfalls_exact(requested: Sequence[int], allocatable: IntArray, shape: Shape) -> list[bool]:
+def _shortfalls_exact(
+    requested: Sequence[int], allocatable: IntArray, shape: Shape, fit: ResourceFit
+) -> list[bool]:
     """`_shortfalls` for one node in Python's integers (for sums past REQUESTED_MAX)."""
     return [
-        lacks(want, int(a) - r)
+        fit.lacks(want, int(a) - r)
         for want, a, r in zip(shape.demand, allocatable, requested, strict=True)
     ]

@@ -6,6 +6,9 @@ package cluster
 // decodeNodeDevices), the allocation annotation of running pods (utils.go
 // encodePodDevices); the scenario's PodGroups and Queues, and for a pod of no group one
 // PodGroup of its own (min_member 1) in the queue `default`, as Volcano's controller makes.
+// A node's other and resident pods are default-scheduler's (DaemonSet, mirror pods): no
+// group annotation, so Volcano's cache puts them on their node only, in no job or queue
+// (cache/event_handlers.go getOrCreateJob, api/job_info.go getJobID).
 
 import (
 	"fmt"
@@ -91,7 +94,7 @@ func BuildCluster(s *Scenario) (*Cluster, error) {
 	seq := 0
 	for _, n := range s.Nodes {
 		for _, o := range append(append([]OtherPod(nil), n.OtherPods...), n.ResidentPods...) {
-			pod, err := c.pod(Pod{Name: o.Name, Resources: o.Resources}, n.Name, seq)
+			pod, err := c.pod(Pod{Name: o.Name, Resources: o.Resources, system: true}, n.Name, seq)
 			if err != nil {
 				return nil, err
 			}
@@ -137,9 +140,12 @@ func (c *Cluster) jobs(s *Scenario, priorities map[int32]bool) error {
 	if !named[queueName] {
 		queues = append(queues, Queue{Name: queueName})
 	}
-	for _, q := range queues {
+	for i, q := range queues {
+		// As old as its place in the listing (`default` last unless listed): Volcano orders
+		// queues of equal priority and share by creation, the advisor by that listing.
+		created := metav1.NewTime(epoch.Add(-time.Duration(len(queues)-i) * time.Hour))
 		queue := &vcv1beta1.Queue{
-			ObjectMeta: metav1.ObjectMeta{Name: q.Name},
+			ObjectMeta: metav1.ObjectMeta{Name: q.Name, CreationTimestamp: created},
 			Spec:       vcv1beta1.QueueSpec{Weight: 1, Reclaimable: q.Reclaimable, Priority: q.Priority},
 			Status:     vcv1beta1.QueueStatus{State: vcv1beta1.QueueStateOpen},
 		}
@@ -158,10 +164,10 @@ func (c *Cluster) jobs(s *Scenario, priorities map[int32]bool) error {
 		}
 		c.Queues = append(c.Queues, queue)
 	}
-	running := map[string]bool{}
+	running := map[string]int32{}
 	for _, p := range s.Pods {
 		if p.Group != "" && p.Node != nil {
-			running[p.Group] = true
+			running[p.Group]++
 		}
 	}
 	for _, g := range s.Groups {
@@ -177,9 +183,13 @@ func (c *Cluster) jobs(s *Scenario, priorities map[int32]bool) error {
 		if queue == "" {
 			queue = queueName
 		}
+		// The phase as the advisor infers it (docs/design.md §10.2): min_member running,
+		// Running; some, Inqueue (admitted once, not all scheduled); none, Pending.
 		phase := vcv1beta1.PodGroupPending
-		if running[g.Name] {
+		if running[g.Name] >= min {
 			phase = vcv1beta1.PodGroupRunning
+		} else if running[g.Name] > 0 {
+			phase = vcv1beta1.PodGroupInqueue
 		}
 		priorities[g.Priority] = true
 		pg := &vcv1beta1.PodGroup{
@@ -241,7 +251,7 @@ func (c *Cluster) node(n Node) (*v1.Node, error) {
 	if len(cards) > 0 {
 		annotations[handshakeAnnotation] = handshakeValue
 		var register strings.Builder
-		var slots, memory int64
+		var slots, memory, healthyCards int64
 		for _, card := range cards {
 			number := c.slotsDef
 			if card.MaxVgpus != nil {
@@ -253,14 +263,20 @@ func (c *Cluster) node(n Node) (*v1.Node, error) {
 			c.CardOf[uuid] = card.Index
 			// UUID,Number,Memory,Type,Health,Mode: (utils.go decodeNodeDevices)
 			fmt.Fprintf(&register, "%s,%d,%d,NVIDIA-%s,%t,hami-core:", uuid, number, card.MemoryMiB, model, healthy)
-			slots += int64(number)
 			memory += card.MemoryMiB
+			if healthy {
+				slots += int64(number)
+				healthyCards++
+			}
 		}
 		annotations[registerAnnotation] = register.String()
-		// The device plugin's totals; the per-card filter is always the stricter check.
+		// What kubelet's allocatable holds from Project-HAMi/volcano-vgpu-device-plugin
+		// (pkg/plugin/vgpu/plugin.go ListAndWatch, apiDevices; cache.go notify): the slots and
+		// cores of its healthy cards (a card's devices carry its health), the memory of every
+		// card (ListAndWatch re-sends the memory devices unchanged when a card fails).
 		alloc[vgpuNumber] = *resource.NewQuantity(slots, resource.DecimalSI)
 		alloc[vgpuMemory] = *resource.NewQuantity(memory, resource.DecimalSI)
-		alloc[vgpuCores] = *resource.NewQuantity(100*int64(len(cards)), resource.DecimalSI)
+		alloc[vgpuCores] = *resource.NewQuantity(100*healthyCards, resource.DecimalSI)
 	}
 	node := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels, Annotations: annotations},
@@ -317,7 +333,9 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 			c.groupCreated[p.Group] = created
 		}
 	}
-	annotations[vcv1beta1.KubeGroupNameAnnotationKey] = group
+	if !p.system {
+		annotations[vcv1beta1.KubeGroupNameAnnotationKey] = group
+	}
 	if p.Preemptable != nil {
 		annotations[preemptableKey] = fmt.Sprint(*p.Preemptable)
 	}
@@ -382,7 +400,10 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 		policy := v1.PreemptionPolicy(p.PreemptionPolicy)
 		pod.Spec.PreemptionPolicy = &policy
 	}
-	if p.Group != "" {
+	if p.system {
+		pod.Spec.SchedulerName = v1.DefaultSchedulerName
+	}
+	if p.Group != "" || p.system {
 		return pod, nil
 	}
 	pgPhase := vcv1beta1.PodGroupPending
@@ -442,6 +463,10 @@ func affinity(a *Affinity) *v1.Affinity {
 	}
 	return &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}
 }
+
+// GroupAnnotation names a pod's PodGroup (vcv1beta1.KubeGroupNameAnnotationKey); a pod of
+// no group names its own automatic one, "pg-" + its name.
+const GroupAnnotation = vcv1beta1.KubeGroupNameAnnotationKey
 
 // VGPUNumber is the resource a pod asks vGPUs by (deviceshare's vgpu.VolcanoVGPUNumber).
 const VGPUNumber v1.ResourceName = vgpuNumber

@@ -115,6 +115,9 @@ type Pod struct {
 	// Read for the session's preemption rules; the harnesses run no preempt action yet.
 	Preemptable      *bool  `json:"preemptable"`
 	PreemptionPolicy string `json:"preemption_policy"`
+	// A node's other or resident pod (DaemonSet, mirror): kube's default-scheduler places
+	// it, so it has no PodGroup and is in no queue; it only takes its node's resources.
+	system bool
 }
 
 type Scheduler struct {

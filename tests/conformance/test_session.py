@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conformance import harness, session_compare
+from conformance import harness, session_compare, session_queues
 
 pytestmark = pytest.mark.realservices  # the Go harness runs as a process
 
@@ -62,9 +62,53 @@ def test_a_gang_short_of_cards_is_discarded_and_v1_14_keeps_its_cards() -> None:
 
 @skip_without_go
 @pytest.mark.timeout(900)
-def test_generated_gangs_agree_pod_by_pod() -> None:
+def test_generated_gangs_agree_pod_by_pod_and_group_by_group() -> None:
     rows = session_compare.check([session_compare.generate_gangs(i) for i in range(50)])
     apart = [
-        d for _, diffs, leaked in rows if not leaked for d in diffs if not d.startswith("group ")
+        d
+        for _, diffs, leaked in rows
+        if not leaked
+        for d in diffs
+        if not d.startswith(session_compare.EXPLAINED)
     ]
     assert apart == []
+
+
+def test_generated_clusters_have_queues_at_the_edges() -> None:
+    datas = [session_compare.generate_gangs(i) for i in range(200)]
+    queued = [d for d in datas if d.get("queues")]
+    assert len(queued) > 100
+    assert any("enqueue" not in d["scheduler"].get("actions", ["enqueue"]) for d in queued)
+    assert any(g.get("min_resources") for d in queued for g in d["groups"])
+    # a capability of exactly one gang's request, in some dimension
+    exact = 0
+    for d in queued:
+        wants = [
+            session_queues.total([p for p in d["pods"] if p.get("group") == g["name"]])
+            for g in d["groups"]
+        ]
+        for q in d["queues"]:
+            for name, text in q.get("capability", {}).items():
+                value = int(text.removesuffix("m"))
+                exact += any(w.get(name) == value for w in wants)
+    assert exact > 10
+
+
+@skip_without_go
+def test_enqueue_leaves_a_group_of_a_closed_queue_pending() -> None:
+    """The harness records the actions that run (conf.EnabledActionMap, as scheduler.go
+    runOnce does): with enqueue on, allocate leaves a group enqueue refused Pending
+    (actions/allocate/allocate.go buildAllocateContext) rather than moving it Inqueue."""
+    data: dict[str, Any] = {
+        "scheduler": {"profile": "volcano-vgpu"},
+        "policy": {"card": "legacy"},
+        "nodes": [{"name": "n0", "cards": [{"index": 0, "memory_mib": 16384}]}],
+        "queues": [{"name": "shut", "state": "Closed"}],
+        "groups": [{"name": "ml/g", "queue": "shut", "min_resources": {"cpu": "1"}}],
+        "pods": [{"name": "ml/p", "group": "ml/g", "request": {"gpus": 1, "memory_mib": 1024}}],
+    }
+    (result,) = harness.run_scenarios("volcano", [data])
+    assert [(g["name"], g["phase"], g["state"]) for g in result["groups"]] == [
+        ("ml/g", "Pending", "not-admitted")
+    ]
+    assert session_compare.check([data])[0][1] == []

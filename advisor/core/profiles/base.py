@@ -65,6 +65,8 @@ class CardView(Protocol):
     uniform_capacity: IntArray  # per node: its healthy cards' one size, else 0
     allotted_healthy: IntArray  # per node: MiB allotted on its healthy cards
     node_used: IntArray  # per node: (vGPUs, cores, memory) in use
+    node_core_asked: IntArray  # per node: Σ each pod's per-card core, as written
+    node_of: IntArray  # per card: its node
     node_total: IntArray  # per node: (slots, cores, memory) of all its cards
     tied: int  # nodes tied in the last pick where the real scheduler picks at random
 
@@ -86,6 +88,7 @@ class Profile(Protocol):
     random_ties: bool
     few_cards_reason: int  # index in `reasons`: the node has fewer cards than asked
     refused_reason: int | None  # index in `reasons`: enough eligible cards, refused together
+    refused_reasons: tuple[int, ...]  # every such index (`refusals` tells them apart)
     # Indices in `reasons` of the card checks for free memory and for health (None: none):
     # a headline names any other check that decided, since it is not about memory.
     memory_reason: int
@@ -165,6 +168,11 @@ class Profile(Protocol):
     def fits(self, st: CardView, shape: Shape, eligible: BoolArray) -> BoolArray:
         """Per node: the GPU filter passes (enough eligible cards, and any profile rule on
         how they combine)."""
+        ...
+
+    def refusals(self, st: CardView, shape: Shape) -> IntArray:
+        """Per node, the index in `reasons` (one of `refused_reasons`) naming why `fits`
+        refuses a node with enough eligible cards."""
         ...
 
     def pick(

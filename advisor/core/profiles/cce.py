@@ -62,6 +62,7 @@ class CceProfile:
     )
     few_cards_reason = 0  # index of the reason for a node with fewer cards than asked
     refused_reason: int | None = None  # index of the reason for enough cards refused together
+    refused_reasons: tuple[int, ...] = ()
     memory_reason = 4  # index of the card check for free memory
     health_reason: int | None = 1  # index of the card check for health, if any
     checks_health = True
@@ -132,6 +133,9 @@ class CceProfile:
 
     def fits(self, st: CardView, shape: Shape, eligible: BoolArray) -> BoolArray:
         return enough_cards(st, shape, eligible)
+
+    def refusals(self, st: CardView, shape: Shape) -> IntArray:
+        return np.zeros(st.card_count.shape, dtype=np.int64)  # `fits` never refuses so
 
     def choose(
         self, st: CardView, node: int, shape: Shape, card_policy: PolicyName, eligible: BoolArray

@@ -69,6 +69,7 @@ class HamiProfile:
     )
     few_cards_reason = 8  # index of the reason for a node with fewer cards than asked
     refused_reason: int | None = 7  # index of the reason for enough cards refused together
+    refused_reasons: tuple[int, ...] = (7,)
     memory_reason = 3  # index of the card check for free memory
     health_reason: int | None = 1  # index of the card check for health, if any
     checks_health = True
@@ -135,7 +136,12 @@ class HamiProfile:
         )
 
     def card_reason_text(self, code: int, cards: list[int], shape: Shape, limit: int) -> str:
+        if code in self.refused_reasons:
+            return f"{self.reasons[code]}: no {shape.gpus} eligible cards on one NUMA node"
         return listed_cards(self.reasons, code, cards)
+
+    def refusals(self, st: CardView, shape: Shape) -> IntArray:
+        return np.full(st.card_count.shape, 7, dtype=np.int64)
 
     def fits(self, st: CardView, shape: Shape, eligible: BoolArray) -> BoolArray:
         ok = enough_cards(st, shape, eligible)

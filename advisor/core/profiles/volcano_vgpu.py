@@ -61,9 +61,13 @@ class VolcanoProfile:
         "card-core",
         "exclusive-conflict",
         "core-exhausted",
+        # allocate's resource check over the plugin's totals (before the card filter)
+        f"Insufficient {DIALECT.count}",
+        f"Insufficient {DIALECT.core}",
     )
     few_cards_reason = 0  # index of the reason for a node with fewer cards than asked
-    refused_reason: int | None = None  # index of the reason for enough cards refused together
+    refused_reason: int | None = 6  # index of the reason for enough cards refused together
+    refused_reasons: tuple[int, ...] = (6, 7)
     memory_reason = 2  # index of the card check for free memory
     health_reason: int | None = None  # index of the card check for health, if any
     checks_health = False
@@ -104,7 +108,15 @@ class VolcanoProfile:
         return dialect_request(DIALECT, request)
 
     def device_allocatable(self, cards: tuple[Card, ...], slots: int) -> dict[str, int]:
-        return dialect_allocatable(DIALECT, cards, slots)
+        """The plugin's slots and cores count its healthy cards, its memory every card:
+        Project-HAMi/volcano-vgpu-device-plugin pkg/plugin/vgpu/plugin.go ListAndWatch
+        re-sends the memory devices unchanged when a card fails (its FIXME), while the slot
+        and core devices carry the card's health (apiDevices, cache.go notify)."""
+        found = dialect_allocatable(DIALECT, cards, slots)
+        memory = sum(c.memory_mib for c in cards)
+        if memory > 0:
+            found[DIALECT.memory] = memory
+        return found
 
     def card_need(self, capacity: IntArray, shape: Shape) -> IntArray:
         if shape.memory_percent > 0:
@@ -131,10 +143,33 @@ class VolcanoProfile:
         )
 
     def card_reason_text(self, code: int, cards: list[int], shape: Shape, limit: int) -> str:
+        if code in self.refused_reasons:
+            what = "vGPU slots" if code == 6 else "cores"
+            return f"{self.reasons[code]}: its healthy cards' {what}, less what its pods ask"
         return listed_cards(self.reasons, code, cards)
 
     def fits(self, st: CardView, shape: Shape, eligible: BoolArray) -> BoolArray:
-        return enough_cards(st, shape, eligible)
+        slots, cores = self._totals_short(st, shape)
+        return np.asarray(enough_cards(st, shape, eligible) & ~slots & ~cores, dtype=np.bool_)
+
+    def refusals(self, st: CardView, shape: Shape) -> IntArray:
+        slots, _ = self._totals_short(st, shape)
+        return np.where(slots, 6, 7).astype(np.int64)
+
+    def _totals_short(self, st: CardView, shape: Shape) -> tuple[BoolArray, BoolArray]:
+        """Per node, whether allocate's resource check (actions/allocate/allocate.go
+        `predicate`, `InitResreq.LessEqualWithResourcesName(FutureIdle)`) refuses the pod's
+        volcano.sh/vgpu-number, or its vgpu-cores: the node's allocatable counts the
+        plugin's healthy cards only (`device_allocatable`) while every pod on it counts,
+        one on a card gone unhealthy too. Its vgpu-memory counts every card: never
+        tighter than the card filter."""
+        n_nodes = st.card_count.size
+        slots = np.bincount(st.node_of, weights=st.slots * st.healthy, minlength=n_nodes)
+        short_slots = shape.gpus > slots - st.node_used[:, 0]
+        core = shape.card_core
+        room = 100 * st.healthy_count - st.node_core_asked
+        short_cores = (core > 0) & (core > room)
+        return np.asarray(short_slots, dtype=np.bool_), np.asarray(short_cores, dtype=np.bool_)
 
     def order(self, st: CardView, node: int, card_policy: PolicyName) -> list[int]:
         positions = list(st.node_positions(node))

@@ -24,7 +24,7 @@ import numpy as np
 from advisor.core.diagnose import build_state
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.model import Cluster, OtherPod
-from advisor.core.nodefilters import bytes_text, cpu_text, resource_reasons
+from advisor.core.nodefilters import bytes_text, cpu_text
 from advisor.core.scaling.others import OtherPods
 from advisor.core.state import CardState, Shape
 
@@ -93,7 +93,7 @@ def _relief(
     state: CardState, others: OtherPods, node: int, shape: Shape, short: Any, pod: str
 ) -> Relief:
     name = state.node_names[node]
-    lacks = resource_reasons(short)
+    lacks = state.fit.named(short)  # every resource short, in the session's words
     chosen = _to_move(state, node, shape, others.own(name) or ())
     if not chosen:
         return Relief(pod, name, lacks)

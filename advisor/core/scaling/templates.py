@@ -24,7 +24,6 @@ from advisor.core.nodefilters import (
     Allocatable,
     Resources,
     Taint,
-    resource_reasons,
 )
 from advisor.core.state import CardState, Shape
 
@@ -144,9 +143,9 @@ class NotTriggered:
 
 
 class TemplateCheck:
-    """kube-scheduler's non-GPU filters on an empty node of each template: the state's own
-    checks (`CardState.static_rejections`, `resource_shortfalls`), so the reasons given are
-    the ones it decides by."""
+    """The session's non-GPU filters on an empty node of each template: the state's own
+    checks (`CardState.static_rejections`, `resource_shortfalls`, in the order and words of
+    `CardState.fit`), so the reasons given are the ones it decides by."""
 
     def __init__(self, templates: Sequence[NodeShape], cluster: Cluster) -> None:
         self.templates = tuple(templates)
@@ -159,10 +158,9 @@ class TemplateCheck:
         short = self.state.resource_shortfalls(shape)
         refused: dict[NodeShape, tuple[str, ...]] = {}
         for i, template in enumerate(self.templates):
-            if i in static:
-                refused[template] = static[i]
-            elif short[i].any():
-                refused[template] = resource_reasons(short[i])
+            reasons = self.state.fit.rejection(static.get(i, ()), short[i])
+            if reasons:
+                refused[template] = reasons
         return refused
 
     def admitting(self, shape: Shape) -> tuple[NodeShape, ...]:

@@ -107,7 +107,7 @@ def scale_up_advice(
     decided = [(d, remedy(d, rescued, held)) for d in diagnosis.pods]
     short = [d.pod.name for d, r in decided if r.advice == "node-resources"]
     freed = relief(cluster, diagnosis, short)
-    targets = [d.pod for d, r in decided if r.scale_up]
+    targets = _with_gang_mates(cluster, [d.pod for d, r in decided if r.scale_up], diagnosis)
     if not targets or cluster.max_vgpus_per_card < 1:  # with no vGPU allowed, no node helps
         return ScaleUpAdvice((), relief=freed)
     shapes = node_shapes(cluster)
@@ -153,6 +153,22 @@ def scale_up_advice(
     return ScaleUpAdvice(_verify(cluster, rescued, plan, max_rounds), refused, freed)
 
 
+def _with_gang_mates(cluster: Cluster, targets: list[Pod], diagnosis: Diagnosis) -> list[Pod]:
+    """The targets and, under Volcano's session, the Pending mates of their gangs whose cause
+    is `gang` (placed then rolled back, or never tried once a needed member failed: they need
+    room beside the others), in queue order."""
+    if not gang_members(cluster, profile_of(cluster.scheduler).session.volcano):
+        return targets
+    mins = {g.name for g in cluster.jobs.groups if g.min_member > 1}
+    wanted = {p.group for p in targets if p.group in mins}
+    named = {p.name for p in targets}
+    return [
+        d.pod
+        for d in diagnosis.pods
+        if d.pod.name in named or (d.cause == "gang" and d.pod.group in wanted)
+    ]
+
+
 def _gangs_nodes_cannot_start(
     cluster: Cluster, diagnosis: Diagnosis, targets: Sequence[Pod], refused: Collection[str]
 ) -> dict[str, str]:
@@ -163,7 +179,7 @@ def _gangs_nodes_cannot_start(
         return {}
     mins = {g.name: g.min_member for g in cluster.jobs.groups if g.min_member > 1}
     hopeful = {p.name for p in targets if p.name not in refused}
-    hopeful |= {d.pod.name for d in diagnosis.pods if d.cause in ("schedulable", "gang")}
+    hopeful |= {d.pod.name for d in diagnosis.pods if d.cause == "schedulable"}
     able: dict[str, int] = {}
     held: dict[str, list[str]] = {}
     for pod in cluster.pods:

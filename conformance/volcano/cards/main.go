@@ -2,9 +2,9 @@
 // registration decode (vgpu.NewGPUDevices), the running pods' allocations (AddResource),
 // the card filter and its cached score (FilterNode, ScoreNode) and the card choice
 // (Allocate, which writes volcano.sh/vgpu-ids-new through a fake clientset). Whole-node
-// filters are kube-scheduler's own plugins (as Volcano's predicates plugin runs them) and
-// NodeResourcesFit over the node's cpu, memory, pods and volcano.sh/vgpu-* allocatable
-// (Volcano's InitResreq <= Idle check).
+// filters: first allocate's own resource check (idleCheck, the harness's code: v1.15.1's
+// pkg/scheduler/api cannot be built from the proxy), then kube-scheduler's own plugins as
+// Volcano's predicates plugin runs them (it runs no NodeResourcesFit).
 //
 // The session around that code is the harness's, since the session package cannot be built
 // from the proxy yet (docs/conformance.md): Pending pods one by one in the order of
@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/fake"
@@ -38,7 +39,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeaffinity"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeunschedulable"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
 
@@ -105,16 +105,11 @@ func main() {
 func newPlugins() ([]fwk.Plugin, error) {
 	ctx := context.Background()
 	feats := feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate)
-	fitArgs := &config.NodeResourcesFitArgs{ScoringStrategy: &config.ScoringStrategy{
-		Type:      config.LeastAllocated,
-		Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}},
-	}}
 	var out []fwk.Plugin
 	for _, build := range []func() (fwk.Plugin, error){
 		func() (fwk.Plugin, error) { return nodeunschedulable.New(ctx, nil, nil, feats) },
 		func() (fwk.Plugin, error) { return nodeaffinity.New(ctx, &config.NodeAffinityArgs{}, nil, feats) },
 		func() (fwk.Plugin, error) { return tainttoleration.New(ctx, nil, nil, feats) },
-		func() (fwk.Plugin, error) { return noderesources.NewFit(ctx, fitArgs, nil, feats) },
 	} {
 		p, err := build()
 		if err != nil {
@@ -247,7 +242,11 @@ func choose(plugins []fwk.Plugin, pod *v1.Pod, names []string, infos map[string]
 	best := math.Inf(-1)
 	var tied []string
 	for _, name := range names {
-		if reasons := nodeFilters(plugins, pod, infos[name], all); reasons != nil {
+		reasons := idleCheck(pod, infos[name])
+		if reasons == nil {
+			reasons = nodeFilters(plugins, pod, infos[name], all)
+		}
+		if reasons != nil {
 			for _, r := range reasons {
 				counts[r]++
 			}
@@ -300,4 +299,60 @@ func cardsOf(c *cluster.Cluster, pod *v1.Pod) ([]int, error) {
 		}
 	}
 	return cards, nil
+}
+
+// idleCheck is allocate's resource check before the predicates (volcano v1.15.1
+// actions/allocate/allocate.go predicate: task.InitResreq.LessEqualWithResourcesName(
+// node.FutureIdle(), api.Zero), "Insufficient " + the first resource short), over the same
+// quantities: a pod's requests plus one "pods" (api/pod_info.go GetPodResourceRequest), a
+// node's allocatable less every pod on it (NodeInfo.AddTask; no pod here is releasing or
+// pipelined, so FutureIdle is Idle). Every dimension the pod has is checked, a request of
+// zero too: a node whose pods request more cpu than it has refuses a pod asking none.
+// Upstream lists cpu, memory, then the scalars in map order; here the scalars sorted.
+func idleCheck(pod *v1.Pod, ni *framework.NodeInfo) []string {
+	idle := map[v1.ResourceName]int64{}
+	for name, q := range ni.Node().Status.Allocatable {
+		idle[name] = amount(name, q)
+	}
+	for _, pi := range ni.GetPods() {
+		for name, n := range asks(pi.GetPod()) {
+			idle[name] -= n
+		}
+	}
+	want := asks(pod)
+	names := make([]string, 0, len(want))
+	for name := range want {
+		if name != v1.ResourceCPU && name != v1.ResourceMemory {
+			names = append(names, string(name))
+		}
+	}
+	sort.Strings(names)
+	for _, name := range append([]string{"cpu", "memory"}, names...) {
+		n, asked := want[v1.ResourceName(name)]
+		if asked && n > idle[v1.ResourceName(name)] {
+			return []string{"Insufficient " + name}
+		}
+	}
+	return nil
+}
+
+// asks is a pod's InitResreq: its one container's requests (cpu, memory and the scalars
+// always present, zero where not asked) and one pod slot.
+func asks(pod *v1.Pod) map[v1.ResourceName]int64 {
+	out := map[v1.ResourceName]int64{v1.ResourceCPU: 0, v1.ResourceMemory: 0, v1.ResourcePods: 1}
+	for _, c := range pod.Spec.Containers {
+		for name, q := range c.Resources.Requests {
+			out[name] += amount(name, q)
+		}
+	}
+	return out
+}
+
+// amount is a quantity as api.NewResource reads it: millicores, bytes, pods, milli-units.
+func amount(name v1.ResourceName, q resource.Quantity) int64 {
+	switch name {
+	case v1.ResourceMemory, v1.ResourcePods:
+		return q.Value()
+	}
+	return q.MilliValue()
 }

@@ -32,11 +32,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"volcano.sh/apis/pkg/apis/scheduling"
+	controllerutil "volcano.sh/volcano/pkg/controllers/util"
 	"volcano.sh/volcano/pkg/scheduler"
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/api/devices/nvidia/vgpu"
 	"volcano.sh/volcano/pkg/scheduler/cache"
+	"volcano.sh/volcano/pkg/scheduler/conf"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 	"volcano.sh/volcano/pkg/scheduler/metrics"
 	_ "volcano.sh/volcano/pkg/scheduler/plugins"
@@ -57,7 +60,8 @@ type PodResult struct {
 
 // GroupResult is one PodGroup with Pending members: its phase in the session, and the
 // advisor's words for what allocate did with it (placed: a member is placed and stays;
-// rolled-back: members were placed, then discarded; admitted: none was placed).
+// rolled-back: members were placed, then discarded; admitted: none was placed;
+// not-admitted: enqueue left it Pending).
 type GroupResult struct {
 	Name      string `json:"name"`
 	Phase     string `json:"phase"`
@@ -107,9 +111,16 @@ func main() {
 	os.Exit(status)
 }
 
+// quietLogs silences Volcano's logs; XGPU_CONFORMANCE_V=5 sends them to stderr at that
+// verbosity instead (to read why upstream decided as it did).
 func quietLogs() {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
+	if v := os.Getenv("XGPU_CONFORMANCE_V"); v != "" {
+		_ = fs.Set("logtostderr", "true")
+		_ = fs.Set("v", v)
+		return
+	}
 	_ = fs.Set("logtostderr", "false")
 	_ = fs.Set("alsologtostderr", "false")
 	_ = fs.Set("stderrthreshold", "FATAL")
@@ -212,6 +223,7 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 	for _, pod := range c.Pods {
 		sc.AddPod(pod)
 	}
+	automaticMinResources(c)
 	for _, pg := range c.Groups {
 		sc.AddPodGroupV1beta1(pg)
 	}
@@ -222,6 +234,13 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 	ready.Store(true)
 	sc.HyperNodesInfo = api.NewHyperNodesInfoWithCache(nil, nil, nil, ready)
 
+	// Which actions run, as scheduler.go runOnce records it before each session: allocate
+	// leaves a Pending group to enqueue when enqueue runs (allocate.go buildAllocateContext),
+	// and moves it to Inqueue itself when it does not.
+	conf.EnabledActionMap = make(map[string]bool, len(actions))
+	for _, action := range actions {
+		conf.EnabledActionMap[action.Name()] = true
+	}
 	ties.reset()
 	ssn := framework.OpenSession(sc, tiers, configurations)
 	defer framework.CloseSession(ssn)
@@ -292,6 +311,9 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 		if placedIn[job.UID] {
 			state = "placed"
 		}
+		if job.PodGroup.Status.Phase == scheduling.PodGroupPending {
+			state = "not-admitted" // enqueue ran and left it Pending: allocate never tried it
+		}
 		res.Groups = append(res.Groups, GroupResult{
 			Name: job.Namespace + "/" + job.Name, Phase: string(job.PodGroup.Status.Phase),
 			State: state, Condition: job.FitError(),
@@ -304,6 +326,25 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 	}
 	sort.Strings(res.Leaked)
 	return nil
+}
+
+// automaticMinResources gives the PodGroup of a pod of no group the minResources Volcano's
+// controller writes on it (controllers/podgroup pg_controller_handler.go
+// createNormalPodPGIfNotExist: util.CalTaskRequests(pod, minMember), the pod's quota usage),
+// which proportion's enqueue check and elastic share read.
+func automaticMinResources(c *cluster.Cluster) {
+	pods := map[string]*v1.Pod{}
+	for _, pod := range c.Pods {
+		if name := pod.Annotations[cluster.GroupAnnotation]; name == "pg-"+pod.Name {
+			pods[pod.Namespace+"/"+name] = pod
+		}
+	}
+	for _, pg := range c.Groups {
+		if pod, ok := pods[pg.Namespace+"/"+pg.Name]; ok {
+			min := controllerutil.CalTaskRequests(pod, pg.Spec.MinMember)
+			pg.Spec.MinResources = &min
+		}
+	}
 }
 
 func placed(task *api.TaskInfo) bool {

@@ -106,9 +106,10 @@ def test_prepredicate_failed_and_tasks_are_not_used_up_continue_on_until_min_mem
 
 def test_min_member_equal_to_the_tasks_cannot_be_allocated_so_nothing_binds() -> None:
     """TestAllocate "master's min member can not be allocated, break from allocating",
-    without task roles (not modelled): the job needs all four (NeedContinueAllocating is
-    false when MinAvailable == len(Tasks)); two fit, so every placement is discarded and the
-    expected binds are none."""
+    without task roles (not modelled): the job needs all four, so NeedContinueAllocating
+    (v1.15.1 api/job_info.go) is false (MinAvailable == len(Tasks)) and allocate's
+    allocateResourcesForTasks `break`s at the first task no node takes: p0 fits n1, p1 finds
+    n1 full, p2 and p3 are never tried; p0's placement is discarded, nothing binds."""
     result = diagnose_jobs(
         cluster(
             [node("n1", "1", role="master"), node("n2", "1", role="worker")],
@@ -126,17 +127,48 @@ def test_min_member_equal_to_the_tasks_cannot_be_allocated_so_nothing_binds() ->
         "c1/p0": ("gang", None),
         "c1/p1": ("node-resources", None),
         "c1/p2": ("gang", None),
-        "c1/p3": ("node-resources", None),
+        "c1/p3": ("gang", None),
     }
-    p0 = next(d for d in result.diagnosis.pods if d.pod.name == "c1/p0")
+    by_name = {d.pod.name: d for d in result.diagnosis.pods}
     # api/job_info.go TaskSchedulingReason and FitError, gang.go's condition
-    assert p0.message.startswith(
-        "Pod c1/p0 can possibly be assigned to n1, once minAvailable is satisfied "
-        "(2/4 tasks in gang unschedulable: pod group is not ready, 4 Pending, "
-        "4 minAvailable; Pending: 2 Schedulable, 2 Unschedulable. Origin reason is p1: "
+    fit_error = (
+        "pod group is not ready, 4 Pending, 4 minAvailable; Pending: 1 Schedulable, "
+        "3 Unschedulable. Origin reason is p1: 0/2 nodes are unavailable: "
     )
+    assert by_name["c1/p0"].message.startswith(
+        "Pod c1/p0 can possibly be assigned to n1, once minAvailable is satisfied "
+        f"(3/4 tasks in gang unschedulable: {fit_error}"
+    )
+    # never tried: no fit error of its own, so its pod condition is the job's FitError
+    # (cache/cache.go RecordJobStatusEvent: msg empty, baseErrorMessage = job.FitError())
+    assert by_name["c1/p2"].message.startswith(fit_error)
+    assert by_name["c1/p3"].message == by_name["c1/p2"].message
     assert result.groups[0].state == "rolled-back"
-    assert result.diagnosis.summary["gang"] == 2
+    assert result.diagnosis.summary["gang"] == 3
+
+
+def test_a_failure_ends_the_turn_only_when_every_member_is_needed() -> None:
+    """NeedContinueAllocating (v1.15.1 api/job_info.go): min_member 2 of three members, the
+    first (priority 10) fits nowhere, the turn goes on and the other two place; with
+    min_member 3 the turn ends at the first, and neither of the others is tried (`admitted`:
+    nothing was placed, so nothing is rolled back)."""
+    pods = [
+        pod("ml/w-0", "ml/job", memory_mib=32768, priority=10),
+        pod("ml/w-1", "ml/job"),
+        pod("ml/w-2", "ml/job"),
+    ]
+    two = diagnose_jobs(cluster([node("a", cards=2)], pods, [{"name": "ml/job", "min_member": 2}]))
+    assert [v[0] for v in verdicts(two).values()] == ["unsatisfiable", "schedulable", "schedulable"]
+    assert two.groups[0].state == "placed"
+    three = diagnose_jobs(
+        cluster([node("a", cards=2)], pods, [{"name": "ml/job", "min_member": 3}])
+    )
+    assert [v[0] for v in verdicts(three).values()] == ["unsatisfiable", "gang", "gang"]
+    assert three.groups[0].state == "admitted"
+    assert three.diagnosis.pods[1].message == (
+        "pod group is not ready, 3 Pending, 3 minAvailable; Pending: 3 Unschedulable. "
+        f"Origin reason is w-0: {three.diagnosis.pods[0].message}"
+    )
 
 
 def test_prepredicate_failed_node_selector_does_not_match() -> None:

@@ -5,7 +5,8 @@
   node, as an independent restatement of each profile's checks judges them: plain Python
   over the scenario's values and the placements (no `CardState`, no rules module), written
   from the upstream sources (CCE: docs/design.md §1–§2; HAMi v2.10.0 device.go `Fit`;
-  Volcano v1.15.0 utils.go `checkNodeGPUSharingPredicateAndScore`).
+  Volcano v1.15.0 utils.go `checkNodeGPUSharingPredicateAndScore`, and allocate's check of
+  the node's vgpu-number and vgpu-cores totals before it).
 * A CCE scenario reads, judges and writes back the same whether it omits the `scheduler:`
   block, says `profile: cce`, or is loaded with the `cce` override.
 """
@@ -99,9 +100,27 @@ def numa_bound(cluster: Cluster, annotations: dict[str, str]) -> bool:
     return cluster.scheduler.profile == "hami" and annotations.get(NUMA_BIND) == "true"
 
 
+def totals_refuse(
+    cluster: Cluster, node: Node, uses: dict[tuple[str, int], Use], request: Request
+) -> bool:
+    """Volcano's allocate checks the pod's vgpu-number and vgpu-cores against the node's
+    allocatable, before any card (actions/allocate/allocate.go `predicate`): the device
+    plugin's healthy cards' slots and 100 cores each, less what every pod on the node asks
+    (its card count, its per-card core). `uses[(node, -1)]` holds the node's sums."""
+    if cluster.scheduler.profile != "volcano-vgpu":
+        return False
+    asked = uses.get((node.name, -1), Use())
+    healthy = [c for c in node.cards if c.healthy]
+    slots = sum(cluster.max_vgpus_per_card if c.max_vgpus is None else c.max_vgpus for c in healthy)
+    core = card_core(cluster, request)
+    return request.gpus > slots - asked.count or 0 < core > 100 * len(healthy) - asked.core
+
+
 def admits(
     cluster: Cluster, node: Node, uses: dict[tuple[str, int], Use], request: Request, bind: bool
 ) -> bool:
+    if totals_refuse(cluster, node, uses, request):
+        return False
     passing = [
         c
         for c in node.cards
@@ -123,6 +142,9 @@ def take(
     request: Request,
 ) -> None:
     by_index = {c.index: c for n in cluster.nodes if n.name == node for c in n.cards}
+    totals = uses.setdefault((node, -1), Use())
+    totals.count += len(cards)
+    totals.core += card_core(cluster, request)
     for index in cards:
         use = uses[(node, index)]
         use.count += 1
@@ -154,6 +176,8 @@ def filter_problems(cluster: Cluster) -> list[str]:
         chosen = [cards[i] for i in d.placement.cards]
         if len(set(d.placement.cards)) != request.gpus:
             problems.append(f"{d.pod.name}: {d.placement.cards} for {request.gpus} cards")
+        if totals_refuse(cluster, nodes[d.placement.node], uses, request):
+            problems.append(f"{d.pod.name} on {d.placement.node}: the node's device totals")
         for c in chosen:
             why = card_refusal(cluster, c, uses[(d.placement.node, c.index)], request)
             if why:

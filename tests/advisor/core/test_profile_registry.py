@@ -101,6 +101,7 @@ class ToyProfile:
     random_ties = False
     few_cards_reason = 0
     refused_reason: int | None = None
+    refused_reasons: tuple[int, ...] = ()
     memory_reason = 2
     health_reason: int | None = None
     checks_health = False
@@ -155,6 +156,9 @@ class ToyProfile:
 
     def fits(self, st: CardView, shape: Shape, eligible: BoolArray) -> BoolArray:
         return enough_cards(st, shape, eligible)
+
+    def refusals(self, st: CardView, shape: Shape) -> IntArray:
+        return np.zeros(st.card_count.shape, dtype=np.int64)
 
     def pick(
         self,

@@ -228,7 +228,8 @@ def test_overcommit_plugin(
 def test_overcommit_enqueue_rejects_once_the_inqueue_groups_pass_factor_times_total() -> None:
     """Hand case in the cycle: the first group is Inqueue (one of its two members running,
     its minResources 6 cpu), the second's 4 cpu would take the cluster past 1.2 × its 8 cpu
-    − the 1 used; with factor 2.0 both fit."""
+    − the 1 used; with factor 2.0 overcommit admits it and proportion refuses it (both
+    checked against Volcano v1.14.1's session, conformance/volcano14)."""
     data: dict[str, Any] = {
         "nodes": [node("n1", "4", "16G"), node("n2", "4", "16G")],
         "groups": [
@@ -246,9 +247,15 @@ def test_overcommit_enqueue_rejects_once_the_inqueue_groups_pass_factor_times_to
     assert states(result)["ns/pg2"] == "not-admitted"
     (b1,) = [d for d in result.diagnosis.pods if d.pod.name == "ns/b1"]
     assert b1.message == "resource in cluster is overused: overused cpu"
+    # With factor 2.0 overcommit admits it (6 + 4 <= 15); proportion then refuses it:
+    # 4 + 1 allocated + 5 inqueue (pg1's minResources less what it holds) > the 8 cpu of
+    # realCapability (proportion.go JobEnqueueableFn). Only the cluster's size refuses it,
+    # but the nodes have the room, so allocate, which never tries it, decides.
     data["scheduler"] = {"profile": "volcano-vgpu", "overcommit_factor": 2.0}
     again = diagnose_jobs(scenario_from_data(data, "queues.yaml"))
-    assert states(again)["ns/pg2"] != "not-admitted"
+    assert states(again)["ns/pg2"] == "not-admitted"
+    (b1,) = [d for d in again.diagnosis.pods if d.pod.name == "ns/b1"]
+    assert b1.message == "queue resource quota insufficient: insufficient cpu"
 
 
 # -- pkg/scheduler/actions/allocate/allocate_test.go, TestAllocate -----------------------------

@@ -296,7 +296,7 @@ def test_all_three_reasons_read_like_a_fit_error() -> None:
     # Insufficient memory" < "1 Too many pods".
     verdict = assert_diagnosis(HAND[2], "dataclasses")
     assert verdict.node_summary == (
-        "0/1 nodes are unavailable: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods."
+        "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods."
     )
 
 

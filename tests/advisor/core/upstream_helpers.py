@@ -1,7 +1,9 @@
 """Shared plumbing for the tests that replay kube-scheduler's own filter tables.
 
 Each `test_upstream_*` module converts the cases of one upstream test function into
-`Case` values: one GPU node (one card, with the upstream node's name, labels, taints,
+`Case` values, judged under a profile whose session is kube-scheduler's (`hami`; under
+Volcano's, allocate checks the node's resources its own way: test_volcano_resource_check):
+one GPU node (one card, with the upstream node's name, labels, taints,
 cordon, allocatable and pods already on it) and one Pending GPU pod (with the upstream
 pod's node selector, required node affinity, tolerations and effective request). A case
 is then judged three ways, each of which must give the upstream verdict:
@@ -28,7 +30,7 @@ from typing import Any
 
 from advisor.core.diagnose import build_state, diagnose
 from advisor.core.diagnosis import PodDiagnosis
-from advisor.core.model import Card, Cluster, Node, OtherPod, Placement, Pod, Request
+from advisor.core.model import Card, Cluster, Node, OtherPod, Placement, Pod, Request, Scheduler
 from advisor.core.nodefilters import (
     NO_CONSTRAINTS,
     NO_RESOURCES,
@@ -53,6 +55,7 @@ POD = "default/pending"
 CARD_MIB = 16384
 POD_MIB = 1024  # one card, well within it: only the node filters can say no
 BUILDS = ("dataclasses", "scenario")
+KUBE = Scheduler("hami")  # kube-scheduler's session: NodeResourcesFit decides the resources
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +149,7 @@ def cluster_of(case: Case, running: tuple[Pod, ...] = ()) -> Cluster:
         unschedulable=case.cordoned,
     )
     pending = Pod(POD, Request(1, POD_MIB), resources=case.resources, constraints=case.constraints)
-    return Cluster((node,), (*running, pending))
+    return Cluster((node,), (*running, pending), scheduler=KUBE)
 
 
 def scenario_of(case: Case) -> dict[str, Any]:
@@ -185,7 +188,7 @@ def scenario_of(case: Case) -> dict[str, Any]:
         pod["affinity"] = {"node": {"required": [_term_data(t) for t in c.required]}}
     if c.tolerations:
         pod["tolerations"] = [_toleration_data(t) for t in c.tolerations]
-    return {"nodes": [node], "pods": [pod]}
+    return {"scheduler": {"profile": KUBE.profile}, "nodes": [node], "pods": [pod]}
 
 
 def _resources_data(r: Resources) -> dict[str, str]:
