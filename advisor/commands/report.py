@@ -27,7 +27,7 @@ from advisor.commands.cluster_input import add_cluster_arguments, read_input
 from advisor.commands.flags.rightsizing import add_rightsizing_arguments, rightsizing_settings
 from advisor.commands.flags.scheduler import scheduler_choice
 from advisor.commands.flags.values import count, positive_duration, positive_seconds
-from advisor.core.diagnose import CAUSES
+from advisor.core.diagnose import CAUSES, shown_causes
 from advisor.durations import parse_duration
 from advisor.errors import EXIT_FINDINGS, InputError
 from advisor.metrics import push, write_textfile
@@ -185,7 +185,8 @@ def _summary_line(report: Report) -> str:
     """Pending pods by cause and what the plans rescue: the run in one line."""
     summary = report.data["diagnosis"]["summary"]
     plan = report.data["plan"]["summary"]
-    causes = ", ".join(f"{summary[c]} {c}" for c in CAUSES if summary[c])
+    # the job layer's causes too (gang, queue, quota), as every page counts them
+    causes = ", ".join(f"{summary[c]} {c}" for c in shown_causes(summary) if summary[c])
     return (
         f"{plural(summary['pending'], 'Pending GPU pod')}"
         + (f" ({causes})" if causes else "")
