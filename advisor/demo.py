@@ -3,7 +3,9 @@
 Starts a simulated exporter for every node of a bundled scenario, a real Prometheus scraping
 them when one is installed (the advisor scrapes the exporters directly otherwise), runs
 `xgpu-advisor report`, prints a short summary and where to open the HTML, and stops
-everything it started.
+everything it started. Without `--scenario` it does so twice: the demo's cluster, then the
+Volcano training cluster (gangs, queues, preemption), whose report is a second page in
+`training/` under the first.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from advisor.words import plural
 
 PACKAGE = Path(__file__).resolve().parent
 DEFAULT_SCENARIO = PACKAGE / "examples" / "demo.yaml"
+TRAINING_SCENARIO = PACKAGE / "examples" / "training.yaml"
+TRAINING_PAGE = "training"  # the training cluster's report, a folder in the demo's
+TRAINING_STORY = "a Volcano training cluster (a gang, a full queue, a useless eviction)"
 RULES = PACKAGE.parent / "deploy" / "rules" / "xgpu.rules.yaml"
 JOB = "xgpu-exporter"
 
@@ -277,6 +282,7 @@ def summary(out: Path) -> str:
     lines = [
         f"source: {data['source']}",
         f"{plural(counts['pending'], 'Pending GPU pod')}: {causes}",
+        *_jobs_lines(data["diagnosis"]),
         f"{plural(plan['plans'], 'plan')} rescuing {plural(plan['rescued_pods'], 'pod')} "
         f"with {plural(plan['evictions'], 'eviction')}",
         f"fragmentation: {frag['ratio']:.1%} of the {frag['free_mib']:,} MiB free is unusable "
@@ -285,6 +291,31 @@ def summary(out: Path) -> str:
         f"open the report: file://{(out / 'report.html').resolve()}",
     ]
     return "\n".join(lines)
+
+
+def _jobs_lines(diagnosis: dict[str, Any]) -> list[str]:
+    """The gangs' outcomes and the evictions preemption would make (docs/design.md §10):
+    only where the cluster has them, so the demo's own page keeps its summary."""
+    lines = []
+    if groups := diagnosis.get("groups"):
+        lines.append(
+            "gangs: "
+            + "; ".join(
+                f"{g['name']} {g['state']} ({g['ready']} running, {g['pending']} Pending, "
+                f"min_member {g['min_member']}, queue {g['queue']})"
+                for g in groups
+            )
+        )
+    for pod in diagnosis["pods"]:
+        found = pod.get("preemption") or {}
+        if found.get("verdict") == "evicts":
+            useless = "it still fits no card there (helps: false)"
+            result = "then it fits" if found["helps"] else useless
+            lines.append(
+                f"preemption: {pod['pod']} evicts {', '.join(found['victims'])} on "
+                f"{found['node']}; {result}"
+            )
+    return lines
 
 
 def _sizing_line(sizing: dict[str, Any] | None) -> list[str]:
@@ -328,14 +359,31 @@ def run_demo(
     return 0
 
 
+def default_pages(out: Path) -> list[tuple[Path, Path]]:
+    """(scenario, output folder) of each report `make demo` writes, in order."""
+    return [(DEFAULT_SCENARIO, out), (TRAINING_SCENARIO, out / TRAINING_PAGE)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m advisor.demo", description=__doc__)
-    parser.add_argument("--scenario", type=Path, default=DEFAULT_SCENARIO)
+    parser.add_argument(
+        "--scenario",
+        type=Path,
+        help="this scenario alone (default: the demo's cluster, then the training cluster)",
+    )
     parser.add_argument("--output-dir", type=Path, default=Path("out/demo-report"))
     parser.add_argument("--no-prometheus", action="store_true", help="scrape exporters directly")
     args = parser.parse_args(argv)
+    out: Path = args.output_dir
+    pages = [(args.scenario, out)] if args.scenario is not None else default_pages(out)
     try:
-        return run_demo(args.scenario, args.output_dir, use_prometheus=not args.no_prometheus)
+        for number, (scenario, where) in enumerate(pages):
+            if number:  # the second page: what it shows, and where it goes
+                print(f"xgpu-demo: next, {TRAINING_STORY}: {scenario}, reported in {where}")
+            code = run_demo(scenario, where, use_prometheus=not args.no_prometheus)
+            if code != 0:
+                return code
+        return 0
     except ScenarioError as err:
         print(f"xgpu-demo: error: {err}", file=sys.stderr)
         return err.exit_code

@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from advisor.core.model import Card, Cluster
+from advisor.core.profiles import profile_of
 from advisor.scenario import load_scenario
 from advisor.sources import Gathered
 
@@ -17,8 +18,9 @@ def add_pods_from_argument(parser: argparse.ArgumentParser) -> None:
         "--pods-from",
         type=Path,
         metavar="FILE",
-        help="Pending pods, and owners and priorities of running ones, from this scenario "
-        "file instead of the Kubernetes API (hosts without Kubernetes, demos)",
+        help="Pending pods, owners and priorities of running ones, PodGroups and Queues, "
+        "from this scenario file instead of the Kubernetes API (hosts without Kubernetes, "
+        "demos)",
     )
 
 
@@ -31,10 +33,13 @@ def without_kubernetes_warning(gathered: Gathered) -> Gathered:
 def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
     """From a scenario file, the stand-in for the Kubernetes API: Pending pods; what metrics
     cannot know of running ones (owner, priority, annotations, cpu/memory requests, node
-    selector, affinity, tolerations); of each node what its Node object and its other pods
-    would say (allocatable, labels, taints, cordon, CPU-only pods) and what the scheduler
-    registered of its cards (NUMA, slots); and, with `--scheduler auto`, the profile, which
-    the Kubernetes API's annotations would have told."""
+    selector, affinity, tolerations, PodGroup, whether Volcano may evict it); of each node
+    what its Node object and its other pods would say (allocatable, labels, taints, cordon,
+    CPU-only pods) and what the scheduler registered of its cards (NUMA, slots); the
+    PodGroups, Queues and ResourceQuotas (docs/design.md §10.1); and, with `--scheduler
+    auto`, the profile, which the Kubernetes API's annotations would have told, else, under
+    a profile that runs Volcano's session, the file's actions and plugin options (Volcano's
+    configmap, as the Kubernetes source applies it)."""
     scenario = load_scenario(path)
     if auto and scenario.scheduler != cluster.scheduler:
         cluster = dataclasses.replace(
@@ -43,6 +48,15 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
             policy=scenario.policy,
             max_vgpus_per_card=scenario.max_vgpus_per_card,
         )
+    elif profile_of(cluster.scheduler).session.volcano:
+        given = scenario.scheduler
+        scheduler = dataclasses.replace(
+            cluster.scheduler,
+            actions=given.actions,
+            gang=given.gang,
+            overcommit_factor=given.overcommit_factor,
+        )
+        cluster = dataclasses.replace(cluster, scheduler=scheduler)
     described = {p.name: p for p in scenario.pods}
     running = tuple(
         dataclasses.replace(
@@ -52,6 +66,9 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
             annotations=d.annotations,
             resources=d.resources,
             constraints=d.constraints,
+            group=d.group,
+            preemptable=d.preemptable,
+            preemption_policy=d.preemption_policy,
         )
         if (d := described.get(p.name)) is not None
         else p
@@ -74,7 +91,9 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
         else n
         for n in cluster.nodes
     )
-    return dataclasses.replace(cluster, nodes=merged, pods=running + pending)
+    # The Pending pods name their PodGroups: the groups come with them (the cycle looks
+    # each one up).
+    return dataclasses.replace(cluster, nodes=merged, pods=running + pending, jobs=scenario.jobs)
 
 
 def _registered(cards: tuple[Card, ...], described: tuple[Card, ...]) -> tuple[Card, ...]:

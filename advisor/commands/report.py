@@ -189,6 +189,7 @@ def _summary_line(report: Report) -> str:
     """Pending pods by cause and what the plans rescue: the run in one line."""
     summary = report.data["diagnosis"]["summary"]
     plan = report.data["plan"]["summary"]
+    # the job layer's causes too (gang, queue, quota), as every page counts them
     causes = ", ".join(f"{summary[c]} {c}" for c in shown_causes(summary) if summary[c])
     return (
         f"{plural(summary['pending'], 'Pending GPU pod')}"

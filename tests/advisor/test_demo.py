@@ -17,7 +17,17 @@ from typing import Any
 import pytest
 
 from advisor.core.diagnose import diagnose
-from advisor.demo import DEFAULT_SCENARIO, HISTORY_POD, Services, main, run_demo
+from advisor.core.gang import judge
+from advisor.demo import (
+    DEFAULT_SCENARIO,
+    HISTORY_POD,
+    TRAINING_PAGE,
+    TRAINING_SCENARIO,
+    TRAINING_STORY,
+    Services,
+    main,
+    run_demo,
+)
 from advisor.scenario import load_scenario
 from tests.advisor.chromium import (
     chromium_path,
@@ -96,11 +106,17 @@ def _rules(url: str) -> tuple[int, dict[str, Any]]:
         time.sleep(0.2)
 
 
-def run(out: Path, demo: Callable[[], int]) -> None:
+def run(out: Path, demo: Callable[[], int], *, training: bool = False) -> None:
+    """`training`: the demo ran as `make demo` runs it, so the training cluster's report is
+    a second page in its folder beside the first page's files."""
     before = child_pids()
     assert demo() == 0
     assert child_pids() - before == set(), "the demo left processes running"
-    assert {p.name for p in out.iterdir()} == REPORT_FILES
+    assert {p.name for p in out.iterdir()} == REPORT_FILES | (
+        {TRAINING_PAGE} if training else set()
+    )
+    if training:
+        assert {p.name for p in (out / TRAINING_PAGE).iterdir()} == REPORT_FILES
 
 
 def test_demo_with_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
@@ -245,7 +261,7 @@ def test_demo_falls_back_to_the_exporters_without_a_prometheus_binary(
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # nothing called `prometheus` there
     out = tmp_path / "out"
-    run(out, lambda: main(["--output-dir", str(out)]))
+    run(out, lambda: main(["--output-dir", str(out)]), training=True)
     lines = capfd.readouterr().out.splitlines()
     assert lines[0] == f"{UP} the exporters directly"
     assert lines[2] == SUMMARY
@@ -263,7 +279,7 @@ def test_without_promtool_no_history_is_made_up(
     (tmp_path / "bin" / "prometheus").symlink_to(binary)
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     out = tmp_path / "out"
-    run(out, lambda: main(["--output-dir", str(out)]))
+    run(out, lambda: main(["--output-dir", str(out)]), training=True)
     lines = capfd.readouterr().out.splitlines()
     assert lines[0].startswith(f"{UP} Prometheus ")
     assert lines[2] == SUMMARY
@@ -320,3 +336,44 @@ def test_demo_on_the_hami_example_judges_it_as_hami(
     assert lines[2] == f"{summary['pending']} Pending GPU pods: {expected}"
     data = json.loads((out / "report.json").read_text())
     assert data["diagnosis"]["scheduler"]["profile"] == "hami"
+
+
+def test_the_second_page_is_the_training_cluster_read_through_its_exporters(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """`make demo`'s second page: advisor/examples/training.yaml through its own simulated
+    exporters, the file standing in for the Kubernetes API (PodGroups, Queues, Volcano's
+    actions): the report tells the file's story, and the summary names the gangs and the
+    useless eviction. The first page's summary is the demo's own, unchanged."""
+    out = tmp_path / "out"
+    run(out, lambda: main(["--output-dir", str(out), "--no-prometheus"]), training=True)
+    lines = capfd.readouterr().out.splitlines()
+    assert lines[2] == SUMMARY
+    assert not any(line.startswith(("gangs:", "preemption:")) for line in lines[:7])
+    page = out / TRAINING_PAGE
+    second = lines.index(
+        f"xgpu-demo: next, {TRAINING_STORY}: {TRAINING_SCENARIO}, reported in {page}"
+    )
+    training = load_scenario(TRAINING_SCENARIO)
+    up = f"xgpu-demo: {len(training.nodes)} simulated exporters up; reading the exporters directly"
+    assert lines[second + 1] == up
+    assert lines[second + 3 : second + 7] == [
+        "11 Pending GPU pods: 2 fragmentation, 1 capacity, 6 gang, 2 queue",
+        "gangs: ml/llm-pretrain rolled-back (0 running, 8 Pending, min_member 8, queue "
+        "training); research/sweep-b not-admitted (0 running, 2 Pending, min_member 2, queue "
+        "research)",
+        "preemption: ml/eval-release evicts batch/embed-0 on a100-80g-1; it still fits no card "
+        "there (helps: false)",
+        "0 plans rescuing 0 pods with 0 evictions",
+    ]
+    assert lines[second + 7].startswith("fragmentation: ")
+    assert lines[second + 8 :] == [f"open the report: file://{(page / 'report.html').resolve()}"]
+    # what the exporters and the file make of it is what the file alone says
+    data = json.loads((page / "report.json").read_text())
+    expected = judge(training)
+    assert [(p["pod"], p["cause"]) for p in data["diagnosis"]["pods"]] == [
+        (d.pod.name, d.cause) for d in expected.pods
+    ]
+    assert [g["state"] for g in data["diagnosis"]["groups"]] == [g.state for g in expected.groups]
+    (evicts,) = [p for p in data["diagnosis"]["pods"] if p["preemption"]["verdict"] == "evicts"]
+    assert (evicts["pod"], evicts["preemption"]["helps"]) == ("ml/eval-release", False)

@@ -31,7 +31,7 @@ from tests.advisor.render.sample_report import sample_report
 from tests.advisor.test_replay_bounds import trace
 
 EXAMPLES = Path(__file__).parents[2] / "advisor" / "examples"
-SCENARIOS = ["demo.yaml", "hami.yaml", "report-sample.yaml"]
+SCENARIOS = ["demo.yaml", "hami.yaml", "report-sample.yaml", "training.yaml"]
 
 
 SHIPPED = Path(schemas.__file__).parent / "json"

@@ -18,7 +18,9 @@ from advisor.scenario import load_scenario
 EXAMPLES = Path(__file__).parents[4] / "advisor" / "examples"
 
 
-@pytest.mark.parametrize("scenario", ["demo.yaml", "hami.yaml", "report-sample.yaml"])
+@pytest.mark.parametrize(
+    "scenario", ["demo.yaml", "hami.yaml", "report-sample.yaml", "training.yaml"]
+)
 def test_the_advisors_own_diagnosis_reads_back_unchanged(scenario: str) -> None:
     cluster = load_scenario(EXAMPLES / scenario)
     written: dict[str, Any] = json.loads(

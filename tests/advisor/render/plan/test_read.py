@@ -32,7 +32,9 @@ def _written(scenario: str) -> dict[str, Any]:
     return loaded
 
 
-@pytest.mark.parametrize("scenario", ["demo.yaml", "hami.yaml", "report-sample.yaml"])
+@pytest.mark.parametrize(
+    "scenario", ["demo.yaml", "hami.yaml", "report-sample.yaml", "training.yaml"]
+)
 def test_the_advisors_own_plan_reads_back_unchanged(scenario: str) -> None:
     written = _written(scenario)
     assert written["plans"] or written["scale_up"] or written["scale_down"]  # not an empty plan

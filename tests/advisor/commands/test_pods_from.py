@@ -1,0 +1,75 @@
+"""`--pods-from FILE` (advisor.commands.pods_from) on a Volcano cluster: the file stands in for
+the Kubernetes API, so what the API would add to the exporters' view (PodGroups, Queues, each
+pod's group and preemptability, the scheduler configmap's actions) comes from the file, and
+the cluster is judged as the file itself is. The demo's training page reads it so."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from types import MappingProxyType
+
+from advisor.commands.pods_from import with_pods_from
+from advisor.core.gang import judge
+from advisor.core.jobs import NO_JOBS
+from advisor.core.model import Cluster, Scheduler
+from advisor.core.nodefilters import NO_CONSTRAINTS, NO_RESOURCES, NOT_KNOWN
+from advisor.scenario import load_scenario
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "advisor" / "examples"
+TRAINING = EXAMPLES / "training.yaml"
+
+
+def as_exporters_see_it(cluster: Cluster) -> Cluster:
+    """What the exporters alone give: cards and allotments, no Pending pod, nothing the
+    Kubernetes API knows, and the profile the allocation annotations name."""
+    nodes = tuple(
+        dataclasses.replace(n, allocatable=NOT_KNOWN, labels=MappingProxyType({}), other_pods=None)
+        for n in cluster.nodes
+    )
+    running = tuple(
+        dataclasses.replace(
+            p,
+            owner=None,
+            priority=0,
+            resources=NO_RESOURCES,
+            constraints=NO_CONSTRAINTS,
+            group=None,
+            preemptable=True,
+        )
+        for p in cluster.running
+    )
+    scheduler = Scheduler(cluster.scheduler.profile)
+    return dataclasses.replace(
+        cluster, nodes=nodes, pods=running, jobs=NO_JOBS, scheduler=scheduler
+    )
+
+
+def verdicts(cluster: Cluster) -> list[tuple[str, str, object]]:
+    return [(d.pod.name, d.cause, d.preemption) for d in judge(cluster).pods]
+
+
+def test_the_file_brings_the_jobs_and_the_cluster_is_judged_as_the_file_is() -> None:
+    described = load_scenario(TRAINING)
+    merged = with_pods_from(as_exporters_see_it(described), TRAINING, auto=True)
+    assert merged.jobs == described.jobs
+    assert merged.scheduler == described.scheduler
+    assert {p.name: (p.group, p.preemptable) for p in merged.running} == {
+        p.name: (p.group, p.preemptable) for p in described.running
+    }
+    assert verdicts(merged) == verdicts(described)
+
+
+def test_a_named_volcano_profile_takes_the_files_actions_as_the_configmaps() -> None:
+    """`--scheduler volcano-vgpu` (not auto): the profile stays the one named, and the file's
+    actions and plugin options apply, as the Kubernetes source applies Volcano's configmap."""
+    described = load_scenario(TRAINING)
+    merged = with_pods_from(as_exporters_see_it(described), TRAINING, auto=False)
+    assert merged.scheduler.actions == described.scheduler.actions
+    assert verdicts(merged) == verdicts(described)
+
+
+def test_a_profile_without_volcanos_session_keeps_its_settings() -> None:
+    hami = load_scenario(EXAMPLES / "hami.yaml")
+    merged = with_pods_from(as_exporters_see_it(hami), TRAINING, auto=False)
+    assert merged.scheduler == Scheduler("hami")
