@@ -358,7 +358,7 @@ def test_the_second_page_is_the_training_cluster_read_through_its_exporters(
     up = f"xgpu-demo: {len(training.nodes)} simulated exporters up; reading the exporters directly"
     assert lines[second + 1] == up
     assert lines[second + 3 : second + 7] == [
-        "11 Pending GPU pods: 2 fragmentation, 1 capacity, 6 gang, 2 queue",
+        "11 Pending GPU pods: 1 fragmentation, 1 capacity, 7 gang, 2 queue",
         "gangs: ml/llm-pretrain rolled-back (0 running, 8 Pending, min_member 8, queue "
         "training); research/sweep-b not-admitted (0 running, 2 Pending, min_member 2, queue "
         "research)",
