@@ -107,6 +107,8 @@ type Pod struct {
 	Annotations  map[string]string   `json:"annotations"`
 	Labels       map[string]string   `json:"labels"`
 	Started      string              `json:"started"`
+	// preemptionPolicy; "" is PreemptLowerPriority.
+	PreemptionPolicy string `json:"preemption_policy"`
 }
 
 type Scheduler struct {
@@ -126,6 +128,9 @@ type Scenario struct {
 	MaxVgpusPerCard *int       `json:"max_vgpus_per_card"`
 	Nodes           []Node     `json:"nodes"`
 	Pods            []Pod      `json:"pods"`
+	// Placed is no scenario key: the comparison writes it for the preemption run, the
+	// Pending pods the advisor's cycle placed and where (docs/conformance.md).
+	Placed map[string]string `json:"placed"`
 }
 
 func readScenario(path string) (*Scenario, error) {

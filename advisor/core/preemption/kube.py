@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from advisor.core.model import Pod, budget_key
+from collections.abc import Mapping, Sequence
+
+from advisor.core.model import Cluster, Placement, Pod, budget_key, queue_order
 from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks
 from advisor.core.preemption.board import Board, started_key
 from advisor.core.preemption.verdict import Preemption
@@ -44,6 +46,26 @@ GPU_BLIND = (
     "HAMi's GPU resources are ignoredByScheduler and its extender has no preempt verb, so "
     "priority never frees GPU memory, cores or slots under HAMi"
 )
+
+
+def judge_kube(
+    board: Board, cluster: Cluster, unplaced: Sequence[Pod], placed: Mapping[str, Placement]
+) -> dict[str, Preemption]:
+    """Each unplaced pod at its turn in the queue (PrioritySort: priority, then creation):
+    its PostFilter runs in its own scheduling cycle, before the pods after it are placed, so
+    the board holds only the cycle's placements of the pods before it, put back one by one."""
+    st = board.state
+    for pod in cluster.pending:
+        if pod.name in placed:
+            st.release(st.positions(placed[pod.name]), Shape.of_pod(pod))
+    waiting = {p.name for p in unplaced}
+    out: dict[str, Preemption] = {}
+    for pod in queue_order(cluster.pending):
+        if pod.name in placed:
+            board.state.apply(board.state.positions(placed[pod.name]), Shape.of_pod(pod))
+        elif pod.name in waiting:
+            out[pod.name] = preempt(board, pod)
+    return out
 
 
 def preempt(board: Board, pod: Pod) -> Preemption:
@@ -78,7 +100,7 @@ def preempt(board: Board, pod: Pod) -> Preemption:
             histogram[reason] = histogram.get(reason, 0) + 1
     if candidates:
         node, victims, violations = min(candidates, key=lambda c: _node_rank(board, *c))
-        helps = board.settle(pod, node, victims, reserve=False)
+        helps = board.nominate(pod, node, victims)
         name = st.node_names[node]
         message = (
             f"kube-scheduler nominates {name} and evicts {len(victims)} pod"
