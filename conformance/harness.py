@@ -96,7 +96,11 @@ def run(name: str, paths: list[Path]) -> list[dict[str, Any]]:
     for start in range(0, len(paths), size):
         chunk = paths[start : start + size]
         done = subprocess.run(
-            [str(exe), *flags, *map(str, chunk)], capture_output=True, text=True, env=env, check=False
+            [str(exe), *flags, *map(str, chunk)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
         )
         lines = [line for line in done.stdout.splitlines() if line.strip()]
         if len(lines) != len(chunk):

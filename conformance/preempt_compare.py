@@ -78,18 +78,22 @@ def compare_pod(ours: Outcome | None, theirs: Outcome | None) -> str | None:
     return None
 
 
-Row = tuple[int, int, int, list[str]]  # (pods compared, agreeing, skipped, what differs)
+# (pods compared, agreeing, skipped, what differs, (verdicts with upstream words, whose
+# advisor message begins with them))
+Row = tuple[int, int, int, list[str], tuple[int, int]]
 
 
 def check(datas: list[dict[str, Any]]) -> list[Row]:
     """Both sides on each scenario, the harness once for all of them."""
     sides = [advisor_side(d) for d in datas]
-    copies = [{**deepcopy(d), "placed": placed} for d, (placed, _) in zip(datas, sides, strict=True)]
+    copies = [
+        {**deepcopy(d), "placed": placed} for d, (placed, _) in zip(datas, sides, strict=True)
+    ]
     results = harness.run_scenarios("kube-preempt", copies)
     rows: list[Row] = []
     for (_, ours), result in zip(sides, results, strict=True):
         theirs = {p["pod"]: p for p in result["preemptions"]}
-        compared = agree = skipped = 0
+        compared = agree = skipped = worded = same_words = 0
         diffs: list[str] = []
         for pod in sorted(set(ours) | set(theirs)):
             what = compare_pod(ours.get(pod), theirs.get(pod))
@@ -100,7 +104,11 @@ def check(datas: list[dict[str, Any]]) -> list[Row]:
             agree += what is None
             if what is not None:
                 diffs.append(f"{pod}: {what}")
-        rows.append((compared, agree, skipped, diffs))
+            status = theirs[pod].get("status", "") if pod in theirs else ""
+            if what is None and status:  # upstream words: no-victims and not-eligible
+                worded += 1
+                same_words += ours[pod]["message"].startswith(status)
+        rows.append((compared, agree, skipped, diffs, (worded, same_words)))
     return rows
 
 
@@ -162,8 +170,11 @@ def _cpu_beside_others(node: dict[str, Any]) -> int:
     return max(quantity_milli(node["allocatable"]["cpu"]) - taken, 0)
 
 
-def run_generated(count: int, seed: int, out: Path | None) -> tuple[int, int, int, int, list[Path]]:
-    """(clusters, pods compared, agreeing, skipped, shrunk disagreements written)."""
+def run_generated(
+    count: int, seed: int, out: Path | None
+) -> tuple[int, int, int, int, tuple[int, int], list[Path]]:
+    """(clusters, pods compared, agreeing, skipped, (verdicts in upstream words, whose
+    advisor message begins with them), shrunk disagreements written)."""
     datas = [generate_preempt(seed + i) for i in range(count)]
     rows = check(datas)
     written: list[Path] = []
@@ -180,5 +191,6 @@ def run_generated(count: int, seed: int, out: Path | None) -> tuple[int, int, in
         sum(r[0] for r in rows),
         sum(r[1] for r in rows),
         sum(r[2] for r in rows),
+        (sum(r[4][0] for r in rows), sum(r[4][1] for r in rows)),
         written,
     )

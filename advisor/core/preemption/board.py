@@ -1,5 +1,6 @@
-"""The cluster as one session's evictions leave it: the cycle's final state, copied, minus
-the victims chosen so far, plus the preemptors they made room for.
+"""The cluster as one session's evictions leave it: the cycle's final state, copied (under
+kube-scheduler rewound to each pod's turn: `kube.judge_kube`), minus the victims chosen so
+far, plus the preemptors they made room for.
 
 Evictions accumulate: kube-scheduler nominates each preemptor on its node and counts it there
 for every later pod (RunFilterPluginsWithNominatedPods), and marks its victims terminating,

@@ -6,7 +6,8 @@ pkg/scheduler/framework/preemption/preemption.go), for the `kube-scheduler` sess
 - findCandidates: only nodes whose filter status is Unschedulable: NodeResourcesFit's
   shortfalls and the extender's refusal (HAMi's Filter answers FailedNodes). NodeUnschedulable,
   NodeAffinity and TaintToleration answer UnschedulableAndUnresolvable: "Preemption is not
-  helpful for scheduling".
+  helpful for scheduling"; so does NodeResourcesFit where the pod asks more cpu or memory
+  than the node's whole allocatable.
 - SelectVictimsOnNode: remove every pod of lower priority, re-run the in-tree filters, then
   reprieve the most important first, PDB-violating ones before the others; no pod of lower
   priority: "No preemption victims found for incoming pod"; a node that passes with every pod
@@ -28,15 +29,15 @@ nominated pods of other schedulers.
 
 from __future__ import annotations
 
-import numpy as np
-
 from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from advisor.core.model import Cluster, Placement, Pod, budget_key, queue_order
 from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks
 from advisor.core.preemption.board import Board, started_key
 from advisor.core.preemption.verdict import Preemption
-from advisor.core.state import BoolArray, Shape
+from advisor.core.state import BoolArray, CardState, Shape
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -71,7 +72,8 @@ def judge_kube(
 def preempt(board: Board, pod: Pod) -> Preemption:
     """The verdict for one Pending pod, on the board as earlier preemptions left it."""
     if pod.preemption_policy == "Never":
-        return Preemption("not-eligible", "not eligible due to preemptionPolicy=Never.")
+        # PostFilter prefixes its status "preemption: " (default_preemption.go PostFilter)
+        return Preemption("not-eligible", "preemption: not eligible due to preemptionPolicy=Never.")
     st = board.state
     shape = Shape.of_pod(pod)
     verdicts = st.verdicts(shape)
@@ -83,7 +85,9 @@ def preempt(board: Board, pod: Pod) -> Preemption:
             "nobody for itself",
         )
     short: BoolArray = np.asarray(verdicts.short.any(axis=1), dtype=np.bool_)
-    potential = [int(i) for i in np.flatnonzero(verdicts.static_ok)]
+    potential = [
+        int(i) for i in np.flatnonzero(verdicts.static_ok) if not _beyond_node(st, shape, int(i))
+    ]
     gpu_only = [i for i in potential if not short[i]]
     histogram: dict[str, int] = {}
     if len(potential) < len(st.node_names):
@@ -126,6 +130,14 @@ def preempt(board: Board, pod: Pod) -> Preemption:
     if gpu_only:
         message += f" {GPU_BLIND}."
     return Preemption("no-victims", message)
+
+
+def _beyond_node(st: CardState, shape: Shape, node: int) -> bool:
+    """NodeResourcesFit's Unresolvable (fit.go fitsRequest): the pod asks more cpu or memory
+    than the node's whole allocatable, so no eviction helps and the node is no candidate."""
+    _, cpu, memory = (int(v) for v in st.allocatable[node])
+    _, want_cpu, want_memory = shape.demand
+    return lacks(want_cpu, cpu) or lacks(want_memory, memory)
 
 
 def _select_victims(

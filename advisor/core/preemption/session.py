@@ -22,8 +22,9 @@ def judge(
     outcomes: Mapping[str, GroupState],
 ) -> dict[str, Preemption]:
     """Verdicts for `unplaced` (the cycle's Pending pods it did not place, in the order it
-    met them), judged on `state` (the cycle's final state, which is not changed); `placed`:
-    the pods the cycle placed, and where; `outcomes`: each PodGroup's state after the cycle.
+    met them), judged on `state` (the cycle's final state, which is not changed; under
+    kube-scheduler rewound to each pod's turn); `placed`: the pods the cycle placed, and
+    where; `outcomes`: each PodGroup's state after the cycle.
 
     Several pods' evictions accumulate in one session (see `board`): a later pod sees the
     earlier victims gone and their preemptors in their place."""
