@@ -25,7 +25,7 @@ HARNESSES = tuple(PACKAGES)
 MODES = {"kube-preempt": ("kube", ("-preempt",))}  # DefaultPreemption's PostFilter
 
 # Go modules a harness builds from besides its own (a replace to a folder beside it).
-SHARED = {"volcano": ("cluster",), "volcano-cards": ("cluster",)}
+SHARED = {"kube": ("cluster",), "volcano": ("cluster",), "volcano-cards": ("cluster",)}
 # Harnesses that cannot be built, and why (none now: docs/conformance.md).
 BLOCKED: dict[str, str] = {}
 

@@ -11,7 +11,6 @@ require (
 	k8s.io/klog/v2 v2.130.1
 	k8s.io/kube-scheduler v0.0.0
 	k8s.io/kubernetes v1.35.3
-	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -74,6 +73,7 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
 // k8s.io/kubernetes v1.35.3 requires its staging modules at v0.0.0 and replaces them with
@@ -111,3 +111,9 @@ replace (
 	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.35.3
 	k8s.io/sample-controller => k8s.io/sample-controller v0.35.3
 )
+
+// The scenario reader every harness shares (conformance/cluster/scenario: no Volcano
+// package, so kube-scheduler's module graph stays its own).
+require xgpu-insight/conformance/cluster v0.0.0
+
+replace xgpu-insight/conformance/cluster => ../cluster

@@ -37,6 +37,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeunschedulable"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
+
+	"xgpu-insight/conformance/cluster/scenario"
 )
 
 const upstream = "k8s.io/kubernetes v1.35.3"
@@ -134,7 +136,7 @@ func runFile(path string, plugins []fwk.Plugin) Result {
 	for _, p := range plugins {
 		res.Filters = append(res.Filters, p.Name())
 	}
-	s, err := readScenario(path)
+	s, err := scenario.Read(path)
 	if err != nil {
 		res.Error = err.Error()
 		return res
@@ -209,7 +211,7 @@ type objects struct {
 
 // build reads the scenario's nodes and pods. other_pods and resident_pods get the highest
 // priority: the advisor knows none of theirs and never counts them as victims.
-func build(s *Scenario) (*objects, error) {
+func build(s *scenario.Scenario) (*objects, error) {
 	out := &objects{}
 	known := map[string]bool{}
 	for _, n := range s.Nodes {
@@ -234,8 +236,8 @@ func build(s *Scenario) (*objects, error) {
 		}
 		out.nodes = append(out.nodes, node)
 		known[n.Name] = true
-		for _, o := range append(append([]OtherPod(nil), n.OtherPods...), n.ResidentPods...) {
-			pod, err := makePod(Pod{Name: o.Name, Resources: o.Resources, Priority: math.MaxInt32}, n.Name)
+		for _, o := range append(append([]scenario.OtherPod(nil), n.OtherPods...), n.ResidentPods...) {
+			pod, err := makePod(scenario.Pod{Name: o.Name, Resources: o.Resources, Priority: math.MaxInt32}, n.Name)
 			if err != nil {
 				return nil, err
 			}
@@ -334,7 +336,7 @@ func withLabel(labels map[string]string, key, value string) map[string]string {
 	return out
 }
 
-func makePod(p Pod, node string) (*v1.Pod, error) {
+func makePod(p scenario.Pod, node string) (*v1.Pod, error) {
 	ns, name, ok := strings.Cut(p.Name, "/")
 	if !ok {
 		return nil, fmt.Errorf("pod %q: a name is namespace/pod", p.Name)
@@ -381,7 +383,7 @@ func makePod(p Pod, node string) (*v1.Pod, error) {
 	return pod, nil
 }
 
-func affinity(a *Affinity) *v1.Affinity {
+func affinity(a *scenario.Affinity) *v1.Affinity {
 	if a == nil || a.Node == nil || a.Node.Required == nil {
 		return nil
 	}

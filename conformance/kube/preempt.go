@@ -18,6 +18,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"xgpu-insight/conformance/cluster/scenario"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -78,7 +79,7 @@ var registerMetrics = sync.OnceFunc(metrics.Register)
 func runPreemptFile(path string) PreemptResult {
 	registerMetrics()
 	res := PreemptResult{Scenario: path, Upstream: upstream, Preemptions: []Preemption{}}
-	s, err := readScenario(path)
+	s, err := scenario.Read(path)
 	if err == nil {
 		var objs *objects
 		if objs, err = build(s); err == nil {
