@@ -121,7 +121,12 @@ def test_a_node_among_upstreams_ties_agrees_on_its_own_victims() -> None:
 
 
 def test_verdicts_and_what_the_harness_cannot_say() -> None:
-    none = {"verdict": "no-victims", "node": None, "victims": [], "message": "preemption: ..."}
+    none: dict[str, Any] = {
+        "verdict": "no-victims",
+        "node": None,
+        "victims": [],
+        "message": "preemption: ...",
+    }
     assert preempt_compare.compare_pod(none, {"verdict": "no-victims"}) is None
     assert "advisor no-victims, upstream evicts" in str(
         preempt_compare.compare_pod(none, _evicts("node-0", ["run/a"]))
@@ -144,3 +149,11 @@ def test_generated_clusters_carry_what_preemption_reads() -> None:
             value = p.get("annotations", {}).get(BUDGET)
             if value is not None:
                 assert budgets.setdefault((i, value.split(":")[0]), value) == value
+
+
+def test_a_witness_keeps_every_start_time() -> None:
+    """Shrinking never drops a running pod's start time: without one kube-scheduler's order
+    of victims is no one's to predict (no harness runs for such a candidate)."""
+    data = json.loads(json.dumps(SCENARIO))
+    del data["pods"][0]["started"]
+    assert preempt_compare.disagrees(data) is False

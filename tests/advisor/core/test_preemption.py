@@ -130,11 +130,12 @@ def test_post_filter_min_highest_priority_node_with_pdbs() -> None:
 # request above the node's whole allocatable (fit.go fitsRequest: "Unresolvable"), so here
 # the nodes have 400m of which a daemon takes 200m: short after every eviction, not beyond
 # the node (test_a_pod_larger_than_the_node_finds_preemption_not_helpful).
-SHORT = {"cpu": "400m", "daemon": "200m"}
+def short(name: str) -> dict[str, Any]:
+    return node(name, cpu="400m", daemon="200m")
 
 
 def test_post_filter_not_enough_resource_after_removing_low_priority_pods() -> None:
-    nodes = [node("node1", **SHORT), node("node2", **SHORT)]
+    nodes = [short("node1"), short("node2")]
     pods = [
         pod("p1", on="node1"),
         pod("p2", on="node2"),
@@ -145,7 +146,7 @@ def test_post_filter_not_enough_resource_after_removing_low_priority_pods() -> N
 
 
 def test_post_filter_mixed_reasons() -> None:
-    nodes = [node("node1", pods=1), node("node2", **SHORT), node("node3", pods=1)]
+    nodes = [node("node1", pods=1), short("node2"), node("node3", pods=1)]
     pods = [
         pod("p1", on="node1", priority=HIGH),
         pod("p2", on="node2"),
@@ -161,8 +162,8 @@ def test_post_filter_mixed_reasons() -> None:
 
 def test_post_filter_unresolvable_and_short_of_cpu() -> None:
     nodes = [
-        node("node1", **SHORT),
-        node("node2", **SHORT),
+        short("node1"),
+        short("node2"),
         node("node3", cpu="200m", taint=True),
         node("node4", cpu="200m", taint=True),
     ]
@@ -178,7 +179,7 @@ def test_a_pod_larger_than_the_node_finds_preemption_not_helpful() -> None:
     """The differential harness's finding: NodeResourcesFit's status is
     UnschedulableAndUnresolvable where the request exceeds the node's allocatable, so the
     node is no candidate and counts as "Preemption is not helpful for scheduling"."""
-    nodes = [node("node1", cpu="200m"), node("node2", **SHORT)]
+    nodes = [node("node1", cpu="200m"), short("node2")]
     pods = [pod("p1", on="node1"), pod("p2", on="node2"), pod("p", priority=HIGH, cpu="300m")]
     got = only(verdicts(nodes, pods))
     assert got.message == (
