@@ -218,7 +218,7 @@ def _task(
             book.restore(before)
             continue
         book.move(job.queue, pod, evicted=False)
-        helps = board.settle(pod, node, chosen, reserve=True)
+        helps = board.settle(pod, node, chosen)
         name = st.node_names[node]
         if not chosen:
             return Preemption(
