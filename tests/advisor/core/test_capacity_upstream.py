@@ -502,3 +502,36 @@ def test_deserved_is_capped_by_real_capability_and_raised_to_guarantee() -> None
         "memory": 4.0 * GI,
         GPU: 3000.0,
     }
+
+
+# -- pkg/scheduler/actions/reclaim/reclaim_test.go, TestReclaim ---------------------------------
+
+
+def test_reclaim_can_not_reclaim_resources_when_queue_is_not_open_capacity_plugin() -> None:
+    """volcano-sh/volcano v1.15.1 pkg/scheduler/actions/reclaim/reclaim_test.go TestReclaim
+    "can not reclaim resources when queue is not open(capacity plugin)": capacity's
+    PreemptiveFn refuses a queue that is not Open, so preemptor1 (queue q2, Closed) evicts
+    nobody, though preemptee2 of q1 is preemptable on the full node. Upstream runs reclaim
+    alone on an Inqueue group; here allocate first refuses the task (its queue is Closed)."""
+    data = {
+        "nodes": [node("n1", "3", "3Gi")],
+        "queues": [{"name": "q1"}, {"name": "q2", "state": "Closed"}],
+        "groups": [
+            {"name": "c1/pg1", "queue": "q1", "min_member": 1, "priority": 10},
+            {"name": "c1/pg2", "queue": "q2", "min_member": 1, "priority": 100000},
+        ],
+        "pods": [
+            {**pod("preemptee1", "pg1", "1", "1G", on="n1", card=0, preemptable=False)},
+            {**pod("preemptee2", "pg1", "1", "1G", on="n1", card=1)},
+            {**pod("preemptee3", "pg1", "1", "1G", on="n1", card=2, preemptable=False)},
+            {**pod("preemptor1", "pg2", "1", "1G", priority=100000)},
+        ],
+    }
+    for p in data["pods"]:
+        p["name"] = p["name"].replace("ns1/", "c1/")
+        p["group"] = p["group"].replace("ns1/", "c1/")
+    result = judge(data, ["reclaim"])
+    assert evictions(result) == ({}, [])
+    verdict = verdict_of(result, "c1/preemptor1")
+    assert verdict.cause == "queue"
+    assert verdict.preemption.message == ("reclaim: queue q2 is Closed, not Open: it takes no task")
