@@ -162,6 +162,9 @@ func (c *Cluster) jobs(s *Scenario, priorities map[int32]bool) error {
 		if queue.Spec.Guarantee.Resource, err = resourceList(q.Guarantee); err != nil {
 			return fmt.Errorf("queues[%s].guarantee: %w", q.Name, err)
 		}
+		if queue.Spec.Deserved, err = resourceList(q.Deserved); err != nil {
+			return fmt.Errorf("queues[%s].deserved: %w", q.Name, err)
+		}
 		c.Queues = append(c.Queues, queue)
 	}
 	running := map[string]int32{}

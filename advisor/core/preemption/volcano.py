@@ -20,16 +20,20 @@ preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
   fits the node's SUM (InitResreq <= FutureIdle). The cards are never rechecked: `helps`
   re-runs the card fit without the victims, and False is the useless eviction.
 - reclaim: only where the preemptor's queue is not Overused and is Preemptive (proportion:
-  the queue Open, allocated + request within deserved); victims Running and preemptable in
-  other queues that are reclaimable, accepted by the first tier that decides (gang and
-  conformance; else the proportion plugin's: the victim's queue holds more than it
-  deserves); then the same sum, victims of different queues in reverse queue order
-  (VictimQueueOrderFn: the lowest queue priority first, then the highest share, then the
-  queue listed last), then by job priority.
+  the queue Open, allocated + request within deserved; capacity: never Overused, allocated +
+  request within realCapability and within deserved in some resource the request asks);
+  victims Running and preemptable in other queues that are reclaimable, accepted by the
+  first tier that decides (gang and conformance; else the queue plugin's, each victim in
+  victim order judged on its queue's allocated less the victims before it: proportion's,
+  the queue holds more than it deserves; capacity's, core.capacity); then the same sum,
+  victims of different queues in reverse queue order (VictimQueueOrderFn: the lowest queue
+  priority first, then the highest share, capacity's best-effort queues before the others
+  on a tie, then the queue listed last), then by job priority.
 
 Not modelled: tiers other than Volcano's default ones (the drf plugin's votes in the second
-tier), preemption between tasks of one job, topology-aware preemption, the capacity plugin.
-The queues' arithmetic (deserved, Allocatable, Overused) is core.queues', in `queues`.
+tier), preemption between tasks of one job, topology-aware preemption, the capacity plugin's
+hierarchical queues. The queues' arithmetic (deserved, Allocatable, Overused) is
+core.queues' and core.capacity's, in `queues`.
 """
 
 from __future__ import annotations
@@ -167,16 +171,13 @@ def _task(
     if reclaim and book.overused(job.queue):
         return Preemption("no-victims", f"reclaim: queue {job.queue} is overused")
     state = book.state(job.queue)
-    if state != "Open":  # proportion's queueAllocatable, which both actions ask
+    if state != "Open":  # the queue plugin's queueAllocatable, which both actions ask
         return Preemption(
             "no-victims", f"{action}: queue {job.queue} is {state}, not Open: it takes no task"
         )
-    if reclaim and not book.allocatable(job.queue, pod):
-        return Preemption(
-            "no-victims",
-            f"reclaim: queue {job.queue} may not reclaim: its allocated plus the pod's "
-            "request exceeds its deserved share",
-        )
+    why = book.unpreemptive(job.queue, pod) if reclaim else None
+    if why is not None:
+        return Preemption("no-victims", f"reclaim: queue {job.queue} may not reclaim: {why}")
     st = board.state
     allowed = np.flatnonzero(st.static_ok(Shape.of_pod(pod).constraints))
     nodes = sorted((int(i) for i in allowed), key=lambda i: int(st.name_rank[i]))
@@ -190,7 +191,8 @@ def _task(
             ]
             if not pool:
                 continue
-            victims = _reclaimable(pool, job_of, book)
+            pool.sort(key=_victim_order(board, book, job_of))
+            victims = _reclaimable(pod, pool, job_of, book)
         else:
             pool = [
                 p
@@ -255,8 +257,8 @@ def _victim_order(
 
     def key(pod: Pod) -> tuple[float, ...]:
         job = job_of[pod.name]
-        priority, share, order = book.queue_order(job.queue)
-        return (priority, -share, -order, job.priority, pod.priority, -board.order[pod.name])
+        queue = tuple(-x for x in book.queue_order(job.queue))
+        return (*queue, job.priority, pod.priority, -board.order[pod.name])
 
     return key
 
@@ -285,12 +287,15 @@ def _preemptable(job: Job, pool: list[Pod], job_of: Mapping[str, Job], gang_on: 
     return _intersect(pool, votes)
 
 
-def _reclaimable(pool: list[Pod], job_of: Mapping[str, Job], book: QueueBook) -> list[Pod]:
-    """Gang and conformance decide first; where either has none, proportion's rule."""
+def _reclaimable(
+    reclaimer: Pod, pool: list[Pod], job_of: Mapping[str, Job], book: QueueBook
+) -> list[Pod]:
+    """Gang and conformance decide first; where either has none, the queue plugin's rule
+    (the second tier's), on `pool` in victim order."""
     first = _intersect(pool, [lambda ps: _gang(ps, job_of), _conformance])
     if first:
         return first
-    return [p for p in pool if book.beyond_deserved(job_of[p.name].queue)]
+    return book.victims(reclaimer, [(job_of[p.name].queue, p) for p in pool])
 
 
 def _intersect(pool: list[Pod], votes: list[Callable[[list[Pod]], list[Pod]]]) -> list[Pod]:

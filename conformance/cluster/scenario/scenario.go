@@ -127,6 +127,7 @@ type Scheduler struct {
 	Actions          []string `json:"actions"`
 	Gang             *Gang    `json:"gang"`
 	OvercommitFactor *float64 `json:"overcommit_factor"`
+	QueuePlugin      *string  `json:"queue_plugin"` // proportion (absent) or capacity
 }
 
 // Gang is the gang plugin's options (enablePreemptable, enableJobStarving).
@@ -141,6 +142,7 @@ type Queue struct {
 	Weight      *int32              `json:"weight"`
 	Capability  map[string]Quantity `json:"capability"`
 	Guarantee   map[string]Quantity `json:"guarantee"`
+	Deserved    map[string]Quantity `json:"deserved"`
 	Reclaimable *bool               `json:"reclaimable"`
 	Priority    int32               `json:"priority"`
 	State       string              `json:"state"`
