@@ -14,8 +14,12 @@ from advisor.schemas import PlanJson
 
 def unresolved_causes(data: PlanJson) -> list[tuple[str, str]]:
     """(pod, cause) of each pod no plan rescues, the cause labelled with its advice
-    (`render.common.advice.cause_label`): consolidate, or scale up."""
-    return [(entry["pod"], cause_label(entry)) for entry in data["unresolved"]]
+    (`render.common.advice.cause_label`): consolidate, or scale up; then why no plan rescues
+    its gang, where plans made room for some of it."""
+    return [
+        (entry["pod"], cause_label(entry) + (f"; {entry['reason']}" if "reason" in entry else ""))
+        for entry in data["unresolved"]
+    ]
 
 
 def plan_views(
