@@ -252,10 +252,10 @@ class Board:
         """`pods` and every other member of the running gangs among them: a plan evicts a
         gang whole or not at all, so it never leaves one below min_member (§10.4)."""
         out = list(dict.fromkeys(pods))
-        if self.members:
-            groups = dict.fromkeys(g for p in out if (g := self.gang_of[p]) is not None)
-            for group in groups:
-                out.extend(m for m in self.members[group] if m not in out)
+        if not self.members:
+            return out
+        for group in dict.fromkeys(g for p in out if (g := self.gang_of[p]) is not None):
+            out.extend(m for m in self.members[group] if m not in out)
         return out
 
     def gang_need(self, group: str, evict: Iterable[int] = ()) -> int:
@@ -343,7 +343,8 @@ class Board:
                     placed = self._place_gang(st, group, evict)
                     if isinstance(placed, int):
                         short[group] = placed
-                        self.gang_best[group] = max(self.gang_best.get(group, 0), placed)
+                        if placed > self.gang_best.get(group, 0):
+                            self.gang_best[group] = placed
                         continue
                     for member, cards in placed:
                         landed[member] = cards

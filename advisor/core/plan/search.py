@@ -172,7 +172,9 @@ class Search:
             chosen.extend(p for p in found if p not in chosen)
         if not self.node_admits(target.node, target.level, chosen):
             return None
-        return tuple(self.board.whole_gangs(chosen))  # a running gang goes whole (§10.4)
+        if self.board.members:
+            return tuple(self.board.whole_gangs(chosen))  # a running gang goes whole (§10.4)
+        return tuple(chosen)
 
     def node_admits(self, node: int, level: Shape, leaving: Sequence[int]) -> bool:
         """Whether `node` passes every non-GPU filter for `level` once the pods `leaving`
@@ -267,12 +269,13 @@ class Search:
             homeless = outcome.stranded
             if not outcome.rescued and outcome.short and depth < lim.max_chain_depth:
                 # A Pending gang fitted some members but not min_member: room for the rest
-                # on further cards, or no plan (rescuing a gang means placing min_member).
+                # on further cards (rescuing a gang means placing min_member), if any.
                 more = self.gang_room(target, evict, outcome)
-                if more is None or len(evict) + len(more) > lim.max_evictions:
-                    return None
-                evict = self._ordered(b.whole_gangs([*evict, *more]))
-                continue
+                if more is not None:
+                    if len(evict) + len(more) > lim.max_evictions:
+                        return None
+                    evict = self._ordered(b.whole_gangs([*evict, *more]))
+                    continue
             if not outcome.rescued:
                 # An evicted pod of higher priority is queued first and may take its own
                 # room back: give it a home elsewhere, as if it had found none.

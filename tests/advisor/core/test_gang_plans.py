@@ -5,7 +5,7 @@ judges by (`gang.judge`)."""
 
 from __future__ import annotations
 
-import dataclasses
+from dataclasses import replace
 from typing import Any
 
 from advisor.core.gang import judge
@@ -59,15 +59,15 @@ def cycle_after(cluster: Cluster, report: PlanReport) -> dict[str, Placement]:
     """What the job cycle places once the plans' evicted pods are Pending again (each plan
     in turn, as `plan` applies them), checked against each plan's own placements."""
     where = {d.pod.name: d.placement for d in judge(cluster).pods if d.placement is not None}
-    pods = [dataclasses.replace(p, placement=where.get(p.name, p.placement)) for p in cluster.pods]
+    pods = [replace(p, placement=where.get(p.name, p.placement)) for p in cluster.pods]
     for p in report.plans:
         gone = set(p.evict)
         kept = [q for q in pods if q.name not in gone]
-        again = [dataclasses.replace(q, placement=None) for q in pods if q.name in gone]
-        trial = dataclasses.replace(cluster, pods=(*kept, *again))
+        again = [replace(q, placement=None) for q in pods if q.name in gone]
+        trial = replace(cluster, pods=(*kept, *again))
         landed = {d.pod.name: d.placement for d in judge(trial).pods if d.placement is not None}
         assert landed == dict(p.placements)
-        pods = [dataclasses.replace(q, placement=landed.get(q.name, q.placement)) for q in trial.pods]
+        pods = [replace(q, placement=landed.get(q.name, q.placement)) for q in trial.pods]
     return {q.name: q.placement for q in pods if q.placement is not None}
 
 
@@ -143,7 +143,8 @@ def test_a_gang_that_rolls_back_leaves_its_room_to_another_plan() -> None:
     assert [(p.rescues, p.evict) for p in report.plans] == [(("web/big",), ("x/s-0",))]
     assert {u.pod for u in report.unresolved} == {"g/w-0", "g/w-1"}
     after = cycle_after(gang, report)
-    assert "web/big" in after and "g/w-0" not in after
+    assert "web/big" in after
+    assert "g/w-0" not in after
 
 
 # A running gang of two holds half of a and half of b; c is full: a 16 GiB pod fits only
@@ -166,9 +167,7 @@ def test_a_plan_never_splits_a_running_gang() -> None:
     assert [len(p.evict) for p in loose.plans] == [1]
     whole = plan(cluster(nodes, SPLIT_GANG, min_member=2), one)
     assert not whole.plans
-    assert [(sorted(h.evict), h.needs) for h in whole.held_back] == [
-        (["g/r-0", "g/r-1"], "2")
-    ]
+    assert [(sorted(h.evict), h.needs) for h in whole.held_back] == [(["g/r-0", "g/r-1"], "2")]
 
 
 def test_a_plan_may_evict_a_running_gang_whole_and_counts_all_of_it() -> None:
