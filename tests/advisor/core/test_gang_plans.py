@@ -41,12 +41,14 @@ def workers(count: int) -> list[dict[str, Any]]:
     return [pending(f"g/w-{i}", 16384, group=GANG, owner="Job/g/job") for i in range(count)]
 
 
-def cluster(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], min_member: int) -> Cluster:
+def cluster(
+    nodes: list[dict[str, Any]], pods: list[dict[str, Any]], min_member: int, priority: int = 0
+) -> Cluster:
     data = {
         "scheduler": {"profile": "cce"},
         "nodes": nodes,
         "pods": pods,
-        "groups": [{"name": GANG, "min_member": min_member}],
+        "groups": [{"name": GANG, "min_member": min_member, "priority": priority}],
     }
     return scenario_from_data(data, "gang-plans.yaml")
 
@@ -186,3 +188,15 @@ def test_a_plan_may_evict_a_running_gang_whole_and_counts_all_of_it() -> None:
     assert only.cost == charges[first][0] > 0
     after = cycle_after(gang, report)
     assert after["g/r-0"].node == after["g/r-1"].node == "b"  # together again, whole
+
+
+def test_a_plan_the_job_cycle_places_otherwise_is_not_proposed() -> None:
+    """The same whole-gang move, its PodGroup now of priority 100: Volcano's allocate takes
+    the recreated gang before web/big (job priority), both members land on a, and web/big
+    on b, not where the planner's pod queue would put them: that plan is not proposed,
+    since every plan must be what the job cycle does."""
+    nodes = [node("a"), node("b"), node("c")]
+    gang = cluster(nodes, SPLIT_GANG, min_member=2, priority=100)
+    report = plan(gang)
+    assert not report.plans
+    cycle_after(gang, report)
