@@ -14,12 +14,14 @@ from advisor.schemas import PlanJson
 
 def unresolved_causes(data: PlanJson) -> list[tuple[str, str]]:
     """(pod, cause) of each pod no plan rescues, the cause labelled with its advice
-    (`render.common.advice.cause_label`): consolidate, or scale up; then why no plan rescues
-    its gang, where plans made room for some of it."""
-    return [
-        (entry["pod"], cause_label(entry) + (f"; {entry['reason']}" if "reason" in entry else ""))
-        for entry in data["unresolved"]
-    ]
+    (`render.common.advice.cause_label`): consolidate, or scale up."""
+    return [(entry["pod"], cause_label(entry)) for entry in data["unresolved"]]
+
+
+def unresolved_reasons(data: PlanJson) -> list[str]:
+    """Why no plan rescues the gangs still Pending for which plans made room for some of it
+    (`unresolved[].reason`), each once, in the order of their first pod."""
+    return list(dict.fromkeys(e["reason"] for e in data["unresolved"] if "reason" in e))
 
 
 def plan_views(
