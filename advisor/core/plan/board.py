@@ -11,6 +11,13 @@ only add room on the nodes they touch, so a Pending pod can land only on a touch
 and a shape that fails once fails for the rest of the queue (placements only take room).
 It checks those few cards before calling `place`. Plans are committed only after the
 literal simulation agrees.
+
+Gangs (docs/design.md §10.4): a Pending gang is placed as one job, all-or-nothing, where its
+first member comes in the queue (`_place_gang`); its members may fit one by one now, so the
+quick shortcut never skips them. A running gang is evicted whole or not at all
+(`whole_gangs`). Where Volcano's session decides jobs or queues, a plan is committed only
+when the job cycle (`gang.judge`) places what the literal simulation lands
+(`cycle_agrees`).
 """
 
 from __future__ import annotations

@@ -200,3 +200,18 @@ def test_a_plan_the_job_cycle_places_otherwise_is_not_proposed() -> None:
     report = plan(gang)
     assert not report.plans
     cycle_after(gang, report)
+
+
+def test_scale_up_after_a_plan_starts_the_gang_is_for_the_member_left() -> None:
+    """Five workers, min_member 4: the move starts the gang with four of them; the fifth
+    still finds no room. Scale-up is for it alone: the four the plan places are neither
+    sized for again nor counted as a gang that cannot start."""
+    gang = cluster(SPLIT_ROOM, [*HALVES, *workers(5)], min_member=4)
+    diagnosis = judge(gang)
+    report = plan(gang, diagnosis=diagnosis)
+    rescued = [name for p in report.plans for name in p.rescues]
+    assert len(rescued) == 4
+    (left,) = {f"g/w-{i}" for i in range(5)} - set(rescued)
+    ups, _ = scaling_advice(gang, report, diagnosis)
+    assert [step.pods for step in ups.steps] == [(left,)]
+    assert not ups.not_triggered
