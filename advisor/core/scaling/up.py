@@ -25,7 +25,7 @@ from typing import overload
 from advisor.core.diagnose import build_state
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
-from advisor.core.model import Cluster, Node, Placement, Pod, gang_members, queue_order
+from advisor.core.model import Cluster, Node, Placement, Pod, gangs_of, queue_order
 from advisor.core.profiles import profile_of
 from advisor.core.remedy import remedy
 from advisor.core.scaling.relief import Relief, relief
@@ -163,9 +163,9 @@ def _with_gang_mates(
     """The targets and, under Volcano's session, the Pending mates of their gangs whose cause
     is `gang` (placed then rolled back, or never tried once a needed member failed: they need
     room beside the others) and that no plan rescues (a plan places them), in queue order."""
-    if not gang_members(cluster, profile_of(cluster.scheduler).session.volcano):
+    mins = gangs_of(cluster, profile_of(cluster.scheduler).session.volcano)
+    if not mins:
         return targets
-    mins = {g.name for g in cluster.jobs.groups if g.min_member > 1}
     wanted = {p.group for p in targets if p.group in mins}
     named = {p.name for p in targets}
     return [
@@ -187,9 +187,9 @@ def _gangs_nodes_cannot_start(
     than min_member of its pods could run (running, placed or fitting now, placed by a plan
     (`rescued`), or a target some template admits); the others are held by something no node
     changes."""
-    if not gang_members(cluster, profile_of(cluster.scheduler).session.volcano):
+    mins = gangs_of(cluster, profile_of(cluster.scheduler).session.volcano)
+    if not mins:
         return {}
-    mins = {g.name: g.min_member for g in cluster.jobs.groups if g.min_member > 1}
     hopeful = {p.name for p in targets if p.name not in refused}
     hopeful |= {d.pod.name for d in diagnosis.pods if d.cause == "schedulable"} | set(rescued)
     able: dict[str, int] = {}
