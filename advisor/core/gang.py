@@ -26,7 +26,8 @@ Queues, enqueue (core.session, core.queues) and HAMi's namespace quotas (core.qu
 before the cards: a task its queue refuses, or its quota, gets cause `queue` or `quota`.
 Not modelled here: task roles (minTaskMember) and pipelining; preemption is judged after
 the cycle, on its final state (`core.preemption`). Every output judges by `judge`; plans
-and scale-down keep gangs whole (`model.gang_members`), so the two never contradict.
+move and rescue gangs only whole and are checked by `judge` (`core.plan.board`), and
+scale-down never moves a member (`model.gang_members`), so none of them contradicts it.
 """
 
 from __future__ import annotations

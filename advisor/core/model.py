@@ -266,15 +266,20 @@ def disruption_blocker(pod: Pod) -> str | None:
     return budget_blocker(pod.annotations)
 
 
-def gang_members(cluster: Cluster, volcano: bool) -> dict[str, str]:
-    """The pods of gangs (PodGroups with min_member above 1) under Volcano's session
-    (`volcano`: the profile runs it), each with why no plan or node removal moves it: moving
-    one member could leave a running gang below min_member, and placing one Pending member
-    alone never starts its gang (docs/design.md §10.4). Until plans move and place whole
-    gangs, they leave every member where it is."""
+def gangs_of(cluster: Cluster, volcano: bool) -> dict[str, int]:
+    """The gangs (PodGroups with min_member above 1) under Volcano's session (`volcano`: the
+    profile runs it), each with its min_member; none under another session."""
     if not volcano:
         return {}
-    mins = {g.name: g.min_member for g in cluster.jobs.groups if g.min_member > 1}
+    return {g.name: g.min_member for g in cluster.jobs.groups if g.min_member > 1}
+
+
+def gang_members(cluster: Cluster, volcano: bool) -> dict[str, str]:
+    """The pods of gangs (`gangs_of`), each with why no node removal moves it: moving one
+    member could leave a running gang below min_member (docs/design.md §10.4). Scale-down
+    leaves every member where it is; plans move a running gang only whole and rescue a
+    Pending one only when min_member of it place at once (`core.plan.board`)."""
+    mins = gangs_of(cluster, volcano)
     return {
         p.name: f"a member of gang {p.group} (min_member {mins[p.group]}): moved alone it "
         "could split the gang"

@@ -127,6 +127,8 @@ def plan_json(
         entry: schemas.UnresolvedJson = {"pod": u.pod, "cause": u.cause}
         if u.cluster_free_sufficient is not None:
             entry["cluster_free_sufficient"] = u.cluster_free_sufficient
+        if u.reason is not None:
+            entry["reason"] = u.reason
         unresolved.append(entry)
     gpus = report.rescued_gpus
     judged: schemas.SchedulerPartJson = (

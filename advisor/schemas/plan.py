@@ -63,6 +63,8 @@ class UnresolvedJson(TypedDict):
     pod: str
     cause: str
     cluster_free_sufficient: NotRequired[bool]
+    # why no plan rescues its gang though plans made room for some of it (§10.4)
+    reason: NotRequired[str]
     advice: NotRequired[RemedyJson]  # in the report only
 
 

@@ -273,6 +273,13 @@ def test_diagnose_plan_report_and_whatif_agree(
     assert [(u["pod"], u["cause"]) for u in plan["unresolved"]] == [
         (p["pod"], p["cause"]) for p in diagnosis["pods"]
     ]
+    # a plan rescues the gang only whole (§10.4): the search says how close it came
+    reasons = {u["pod"]: u.get("reason") for u in plan["unresolved"]}
+    assert {reasons[w] for w in WORKERS} == {
+        f"no plan places min_member of gang {GANG} at once: the plans tried make room for at "
+        "most 7 of the 8 Pending pods it needs (min_member 8)"
+    }
+    assert reasons[PREEMPTOR] is None
     assert [(s["shape"]["labels"], s["nodes"], s["for"]) for s in plan["scale_up"]] == [
         ({"nodepool": "a100-40g"}, 2, WORKERS),  # sized for the whole gang
         ({"nodepool": "a100-80g"}, 1, [PREEMPTOR]),

@@ -11,16 +11,24 @@ only add room on the nodes they touch, so a Pending pod can land only on a touch
 and a shape that fails once fails for the rest of the queue (placements only take room).
 It checks those few cards before calling `place`. Plans are committed only after the
 literal simulation agrees.
+
+Gangs (docs/design.md §10.4): a Pending gang is placed as one job, all-or-nothing, where its
+first member comes in the queue (`_place_gang`); its members may fit one by one now, so the
+quick shortcut never skips them. A running gang is evicted whole or not at all
+(`whole_gangs`). Where Volcano's session decides jobs or queues, a plan is committed only
+when the job cycle (`gang.judge`) places what the literal simulation lands
+(`cycle_agrees`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
 
+from advisor.core.gang import judge
 from advisor.core.model import (
     Cluster,
     Placement,
@@ -29,7 +37,7 @@ from advisor.core.model import (
     budget_key,
     budgets_overrun,
     disruption_blocker,
-    gang_members,
+    gangs_of,
     queue_order,
     reference_card_mib,
 )
@@ -61,6 +69,8 @@ class Outcome:
     stranded: list[int]  # evicted pods that found no room, queue order
     touched: set[int] = field(default_factory=set)  # node indices whose cards were freed
     intruders: list[int] = field(default_factory=list)  # landed, but no plan may rescue them
+    # gangs whose Pending members fell short of min_member, rolled back: members that fitted
+    short: dict[str, int] = field(default_factory=dict)
 
 
 class Board:
@@ -87,16 +97,30 @@ class Board:
         self.priority = [p.priority for p in self.pods]
         # Only pods bound in the input: one the current cycle binds (`bound`) holds nothing
         # yet, and evicting what the scheduler is placing right now is no advice.
-        gangs = gang_members(cluster, self.state.profile.session.volcano)
         self.evictable = [
-            p.placement is not None
-            and may_evict(p)
-            and never_evict_reason(p, never_evict) is None
-            and p.name not in gangs  # never splits a running gang (§10.4)
+            p.placement is not None and may_evict(p) and never_evict_reason(p, never_evict) is None
             for p in self.pods
         ]
+        # Gangs (PodGroups with min_member above 1, under Volcano's session; §10.4): the
+        # members of each, and each gang's min_member. A running member is evicted only with
+        # every other member of its gang (`whole_gangs`): none of a gang some member of which
+        # may not go, or is Pending or bound by the current cycle, is ever evicted.
+        self.gang_min = gangs_of(cluster, self.state.profile.session.volcano)
+        self.gang_of: list[str | None] = [
+            p.group if p.group in self.gang_min else None for p in self.pods
+        ]
+        self.members: dict[str, list[int]] = {}
+        for i, group in enumerate(self.gang_of):
+            if group is not None:
+                self.members.setdefault(group, []).append(i)
+        for members in self.members.values():
+            if not all(self.evictable[i] for i in members):
+                for i in members:
+                    self.evictable[i] = False
         when = now if now is not None else latest_start(self.pods)
-        self.costs: list[EvictionCost] = [eviction_cost(p, when) for p in self.pods]
+        self.costs: list[EvictionCost] = [
+            eviction_cost(p, when, self.gang_of[i]) for i, p in enumerate(self.pods)
+        ]
         # Where every pod a plan may evict costs the same, fewer evictions are cheaper.
         self.uniform_costs = (
             len(
@@ -133,6 +157,14 @@ class Board:
         ]
         self.pending: list[int] = []  # Pending pods still waiting, queue order
         self.rescuable: set[int] = set()
+        self.pending_members: dict[str, list[int]] = {}  # per gang, its `pending`, in order
+        # per gang, the most of its Pending members any simulation fitted while it fell short
+        self.gang_best: dict[str, int] = {}
+        # The job cycle (`gang.judge`) judges a plan's end state where Volcano's session
+        # decides jobs or queues the literal simulation does not (`cycle_agrees`).
+        volcano = self.state.profile.session.volcano
+        jobs = cluster.jobs
+        self.cycle_cluster = cluster if volcano and (jobs.groups or jobs.queues) else None
         self._shapes: dict[Shape, int] = {}
         self._movable: dict[tuple[Shape, int], bool] = {}
         self._shapes_epoch = -1
@@ -153,7 +185,15 @@ class Board:
         self.rescuable = (
             set(self.pending) if rescuable is None else {self.ids[n] for n in rescuable}
         )
+        self._pending_changed()
+
+    def _pending_changed(self) -> None:
         self._shapes_epoch = -1
+        self.pending_members = {}
+        for p in self.pending:
+            group = self.gang_of[p]
+            if group is not None:
+                self.pending_members.setdefault(group, []).append(p)
 
     # -- facts ---------------------------------------------------------------------
 
@@ -214,6 +254,23 @@ class Board:
         """Whether evicting these pods together keeps every PodDisruptionBudget they fall
         under within the disruptions it allows now (the Eviction API refuses the one over)."""
         return not budgets_overrun(self.budget[pod] for pod in evict)
+
+    def whole_gangs(self, pods: Iterable[int]) -> list[int]:
+        """`pods` and every other member of the running gangs among them: a plan evicts a
+        gang whole or not at all, so it never leaves one below min_member (§10.4)."""
+        out = list(dict.fromkeys(pods))
+        if not self.members:
+            return out
+        for group in dict.fromkeys(g for p in out if (g := self.gang_of[p]) is not None):
+            out.extend(m for m in self.members[group] if m not in out)
+        return out
+
+    def gang_need(self, group: str, evict: Iterable[int] = ()) -> int:
+        """How many of the gang's Pending members must place at once for it to start:
+        min_member less its members running (not evicted)."""
+        gone = set(evict)
+        ready = sum(1 for m in self.members[group] if self.where[m] is not None and m not in gone)
+        return self.gang_min[group] - ready
 
     def movable_limit(self) -> int:
         """Single-card pods at or above this memory cannot move while Pending single-card
@@ -279,8 +336,27 @@ class Board:
         rescued: list[int] = []
         stranded: list[int] = []
         intruders: list[int] = []
+        short: dict[str, int] = {}
         node_policy, card_policy = self.policy.node, self.policy.card
+        gangs_done: set[str] = set()
         for pod, evicted in self.queue(evict):
+            group = None if evicted else self.gang_of[pod]
+            if group is not None:
+                # A Pending gang is one job: where its first member comes in the queue, all
+                # of them, all-or-nothing (`_place_gang`). They may fit anywhere, so the
+                # quick shortcut below (it knows only pods that fail now) never skips them.
+                if group not in gangs_done:
+                    gangs_done.add(group)
+                    placed = self._place_gang(st, group, evict)
+                    if isinstance(placed, int):
+                        short[group] = placed
+                        if placed > self.gang_best.get(group, 0):
+                            self.gang_best[group] = placed
+                        continue
+                    for member, cards in placed:
+                        landed[member] = cards
+                        (rescued if member in self.rescuable else intruders).append(member)
+                continue
             shape = self.shape_of(pod)
             if not evicted and local is not None:
                 if shape in dead:
@@ -300,7 +376,57 @@ class Board:
             landed[pod] = positions
             if not evicted:
                 (rescued if pod in self.rescuable else intruders).append(pod)
-        return Outcome(st, landed, rescued, stranded, touched, intruders)
+        return Outcome(st, landed, rescued, stranded, touched, intruders, short)
+
+    def _place_gang(
+        self, st: CardState, group: str, evict: Sequence[int]
+    ) -> list[tuple[int, list[int]]] | int:
+        """The gang's Pending members placed in task order on `st` (Volcano's allocate for
+        one job, core.gang): each where it fits, until one fails while every member is
+        needed (NeedContinueAllocating). Below min_member the placements are released
+        (`Statement.Discard`) and the count of members that fitted is returned."""
+        members = self.pending_members[group]
+        need = self.gang_need(group, evict)
+        every = self.gang_min[group] >= len(self.members[group])
+        placed: list[tuple[int, list[int]]] = []
+        for member in members:
+            shape = self.shape_of(member)
+            self.placements += 1
+            positions = st.place(shape, self.policy.node, self.policy.card)
+            if positions is None:
+                if every and len(placed) < need:
+                    break
+                continue
+            st.apply(positions, shape)
+            placed.append((member, positions))
+        if len(placed) >= need:
+            return placed
+        for member, positions in placed:
+            st.release(positions, self.shape_of(member))
+        return len(placed)
+
+    def cycle_agrees(self, evict: Sequence[int], outcome: Outcome) -> bool:
+        """Whether the job cycle (`gang.judge`, what every output judges by) places exactly
+        the pods the simulated plan lands, where it lands them, on the state the plan
+        leaves: every Pending pod queued, the evicted ones Pending again and created last (the
+        controllers recreate them; their PodGroup is ordered by them too). Always true where
+        the literal simulation is that cycle (no jobs or queues under Volcano's session)."""
+        if self.cycle_cluster is None:
+            return True
+        gone = set(evict)
+        kept = tuple(
+            replace(
+                pod, placement=None if (where := self.where[i]) is None else self.placement(where)
+            )
+            for i, pod in enumerate(self.pods)
+            if i not in gone
+        )
+        # the evicted pods are recreated: the newest, after every pod Pending now
+        pods = kept + tuple(replace(self.pods[i], placement=None) for i in evict)
+        verdicts = judge(replace(self.cycle_cluster, pods=pods), node_detail_limit=0).pods
+        placed = {d.pod.name: d.placement for d in verdicts if d.placement is not None}
+        landed = {self.pods[p].name: self.placement(k) for p, k in outcome.landed.items()}
+        return placed == landed
 
     # -- commit ----------------------------------------------------------------------
 
@@ -314,6 +440,7 @@ class Board:
             changed.update(positions)
         rescued = set(outcome.rescued)
         self.pending = [p for p in self.pending if p not in rescued]
+        self._pending_changed()
         self.state = outcome.state
         self._refresh_fodder(sorted(changed))
         self.epoch += 1
@@ -337,7 +464,7 @@ class Board:
             small = sorted(
                 (self.card_mib[p], p)
                 for p in self.on_card[k]
-                if self.evictable[p] and self.shape_of(p).gpus == 1
+                if self.evictable[p] and self.shape_of(p).gpus == 1 and self.gang_of[p] is None
             )[:FODDER]
             self.fodder_size[k] = BIG
             self.fodder_core[k] = 0

@@ -11,6 +11,8 @@ for hours costs hours. The cost of one eviction comes from what the cluster know
 - a controller kind the advisor does not know, or no controller at all, is priced as batch:
   nothing says a restart is cheap (and a pod with no controller is not even recreated);
 - pods of one batch workload evicted by one plan are charged once: a gang restarts together;
+  so are the members of a gang (a PodGroup with min_member above 1 under Volcano's session),
+  which a plan evicts only all together (docs/design.md §10.4), whatever their owners;
 - the annotation `xgpu.io/eviction-cost` (a number >= 0) overrides all of it.
 
 Pure: the run times are measured from `now`, which the caller passes or which defaults to the
@@ -57,7 +59,8 @@ BATCH_HOURS_CAP = 24.0  # beyond a day a checkpoint has surely been written
 @dataclass(frozen=True, slots=True)
 class EvictionCost:
     """One pod's price: `cost` for evicting it, `why` in words, and the workload whose pods
-    one plan pays for once (`gang`: a batch owner), or None when each pod pays."""
+    one plan pays for once (`gang`: a batch owner, or "gang <PodGroup>"), or None when each
+    pod pays."""
 
     cost: float
     why: str
@@ -96,8 +99,17 @@ def owner_kind(owner: str | None) -> str | None:
     return owner.split("/", 1)[0] or None
 
 
-def eviction_cost(pod: Pod, now: datetime | None) -> EvictionCost:
-    """What evicting `pod` costs, and why (see the module's docstring)."""
+def eviction_cost(pod: Pod, now: datetime | None, gang: str | None = None) -> EvictionCost:
+    """What evicting `pod` costs, and why (see the module's docstring). `gang`: the gang
+    (PodGroup, min_member above 1) it belongs to, whose members restart together whatever
+    their owner: one plan pays for them once."""
+    priced = _eviction_cost(pod, now)
+    if gang is None:
+        return priced
+    return EvictionCost(priced.cost, priced.why, f"gang {gang}")
+
+
+def _eviction_cost(pod: Pod, now: datetime | None) -> EvictionCost:
     override = pod.annotations.get(EVICTION_COST)
     problem = ""
     if override is not None:

@@ -37,7 +37,12 @@ def smallest_plan(
     budget; the per-plan cap is `search.limits`), or None when there is none that small
     or the board is too large to search whole."""
     b = board
-    movable = [p for p in range(len(b.pods)) if b.where[p] is not None and b.evictable[p]]
+    # a gang's members go only all together (`Board.whole_gangs`): the greedy's targets
+    movable = [
+        p
+        for p in range(len(b.pods))
+        if b.where[p] is not None and b.evictable[p] and b.gang_of[p] is None
+    ]
     largest = min(search.limits.max_evictions, MAX_SIZE)
     if perm(len(movable), 1) + perm(len(movable), min(2, largest)) > MAX_SIMULATIONS:
         return None  # not even every pair: the greedy's targets cover single evictions

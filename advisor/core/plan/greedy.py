@@ -215,7 +215,8 @@ class Greedy:
             return None  # too dear now; plans come cheapest first, so it stays too dear
         exact = b.simulate(proposal.evict, quick=False)
         same = tuple(exact.rescued) == proposal.rescued and exact.landed == proposal.landed
-        if exact.stranded or exact.intruders or not same:
+        agrees = same and b.cycle_agrees(proposal.evict, exact)  # the job cycle, where it decides
+        if exact.stranded or exact.intruders or not agrees:
             self.mismatches += 1
             return None
         made = made_plan(b, proposal.evict, exact, self.search.reference_mib)

@@ -26,6 +26,12 @@ run that rescues the most wins (then the cheaper, then fewer evictions, then the
 
 The budget is work, counted in units (`Board.work`): the same input gives the same plans
 on any machine. Wall time is only a safety stop, and the report says when it fired.
+Gangs (PodGroups with min_member above 1, under Volcano's session; docs/design.md §10.4):
+a Pending gang is a target as a whole, and a plan succeeds for it only when min_member of it
+place at once in the simulation (`Board.simulate`); a running gang is evicted only whole
+(`Board.whole_gangs`). Where Volcano's session decides jobs or queues, every plan is also
+checked by the job cycle (`Board.cycle_agrees`, `gang.judge`).
+
 Pure: frozen values in and out; the only outside input is the optional `clock` for that
 safety stop.
 """
@@ -34,13 +40,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from advisor.core.diagnosis import Cause, Diagnosis
+from advisor.core.diagnosis import Cause, Diagnosis, PodDiagnosis
 from advisor.core.gang import judge
-from advisor.core.model import Cluster, Placement, Policy, gang_members, reference_card_mib
+from advisor.core.model import Cluster, Placement, Policy, gangs_of, reference_card_mib
 from advisor.core.plan.above import HeldBack, held_back
 from advisor.core.plan.board import CHECKS_PER_PLACEMENT, Board
 from advisor.core.plan.greedy import Greedy, Plan
@@ -84,6 +91,8 @@ class Unresolved:
     pod: str
     cause: Cause
     cluster_free_sufficient: bool | None = None
+    # why no plan rescues its gang, where plans made room for some of it but not min_member
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,14 +176,18 @@ def plan(
     if diagnosis is None:
         diagnosis = judge(cluster, node_detail_limit=0)
     bound = {d.pod.name: d.placement for d in diagnosis.pods if d.placement is not None}
-    waiting = [d for d in diagnosis.pods if d.cause in ("fragmentation", "capacity")]
-    # A gang starts only when min_member of it place together: no plan rescues one alone.
-    gangs = gang_members(cluster, profile_of(cluster.scheduler).session.volcano)
-    targetable = {
+    gangs = gangs_of(cluster, profile_of(cluster.scheduler).session.volcano)
+    waiting = [
         d.pod.name
-        for d in waiting
-        if (d.cause == "fragmentation" or d.movable_free_sufficient) and d.pod.name not in gangs
-    }
+        for d in diagnosis.pods
+        if d.cause in ("fragmentation", "capacity") and d.pod.group not in gangs
+    ]
+    targetable = {d.pod.name for d in diagnosis.pods if _hopeful(d) and d.pod.group not in gangs}
+    # A Pending gang is rescued whole or not at all (§10.4): a plan succeeds for it only
+    # when min_member of it place in the simulated cycle (`Board.simulate`).
+    for members in _target_gangs(cluster, diagnosis, gangs, bound).values():
+        waiting.extend(members)
+        targetable.update(members)
     # Every Pending pod is in the real queue: one short of cpu or memory now may take the
     # room a plan's evictions leave, so each simulation has it (and then rejects the plan).
     # A pod its queue or quota holds (§10.3) takes no room, and no eviction on a node frees it.
@@ -195,7 +208,7 @@ def plan(
         if best is not None and (stopped or tally.evaluations >= options.portfolio_evaluations):
             break
         board = Board(cluster, bound, options.never_evict, options.now)
-        board.set_pending(queued, (d.pod.name for d in waiting if d.pod.name not in gangs))
+        board.set_pending(queued, waiting)
         if ideal is None:
             ideal = ideal_bound(_with_bound(cluster, bound))
         search = Search(board, limits, reference, objective)
@@ -229,8 +242,9 @@ def plan(
         )
         tally.add(best.board, wide, before)
     rescued = {name for p in plans for name in p.rescues}
+    short = _gangs_short(best.board, gangs)
     unresolved = tuple(
-        Unresolved(d.pod.name, d.cause, d.cluster_free_sufficient)
+        Unresolved(d.pod.name, d.cause, d.cluster_free_sufficient, short.get(d.pod.group or ""))
         for d in diagnosis.pods
         if d.cause != "schedulable" and d.pod.name not in rescued
     )
@@ -298,6 +312,54 @@ def _stop(
     if deadline is not None and clock is not None and clock() >= deadline:
         return "time"
     return None
+
+
+def _hopeful(d: PodDiagnosis) -> bool:
+    """Whether moving pods could make room for it: fragmentation, or capacity where the
+    free memory would cover it once small pods moved."""
+    return d.cause == "fragmentation" or (d.cause == "capacity" and bool(d.movable_free_sufficient))
+
+
+def _target_gangs(
+    cluster: Cluster, diagnosis: Diagnosis, gangs: dict[str, int], bound: dict[str, Placement]
+) -> dict[str, list[str]]:
+    """The Pending gangs a plan may rescue, each with its Pending members a plan may place:
+    those of cause `gang` (they fitted, or were never tried) or that moving pods could make
+    room for (`_hopeful`); a gang is a target when they are at least the min_member it
+    lacks (its members running or bound by the current cycle count) and one of them waits
+    for room."""
+    ready = Counter(
+        p.group for p in cluster.pods if p.group in gangs and (p.running or p.name in bound)
+    )
+    members: dict[str, list[str]] = {}
+    blocked: set[str] = set()
+    for d in diagnosis.pods:
+        group = d.pod.group
+        if group in gangs and (d.cause == "gang" or _hopeful(d)):
+            members.setdefault(group, []).append(d.pod.name)
+            if _hopeful(d):
+                blocked.add(group)
+    return {
+        g: names
+        for g, names in members.items()
+        if g in blocked and len(names) >= gangs[g] - ready[g]
+    }
+
+
+def _gangs_short(board: Board, gangs: dict[str, int]) -> dict[str, str]:
+    """Why no plan rescues a gang still Pending for which plans made room for some members
+    but never min_member at once (`Board.gang_best`)."""
+    out = {}
+    for group, best in board.gang_best.items():
+        if group not in board.pending_members:
+            continue
+        need = board.gang_need(group)
+        out[group] = (
+            f"no plan places min_member of gang {group} at once: the plans tried make room "
+            f"for at most {best} of the {need} Pending pods it needs (min_member "
+            f"{gangs[group]})"
+        )
+    return out
 
 
 def apply_plans(cluster: Cluster, report: PlanReport) -> Cluster:

@@ -172,6 +172,8 @@ class Search:
             chosen.extend(p for p in found if p not in chosen)
         if not self.node_admits(target.node, target.level, chosen):
             return None
+        if self.board.members:
+            return tuple(self.board.whole_gangs(chosen))  # a running gang goes whole (§10.4)
         return tuple(chosen)
 
     def node_admits(self, node: int, level: Shape, leaving: Sequence[int]) -> bool:
@@ -265,6 +267,15 @@ class Search:
             if outcome.intruders:
                 return None  # a Pending pod no plan may rescue takes the room
             homeless = outcome.stranded
+            if not outcome.rescued and outcome.short and depth < lim.max_chain_depth:
+                # A Pending gang fitted some members but not min_member: room for the rest
+                # on further cards (rescuing a gang means placing min_member), if any.
+                more = self.gang_room(target, evict, outcome)
+                if more is not None:
+                    if len(evict) + len(more) > lim.max_evictions:
+                        return None
+                    evict = self._ordered(b.whole_gangs([*evict, *more]))
+                    continue
             if not outcome.rescued:
                 # An evicted pod of higher priority is queued first and may take its own
                 # room back: give it a home elsewhere, as if it had found none.
@@ -286,6 +297,39 @@ class Search:
                 return None
             evict = self._ordered([*evict, *extra])
         return None
+
+    def gang_room(self, target: Target, evict: Sequence[int], outcome: Outcome) -> list[int] | None:
+        """For the first rescuable gang the simulated plan left short of min_member, the
+        victims of as many further cards as it lacks members, each card the cheapest to
+        free for a member's shape (single-card members only); None when that many cards
+        cannot be freed."""
+        b = self.board
+        group = next(
+            (g for g in outcome.short if b.rescuable.intersection(b.pending_members[g])), None
+        )
+        if group is None:
+            return None
+        members = b.pending_members[group]
+        level = b.shape_of(members[0])
+        if level.gpus != 1 or any(b.shape_of(m) != level for m in members):
+            return None
+        missing = b.gang_need(group, evict) - outcome.short[group]
+        used = set(target.cards)
+        for pod in evict:
+            used.update(b.where[pod] or [])
+        options = []
+        for k in range(len(b.state.capacity)):
+            if k in used:
+                continue
+            found = self.card_victims(k, level)
+            if found and self.node_admits(b.node_of_card(k), level, found):
+                options.append((b.cost(b.whole_gangs(found)), len(found), k, found))
+        if len(options) < missing:
+            return None
+        extra: list[int] = []
+        for *_, found in sorted(options)[:missing]:
+            extra.extend(p for p in found if p not in extra)
+        return extra
 
     def _ordered(self, pods: Iterable[int]) -> tuple[int, ...]:
         """Re-queue order: priority, then larger first (as first-fit-decreasing), then id."""

@@ -25,7 +25,7 @@ from typing import overload
 from advisor.core.diagnose import build_state
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
-from advisor.core.model import Cluster, Node, Placement, Pod, gang_members, queue_order
+from advisor.core.model import Cluster, Node, Placement, Pod, gangs_of, queue_order
 from advisor.core.profiles import profile_of
 from advisor.core.remedy import remedy
 from advisor.core.scaling.relief import Relief, relief
@@ -107,7 +107,9 @@ def scale_up_advice(
     decided = [(d, remedy(d, rescued, held)) for d in diagnosis.pods]
     short = [d.pod.name for d, r in decided if r.advice == "node-resources"]
     freed = relief(cluster, diagnosis, short)
-    targets = _with_gang_mates(cluster, [d.pod for d, r in decided if r.scale_up], diagnosis)
+    targets = _with_gang_mates(
+        cluster, [d.pod for d, r in decided if r.scale_up], diagnosis, rescued
+    )
     if not targets or cluster.max_vgpus_per_card < 1:  # with no vGPU allowed, no node helps
         return ScaleUpAdvice((), relief=freed)
     shapes = node_shapes(cluster)
@@ -119,7 +121,9 @@ def scale_up_advice(
         if shapes and not admitting[p.name]
     )
     remaining = [p for p in targets if admitting[p.name] or not shapes]
-    stuck = _gangs_nodes_cannot_start(cluster, diagnosis, remaining, {r.pod for r in refused})
+    stuck = _gangs_nodes_cannot_start(
+        cluster, diagnosis, remaining, {r.pod for r in refused}, rescued
+    )
     refused += tuple(NotTriggered(p.name, stuck[p.name]) for p in remaining if p.name in stuck)
     remaining = [p for p in remaining if p.name not in stuck]
     plan: list[ScaleUp] = []
@@ -153,33 +157,41 @@ def scale_up_advice(
     return ScaleUpAdvice(_verify(cluster, rescued, plan, max_rounds), refused, freed)
 
 
-def _with_gang_mates(cluster: Cluster, targets: list[Pod], diagnosis: Diagnosis) -> list[Pod]:
+def _with_gang_mates(
+    cluster: Cluster, targets: list[Pod], diagnosis: Diagnosis, rescued: Collection[str] = ()
+) -> list[Pod]:
     """The targets and, under Volcano's session, the Pending mates of their gangs whose cause
     is `gang` (placed then rolled back, or never tried once a needed member failed: they need
-    room beside the others), in queue order."""
-    if not gang_members(cluster, profile_of(cluster.scheduler).session.volcano):
+    room beside the others) and that no plan rescues (a plan places them), in queue order."""
+    mins = gangs_of(cluster, profile_of(cluster.scheduler).session.volcano)
+    if not mins:
         return targets
-    mins = {g.name for g in cluster.jobs.groups if g.min_member > 1}
     wanted = {p.group for p in targets if p.group in mins}
     named = {p.name for p in targets}
     return [
         d.pod
         for d in diagnosis.pods
-        if d.pod.name in named or (d.cause == "gang" and d.pod.group in wanted)
+        if d.pod.name in named
+        or (d.cause == "gang" and d.pod.group in wanted and d.pod.name not in rescued)
     ]
 
 
 def _gangs_nodes_cannot_start(
-    cluster: Cluster, diagnosis: Diagnosis, targets: Sequence[Pod], refused: Collection[str]
+    cluster: Cluster,
+    diagnosis: Diagnosis,
+    targets: Sequence[Pod],
+    refused: Collection[str],
+    rescued: Collection[str] = (),
 ) -> dict[str, str]:
     """The targets whose gang could not start however many nodes were added, with why: fewer
-    than min_member of its pods could run (running, placed or fitting now, or a target some
-    template admits); the others are held by something no node changes."""
-    if not gang_members(cluster, profile_of(cluster.scheduler).session.volcano):
+    than min_member of its pods could run (running, placed or fitting now, placed by a plan
+    (`rescued`), or a target some template admits); the others are held by something no node
+    changes."""
+    mins = gangs_of(cluster, profile_of(cluster.scheduler).session.volcano)
+    if not mins:
         return {}
-    mins = {g.name: g.min_member for g in cluster.jobs.groups if g.min_member > 1}
     hopeful = {p.name for p in targets if p.name not in refused}
-    hopeful |= {d.pod.name for d in diagnosis.pods if d.cause == "schedulable"}
+    hopeful |= {d.pod.name for d in diagnosis.pods if d.cause == "schedulable"} | set(rescued)
     able: dict[str, int] = {}
     held: dict[str, list[str]] = {}
     for pod in cluster.pods:

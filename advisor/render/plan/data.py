@@ -18,6 +18,12 @@ def unresolved_causes(data: PlanJson) -> list[tuple[str, str]]:
     return [(entry["pod"], cause_label(entry)) for entry in data["unresolved"]]
 
 
+def unresolved_reasons(data: PlanJson) -> list[str]:
+    """Why no plan rescues the gangs still Pending for which plans made room for some of it
+    (`unresolved[].reason`), each once, in the order of their first pod."""
+    return list(dict.fromkeys(e["reason"] for e in data["unresolved"] if "reason" in e))
+
+
 def plan_views(
     cluster: Cluster, report: PlanReport, max_plans: int | None = None
 ) -> list[dict[str, Any]]:

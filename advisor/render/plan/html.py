@@ -15,7 +15,7 @@ from advisor.render.common.html import escape, format_mib, page
 from advisor.render.common.style import MODE_PALETTES, MODE_TAGS
 from advisor.render.common.values import as_map
 from advisor.render.diagnose.data import profile_of
-from advisor.render.plan.data import unresolved_causes
+from advisor.render.plan.data import unresolved_causes, unresolved_reasons
 from advisor.render.plan.read import read_plan
 from advisor.render.plan.scaling import (
     NO_SCALE_DOWN,
@@ -184,9 +184,10 @@ def unresolved_panel(data: PlanJson) -> str:
     ]
     if not rows:
         return ""
+    reasons = "".join(f"<p>{escape(r)}</p>" for r in unresolved_reasons(data))
     return (
         '<section class="panel"><h3>Still Pending</h3><table><thead><tr><th>Pod</th>'
-        f"<th>Cause</th></tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
+        f"<th>Cause</th></tr></thead><tbody>{''.join(rows)}</tbody></table>{reasons}</section>"
     )
 
 

@@ -9,7 +9,7 @@ from advisor.render.common.cards import node_views
 from advisor.render.common.markdown import escape_cell, markdown_table
 from advisor.render.common.values import as_map
 from advisor.render.diagnose.data import profile_of
-from advisor.render.plan.data import unresolved_causes
+from advisor.render.plan.data import unresolved_causes, unresolved_reasons
 from advisor.render.plan.read import read_plan
 from advisor.render.plan.scaling import (
     HELD_HEADER,
@@ -137,7 +137,9 @@ def unresolved_section(data: PlanJson) -> list[str]:
     rows = [[escape_cell(pod), escape_cell(cause)] for pod, cause in unresolved_causes(data)]
     if not rows:
         return []
-    return ["## Still Pending", "", *markdown_table(["Pod", "Cause"], rows, right=set()), ""]
+    reasons = [f"- {escape_cell(r)}" for r in unresolved_reasons(data)]
+    table = markdown_table(["Pod", "Cause"], rows, right=set())
+    return ["## Still Pending", "", *table, "", *([*reasons, ""] if reasons else [])]
 
 
 def scale_up_table(data: PlanJson) -> list[str]:

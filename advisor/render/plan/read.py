@@ -156,6 +156,8 @@ def _unresolved(raw: Mapping[str, Any]) -> UnresolvedJson:
     }
     if "cluster_free_sufficient" in raw:
         entry["cluster_free_sufficient"] = bool(raw["cluster_free_sufficient"])
+    if isinstance(raw.get("reason"), str):
+        entry["reason"] = raw["reason"]
     advice = read_remedy(raw.get("advice"))
     if advice is not None:
         entry["advice"] = advice

@@ -358,7 +358,7 @@ def fragmented_gang() -> dict[str, Any]:
 def test_every_output_tells_the_gang(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """diagnose's JSON (each Pending pod's `group`, the `groups` list, `gang` in the
     summary), conforming to the shipped schema; its Markdown and HTML, the report's pages and
-    the plan say the same; no plan rescues a member alone."""
+    the plan say the same; the plan rescues the gang whole, and the report advises it."""
     from advisor.cli import main
     from advisor.schemas import DIAGNOSIS_SCHEMA, REPORT_SCHEMA
     from tests.advisor.test_schemas import conforms
@@ -399,10 +399,13 @@ def test_every_output_tells_the_gang(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert conforms(report, REPORT_SCHEMA) == []
     assert report["diagnosis"]["summary"]["gang"] == 2
     assert "gang" in (out / "report.md").read_text()
+    # one plan rescues the gang whole (§10.4), and the report advises that plan for each
     assert main(["plan", "--scenario", str(scenario), "--format", "json"]) == 0
     plans = json.loads(capsys.readouterr().out)
-    rescued = {name for p in plans["plans"] for name in p["rescues"]}
-    assert not rescued & {"ml/w-0", "ml/w-1", "ml/w-2"}
+    assert [sorted(p["rescues"]) for p in plans["plans"]] == [["ml/w-0", "ml/w-1", "ml/w-2"]]
+    assert [p["rescues"] for p in report["plan"]["plans"]] == [p["rescues"] for p in plans["plans"]]
+    advice = {p["pod"]: p["advice"]["key"] for p in report["diagnosis"]["pods"]}
+    assert advice == {"ml/w-0": "rebalance", "ml/w-1": "rebalance", "ml/w-2": "fragmentation"}
 
 
 def test_the_scheduler_what_if_counts_the_gang(

@@ -1,7 +1,8 @@
-"""Plans and scale-down keep gangs whole (docs/design.md §10.4): under Volcano's session no
-plan evicts a running member of a gang (a PodGroup with min_member above 1) nor aims at one
-Pending member alone, and no node removal moves one. Each case is checked against the same
-cluster with min_member 1, where the move is made: the protection, not the cluster, decides."""
+"""Plans and scale-down keep gangs whole (docs/design.md §10.4): under Volcano's session a
+plan evicts a running gang (a PodGroup with min_member above 1) only whole and never rescues
+one Pending member alone, and no node removal moves one. Each case is checked against the
+same cluster with min_member 1, where the move is made: the protection, not the cluster,
+decides. tests/advisor/core/test_gang_plans.py has the plans that move and rescue gangs."""
 
 from __future__ import annotations
 
@@ -59,12 +60,14 @@ SPLIT = [
 ]
 
 
-@pytest.mark.parametrize(("min_member", "evicts"), [(1, True), (2, False)])
-def test_no_plan_evicts_a_running_gang_member(min_member: int, evicts: bool) -> None:
+@pytest.mark.parametrize(("min_member", "members"), [(1, 1), (2, 2)])
+def test_a_plan_evicts_a_running_gang_only_whole(min_member: int, members: int) -> None:
+    """min_member 1: one member moves next to the other; a gang goes whole."""
     report = plan(cluster(SPLIT, min_member))
-    evicted = {name for p in report.plans for name in p.evict}
-    assert bool(evicted & {"g/w-0", "g/w-1"}) is evicts
-    assert bool(report.plans) is evicts
+    evicted = [name for p in report.plans for name in p.evict]
+    assert len(evicted) == members
+    assert set(evicted) <= {"g/w-0", "g/w-1"}
+    assert [p.rescues for p in report.plans] == [("web/big",)]
 
 
 # a and b each half used by other pods, c full: either Pending member fits after one move.
