@@ -282,15 +282,22 @@ def _verify(
     counts = [e.nodes for e in plan]
     failed = [0] * len(plan)  # the largest count seen to fall short, per entry
     step = [1] * len(plan)  # doubles while an entry stays short: node spread may need many
+    # Each queued pod takes at most one node, so with one node per queued pod every pod of
+    # an entry finds one of its nodes empty: more never helps, and a pod still short there
+    # fails for a reason no node changes (the doubling would otherwise run to 2^rounds).
+    ceiling = max(len(pods), 1)
     verified = False
     for _ in range(max_rounds):
         short = missing(counts)
         if not short:
             verified = True
             break
+        if all(counts[k] >= ceiling for k in short):
+            break
         for k, left in short.items():
             failed[k] = counts[k]
-            counts[k] += max(step[k], estimate_nodes(plan[k].shape, left, cluster))
+            grown = counts[k] + max(step[k], estimate_nodes(plan[k].shape, left, cluster))
+            counts[k] = min(grown, max(ceiling, counts[k]))
             step[k] *= 2
     if verified:
         for k in range(len(plan)):

@@ -34,6 +34,7 @@ from advisor.core.scaling import (
     with_new_nodes,
 )
 from advisor.core.scaling.down import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
+from advisor.core.scaling.up import ScaleUp, _verify
 from advisor.output.scaling import headroom_json, scale_down_json, scale_up_json
 from tests.advisor.core.constrained import CORE, gpu_node, gpu_pod, strip_node_fields, tolerating
 from tests.advisor.core.scaledown_replay import replay_steps
@@ -148,6 +149,18 @@ def test_no_single_shape_hosts_all_pods() -> None:
         ("A10", 1, ("p/y",)),
         ("H100", 1, ("p/x",)),
     ]
+
+
+def test_check_stops_growing_where_no_node_count_lands_the_pod() -> None:
+    """A pod the check can never land (here CCE refuses its request: 2000 MiB over two
+    cards is no whole multiple of 128 MiB per card, which the packing estimate does not ask)
+    leaves the entry unverified at one node per queued pod: the doubling does not run on to
+    2^rounds nodes (it did for a gang's invalid members, to 262,144 nodes per entry)."""
+    bad = {"name": "p/bad", "request": {"gpus": 2, "memory_mib": 2000}}
+    cluster = build([node("n1", 16, 16)], [bad, pending("p/one", 1, 16)])
+    entry = ScaleUp(NodeShape(2, 16 * GiB), 1, ("p/bad",))
+    [checked] = _verify(cluster, (), [entry], max_rounds=20)
+    assert (checked.nodes, checked.verified) == (2, False)
 
 
 def test_check_adds_nodes_when_the_queue_would_take_them() -> None:
