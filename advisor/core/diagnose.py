@@ -56,7 +56,10 @@ class Cycle:
         self._satisfiable: dict[tuple[object, ...], str | None] = {}
         self._big: dict[tuple[int, int, int], BoolArray] = {}
 
-    def visit(self, pod: Pod) -> PodDiagnosis:
+    def fails_alone(self, pod: Pod) -> PodDiagnosis | None:
+        """The pod's verdict where it fails whatever the cards hold (`invalid` or
+        `unsatisfiable`), or None: a fact of its spec and the nodes, so it holds for a gang
+        member the cycle never tries too."""
         shape = Shape.of_pod(pod)
         problem = pod.invalid or self.state.profile.request_problem(pod.request)
         if problem is None:
@@ -66,6 +69,13 @@ class Cycle:
         never = self._never_fits(shape)
         if never is not None:
             return PodDiagnosis(pod, "unsatisfiable", never)
+        return None
+
+    def visit(self, pod: Pod) -> PodDiagnosis:
+        alone = self.fails_alone(pod)
+        if alone is not None:
+            return alone
+        shape = Shape.of_pod(pod)
         verdicts = self.state.verdicts(shape)
         positions = self.state.place_by(verdicts, shape, self.policy.node, self.policy.card)
         if positions is not None:

@@ -96,7 +96,9 @@ def diagnose_jobs(
             message = (
                 f"Not enough valid tasks for gang-scheduling, valid: {valid}, min: {job.min_member}"
             )
-            verdicts.extend(PodDiagnosis(p, "gang", message) for p in job.tasks)
+            verdicts.extend(
+                cycle.fails_alone(p) or PodDiagnosis(p, "gang", message) for p in job.tasks
+            )
             if job.name is not None:
                 outcomes[job.name] = "admitted"
             session.done()
@@ -232,7 +234,8 @@ def _rolled_back(
 ) -> list[PodDiagnosis]:
     """The job did not reach min_member: its placements are released (Statement.Discard),
     the members that fitted get cause `gang` in the PodGroup condition's words, the others
-    tried keep their own cause, those never tried (`job.tasks` left) get the job's FitError."""
+    tried keep their own cause, those never tried (`job.tasks` left) get the job's FitError
+    unless they fail on their own (invalid, unsatisfiable)."""
     for _, positions, shape in tried:
         if positions:
             cycle.state.release(positions, shape)
@@ -267,5 +270,6 @@ def _rolled_back(
             f"satisfied ({condition})"
         )
         out.append(replace(verdict, cause="gang", message=message, placement=None))
-    out.extend(PodDiagnosis(pod, "gang", fit_error) for pod in untried)
+    # a member never tried that would fail on its own keeps its own cause (§10.3)
+    out.extend(cycle.fails_alone(pod) or PodDiagnosis(pod, "gang", fit_error) for pod in untried)
     return out

@@ -42,7 +42,16 @@ from advisor.core.queues import (
     pod_resources,
     queues_of,
 )
-from advisor.core.resource_info import Res, add, names_of, resource_list, short_of, sub, words
+from advisor.core.resource_info import (
+    Res,
+    accumulate,
+    add,
+    names_of,
+    resource_list,
+    short_of,
+    sub,
+    words,
+)
 
 
 class JobLike(Protocol):
@@ -69,6 +78,7 @@ class QueueSession:
         # to the node cycle (the cluster's size alone refuses it, docs/design.md §10.2)
         self.left_to_nodes: dict[int, str] = {}
         self.attrs: dict[str, QueueAttr] = {}
+        self._resreq: dict[str, Res] = {}  # each pod's pod_resources, counted once
         if self.volcano:
             self._open()
         self._by_queue: dict[str, list[tuple[tuple[int, bool, int], int]]] = {}
@@ -90,7 +100,8 @@ class QueueSession:
 
     def _open(self) -> None:
         cluster = self.cluster
-        loads = _loads(cluster, self.jobs)
+        self._resreq = {p.name: pod_resources(cluster, p) for p in cluster.pods}
+        loads = _loads(cluster, self.jobs, self._resreq)
         self.attrs = open_queues(cluster, loads.values())
         known = queues_of(cluster)
         for i, job in enumerate(self.jobs):
@@ -103,7 +114,7 @@ class QueueSession:
             self._enqueue(cluster, loads)
 
     def _enqueue(self, cluster: Cluster, loads: dict[str, JobLoad]) -> None:
-        commit = overcommit(cluster, loads.values(), cluster_used(cluster))
+        commit = overcommit(cluster, loads.values(), cluster_used(cluster, self._resreq))
         dialect = profile_of(cluster.scheduler).dialect
         share = {dialect.memory_percentage} if dialect and dialect.memory_percentage else set()
         waiting: dict[str, list[tuple[tuple[int, bool, int], int]]] = {}
@@ -161,13 +172,13 @@ class QueueSession:
 
     def refusal(self, job: JobLike, pod: Pod) -> str | None:
         attr = self.attrs.get(job.queue) if self.volcano else None
-        return None if attr is None else allocate_refusal(attr, pod_resources(self.cluster, pod))
+        return None if attr is None else allocate_refusal(attr, self._resreq[pod.name])
 
     def placed(self, job: JobLike, pod: Pod, placed: bool = True) -> None:
         """The queue plugin's Allocate (placed) and Deallocate (rolled back) events."""
         attr = self.attrs.get(job.queue) if self.volcano else None
         if attr is not None:
-            attr.allocate(pod_resources(self.cluster, pod), placed)
+            attr.allocate(self._resreq[pod.name], placed)
 
 
 def _volcano_refusal(
@@ -198,8 +209,11 @@ def _load_name(job: JobLike) -> str:
     return job.name if job.name is not None else f"pod:{job.tasks[0].name}"
 
 
-def _loads(cluster: Cluster, jobs: Sequence[JobLike]) -> dict[str, JobLoad]:
-    """What each job, Pending members or not, brings to its queue."""
+def _loads(
+    cluster: Cluster, jobs: Sequence[JobLike], resreq: Mapping[str, Res]
+) -> dict[str, JobLoad]:
+    """What each job, Pending members or not, brings to its queue (`resreq`: each pod's
+    `pod_resources`)."""
     groups = {g.name: g for g in cluster.jobs.groups}
     pending = {_load_name(job): job for job in jobs}
     members: dict[str, list[Pod]] = {}
@@ -215,16 +229,16 @@ def _loads(cluster: Cluster, jobs: Sequence[JobLike]) -> dict[str, JobLoad]:
         allocated: dict[str, float] = {}
         request: dict[str, float] = {}
         for pod in pods:
-            res = pod_resources(cluster, pod)
-            request = add(request, res)
+            res = resreq[pod.name]
+            accumulate(request, res)
             if pod.running:
-                allocated = add(allocated, res)
+                accumulate(allocated, res)
         running = sum(1 for p in pods if p.running)
         minimum = 1 if group is None else group.min_member
         # an automatic group's minResources: its pod's requests (controllers/podgroup,
         # buildPodGroupFromPod: util.CalTaskRequests)
         if group is None:
-            min_resources: dict[str, float] | None = pod_resources(cluster, pods[0])
+            min_resources: dict[str, float] | None = dict(resreq[pods[0].name])
         else:
             min_resources = resource_list(group.min_resources) if group.min_resources else None
         phase = "Running" if running >= minimum else "Inqueue" if running else "Pending"
@@ -262,14 +276,14 @@ def overused_words(attr: QueueAttr) -> str:
     return f"Queue {attr.queue.name} is overused, ignore it ({detail or 'it deserves nothing'})"
 
 
-def cluster_used(cluster: Cluster) -> Res:
+def cluster_used(cluster: Cluster, resreq: Mapping[str, Res]) -> Res:
     """Σ node.Used: every pod bound to a node, GPU pods and the node's other pods alike."""
     used: Res = {}
     for pod in cluster.running:
-        used = add(used, pod_resources(cluster, pod))
+        accumulate(used, resreq[pod.name])
     for node in cluster.nodes:
         for other in (*(node.other_pods or ()), *node.resident_pods):
-            used = add(
+            accumulate(
                 used, {"cpu": other.resources.cpu_milli, "memory": other.resources.memory_bytes}
             )
     return used

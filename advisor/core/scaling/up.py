@@ -18,7 +18,7 @@ its members are not triggered, with that reason.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
@@ -269,6 +269,36 @@ def with_new_nodes(
     return dataclasses.replace(cluster, nodes=cluster.nodes + added, pods=pods)
 
 
+def _trim(
+    counts: list[int], failed: list[int], missing: Callable[[list[int]], dict[int, list[Pod]]]
+) -> list[int]:
+    """Bisect every entry's count between its last failing count and its passing one, all
+    entries at once (one check per step, not one per entry and step: a check schedules the
+    whole queue). An entry short at its middle keeps it as its new low; where an entry left
+    whole falls short, the cuts of that step all count as failing. Only counts a check
+    passed are returned."""
+    low, high = list(failed), list(counts)
+    passed = list(counts)
+    while True:
+        cut = [k for k in range(len(counts)) if low[k] and high[k] - low[k] > 1]
+        if not cut:
+            break
+        trial = list(high)
+        for k in cut:
+            trial[k] = (low[k] + high[k]) // 2
+        short = missing(trial)
+        if not short:
+            passed = trial
+        blamed = cut if any(k not in cut for k in short) else [k for k in cut if k in short]
+        for k in cut:
+            if k in blamed:
+                low[k] = trial[k]
+            else:
+                high[k] = trial[k]
+    # entries cut in a step where others fell short were checked beside those others' cuts
+    return high if high == passed or not missing(high) else passed
+
+
 def _verify(
     cluster: Cluster, rescued: Collection[str], plan: list[ScaleUp], max_rounds: int
 ) -> tuple[ScaleUp, ...]:
@@ -294,24 +324,23 @@ def _verify(
     counts = [e.nodes for e in plan]
     failed = [0] * len(plan)  # the largest count seen to fall short, per entry
     step = [1] * len(plan)  # doubles while an entry stays short: node spread may need many
+    # Each queued pod takes at most one node, so with one node per queued pod every pod of
+    # an entry finds one of its nodes empty: more never helps, and a pod still short there
+    # fails for a reason no node changes (the doubling would otherwise run to 2^rounds).
+    ceiling = max(len(pods), 1)
     verified = False
     for _ in range(max_rounds):
         short = missing(counts)
         if not short:
             verified = True
             break
+        if all(counts[k] >= ceiling for k in short):
+            break
         for k, left in short.items():
             failed[k] = counts[k]
-            counts[k] += max(step[k], estimate_nodes(plan[k].shape, left, cluster))
+            grown = counts[k] + max(step[k], estimate_nodes(plan[k].shape, left, cluster))
+            counts[k] = min(grown, max(ceiling, counts[k]))
             step[k] *= 2
     if verified:
-        for k in range(len(plan)):
-            low, high = failed[k], counts[k]
-            while failed[k] and high - low > 1:
-                middle = (low + high) // 2
-                if missing([*counts[:k], middle, *counts[k + 1 :]]):
-                    low = middle
-                else:
-                    high = middle
-            counts[k] = high
+        counts = _trim(counts, failed, missing)
     return tuple(replace(e, nodes=n, verified=verified) for e, n in zip(plan, counts, strict=True))

@@ -426,3 +426,36 @@ def test_the_scheduler_what_if_counts_the_gang(
     assert main(["whatif", "--scenario", str(scenario), *profiles]) == 0
     header = next(line for line in capsys.readouterr().out.splitlines() if "| scheduler" in line)
     assert header.split(" | ")[5:12] == [*CAUSES, "gang"]
+
+
+def test_a_member_never_tried_keeps_a_cause_of_its_own() -> None:
+    """§10.3: a member that fails on its own keeps its own cause. p1's failure ends the turn
+    (every member needed), so p2 and p3 are never tried; p2 asks more memory than any card
+    has, which no cycle changes, so it reads `unsatisfiable`, not the job's FitError; p3
+    does read the FitError. The same holds where the gang is not valid."""
+    result = diagnose_jobs(
+        cluster(
+            [node("n1", "1")],
+            [
+                pod("c1/p0"),
+                pod("c1/p1"),
+                pod("c1/p2", memory_mib=32768),
+                pod("c1/p3"),
+            ],
+            [{"name": "c1/pg1", "min_member": 4}],
+        )
+    )
+    assert verdicts(result) == {
+        "c1/p0": ("gang", None),
+        "c1/p1": ("node-resources", None),
+        "c1/p2": ("unsatisfiable", None),
+        "c1/p3": ("gang", None),
+    }
+    invalid = diagnose_jobs(
+        cluster(
+            [node("n1", cards=2)],
+            [pod("c1/p0"), pod("c1/p1", memory_mib=32768)],
+            [{"name": "c1/pg1", "min_member": 3}],
+        )
+    )
+    assert verdicts(invalid) == {"c1/p0": ("gang", None), "c1/p1": ("unsatisfiable", None)}

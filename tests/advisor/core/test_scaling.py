@@ -34,6 +34,7 @@ from advisor.core.scaling import (
     with_new_nodes,
 )
 from advisor.core.scaling.down import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
+from advisor.core.scaling.up import ScaleUp, _trim, _verify
 from advisor.output.scaling import headroom_json, scale_down_json, scale_up_json
 from tests.advisor.core.constrained import CORE, gpu_node, gpu_pod, strip_node_fields, tolerating
 from tests.advisor.core.scaledown_replay import replay_steps
@@ -148,6 +149,60 @@ def test_no_single_shape_hosts_all_pods() -> None:
         ("A10", 1, ("p/y",)),
         ("H100", 1, ("p/x",)),
     ]
+
+
+def test_check_stops_growing_where_no_node_count_lands_the_pod() -> None:
+    """A pod the check can never land (here CCE refuses its request: 2000 MiB over two
+    cards is no whole multiple of 128 MiB per card, which the packing estimate does not ask)
+    leaves the entry unverified at one node per queued pod: the doubling does not run on to
+    2^rounds nodes (it did for a gang's invalid members, to 262,144 nodes per entry)."""
+    bad = {"name": "p/bad", "request": {"gpus": 2, "memory_mib": 2000}}
+    cluster = build([node("n1", 16, 16)], [bad, pending("p/one", 1, 16)])
+    entry = ScaleUp(NodeShape(2, 16 * GiB), 1, ("p/bad",))
+    [checked] = _verify(cluster, (), [entry], max_rounds=20)
+    assert (checked.nodes, checked.verified) == (2, False)
+
+
+def _short_below(need: list[int], spill: bool = False) -> Any:
+    """A check where entry k lands with need[k] nodes; with `spill`, entry 0 cut below its
+    need also leaves entry 1 short (its pods land on entry 1's nodes)."""
+
+    def missing(counts: list[int]) -> dict[int, list[Pod]]:
+        short: dict[int, list[Pod]] = {
+            k: [] for k, (n, m) in enumerate(zip(counts, need, strict=True)) if n < m
+        }
+        if spill and 0 in short:
+            short[1] = []
+        return short
+
+    return missing
+
+
+def test_trim_bisects_every_entry_at_once() -> None:
+    """The counts come back to each entry's least passing count, in about log2 checks."""
+    calls: list[list[int]] = []
+    check = _short_below([5, 9, 3])
+
+    def counted(counts: list[int]) -> dict[int, list[Pod]]:
+        calls.append(list(counts))
+        return dict(check(counts))
+
+    assert _trim([8, 16, 3], [2, 4, 0], counted) == [5, 9, 3]
+    assert len(calls) <= 5  # one entry at a time would take 6
+    # entry 1 (left whole) falls short when entry 0 is cut too far: the cut is blamed
+    assert _trim([8, 9, 3], [2, 0, 0], _short_below([5, 9, 3], spill=True)) == [5, 9, 3]
+
+
+def test_trim_returns_only_counts_a_check_passed() -> None:
+    """Where cuts pass apart but not together, the last passing counts come back."""
+
+    def missing(counts: list[int]) -> dict[int, list[Pod]]:
+        if counts[0] < 8 and counts[1] < 8:
+            return {0: []} if counts[0] <= counts[1] else {1: []}
+        return {}
+
+    trimmed = _trim([8, 8], [4, 4], missing)
+    assert not missing(trimmed)
 
 
 def test_check_adds_nodes_when_the_queue_would_take_them() -> None:
