@@ -4,7 +4,7 @@ draw; the plan's §8 JSON is `advisor.output.plan`'s."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 from advisor import schemas
 from advisor.core.diagnosis import Diagnosis, PodDiagnosis, shown_causes
@@ -170,10 +170,12 @@ def card_view(
     wanted = None if nodes is None else set(nodes)
     rules = profile_of(cluster.scheduler)
     on_card: dict[tuple[str, int], list[Pod]] = defaultdict(list)
+    on_node: dict[str, list[Pod]] = defaultdict(list)
     for pod in cluster.pods:
         placement = where.get(pod.name)
         if placement is None or (wanted is not None and placement.node not in wanted):
             continue
+        on_node[placement.node].append(pod)
         for index in placement.cards:
             on_card[(placement.node, index)].append(pod)
     views: list[schemas.NodeViewJson] = []
@@ -208,20 +210,17 @@ def card_view(
                 }
             )
         view: schemas.NodeViewJson = {"name": node.name, "cards": cards}
-        _add_node_fit(view, node, cluster, where)
+        _add_node_fit(view, node, on_node.get(node.name, []))
         views.append(view)
     return {"nodes": views}
 
 
-def _add_node_fit(
-    view: schemas.NodeViewJson, node: Node, cluster: Cluster, where: Mapping[str, Placement]
-) -> None:
-    """The node's cpu and memory (allocatable, and requested by its pods where `where` puts
-    them and by its other pods) and its taints, added to its view; nothing for a node that sets
-    none of them."""
+def _add_node_fit(view: schemas.NodeViewJson, node: Node, placed: Sequence[Pod]) -> None:
+    """The node's cpu and memory (allocatable, and requested by the pods `placed` on it and
+    by its other pods) and its taints, added to its view; nothing for a node that sets none
+    of them."""
     allocatable = node.allocatable
     if allocatable.cpu_milli is not None or allocatable.memory_bytes is not None:
-        placed = [p for p in cluster.pods if (w := where.get(p.name)) and w.node == node.name]
         others = node.other_pods or ()
         view["resources"] = {
             "cpu_allocatable_milli": allocatable.cpu_milli,
