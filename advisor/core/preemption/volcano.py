@@ -35,36 +35,17 @@ The queues' arithmetic (deserved, Allocatable, Overused) is core.queues', in `qu
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from advisor.core.jobs import DEFAULT_QUEUE, GroupState
-from advisor.core.model import PROTECTED_NAMESPACES, Cluster, Pod
+from advisor.core.model import Cluster, Pod
 from advisor.core.preemption.board import Board, FloatArray, covers
 from advisor.core.preemption.queues import QueueBook
 from advisor.core.preemption.verdict import Preemption
+from advisor.core.preemption.votes import Job, preemptable, reclaimable
 from advisor.core.state import Shape
-
-# conformance skips system-cluster-critical and system-node-critical pods; the advisor knows
-# a pod's priority, not its class: these classes' values start here.
-CRITICAL_PRIORITY = 2_000_000_000
-
-
-@dataclass(slots=True)
-class Job:
-    key: str  # its PodGroup, or the pod itself for a pod without one
-    queue: str
-    min_member: int
-    priority: int
-    ready: int  # running before the cycle, and placed by it
-    pending: list[Pod] = field(default_factory=list)  # not placed by the cycle, task order
-    outcome: GroupState | None = None
-    waiting: int = 0  # pipelined by preempt or reclaim
-
-    def starving(self, gang_starving: bool) -> bool:
-        # priority's test is always true while a task is pending; gang's counts minAvailable
-        return not gang_starving or self.ready + self.waiting < self.min_member
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +79,40 @@ def judge_volcano(
     for action in ("preempt", "reclaim"):
         if not getattr(options, action):
             continue
+        starving = [j for j in order if _job_refusal(j, options, book) is None]
         for job in order:
             _job_pass(board, book, job, job_of, options, action, verdicts)
+        if action == "preempt":
+            for job in starving:
+                _within_job(board, book, job, job_of, options, verdicts)
     return verdicts
+
+
+def _within_job(
+    board: Board,
+    book: QueueBook,
+    job: Job,
+    job_of: Mapping[str, Job],
+    options: Options,
+    verdicts: dict[str, Preemption],
+) -> None:
+    """preempt's second pass (preempt.go Execute, "Preemption between Task within Job"):
+    for every job starving when the action began, its tasks still Pending, each in its own
+    statement, committed when the task is pipelined, whatever the gang; the job's pass ends
+    at the first task that is not. Its victims are the job's own running tasks of lower
+    priority: the advisor counts none (not modelled), so a task is pipelined only where
+    the node's sums already cover it."""
+    for pod in job.pending:
+        earlier = verdicts.get(pod.name)
+        if not _open(earlier):
+            continue
+        if pod.preemption_policy == "Never":
+            return  # taskEligibleToPreempt refuses: not assigned
+        found = _task(board, book, job, pod, job_of, options, "preempt", within=True)
+        if found.node is None:
+            return
+        job.waiting += 1
+        verdicts.update(_merge(verdicts, {pod.name: found}))
 
 
 def _job_pass(
@@ -161,7 +173,10 @@ def _task(
     job_of: Mapping[str, Job],
     options: Options,
     action: str,
+    *,
+    within: bool = False,
 ) -> Preemption:
+    """One task's attempt, node by node (`within`: preempt's pass within the job)."""
     request = board.request(pod)
     reclaim = action == "reclaim"
     if reclaim and book.overused(job.queue):
@@ -190,14 +205,16 @@ def _task(
             ]
             if not pool:
                 continue
-            victims = _reclaimable(pool, job_of, book)
+            victims = reclaimable(board, pool, job_of, book)
+        elif within:
+            victims = []
         else:
             pool = [
                 p
                 for p in residents
                 if job_of[p.name].queue == job.queue and job_of[p.name].key != job.key
             ]
-            victims = _preemptable(job, pool, job_of, options.gang_preemptable)
+            victims = preemptable(board, pod, job, pool, job_of, options.gang_preemptable)
         idle = board.idle(node)
         held = {v.name: board.held(v) for v in victims}
         if not covers(request, idle + sum(held.values(), np.zeros_like(idle))):
@@ -221,15 +238,7 @@ def _task(
         helps = board.settle(pod, node, chosen, reserve=True)
         name = st.node_names[node]
         if not chosen:
-            return Preemption(
-                "no-victims",
-                f"{action}: Volcano pipelines it on {name} without evicting anyone: the "
-                "node's sums cover it but its cards do not, and preempt never rechecks "
-                "cards; it stays Pending",
-                name,
-                (),
-                False,
-            )
+            return _pipelined(action, name, helps, within)
         return Preemption(
             "evicts",
             _evicts_text(action, len(chosen), name, helps),
@@ -243,6 +252,20 @@ def _task(
         f"{action}: no node has victims {scope} that free enough for it (lower job "
         "priority, preemptable, and what the gang and conformance plugins allow)",
     )
+
+
+def _pipelined(action: str, node: str, helps: bool, within: bool) -> Preemption:
+    """A pipeline without victims: the node's sums cover the pod."""
+    by = f"{action}'s pass within its job" if within else action
+    if helps:
+        after = "it fits its cards there and is bound in a later session"
+    else:
+        after = "its cards do not, and Volcano never rechecks them: it stays Pending"
+    text = (
+        f"{by}: Volcano pipelines it on {node} without evicting anyone: the node's sums "
+        f"cover it; {after}"
+    )
+    return Preemption("no-victims", text, node, (), helps)
 
 
 def _victim_order(
@@ -270,57 +293,6 @@ def _evicts_text(action: str, n: int, node: str, helps: bool) -> str:
         "(util.ValidateVictims), but the cards still do not fit the pod, so it stays "
         "Pending after the eviction"
     )
-
-
-def _preemptable(job: Job, pool: list[Pod], job_of: Mapping[str, Job], gang_on: bool) -> list[Pod]:
-    """The first tier's verdict (priority, gang, conformance): each plugin's list from the
-    same candidates, intersected; any plugin with none leaves the tier undecided, which the
-    advisor reads as no victims (the second tier's drf is not modelled)."""
-    votes: list[Callable[[list[Pod]], list[Pod]]] = [
-        lambda ps: [p for p in ps if job_of[p.name].priority < job.priority],
-        _conformance,
-    ]
-    if gang_on:
-        votes.append(lambda ps: _gang(ps, job_of))
-    return _intersect(pool, votes)
-
-
-def _reclaimable(pool: list[Pod], job_of: Mapping[str, Job], book: QueueBook) -> list[Pod]:
-    """Gang and conformance decide first; where either has none, proportion's rule."""
-    first = _intersect(pool, [lambda ps: _gang(ps, job_of), _conformance])
-    if first:
-        return first
-    return [p for p in pool if book.beyond_deserved(job_of[p.name].queue)]
-
-
-def _intersect(pool: list[Pod], votes: list[Callable[[list[Pod]], list[Pod]]]) -> list[Pod]:
-    kept = {p.name for p in pool}
-    for vote in votes:
-        kept &= {p.name for p in vote(pool)}
-        if not kept:
-            return []
-    return [p for p in pool if p.name in kept]
-
-
-def _conformance(pods: list[Pod]) -> list[Pod]:
-    return [
-        p
-        for p in pods
-        if p.namespace not in PROTECTED_NAMESPACES and p.priority < CRITICAL_PRIORITY
-    ]
-
-
-def _gang(pods: list[Pod], job_of: Mapping[str, Job]) -> list[Pod]:
-    """gang's preemptableFn: a victim's job keeps more than minAvailable ready."""
-    occupied: dict[str, int] = {}
-    out = []
-    for pod in pods:
-        job = job_of[pod.name]
-        occupied.setdefault(job.key, job.ready)
-        if occupied[job.key] > job.min_member:
-            occupied[job.key] -= 1
-            out.append(pod)
-    return out
 
 
 def _job_refusal(job: Job, options: Options, book: QueueBook) -> str | None:
@@ -386,6 +358,7 @@ def _jobs(
             jobs[key] = job
         if pod.running or pod.name in placed:
             job.ready += 1
+        job.members.append(pod)
         job_of[pod.name] = job
     waiting = {p.name for p in unplaced}
     ranked = sorted(

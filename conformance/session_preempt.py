@@ -1,0 +1,227 @@
+"""Volcano's preempt and reclaim actions (the `volcano` harness, v1.14.1, after allocate in
+the same session) beside the advisor's preemption verdicts (`advisor.core.preemption`), on
+generated clusters where they matter (docs/conformance.md): per Pending pod both left
+unplaced, whether one of the actions pipelined it, on which node, and the victims evicted
+for it.
+
+Upstream's side is what the harness reads off the session: a pod preempt or reclaim
+pipelined (`preempt`: action, node, victims committed for it). The advisor's: `evicts` (node
+and victims), `no-victims` with a node (pipelined without evicting), or no node (`off`,
+`not-eligible`, `no-victims`). `helps` (whether the pod then fits its cards) is not compared:
+the session pipelines on node sums and never runs the card filter again, so it shows
+nothing of it.
+
+Two differences are counted apart, as explained (docs/conformance.md): v1.14.1's preempt
+visits the queues in map order and its task-within-job pass re-fills and drains every
+job's preemptor queue after the first queue (preempt.go Execute, `preemptorTasks[job.UID] =
+util.NewPriorityQueue`), so with starving jobs in two or more queues preempt serves one
+of them, at random; and reclaim walks the nodes in the order the parallel predicates
+found them (reclaim.go reclaimForTask, no scores), so where the advisor's first node by
+name and upstream's differ, both may be right.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, NamedTuple
+
+from advisor.core.gang import diagnose_jobs
+from advisor.core.preemption import Preemption
+from advisor.scenario import ScenarioError, scenario_from_data
+from conformance import harness, session_compare
+from conformance.session_compare import EXPLAINED, generate_gangs
+
+# One queue: preempt; several: reclaim, and now and then both (v1.14.1's preempt with two
+# queues or more is a draw: counted apart, as explained).
+ONE_QUEUE = (["allocate", "preempt", "backfill"], ["enqueue", "allocate", "preempt", "backfill"])
+QUEUES = (
+    ["allocate", "reclaim", "backfill"],
+    ["enqueue", "allocate", "reclaim", "backfill"],
+    ["allocate", "preempt", "reclaim", "backfill"],
+)
+PRIORITIES = (-10, 0, 0, 10, 100)
+
+
+class Row(NamedTuple):
+    compared: int  # Pending pods both sides left unplaced
+    diffs: list[str]
+    allocate_differs: bool
+
+
+def generate_preempt(seed: int) -> dict[str, Any]:
+    """A session cluster (`generate_gangs`) with preempt or reclaim among its actions: more
+    running pods, on cards they fill; running pods given priorities, some `preemptable:
+    false`, some in running gangs (of min_member up to their size, so the gang plugin
+    lets one go or not) in the queues; the queues reclaimable or not; most gangs valid;
+    the gang plugin's options drawn. On some, one queue (`default`) and preempt; on the
+    others the queues and reclaim."""
+    data = generate_gangs(seed)
+    rng = random.Random(seed * 7919 + 3)  # its own draws: the gangs stay as they were
+    sched = data["scheduler"]
+    if rng.random() < 0.45:
+        sched["actions"] = list(rng.choice(ONE_QUEUE))
+        data.pop("queues", None)
+        for group in data.get("groups", []):
+            group.pop("queue", None)
+    else:
+        sched["actions"] = list(rng.choice(QUEUES))
+    gang = {}
+    if rng.random() < 0.6:
+        gang["preemptable"] = False  # else a pod of no group (min_member 1) is no victim
+    if rng.random() < 0.2:
+        gang["job_starving"] = False
+    if gang:
+        sched["gang"] = gang
+    queues: list[dict[str, Any]] = data.setdefault("queues", [])
+    if not any(q["name"] == "default" for q in queues) and rng.random() < 0.3:
+        queues.append({"name": "default"})
+    for queue in queues:
+        if rng.random() < 0.3:
+            queue["reclaimable"] = False
+    if not queues:
+        data.pop("queues")
+    for group in data.get("groups", []):  # most gangs valid: a short one never preempts
+        size = sum(p.get("group") == group["name"] for p in data["pods"])
+        if rng.random() < 0.7:
+            group["min_member"] = min(group["min_member"], size)
+    _fill(rng, data)
+    running = [p for p in data["pods"] if "node" in p]
+    for pod in running:
+        if priority := rng.choice(PRIORITIES):
+            pod["priority"] = priority
+        if rng.random() < 0.15:
+            pod["preemptable"] = False
+    _running_gangs(rng, data, running, [q["name"] for q in queues])
+    return data
+
+
+def _fill(rng: random.Random, data: dict[str, Any]) -> None:
+    """More running pods, each taking what a healthy card has left (memory, one slot), on
+    some cards: the Pending pods then find the cards full and turn to preemption."""
+    default = data.get("max_vgpus_per_card", 10)
+    pods = data["pods"]
+    for node in data["nodes"]:
+        name = node["name"]
+        here = [p for p in pods if p.get("node") == name]
+        others = len(node.get("other_pods", [])) + len(node.get("resident_pods", []))
+        limit = int(node.get("allocatable", {}).get("pods", 110)) - others
+        for card in node["cards"]:
+            if card.get("healthy", True) is False or rng.random() < 0.3:
+                continue
+            on = [p for p in here if card["index"] in p.get("cards", ())]
+            used = sum(p["request"].get("memory_mib", 0) // p["request"]["gpus"] for p in on)
+            left = card["memory_mib"] - used
+            if left < 1024 or len(on) >= card.get("max_vgpus", default) or len(here) >= limit:
+                continue
+            pod = {
+                "name": f"run/fill-{len(pods)}",
+                "node": name,
+                "cards": [card["index"]],
+                "request": {"gpus": 1, "memory_mib": left},
+            }
+            pods.append(pod)
+            here.append(pod)
+
+
+def _running_gangs(
+    rng: random.Random, data: dict[str, Any], running: list[dict[str, Any]], queues: list[str]
+) -> None:
+    groups: list[dict[str, Any]] = data.setdefault("groups", [])
+    start = 0
+    while start < len(running):
+        size = rng.randint(1, 3)
+        members = running[start : start + size]
+        start += size
+        if rng.random() < 0.4:
+            continue  # pods of no group: Volcano files them in `default`
+        name = f"run/rg-{start}"
+        group: dict[str, Any] = {"name": name, "min_member": rng.randint(1, len(members))}
+        if queues:
+            group["queue"] = rng.choice([*queues, "default"])
+        if priority := members[0].get("priority", 0):
+            group["priority"] = priority
+        groups.append(group)
+        for m in members:
+            m["group"] = name
+    if not groups:
+        data.pop("groups")
+
+
+def advisor_side(data: dict[str, Any]) -> dict[str, Preemption | None]:
+    """The advisor's verdict per Pending pod (None: its cycle placed it)."""
+    cluster = scenario_from_data(data, "<generated>", "volcano-vgpu")
+    return {v.pod.name: v.preemption for v in diagnose_jobs(cluster).diagnosis.pods}
+
+
+def _theirs(up: dict[str, Any]) -> tuple[str | None, frozenset[str]]:
+    pre = up.get("preempt")
+    if pre is None:
+        return None, frozenset()
+    return pre["node"], frozenset(v["pod"] for v in pre["victims"])
+
+
+def _mine(verdict: Preemption) -> tuple[str | None, frozenset[str]]:
+    return verdict.node, frozenset(verdict.victims)
+
+
+def _spell(node: str | None, victims: frozenset[str], verdict: str) -> str:
+    if node is None:
+        return verdict
+    return f"{node} evicting [{', '.join(sorted(victims))}]"
+
+
+def differences(data: dict[str, Any], theirs: dict[str, Any]) -> tuple[list[str], int]:
+    """What differs, one line per pod both left unplaced (lines upstream's node order or
+    v1.14.1's preempt queue order explain start with EXPLAINED), and how many such pods."""
+    mine = advisor_side(data)
+    # v1.14.1 draws (preempt over two queues or more) or evicts what v1.15.1 would not
+    # (reclaim's victim before the comparison): the whole session differs from then on.
+    drawn = len(theirs["preempt_queues"]) > 1 or any(
+        (up.get("preempt") or {}).get("unneeded") for up in theirs["pods"]
+    )
+    out: list[str] = []
+    compared = 0
+    for up in theirs["pods"]:
+        verdict = mine.get(up["pod"])
+        if up["node"] is not None or verdict is None:
+            continue  # placed by one side: session_compare compares that
+        compared += 1
+        node, victims = _theirs(up)
+        if (node, victims) == _mine(verdict):
+            continue
+        line = (
+            f"{up['pod']}: advisor {_spell(verdict.node, frozenset(verdict.victims), verdict.verdict)}"
+            f", upstream {_spell(node, victims, 'none')}"
+        )
+        action = (up.get("preempt") or {}).get("action")
+        reclaim_order = action == "reclaim" and verdict.node not in (None, node)
+        out.append(EXPLAINED + line if drawn or reclaim_order else line)
+    if theirs.get("stray"):
+        out.append(f"evictions for no pipelined pod: {theirs['stray']}")
+    return out, compared
+
+
+def check(datas: list[dict[str, Any]]) -> list[Row]:
+    """Per cluster: pods compared, what differs, and whether allocate already differed
+    (session_compare's differences): preemption judged on different states is counted
+    apart. v1.14.1's cards kept after a discarded gang (`leaked`) are no such difference:
+    preempt and reclaim pipeline on the node's sums and never ask the cards."""
+    results = harness.run_scenarios("volcano", datas)
+    rows = []
+    for data, result in zip(datas, results, strict=True):
+        before = any(
+            not d.startswith(EXPLAINED) for d in session_compare.differences(data, result)
+        )
+        diffs, compared = differences(data, result)
+        rows.append(Row(compared, diffs, before))
+    return rows
+
+
+def disagrees(data: dict[str, Any]) -> bool:
+    """A preemption difference not explained, on a cluster whose allocate agrees (for
+    `shrink`)."""
+    try:
+        (row,) = check([data])
+    except ScenarioError:
+        return False
+    return not row.allocate_differs and any(not d.startswith(EXPLAINED) for d in row.diffs)
