@@ -174,11 +174,10 @@ def differences(data: dict[str, Any], theirs: dict[str, Any]) -> tuple[list[str]
     """What differs, one line per pod both left unplaced (lines upstream's node order or
     v1.14.1's preempt queue order explain start with EXPLAINED), and how many such pods."""
     mine = advisor_side(data)
+    group = {p["name"]: p.get("group", p["name"]) for p in data["pods"]}
     # v1.14.1 draws (preempt over two queues or more) or evicts what v1.15.1 would not
     # (reclaim's victim before the comparison): the whole session differs from then on.
-    drawn = len(theirs["preempt_queues"]) > 1 or any(
-        (up.get("preempt") or {}).get("unneeded") for up in theirs["pods"]
-    )
+    drawn = len(theirs["preempt_queues"]) > 1 or theirs["reclaim_unneeded"]
     out: list[str] = []
     compared = 0
     for up in theirs["pods"]:
@@ -195,10 +194,20 @@ def differences(data: dict[str, Any], theirs: dict[str, Any]) -> tuple[list[str]
         )
         action = (up.get("preempt") or {}).get("action")
         reclaim_order = action == "reclaim" and verdict.node not in (None, node)
-        out.append(EXPLAINED + line if drawn or reclaim_order else line)
+        drawn_member = node == verdict.node and _jobs(victims, group) == _jobs(
+            frozenset(verdict.victims), group
+        )
+        out.append(EXPLAINED + line if drawn or reclaim_order or drawn_member else line)
     if theirs.get("stray"):
         out.append(f"evictions for no pipelined pod: {theirs['stray']}")
     return out, compared
+
+
+def _jobs(victims: frozenset[str], group: dict[str, str]) -> list[str]:
+    """The victims' jobs, with repeats: the gang plugin admits a job's tasks in the order
+    of the node's task map (gang.go preemptableFn over `node.Tasks`), so which of a job's
+    tasks goes is a draw where it lets only some go."""
+    return sorted(group[v] for v in victims)
 
 
 def check(datas: list[dict[str, Any]]) -> list[Row]:

@@ -44,7 +44,7 @@ from advisor.core.model import Cluster, Pod
 from advisor.core.preemption.board import Board, FloatArray, covers
 from advisor.core.preemption.queues import QueueBook
 from advisor.core.preemption.verdict import Preemption
-from advisor.core.preemption.votes import Job, preemptable, reclaimable
+from advisor.core.preemption.votes import Job, preemptable, reclaimable, share
 from advisor.core.state import Shape
 
 
@@ -72,10 +72,7 @@ def judge_volcano(
     holding = {p.name for p in cluster.pods if p.running or p.name in placed}
     book = QueueBook(cluster, members.values(), holding)
     verdicts: dict[str, Preemption] = {}
-    index = {p.name: i for i, p in enumerate(cluster.pods)}
-    order = sorted(
-        jobs.values(), key=lambda j: (-j.priority, min(index[p.name] for p in j.pending))
-    )
+    order = sorted(jobs.values(), key=lambda j: (-j.priority, *_standing(board, j)))
     for action in ("preempt", "reclaim"):
         if not getattr(options, action):
             continue
@@ -274,14 +271,34 @@ def _victim_order(
     """BuildVictimsPriorityQueue's order as a key, first evicted smallest: victims of
     different queues in reverse QueueOrderFn (VictimQueueOrderFn: the lowest spec.priority,
     then the highest share, taken as the node's attempt starts, then the queue listed last),
-    then the lowest job priority, then reverse task order."""
+    then reverse JobOrderFn (the lowest job priority, the ready, the highest share, the
+    youngest), then reverse TaskOrderFn (the lowest pod priority, the youngest)."""
 
     def key(pod: Pod) -> tuple[float, ...]:
         job = job_of[pod.name]
         priority, share, order = book.queue_order(job.queue)
-        return (priority, -share, -order, job.priority, pod.priority, -board.order[pod.name])
+        waiting, job_share, created = _standing(board, job)
+        return (
+            priority, -share, -order,
+            job.priority, -waiting, -job_share, -created,
+            pod.priority, -board.order[pod.name],
+        )  # fmt: skip
 
     return key
+
+
+def _standing(board: Board, job: Job) -> tuple[int, float, int]:
+    """What ssn.JobOrderFn reads after the priority plugin's job priority, as a key that
+    sorts first the job to schedule first: gang's (not ready first: ReadyTaskNum below
+    minAvailable), drf's (the lower dominant share first), then the older PodGroup (its
+    first pod's place in the listing)."""
+    gone = sum(m.name in board.evicted for m in job.members)
+    waiting = int(job.ready - gone < job.min_member)
+    return (
+        -waiting,
+        share(board.allocated(job.members), board.total),
+        min(board.order[m.name] for m in job.members),
+    )
 
 
 def _evicts_text(action: str, n: int, node: str, helps: bool) -> str:
@@ -353,7 +370,7 @@ def _jobs(
                 group.min_member if group is not None else 1,
                 group.priority if group is not None else pod.priority,
                 0,
-                outcome=outcomes.get(key) if group is not None else None,
+                outcome=outcomes.get(key),
             )
             jobs[key] = job
         if pod.running or pod.name in placed:

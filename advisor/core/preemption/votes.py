@@ -91,7 +91,7 @@ def _drf(board: Board, pod: Pod, job: Job, pool: list[Pod], job_of: Mapping[str,
     victims of its job before it), stays at or above the preemptor's job's with the
     preemptor (within drf's shareDelta)."""
     total = board.total
-    mine = _share(board.allocated(job.members) + board.request(pod), total)
+    mine = share(board.allocated(job.members) + board.request(pod), total)
     left: dict[str, FloatArray] = {}
     out = []
     for victim in pool:
@@ -99,7 +99,7 @@ def _drf(board: Board, pod: Pod, job: Job, pool: list[Pod], job_of: Mapping[str,
         if key not in left:
             left[key] = board.allocated(job_of[victim.name].members)
         left[key] = left[key] - board.request(victim)
-        theirs = _share(left[key], total)
+        theirs = share(left[key], total)
         if mine < theirs or abs(mine - theirs) <= SHARE_DELTA:
             out.append(victim)
     return out
@@ -108,7 +108,7 @@ def _drf(board: Board, pod: Pod, job: Job, pool: list[Pod], job_of: Mapping[str,
 SHARE_DELTA = 0.000001  # drf.go shareDelta
 
 
-def _share(allocated: FloatArray, total: FloatArray) -> float:
+def share(allocated: FloatArray, total: FloatArray) -> float:
     """drf calculateShare: the largest allocated / total over the cluster's resources
     (those it has at least 0.1 of); an unlimited one is no share."""
     named = total >= 0.1

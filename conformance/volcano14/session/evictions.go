@@ -38,6 +38,7 @@ type Victim struct {
 type evictions struct {
 	unclaimed []Victim
 	claims    map[string]*Preempted
+	unneeded  bool // any claim Unneeded, kept or discarded since
 }
 
 func taskKey(task *api.TaskInfo) string { return task.Namespace + "/" + task.Name }
@@ -74,6 +75,7 @@ func (e *evictions) allocated(task *api.TaskInfo, action string, node *api.NodeI
 			have := node.FutureIdle()
 			have.Add(task.Resreq)
 			claim.Unneeded = need.LessEqual(have, api.Zero)
+			e.unneeded = e.unneeded || claim.Unneeded
 		}
 		e.claims[key] = claim
 		e.unclaimed = nil

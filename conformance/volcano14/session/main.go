@@ -89,7 +89,10 @@ type Result struct {
 	Stray []Victim `json:"stray"`
 	// The queues v1.14.1's preempt visits, in Go's map order (preemptQueues).
 	PreemptQueues []string `json:"preempt_queues"`
-	Error         string   `json:"error,omitempty"`
+	// Whether v1.14.1's reclaim evicted a victim the node did not need (Preempted.Unneeded)
+	// in a statement kept or discarded: from then on the session is not v1.15.1's.
+	ReclaimUnneeded bool   `json:"reclaim_unneeded"`
+	Error           string `json:"error,omitempty"`
 }
 
 func main() {
@@ -283,6 +286,7 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 		}
 	}
 	preempted := ties.evictions.preempted(committed)
+	res.ReclaimUnneeded = ties.evictions.unneeded
 	for _, v := range ties.evictions.unclaimed {
 		if committed[v.Pod] {
 			res.Stray = append(res.Stray, v)
