@@ -185,8 +185,11 @@ def total(state: CardState) -> FloatArray:
 
 
 def covers(request: FloatArray, room: FloatArray) -> bool:
-    """api.Resource.LessEqual(room, api.Zero): every dimension the request asks fits."""
+    """api.Resource.LessEqual(room, api.Zero): cpu and memory always (a node its pods
+    overcommit takes nothing, not even a pod that asks none), every other dimension the
+    request asks."""
     asked = request > 0
+    asked[[CPU, MEMORY]] = True
     return bool((request[asked] <= room[asked]).all())
 
 
