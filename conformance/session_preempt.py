@@ -46,6 +46,7 @@ class Row(NamedTuple):
     compared: int  # Pending pods both sides left unplaced
     diffs: list[str]
     allocate_differs: bool
+    leaked: bool = False  # v1.14.1 kept a discarded gang's cards (session_compare)
 
 
 def generate_preempt(seed: int) -> dict[str, Any]:
@@ -171,8 +172,9 @@ def _spell(node: str | None, victims: frozenset[str], verdict: str) -> str:
 
 
 def differences(data: dict[str, Any], theirs: dict[str, Any]) -> tuple[list[str], int]:
-    """What differs, one line per pod both left unplaced (lines upstream's node order or
-    v1.14.1's preempt queue order explain start with EXPLAINED), and how many such pods."""
+    """What differs, one line per pod both left unplaced (lines upstream's draws or
+    v1.14.1's departures from v1.15.1 explain start with EXPLAINED: module docstring), and
+    how many such pods."""
     mine = advisor_side(data)
     group = {p["name"]: p.get("group", p["name"]) for p in data["pods"]}
     # v1.14.1 draws (preempt over two queues or more) or evicts what v1.15.1 would not
@@ -193,10 +195,8 @@ def differences(data: dict[str, Any], theirs: dict[str, Any]) -> tuple[list[str]
         node, victims = _theirs(up)
         if (node, victims) == _mine(verdict):
             continue
-        line = (
-            f"{up['pod']}: advisor {_spell(verdict.node, frozenset(verdict.victims), verdict.verdict)}"
-            f", upstream {_spell(node, victims, 'none')}"
-        )
+        mine_spelled = _spell(verdict.node, frozenset(verdict.victims), verdict.verdict)
+        line = f"{up['pod']}: advisor {mine_spelled}, upstream {_spell(node, victims, 'none')}"
         action = (up.get("preempt") or {}).get("action")
         reclaim_order = action == "reclaim" and verdict.node not in (None, node)
         drawn_member = node == verdict.node and _jobs(victims, group) == _jobs(
@@ -247,7 +247,7 @@ def check(datas: list[dict[str, Any]]) -> list[Row]:
     for data, result in zip(datas, results, strict=True):
         before = any(not d.startswith(EXPLAINED) for d in session_compare.differences(data, result))
         diffs, compared = differences(data, result)
-        rows.append(Row(compared, diffs, before))
+        rows.append(Row(compared, diffs, before, bool(result["leaked"])))
     return rows
 
 
@@ -281,7 +281,9 @@ def report(n: int, seed: int) -> list[str]:
         f"left unplaced, on {len(kept)} of {n} clusters (volcano-vgpu: Volcano v1.14.1's "
         f"preempt and reclaim, pipelined or not, node and victims; {evicting} `evicts`)",
         f"  v1.14.1's draws and its reclaim's unneeded evictions (explained): {len(explained)}",
-        f"  clusters whose allocate already differs (session_compare): {len(rows) - len(kept)}",
+        f"  clusters whose allocate already differs (session_compare), counted apart: "
+        f"{len(rows) - len(kept)}, of which v1.14.1 kept a discarded gang's cards: "
+        f"{sum(r.allocate_differs and r.leaked for r in rows)}",
     ]
     lines += [f"    {d}" for d in apart[:20]]
     return lines

@@ -169,8 +169,8 @@ def diagnose_jobs(
     )
     grouped = volcano and bool(cluster.jobs.groups)
     # Preempt and reclaim skip a job enqueue left Pending, whatever the cycle made of it.
-    refused = {jobs[i].name or cluster.pods[jobs[i].first].name for i in session.left_to_nodes}
-    judged: dict[str, GroupState] = {**outcomes, **dict.fromkeys(refused, "not-admitted")}
+    skipped = {jobs[i].name or cluster.pods[jobs[i].first].name for i in session.left_to_nodes}
+    judged: dict[str, GroupState] = {**outcomes, **dict.fromkeys(skipped, "not-admitted")}
     verdicts = _with_preemption(cluster, cycle, verdicts, judged)
     return JobsDiagnosis(
         Diagnosis(cluster.policy, tuple(verdicts), listed, grouped),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conformance import harness, session_preempt
+from conformance import harness, session_compare, session_preempt
 
 pytestmark = pytest.mark.realservices  # the Go harness runs as a process
 
@@ -109,6 +109,6 @@ def test_generated_clusters_agree_on_preemption() -> None:
         for r in rows
         if not r.allocate_differs
         for d in r.diffs
-        if not d.startswith(session_preempt.EXPLAINED)
+        if not d.startswith(session_compare.EXPLAINED)
     ]
     assert apart == []

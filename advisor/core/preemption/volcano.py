@@ -1,35 +1,46 @@
 """Volcano's preempt and reclaim actions (volcano v1.15.1, pkg/scheduler/actions/preempt/
 preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
 
-- Preemptors: Pending tasks of jobs that are admitted (PodGroup not Pending), valid (gang's
-  JobValid) and starving (JobStarving: the priority plugin's ready + pipelined < all tasks,
-  and, unless `job_starving` is off, gang's ready + pipelined < minAvailable); a task with
-  preemptionPolicy Never is skipped. Jobs in job order, tasks in task order; a job's
-  pipelines and evictions commit only if the job ends pipelined (gang: ready + pipelined >=
+- Preemptors: Pending tasks of jobs that are admitted (PodGroup not Pending: a group, or a
+  pod of no group, that enqueue left Pending is skipped), valid (gang's JobValid) and
+  starving (JobStarving: the priority plugin's ready + pipelined < all tasks, and, unless
+  `job_starving` is off, gang's ready + pipelined < minAvailable); a task with
+  preemptionPolicy Never is skipped. Jobs in JobOrderFn order (priority, then gang's not
+  ready first, drf's lower share, the older), tasks in task order; a job's pipelines and
+  evictions commit only if the job ends pipelined (gang: ready + pipelined >=
   minAvailable), else they are discarded.
+- preempt's pass within jobs: then every job starving when the action began tries its tasks
+  still Pending again, each in a statement of its own that commits when the task is
+  pipelined, whatever the gang; the first task not pipelined ends the job's pass. Its
+  victims would be the job's own tasks: none are counted (not modelled).
 - Nodes: every node whose predicates do not answer UnschedulableAndUnresolvable (node
   affinity, taints and cordons do; the vGPU filter answers Unschedulable,
   api/devices/nvidia/vgpu/device_info.go FilterNode, so full nodes stay candidates), taken
   by name (upstream orders them by its node-order plugins' scores: not modelled).
+- The node's sums (`board`): Volcano's Resreq of each pod, as its spec writes it (the
+  vGPU count, one card's memory and cores, one pod), against the node's allocatable less
+  every pod's: looser than the cards where a pod takes a whole card or several.
 - preempt: victims Running and preemptable (`volcano.sh/preemptable`), in the preemptor's
-  queue, of another job, and accepted by every plugin of the first tier (priority: job
-  priority lower; gang, where `preemptable` is on: the victim's job keeps ready >
-  minAvailable; conformance: never kube-system or critical pods). ValidateVictims: the node's
-  FutureIdle plus every victim must cover the request; then the victims go lowest job
-  priority first (BuildVictimsPriorityQueue) until the queue is Allocatable and the request
-  fits the node's SUM (InitResreq <= FutureIdle). The cards are never rechecked: `helps`
-  re-runs the card fit without the victims, and False is the useless eviction.
+  queue, of another job, as ssn.Preemptable votes (`votes`: the first tier's priority, gang
+  where `preemptable` is on, conformance; where it leaves none, the second tier's drf).
+  ValidateVictims: the node's FutureIdle plus every victim must cover the request; then
+  the victims go in BuildVictimsPriorityQueue's order until the queue is Allocatable and
+  the request fits the node's sums (InitResreq <= FutureIdle). The cards are never
+  rechecked: `helps` re-runs the card fit without the victims, and False is the useless
+  eviction.
 - reclaim: only where the preemptor's queue is not Overused and is Preemptive (proportion:
   the queue Open, allocated + request within deserved); victims Running and preemptable in
-  other queues that are reclaimable, accepted by the first tier that decides (gang and
-  conformance; else the proportion plugin's: the victim's queue holds more than it
-  deserves); then the same sum, victims of different queues in reverse queue order
-  (VictimQueueOrderFn: the lowest queue priority first, then the highest share, then the
-  queue listed last), then by job priority.
+  other queues that are reclaimable, as ssn.Reclaimable votes (gang and conformance; where
+  they leave none, proportion's: the victim's queue holds more than it deserves); then the
+  same sums, victims of different queues in reverse queue order (VictimQueueOrderFn: the
+  lowest queue priority first, then the highest share, then the queue listed last), then
+  in reverse JobOrderFn.
 
-Not modelled: tiers other than Volcano's default ones (the drf plugin's votes in the second
-tier), preemption between tasks of one job, topology-aware preemption, the capacity plugin.
-The queues' arithmetic (deserved, Allocatable, Overused) is core.queues', in `queues`.
+Not modelled: tiers other than Volcano's default ones, victims within the preemptor's own
+job, topology-aware preemption, the capacity plugin, the `pods` resource in the queues'
+arithmetic (deserved, Allocatable, Overused: core.queues', in `queues`). Jobs are taken in
+one order over every queue where v1.15.1 takes queue by queue (QueueOrderFn), the pass
+within jobs after all of them.
 """
 
 from __future__ import annotations
