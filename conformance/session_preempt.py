@@ -11,13 +11,13 @@ and victims), `no-victims` with a node (pipelined without evicting), or no node 
 the session pipelines on node sums and never runs the card filter again, so it shows
 nothing of it.
 
-Two differences are counted apart, as explained (docs/conformance.md): v1.14.1's preempt
-visits the queues in map order and its task-within-job pass re-fills and drains every
-job's preemptor queue after the first queue (preempt.go Execute, `preemptorTasks[job.UID] =
-util.NewPriorityQueue`), so with starving jobs in two or more queues preempt serves one
-of them, at random; and reclaim walks the nodes in the order the parallel predicates
-found them (reclaim.go reclaimForTask, no scores), so where the advisor's first node by
-name and upstream's differ, both may be right.
+Counted apart, as explained (docs/conformance.md, "Preempt and reclaim"): the clusters
+where v1.14.1 departs from v1.15.1 in a way that reaches the outcome (its preempt over two
+queues or more, evictions kept from a node the preemptor then left, reclaim's victim
+evicted before the comparison), and lines where upstream draws (reclaim's node order,
+preempt's pass within jobs in `ssn.Jobs` order, the gang plugin's choice among a job's
+tasks). A cluster whose allocate already differs (`session_compare`) is counted apart
+whole.
 """
 
 from __future__ import annotations

@@ -53,10 +53,13 @@ class Board:
         self.pipelined: set[str] = set()  # Volcano: the preemptors pipelined so far
         # Volcano: what pipelined preemptors hold of a node's sums without holding cards.
         self.reserved = np.zeros((len(state.node_names), DIMENSIONS), dtype=np.float64)
-        # Whether a vGPU count is a node resource (Volcano vGPU's volcano.sh/vgpu-number).
+        # Whether a vGPU count is a node resource (Volcano vGPU's volcano.sh/vgpu-number),
+        # and whether the spec's memory and core are one card's (else the pod's totals).
         dialect = state.profile.dialect
         self.counts_vgpus = dialect is not None and dialect.count is not None
-        self.total = total(state)
+        self.per_card = dialect is None or dialect.per_card
+        self.device = _device_allocatable(cluster, state)
+        self.total = total(state, self.device)
 
     def snapshot(self) -> Saved:
         """A checkpoint (Volcano's statement: discarded when its job ends not pipelined)."""
@@ -133,16 +136,18 @@ class Board:
 
     def request(self, pod: Pod) -> FloatArray:
         """The pod's InitResreq in the sum's dimensions, as its spec writes it (api
-        NewResource over the container's requests): the vGPU count, and the memory and
-        core of one card (volcano.sh/vgpu-memory, vgpu-cores are per card); no memory for
-        a whole card or a share of one (no node-level quantity)."""
+        NewResource over the container's requests): the vGPU count, the memory and core
+        of one card where the dialect writes them per card (volcano.sh/vgpu-memory,
+        vgpu-cores), else the pod's totals (CCE); no memory for a whole card or a share of
+        one (no node-level quantity)."""
         shape = Shape.of_pod(pod)
         out = np.zeros(DIMENSIONS, dtype=np.float64)
         out[CPU], out[MEMORY] = shape.resources.cpu_milli, shape.resources.memory_bytes
         out[PODS] = 1
+        per = 1 if self.per_card else shape.gpus
         if shape.memory_percent == 0:
-            out[GPU_MEMORY] = shape.card_memory_mib
-        out[GPU_CORE] = self.state.profile.card_core(shape)
+            out[GPU_MEMORY] = shape.card_memory_mib * per
+        out[GPU_CORE] = self.state.profile.card_core(shape) * per
         if self.counts_vgpus:
             out[VGPUS] = shape.gpus
         return out
@@ -153,34 +158,54 @@ class Board:
 
     def idle(self, node: int) -> FloatArray:
         """The node's FutureIdle: allocatable less what its pods and pipelined pods ask.
-        The vGPU allocatable is the device plugin's (conformance/cluster objects.go: the
-        slots and cores of the healthy cards, the memory of every card), less each pod's
-        spec figures, whatever the cards hold: looser than the cards where a pod takes a
-        whole card, or several cards of one per-card figure."""
+        The vGPU allocatable is the device plugin's (`device_allocatable`: Volcano vGPU's
+        slots and cores of the healthy cards, memory of every card), less each pod's spec
+        figures, whatever the cards hold: looser than the cards where a pod takes a whole
+        card, or several cards of one per-card figure."""
         st = self.state
         out = np.zeros(DIMENSIONS, dtype=np.float64)
         pods, cpu, memory = st.free_resources(node)
         out[PODS] = np.inf if pods is None else pods
         out[CPU] = np.inf if cpu is None else cpu
         out[MEMORY] = np.inf if memory is None else memory
-        at = np.array(list(st.node_positions(node)), dtype=np.int64)
-        healthy = at[st.healthy[at]]
-        out[GPU_MEMORY] = float(st.capacity[at].sum() - st.node_memory_asked[node])
-        out[GPU_CORE] = float(100 * healthy.size - st.node_core_asked[node])
-        out[VGPUS] = float(st.slots[healthy].sum() - st.node_used[node, 0])
+        if self.per_card:
+            memory, core = st.node_memory_asked[node], st.node_core_asked[node]
+        else:  # totals: what the cards give each pod, summed
+            memory, core = st.node_used[node, 2], st.node_used[node, 1]
+        out[GPU_MEMORY] = self.device[node, 0] - memory
+        out[GPU_CORE] = self.device[node, 1] - core
+        out[VGPUS] = self.device[node, 2] - st.node_used[node, 0]
         return np.asarray(out - self.reserved[node], dtype=np.float64)
 
 
-def total(state: CardState) -> FloatArray:
+def total(state: CardState, device: FloatArray) -> FloatArray:
     """The cluster's allocatable in the sum's dimensions (the session's TotalResource:
     every node's, summed); unlimited: inf."""
     out = np.zeros(DIMENSIONS, dtype=np.float64)
     for column, dim in ((0, PODS), (1, CPU), (2, MEMORY)):
         values = state.allocatable[:, column]
         out[dim] = np.inf if (values >= UNLIMITED).any() else float(values.sum())
-    out[GPU_MEMORY] = float(state.capacity.sum())
-    out[GPU_CORE] = float(100 * state.healthy.sum())
-    out[VGPUS] = float(state.slots[state.healthy].sum())
+    out[[GPU_MEMORY, GPU_CORE, VGPUS]] = device.sum(axis=0)
+    return out
+
+
+def _device_allocatable(cluster: Cluster, state: CardState) -> FloatArray:
+    """Per node, what its device plugin advertises (profile `device_allocatable`), as
+    (memory MiB, core %, vGPUs)."""
+    out = np.zeros((len(state.node_names), 3), dtype=np.float64)
+    dialect = state.profile.dialect
+    if dialect is None:
+        return out
+    for node in cluster.nodes:
+        i = state.node_index.get(node.name)
+        if i is None:
+            continue
+        found = state.profile.device_allocatable(node.cards, cluster.max_vgpus_per_card)
+        out[i] = (
+            found.get(dialect.memory or "", 0) * dialect.memory_unit_mib,
+            found.get(dialect.core or "", 0),
+            found.get(dialect.count or "", 0),
+        )
     return out
 
 
