@@ -187,6 +187,7 @@ def differences(data: dict[str, Any], theirs: dict[str, Any]) -> tuple[list[str]
     )
     out: list[str] = []
     compared = 0
+    crowded = _crowded(data)
     for up in theirs["pods"]:
         verdict = mine.get(up["pod"])
         if up["node"] is not None or verdict is None:
@@ -202,7 +203,10 @@ def differences(data: dict[str, Any], theirs: dict[str, Any]) -> tuple[list[str]
         drawn_member = node == verdict.node and _jobs(victims, group) == _jobs(
             frozenset(verdict.victims), group
         )
+        drawn = drawn or bool({node, verdict.node} & crowded)
         out.append(EXPLAINED + line if drawn or reclaim_order or drawn_member else line)
+    if drawn:  # a draw early in the session: every later line follows from it
+        out = [d if d.startswith(EXPLAINED) else EXPLAINED + d for d in out]
     return out, compared
 
 
@@ -228,6 +232,19 @@ def _within_drawn(mine: dict[str, Preemption | None], group: dict[str, str]) -> 
     eligible = {group[n] for n, v in mine.items() if v is not None and v.verdict != "not-eligible"}
     within = any(v is not None and v.message.startswith(WITHIN) for v in mine.values())
     return within and len(eligible) > 1
+
+
+def _crowded(data: dict[str, Any]) -> set[str | None]:
+    """Nodes where a job has two preemptable running pods or more: the gang and drf plugins'
+    votes walk the candidates as the node's task map yields them (`gang.go` and `drf.go`
+    `preemptableFn` over `node.Tasks`, counting each job down as they go), so which of a
+    job's tasks they let go, and whether any, is a draw there."""
+    count: dict[tuple[str, str], int] = {}
+    for pod in data["pods"]:
+        if "node" in pod and pod.get("preemptable", True):
+            key = (pod["node"], pod.get("group", pod["name"]))
+            count[key] = count.get(key, 0) + 1
+    return {node for (node, _), n in count.items() if n > 1}
 
 
 def _jobs(victims: frozenset[str], group: dict[str, str]) -> list[str]:
