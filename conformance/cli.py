@@ -13,7 +13,14 @@ import json
 import sys
 from pathlib import Path
 
-from conformance import harness, placements, session_compare, session_preempt, volcano_compare
+from conformance import (
+    harness,
+    placements,
+    preempt_compare,
+    session_compare,
+    session_preempt,
+    volcano_compare,
+)
 from conformance.compare import run_files, run_generated, shrink
 from conformance.generate import PROFILES, generate
 
@@ -50,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for d in diffs[:20]:
             print(f"    {d}")
+    _preemption(args.n, args.seed, args.out)
     datas = [generate(args.seed + i, profile="volcano-vgpu") for i in range(args.n)]
     rows = volcano_compare.check(datas)
     pods = sum(n for n, _ in rows)
@@ -77,6 +85,21 @@ def main(argv: list[str] | None = None) -> int:
         for d in diffs:
             print(f"  {d}")
     return 0
+
+
+def _preemption(n: int, seed: int, out: Path) -> None:
+    """kube-scheduler's DefaultPreemption beside the advisor's hami verdicts."""
+    clusters, pods, agree, skipped, (worded, same), written = preempt_compare.run_generated(
+        n, seed, out
+    )
+    print(
+        f"agreement: {agree}/{pods} pods on {clusters} clusters (hami: kube-scheduler's "
+        "DefaultPreemption, verdict, node within the tied set, victims)"
+    )
+    print(f"  not compared, the GPU decides (fits once earlier victims are gone): {skipped}")
+    print(f"  upstream's words begin the advisor's message: {same}/{worded}")
+    for path in written:
+        print(f"  disagreement, shrunk: {path}")
 
 
 def _session(n: int, seed: int) -> None:

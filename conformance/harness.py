@@ -21,9 +21,11 @@ PACKAGES = {
     "volcano": ("volcano14", "./session"),  # Volcano v1.14.1's scheduler session
 }
 HARNESSES = tuple(PACKAGES)
+# Runs of a harness's binary in another mode: name: (the binary, its flags).
+MODES = {"kube-preempt": ("kube", ("-preempt",))}  # DefaultPreemption's PostFilter
 
 # Go modules a harness builds from besides its own (a replace to a folder beside it).
-SHARED = {"volcano": ("cluster",), "volcano-cards": ("cluster",)}
+SHARED = {"kube": ("cluster",), "volcano": ("cluster",), "volcano-cards": ("cluster",)}
 # Harnesses that cannot be built, and why (none now: docs/conformance.md).
 BLOCKED: dict[str, str] = {}
 
@@ -85,7 +87,8 @@ CHUNKS = {"volcano": 1}
 
 def run(name: str, paths: list[Path]) -> list[dict[str, Any]]:
     """The harness's JSON for each scenario, in order (one process per CHUNK of them)."""
-    exe = binary(name) if paths else None
+    built, flags = MODES.get(name, (name, ()))
+    exe = binary(built) if paths else None
     # No in-cluster config: upstream code that looks for an API server finds none.
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
     results: list[dict[str, Any]] = []
@@ -93,7 +96,11 @@ def run(name: str, paths: list[Path]) -> list[dict[str, Any]]:
     for start in range(0, len(paths), size):
         chunk = paths[start : start + size]
         done = subprocess.run(
-            [str(exe), *map(str, chunk)], capture_output=True, text=True, env=env, check=False
+            [str(exe), *flags, *map(str, chunk)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
         )
         lines = [line for line in done.stdout.splitlines() if line.strip()]
         if len(lines) != len(chunk):

@@ -9,7 +9,10 @@ overcommit and enqueue read, drawn toward the edges where their comparisons turn
 - capabilities and guarantees of exactly one gang's request in one or two dimensions (or one
   unit either side of it, or two gangs' worth), and `min_resources` of exactly min_member
   members' request, so a queue's deserved or the overcommit check lands on a boundary;
-- the actions with and without `enqueue`, sometimes an overcommit factor.
+- the actions with and without `enqueue`, sometimes an overcommit factor;
+- on some, the capacity plugin in proportion's place (`queue_plugin: capacity`), most queues
+  with a `deserved` drawn as the capabilities are (capacity bounds a task by realCapability,
+  orders the queues by their share of it).
 
 Requests are counted here as Volcano's api.NewResource counts a pod's (cpu in millicores,
 memory in bytes, each vGPU resource in the pod spec's per-card value), from the scenario data,
@@ -96,6 +99,12 @@ def add_queues(data: dict[str, Any], rng: random.Random) -> None:
         data["scheduler"]["actions"] = actions
     if rng.random() < 0.3:
         data["scheduler"]["overcommit_factor"] = rng.choice(FACTORS)
+    if rng.random() < 0.3:  # the capacity plugin in proportion's place: the queues' deserved
+        data["scheduler"]["queue_plugin"] = "capacity"
+        for queue in queues:
+            own = [wants[g["name"]] for g in groups if g["queue"] == queue["name"]]
+            if rng.random() < 0.6:
+                queue["deserved"] = _limit(rng, own or list(wants.values()))
 
 
 def _dims(rng: random.Random, want: dict[str, int]) -> list[str]:

@@ -55,6 +55,7 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
             actions=given.actions,
             gang=given.gang,
             overcommit_factor=given.overcommit_factor,
+            queue_plugin=given.queue_plugin,
         )
         cluster = dataclasses.replace(cluster, scheduler=scheduler)
     described = {p.name: p for p in scenario.pods}

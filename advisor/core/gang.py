@@ -199,7 +199,7 @@ def _with_preemption(
     """Each pod the cycle left unplaced gains its preemption verdict, judged on the cycle's
     final state (core.preemption); a pod placed keeps None."""
     unplaced = [v.pod for v in verdicts if v.placement is None and v.cause != "invalid"]
-    placed = frozenset(v.pod.name for v in verdicts if v.placement is not None)
+    placed = {v.pod.name: v.placement for v in verdicts if v.placement is not None}
     found = preemption.judge(cluster, cycle.state, unplaced, placed, outcomes)
     return [
         replace(v, preemption=found[v.pod.name]) if v.pod.name in found else v for v in verdicts

@@ -42,6 +42,11 @@ CCE_ACTIONS = ("allocate", "backfill")
 # and a factor below 1 is replaced by it.
 DEFAULT_OVERCOMMIT = 1.2
 
+# The plugin of the configuration's tiers that decides queues (docs/design.md §10.2):
+# proportion (Volcano's default configuration, CCE's add-on) or capacity in its place.
+QUEUE_PLUGINS = ("proportion", "capacity")
+QueuePlugin = Literal["proportion", "capacity"]
+
 DEFAULT_QUEUE = "default"  # Volcano creates it; a PodGroup naming no queue is in it
 QUEUE_STATES = ("Open", "Closed", "Closing")  # scheduling.volcano.sh/v1beta1 QueueState
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")  # core/v1 PreemptionPolicy
@@ -97,7 +102,7 @@ class SessionRules:
 
 
 # The `Scheduler` settings (scenario keys) of a profile that runs Volcano's session.
-VOLCANO_SETTINGS = ("actions", "gang", "overcommit_factor")
+VOLCANO_SETTINGS = ("actions", "gang", "overcommit_factor", "queue_plugin")
 VOLCANO_SESSION = SessionRules("volcano", UPSTREAM_ACTIONS)
 # CCE's add-on turns the gang plugin's preemptable and job-starving options off.
 CCE_SESSION = SessionRules("volcano", CCE_ACTIONS, (False, False))
@@ -107,7 +112,8 @@ HAMI_SESSION = SessionRules("kube-scheduler", device_quota=True)
 
 @dataclass(frozen=True, slots=True)
 class Queue:
-    """A Volcano Queue (cluster-scoped): its weight, capability and guarantee."""
+    """A Volcano Queue (cluster-scoped): its weight, capability, guarantee and deserved (the
+    capacity plugin's; proportion computes its own)."""
 
     name: str
     weight: int = 1
@@ -116,6 +122,7 @@ class Queue:
     reclaimable: bool = True  # spec.reclaimable; absent: true
     priority: int = 0
     state: str = "Open"
+    deserved: ResourceList = field(default_factory=frozen_resources)
 
 
 @dataclass(frozen=True, slots=True)

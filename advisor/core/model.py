@@ -8,7 +8,7 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import Literal
 
-from advisor.core.jobs import GANG_DEFAULTS, NO_JOBS, Gang, Jobs
+from advisor.core.jobs import GANG_DEFAULTS, NO_JOBS, Gang, Jobs, QueuePlugin
 from advisor.core.nodefilters import (
     NO_CONSTRAINTS,
     NO_RESOURCES,
@@ -192,6 +192,7 @@ class Scheduler:
     actions: tuple[str, ...] | None = None  # volcano-based: the configuration's actions
     gang: Gang = GANG_DEFAULTS  # volcano-based: the gang plugin's options
     overcommit_factor: float | None = None  # volcano-based: the overcommit plugin's factor
+    queue_plugin: QueuePlugin = "proportion"  # volcano-based: proportion, or capacity instead
     preemption: bool | None = None  # hami: kube-scheduler's DefaultPreemption
 
 

@@ -18,14 +18,18 @@ overcommit plugins of the default tiers decide, read from Volcano v1.15.1.
   allocated) leaves the action; a task enters only while allocated + task ≤ deserved in
   what it asks, the queue Open (queueAllocatable).
 
-The capacity plugin (hierarchical queues) is not in the default tiers and is not modelled.
+The capacity plugin, which a configuration names in proportion's place
+(`scheduler.queue_plugin: capacity`), is core.capacity's: its queueAttr is this one with its
+own deserved, limit, order and reclaim rules; the load sums, realCapability and enqueue are
+these.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar, TypeVar
 
 from advisor.core.jobs import DEFAULT_OVERCOMMIT, DEFAULT_QUEUE, Queue
 from advisor.core.model import Cluster, Pod
@@ -97,6 +101,9 @@ class QueueAttr:
     guarantee: Res = field(default_factory=dict)
     pool: Pool = field(default_factory=lambda: Pool())  # the session's, shared by the queues
 
+    # What queueAllocatable bounds a queue's allocated by, in Volcano's name for it.
+    LIMIT: ClassVar[str] = "deserved"
+
     @property
     def open(self) -> bool:
         return self.queue.state == "Open"
@@ -105,9 +112,14 @@ class QueueAttr:
     def share(self) -> float:
         return share(self.allocated, self.deserved)
 
-    def key(self) -> tuple[int, float, int]:
-        """QueueOrderFn: higher spec.priority first, then the lower share, then creation."""
-        return (-self.queue.priority, self.share, self.order)
+    def key(self) -> tuple[int, float, int, int]:
+        """QueueOrderFn: higher spec.priority first, then the lower share, then creation (the
+        third place is capacity's, core.capacity; here always 0)."""
+        return (-self.queue.priority, self.share, 0, self.order)
+
+    def limit(self) -> Res:
+        """What allocated + a task must stay within (queueAllocatable): deserved."""
+        return self.deserved
 
     def claim(self) -> Claim:
         return Claim(self.queue.weight, self.request, self.real_capability, self.guarantee)
@@ -122,7 +134,7 @@ class QueueAttr:
         the resources in which allocated + task exceeds deserved (empty: not Open)."""
         if not self.open:
             return []
-        return short_of(add(self.allocated, task), self.deserved, task) or None
+        return short_of(add(self.allocated, task), self.limit(), task) or None
 
     def overused(self) -> bool:
         """OverusedFn (`full`) where the queue and not the cluster's size holds it:
@@ -161,7 +173,43 @@ class QueueAttr:
         short = self.short(task)
         if not short:  # may enter, or not Open
             return short
-        return self.binding(short, self.deserved) or None
+        return self.binding(short, self.limit()) or None
+
+    def unpreemptive(self, task: Mapping[str, float]) -> str | None:
+        """PreemptiveFn (reclaim: may the queue reclaim for the task?), proportion's:
+        queueAllocatable. None: it may; else why not (the queue is Open: reclaim asks)."""
+        if self.short(task) is None:
+            return None
+        return "its allocated plus the pod's request exceeds its deserved share"
+
+    def reclaimable(
+        self, task: Mapping[str, float], allocated: Res, reclaimer: Mapping[str, float]
+    ) -> bool:
+        """ReclaimableFn's test of one reclaimee of this queue, `allocated` the queue's less
+        the victims chosen before it (proportion: allocated not within deserved)."""
+        return not less_equal(allocated, self.deserved)
+
+
+A = TypeVar("A", bound=QueueAttr)
+
+
+def reclaimed(
+    attrs: Mapping[str, QueueAttr],
+    reclaimer: Mapping[str, float],
+    reclaimees: Iterable[tuple[str, Mapping[str, float]]],
+) -> list[int]:
+    """The queue plugin's ReclaimableFn: the places in `reclaimees` (each its queue and its
+    request, in victim order) of those it gives up, each judged on its queue's allocated less
+    the victims before it (proportion.go and capacity.go both keep these `allocations`)."""
+    allocations: dict[str, Res] = {}
+    out = []
+    for i, (queue, task) in enumerate(reclaimees):
+        attr = attrs[queue]
+        allocated = allocations.setdefault(queue, dict(attr.allocated))
+        if attr.reclaimable(task, allocated, reclaimer):
+            allocations[queue] = sub(allocated, task)
+            out.append(i)
+    return out
 
 
 def queues_of(cluster: Cluster) -> dict[str, Queue]:
@@ -250,14 +298,25 @@ class JobLoad:
 
 
 def open_session(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, QueueAttr]:
-    """The queueAttr of each queue with jobs, deserved computed."""
+    """proportion's queueAttr of each queue with jobs, deserved computed."""
+    total = cluster_total(cluster)
+    attrs = gather(cluster, loads, QueueAttr, total)
+    deserve(attrs, total)
+    return attrs
+
+
+def gather(
+    cluster: Cluster, loads: Iterable[JobLoad], make: Callable[[Queue, int], A], total: Res
+) -> dict[str, A]:
+    """Each queue with jobs (`make`: its attr, from the queue and its listing place), its
+    realCapability and guarantee set and its jobs' loads summed (buildQueueAttrs in capacity,
+    OnSessionOpen in proportion: the same sums); deserved is the plugin's, left unset."""
     queues = queues_of(cluster)
     order = {name: i for i, name in enumerate(queues)}
-    total = cluster_total(cluster)
     guarantees: Res = {}
     for listed in queues.values():
         guarantees = add(guarantees, resource_list(listed.guarantee))
-    attrs: dict[str, QueueAttr] = {}
+    attrs: dict[str, A] = {}
     pool = Pool(total)
     for load in loads:
         found = queues.get(load.queue)
@@ -266,7 +325,7 @@ def open_session(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, QueueA
         queue = found
         attr = attrs.get(queue.name)
         if attr is None:
-            attr = QueueAttr(queue, order[queue.name])
+            attr = make(queue, order[queue.name])
             attr.real_capability = real_capability(queue, total, guarantees)
             attr.guarantee = resource_list(queue.guarantee)
             attr.pool = pool
@@ -280,7 +339,6 @@ def open_session(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, QueueA
             }
             attr.inqueue = add(attr.inqueue, held)
         attr.elastic = add(attr.elastic, exceeded(load.allocated, load.min_resources or {}))
-    deserve(attrs, total)
     return attrs
 
 

@@ -11,6 +11,9 @@ Read from Volcano v1.15.1:
 - allocate (actions/allocate/allocate.go, allocateResources): pop the first queue; if it is
   Overused it leaves the action with its jobs; else its first job is tried, and the queue
   goes back with its new share. Each task first passes the queue's Allocatable.
+- The queue plugin is the configuration's (`scheduler.queue_plugin`): proportion's rules
+  (core.queues) or capacity's (core.capacity: its own deserved and order, Allocatable within
+  realCapability, never Overused); enqueue's are the same for both.
 
 A group's phase is not read: one with min_member running is Running, one with fewer but
 some running Inqueue, one with none Pending (it goes through enqueue when the action runs).
@@ -26,6 +29,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from advisor.core.capacity import open_queues
 from advisor.core.jobs import DEFAULT_QUEUE
 from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
@@ -34,7 +38,6 @@ from advisor.core.queues import (
     Overcommit,
     QueueAttr,
     enqueue_refusal,
-    open_session,
     overcommit,
     pod_resources,
     queues_of,
@@ -81,14 +84,14 @@ class QueueSession:
     def _queue(self, job: JobLike) -> str:
         return job.queue if self.volcano else DEFAULT_QUEUE
 
-    def _queue_key(self, name: str) -> tuple[int, float, int, str]:
+    def _queue_key(self, name: str) -> tuple[int, float, int, int, str]:
         attr = self.attrs.get(name)
-        return (0, 0.0, 0, name) if attr is None else (*attr.key(), name)
+        return (0, 0.0, 0, 0, name) if attr is None else (*attr.key(), name)
 
     def _open(self) -> None:
         cluster = self.cluster
         loads = _loads(cluster, self.jobs)
-        self.attrs = open_session(cluster, loads.values())
+        self.attrs = open_queues(cluster, loads.values())
         known = queues_of(cluster)
         for i, job in enumerate(self.jobs):
             if job.queue not in known:
@@ -109,7 +112,7 @@ class QueueSession:
                 waiting.setdefault(job.queue, []).append((job.key(), i))
         for heap in waiting.values():
             heapq.heapify(heap)
-        # proportion's share does not move during enqueue: the queues' order holds
+        # the queue plugin's share does not move during enqueue: the queues' order holds
         for _, queue in sorted((self._queue_key(q), q) for q in waiting):
             while waiting[queue]:
                 _, i = heapq.heappop(waiting[queue])
@@ -122,7 +125,8 @@ class QueueSession:
                 elif beyond is not None and wanted is not None:
                     # Left to the node cycle (the cluster's size alone refuses it), but
                     # Volcano enqueued nothing: its minResources hold no room for later
-                    # groups (plugins/proportion JobEnqueuedFn runs only when admitted).
+                    # groups (proportion's JobEnqueuedFn, capacity's JobEnqueueableFn add it
+                    # only when they admit).
                     attr.inqueue = sub(attr.inqueue, wanted)
                     commit.inqueue = sub(commit.inqueue, wanted)
                     self.left_to_nodes[i] = beyond
@@ -160,7 +164,7 @@ class QueueSession:
         return None if attr is None else allocate_refusal(attr, pod_resources(self.cluster, pod))
 
     def placed(self, job: JobLike, pod: Pod, placed: bool = True) -> None:
-        """The proportion plugin's Allocate (placed) and Deallocate (rolled back) events."""
+        """The queue plugin's Allocate (placed) and Deallocate (rolled back) events."""
         attr = self.attrs.get(job.queue) if self.volcano else None
         if attr is not None:
             attr.allocate(pod_resources(self.cluster, pod), placed)
@@ -173,9 +177,10 @@ def _volcano_refusal(
     `enqueue_refusal` leaves a shortage the cluster's size alone explains to the node
     cycle: overcommit's Σ inqueue + minResources ≤ idle, then proportion's minResources +
     allocated + inqueue − elastic ≤ realCapability (v1.14.1 plugins/overcommit/
-    overcommit.go:124, proportion.go:403-405); None: it admits the group. A share of each
-    card (`share`), which no node advertises and the advisor reads whatever the device
-    configuration (docs/conformance.md), is no limit here."""
+    overcommit.go:124, proportion.go:403-405; v1.15.1 capacity.go jobEnqueueable, the same
+    test); None: it admits the group. A share of each card (`share`), which no node
+    advertises and the advisor reads whatever the device configuration
+    (docs/conformance.md), is no limit here."""
     if wanted is None:
         return None
     wanted = {n: v for n, v in wanted.items() if n not in share}
@@ -235,9 +240,10 @@ def allocate_refusal(attr: QueueAttr, task: Mapping[str, float]) -> str | None:
     name = attr.queue.name
     if not short:
         return f"Queue {name} is {attr.queue.state}, not Open: it takes no task"
+    limit = attr.limit()
     detail = ", ".join(
         f"{n}: {_show(n, attr.allocated.get(n, 0.0))} allocated + {_show(n, task.get(n, 0.0))} "
-        f"> {_show(n, attr.deserved.get(n, 0.0))} deserved"
+        f"> {_show(n, limit.get(n, 0.0))} {attr.LIMIT}"
         for n in short
     )
     return (

@@ -1,11 +1,13 @@
 """The scenario keys of the job layer (docs/design.md §10.1), read strictly and written back
 in the same form: the session settings under `scheduler:` (actions, gang, overcommit_factor,
-preemption), the top-level `queues`, `groups` and `quotas`, and each pod's `group`,
-`preemptable` and `preemption_policy`.
+queue_plugin, preemption), the top-level `queues`, `groups` and `quotas`, and each pod's
+`group`, `preemptable` and `preemption_policy`.
 
 ```yaml
-scheduler: {profile: cce, actions: [enqueue, allocate, backfill], gang: {preemptable: false}}
-queues: [{name: training, weight: 3, capability: {cpu: "64"}, reclaimable: true, state: Open}]
+scheduler: {profile: cce, actions: [enqueue, allocate, backfill], gang: {preemptable: false},
+            queue_plugin: capacity}
+queues: [{name: training, weight: 3, capability: {cpu: "64"}, deserved: {cpu: "32"},
+          reclaimable: true, state: Open}]
 groups: [{name: ml/job-a, min_member: 4, queue: training, priority: 100}]
 quotas: [{namespace: ml, hard: {limits.nvidia.com/gpumem: "40000"}}]
 pods: [{name: ml/job-a-0, group: ml/job-a, preemptable: false, preemption_policy: Never}]
@@ -24,6 +26,7 @@ from typing import Any
 from advisor.core.jobs import (
     DEFAULT_QUEUE,
     PREEMPTION_POLICIES,
+    QUEUE_PLUGINS,
     QUEUE_STATES,
     VOLCANO_ACTIONS,
     Gang,
@@ -40,7 +43,8 @@ from advisor.scenario.strict import Reader, kind
 
 JOB_KEYS = ("queues", "groups", "quotas")  # top-level
 POD_JOB_KEYS = {"group", "preemptable", "preemption_policy"}
-SESSION_KEYS = ("actions", "gang", "overcommit_factor", "preemption")  # under `scheduler:`
+# under `scheduler:`
+SESSION_KEYS = ("actions", "gang", "overcommit_factor", "queue_plugin", "preemption")
 MAX_OVERCOMMIT = 1000.0
 MIN_PRIORITY = -(2**31)
 
@@ -76,6 +80,10 @@ def read_session_setting(r: Reader, key: str, raw: object) -> Any:
             # overcommit.go replaces a factor below 1 with its default, silently
             raise r.fail(where, f"must be 1..{MAX_OVERCOMMIT:g} (Volcano ignores below 1)")
         return factor
+    if key == "queue_plugin":
+        if raw not in QUEUE_PLUGINS:
+            raise r.fail(where, f"expected one of {', '.join(QUEUE_PLUGINS)}, got {kind(raw)}")
+        return raw
     if key == "preemption":
         return r.boolean(raw, where)
     raise r.fail(where, "not a session setting")
@@ -121,7 +129,8 @@ def read_jobs(r: Reader, top: Mapping[str, Any]) -> Jobs:
 
 
 def _queue(r: Reader, raw: object, where: str) -> Queue:
-    keys = {"name", "weight", "capability", "guarantee", "reclaimable", "priority", "state"}
+    keys = {"name", "weight", "capability", "guarantee", "deserved", "reclaimable", "priority"}
+    keys.add("state")
     m = r.mapping(raw, where, keys, {"name"})
     state = m.get("state", "Open")
     if state not in QUEUE_STATES:
@@ -133,6 +142,7 @@ def _queue(r: Reader, raw: object, where: str) -> Queue:
         weight=r.integer(m.get("weight", 1), f"{where}.weight", 1),
         capability=_resources(r, m, "capability", where),
         guarantee=_resources(r, m, "guarantee", where),
+        deserved=_resources(r, m, "deserved", where),
         reclaimable=r.boolean(m.get("reclaimable", True), f"{where}.reclaimable"),
         priority=r.integer(m.get("priority", 0), f"{where}.priority", MIN_PRIORITY),
         state=state,
@@ -207,6 +217,8 @@ def _queue_data(q: Queue) -> dict[str, Any]:
         data["capability"] = dict(q.capability)
     if q.guarantee:
         data["guarantee"] = dict(q.guarantee)
+    if q.deserved:
+        data["deserved"] = dict(q.deserved)
     if not q.reclaimable:
         data["reclaimable"] = False
     if q.priority:

@@ -192,6 +192,7 @@ def queue(item: object) -> Queue | None:
         weight=max(1, _int(spec.get("weight"), 1)),  # the admission webhook's default is 1
         capability=_resources(spec.get("capability")),
         guarantee=_resources(_object(spec.get("guarantee")).get("resource")),
+        deserved=_resources(spec.get("deserved")),
         reclaimable=reclaimable if isinstance(reclaimable, bool) else True,
         priority=_int(spec.get("priority"), 0),
         state=state if state in QUEUE_STATES else "Open",
@@ -208,7 +209,8 @@ def quota(item: object) -> Quota | None:
 
 def scheduler_conf(configmaps: Sequence[Any], warnings: list[str]) -> dict[str, Any]:
     """The `Scheduler` fields Volcano's configuration sets: its actions (in order), the gang
-    plugin's options and the overcommit plugin's factor; {} without the configmap."""
+    plugin's options, the overcommit plugin's factor and its queue plugin (capacity where
+    the tiers name it and not proportion); {} without the configmap."""
     if not configmaps:
         return {}
     text = _object(_object(configmaps[0]).get("data")).get(CONFIG_KEY)
@@ -248,6 +250,19 @@ def scheduler_conf(configmaps: Sequence[Any], warnings: list[str]) -> dict[str, 
         # overcommit.go: a factor below 1 is replaced by the default
         if not isinstance(factor, bool) and 1.0 <= value <= 1000.0:
             settings["overcommit_factor"] = value
+    capacity = plugins.get("capacity")
+    if capacity is not None and "proportion" in plugins:
+        warnings.append(
+            f"Kubernetes: {where}: the tiers name both proportion and capacity; "
+            "queues are judged by proportion alone"
+        )
+    elif capacity is not None:
+        settings["queue_plugin"] = "capacity"
+        if capacity.get("enableHierarchy") is True:
+            warnings.append(
+                f"Kubernetes: {where}: capacity's hierarchical queues (enableHierarchy) are "
+                "not modelled; queues are judged flat, each on its own deserved and capability"
+            )
     return settings
 
 

@@ -94,7 +94,7 @@ func BuildCluster(s *Scenario) (*Cluster, error) {
 	seq := 0
 	for _, n := range s.Nodes {
 		for _, o := range append(append([]OtherPod(nil), n.OtherPods...), n.ResidentPods...) {
-			pod, err := c.pod(Pod{Name: o.Name, Resources: o.Resources, system: true}, n.Name, seq)
+			pod, err := c.pod(Pod{Name: o.Name, Resources: o.Resources, System: true}, n.Name, seq)
 			if err != nil {
 				return nil, err
 			}
@@ -161,6 +161,9 @@ func (c *Cluster) jobs(s *Scenario, priorities map[int32]bool) error {
 		}
 		if queue.Spec.Guarantee.Resource, err = resourceList(q.Guarantee); err != nil {
 			return fmt.Errorf("queues[%s].guarantee: %w", q.Name, err)
+		}
+		if queue.Spec.Deserved, err = resourceList(q.Deserved); err != nil {
+			return fmt.Errorf("queues[%s].deserved: %w", q.Name, err)
 		}
 		c.Queues = append(c.Queues, queue)
 	}
@@ -291,7 +294,7 @@ func (c *Cluster) node(n Node) (*v1.Node, error) {
 
 // perCard is what one card gives the pod: the scenario's totals are over its N cards.
 func perCard(r Request, capacity int64) (memory, cores int64) {
-	n := int64(r.gpus())
+	n := int64(r.GPUs())
 	switch {
 	case r.MemoryPercent > 0:
 		memory = int64(float64(capacity) * float64(r.MemoryPercent) / 100.0)
@@ -333,7 +336,7 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 			c.groupCreated[p.Group] = created
 		}
 	}
-	if !p.system {
+	if !p.System {
 		annotations[vcv1beta1.KubeGroupNameAnnotationKey] = group
 	}
 	if p.Preemptable != nil {
@@ -341,7 +344,7 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 	}
 	isGPU := p.Request.Gpus != nil || p.Request.MemoryMiB > 0 || p.Request.CorePercent > 0 || p.Request.MemoryPercent > 0
 	if isGPU {
-		n := int64(p.Request.gpus())
+		n := int64(p.Request.GPUs())
 		if p.Request.MemoryMiB%n != 0 || p.Request.CorePercent%n != 0 {
 			return nil, fmt.Errorf("pod %s: memory_mib and core_percent must split evenly over %d cards", p.Name, n)
 		}
@@ -400,10 +403,10 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 		policy := v1.PreemptionPolicy(p.PreemptionPolicy)
 		pod.Spec.PreemptionPolicy = &policy
 	}
-	if p.system {
+	if p.System {
 		pod.Spec.SchedulerName = v1.DefaultSchedulerName
 	}
-	if p.Group != "" || p.system {
+	if p.Group != "" || p.System {
 		return pod, nil
 	}
 	pgPhase := vcv1beta1.PodGroupPending
@@ -422,8 +425,8 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 
 // allocation is a running pod's volcano.sh/vgpu-ids-new: UUID,Type,MiB,cores: per card.
 func (c *Cluster) allocation(p Pod, node string) (string, error) {
-	if len(p.Cards) != p.Request.gpus() {
-		return "", fmt.Errorf("pod %s: %d cards for a %d-card request", p.Name, len(p.Cards), p.Request.gpus())
+	if len(p.Cards) != p.Request.GPUs() {
+		return "", fmt.Errorf("pod %s: %d cards for a %d-card request", p.Name, len(p.Cards), p.Request.GPUs())
 	}
 	var b strings.Builder
 	for _, index := range p.Cards {

@@ -6,6 +6,7 @@
 // and other_pods; the GPU filter of each profile is not kube-scheduler's and is left out.
 //
 //	kube SCENARIO...
+//	kube -preempt SCENARIO...  (DefaultPreemption's PostFilter: preempt.go)
 //
 // One JSON document per scenario, one per line (docs/conformance.md).
 package main
@@ -15,11 +16,15 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policy "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +37,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeunschedulable"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
+
+	"xgpu-insight/conformance/cluster/scenario"
 )
 
 const upstream = "k8s.io/kubernetes v1.35.3"
@@ -59,7 +66,23 @@ type preFilterPlugin interface {
 }
 
 func main() {
+	preempt := flag.Bool("preempt", false, "run DefaultPreemption's PostFilter (preempt.go)")
 	flag.Parse()
+	if *preempt {
+		enc := json.NewEncoder(os.Stdout)
+		status := 0
+		for _, path := range flag.Args() {
+			res := runPreemptFile(path)
+			if res.Error != "" {
+				status = 1
+			}
+			if err := enc.Encode(res); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		}
+		os.Exit(status)
+	}
 	plugins, err := newPlugins()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -85,16 +108,12 @@ func main() {
 func newPlugins() ([]fwk.Plugin, error) {
 	ctx := context.Background()
 	feats := feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate)
-	fitArgs := &config.NodeResourcesFitArgs{ScoringStrategy: &config.ScoringStrategy{
-		Type:      config.LeastAllocated,
-		Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}},
-	}}
 	var out []fwk.Plugin
 	for _, build := range []func() (fwk.Plugin, error){
 		func() (fwk.Plugin, error) { return nodeunschedulable.New(ctx, nil, nil, feats) },
 		func() (fwk.Plugin, error) { return nodeaffinity.New(ctx, &config.NodeAffinityArgs{}, nil, feats) },
 		func() (fwk.Plugin, error) { return tainttoleration.New(ctx, nil, nil, feats) },
-		func() (fwk.Plugin, error) { return noderesources.NewFit(ctx, fitArgs, nil, feats) },
+		func() (fwk.Plugin, error) { return noderesources.NewFit(ctx, fitArgs(), nil, feats) },
 	} {
 		p, err := build()
 		if err != nil {
@@ -105,21 +124,29 @@ func newPlugins() ([]fwk.Plugin, error) {
 	return out, nil
 }
 
+func fitArgs() *config.NodeResourcesFitArgs {
+	return &config.NodeResourcesFitArgs{ScoringStrategy: &config.ScoringStrategy{
+		Type:      config.LeastAllocated,
+		Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}},
+	}}
+}
+
 func runFile(path string, plugins []fwk.Plugin) Result {
 	res := Result{Scenario: path, Upstream: upstream, Pods: []PodResult{}}
 	for _, p := range plugins {
 		res.Filters = append(res.Filters, p.Name())
 	}
-	s, err := readScenario(path)
+	s, err := scenario.Read(path)
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
-	nodes, pending, err := build(s)
+	objs, err := build(s)
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
+	nodes, pending := objs.nodeInfos(), objs.pending
 	names := make([]string, 0, len(nodes))
 	for name := range nodes {
 		names = append(names, name)
@@ -173,11 +200,20 @@ var unbounded = map[v1.ResourceName]string{
 	v1.ResourceCPU: "1e12", v1.ResourceMemory: "1e18", v1.ResourcePods: "1e9",
 }
 
-// build turns the scenario into NodeInfos holding its running pods and other_pods, and the
-// Pending pods in scenario order. Pods carry only cpu and memory: the GPU is each
-// profile's own filter.
-func build(s *Scenario) (map[string]*framework.NodeInfo, []*v1.Pod, error) {
-	nodes := map[string]*framework.NodeInfo{}
+// objects: the scenario as the API objects kube-scheduler reads. Pods carry only cpu and
+// memory: the GPU is each profile's own filter.
+type objects struct {
+	nodes   []*v1.Node
+	bound   []*v1.Pod // running pods and each node's other_pods and resident_pods
+	pending []*v1.Pod // in scenario order
+	pdbs    []*policy.PodDisruptionBudget
+}
+
+// build reads the scenario's nodes and pods. other_pods and resident_pods get the highest
+// priority: the advisor knows none of theirs and never counts them as victims.
+func build(s *scenario.Scenario) (*objects, error) {
+	out := &objects{}
+	known := map[string]bool{}
 	for _, n := range s.Nodes {
 		alloc := v1.ResourceList{}
 		for name, text := range unbounded {
@@ -186,7 +222,7 @@ func build(s *Scenario) (map[string]*framework.NodeInfo, []*v1.Pod, error) {
 		for key, text := range n.Allocatable {
 			q, err := resource.ParseQuantity(string(text))
 			if err != nil {
-				return nil, nil, fmt.Errorf("nodes[%s].allocatable.%s: %w", n.Name, key, err)
+				return nil, fmt.Errorf("nodes[%s].allocatable.%s: %w", n.Name, key, err)
 			}
 			alloc[v1.ResourceName(key)] = q
 		}
@@ -198,18 +234,17 @@ func build(s *Scenario) (map[string]*framework.NodeInfo, []*v1.Pod, error) {
 		for _, t := range n.Taints {
 			node.Spec.Taints = append(node.Spec.Taints, v1.Taint{Key: t.Key, Value: t.Value, Effect: v1.TaintEffect(t.Effect)})
 		}
-		ni := framework.NewNodeInfo()
-		ni.SetNode(node)
-		for _, o := range append(append([]OtherPod(nil), n.OtherPods...), n.ResidentPods...) {
-			pod, err := makePod(Pod{Name: o.Name, Resources: o.Resources}, n.Name)
+		out.nodes = append(out.nodes, node)
+		known[n.Name] = true
+		for _, o := range append(append([]scenario.OtherPod(nil), n.OtherPods...), n.ResidentPods...) {
+			pod, err := makePod(scenario.Pod{Name: o.Name, Resources: o.Resources, Priority: math.MaxInt32}, n.Name)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			ni.AddPod(pod)
+			out.bound = append(out.bound, pod)
 		}
-		nodes[n.Name] = ni
 	}
-	var pending []*v1.Pod
+	budgets := map[[2]string]int32{}
 	for _, p := range s.Pods {
 		node := ""
 		if p.Node != nil {
@@ -217,22 +252,91 @@ func build(s *Scenario) (map[string]*framework.NodeInfo, []*v1.Pod, error) {
 		}
 		pod, err := makePod(p, node)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
+		}
+		if name, allowed, ok := budget(p.Annotations); ok {
+			pod.Labels = withLabel(pod.Labels, budgetLabel, name)
+			key := [2]string{pod.Namespace, name}
+			if _, seen := budgets[key]; !seen {
+				budgets[key] = allowed
+			}
 		}
 		if node == "" {
-			pending = append(pending, pod)
+			out.pending = append(out.pending, pod)
 			continue
 		}
-		ni, ok := nodes[node]
-		if !ok {
-			return nil, nil, fmt.Errorf("pod %s: no node %s", p.Name, node)
+		if !known[node] {
+			return nil, fmt.Errorf("pod %s: no node %s", p.Name, node)
 		}
-		ni.AddPod(pod)
+		out.bound = append(out.bound, pod)
 	}
-	return nodes, pending, nil
+	for key, allowed := range budgets {
+		out.pdbs = append(out.pdbs, &policy.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Namespace: key[0], Name: key[1]},
+			Spec: policy.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{budgetLabel: key[1]},
+			}},
+			Status: policy.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed},
+		})
+	}
+	sort.Slice(out.pdbs, func(i, j int) bool {
+		return out.pdbs[i].Namespace+"/"+out.pdbs[i].Name < out.pdbs[j].Namespace+"/"+out.pdbs[j].Name
+	})
+	return out, nil
 }
 
-func makePod(p Pod, node string) (*v1.Pod, error) {
+// nodeInfos: each node with its bound pods, by name.
+func (o *objects) nodeInfos() map[string]*framework.NodeInfo {
+	nodes := map[string]*framework.NodeInfo{}
+	for _, n := range o.nodes {
+		ni := framework.NewNodeInfo()
+		ni.SetNode(n)
+		nodes[n.Name] = ni
+	}
+	for _, p := range o.bound {
+		nodes[p.Spec.NodeName].AddPod(p)
+	}
+	return nodes
+}
+
+// The advisor's PodDisruptionBudget annotation ("name:allowed", docs/design.md §8) and
+// the label by which the harness's PodDisruptionBudget of that name selects its pods.
+const (
+	budgetAnnotation = "xgpu.io/disruption-budget"
+	budgetLabel      = "xgpu-insight.conformance/budget"
+)
+
+// budget reads the annotation as the advisor does (model.disruption_budget): a count that
+// does not parse allows none.
+func budget(annotations map[string]string) (string, int32, bool) {
+	value, ok := annotations[budgetAnnotation]
+	if !ok {
+		return "", 0, false
+	}
+	value = strings.TrimSpace(value)
+	name, allowed := "", value
+	if i := strings.LastIndex(value, ":"); i >= 0 {
+		name, allowed = value[:i], value[i+1:]
+	}
+	n, err := strconv.Atoi(allowed)
+	if err != nil {
+		name, n = value, 0
+	}
+	if name == "" {
+		name = "?"
+	}
+	return name, int32(max(n, 0)), true
+}
+
+func withLabel(labels map[string]string, key, value string) map[string]string {
+	out := map[string]string{key: value}
+	for k, v := range labels {
+		out[k] = v
+	}
+	return out
+}
+
+func makePod(p scenario.Pod, node string) (*v1.Pod, error) {
 	ns, name, ok := strings.Cut(p.Name, "/")
 	if !ok {
 		return nil, fmt.Errorf("pod %q: a name is namespace/pod", p.Name)
@@ -245,6 +349,7 @@ func makePod(p Pod, node string) (*v1.Pod, error) {
 		}
 		requests[v1.ResourceName(key)] = q
 	}
+	priority := p.Priority
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{UID: types.UID(ns + "-" + name), Name: name, Namespace: ns, Labels: p.Labels},
 		Spec: v1.PodSpec{
@@ -252,7 +357,19 @@ func makePod(p Pod, node string) (*v1.Pod, error) {
 			NodeSelector: p.NodeSelector,
 			Containers:   []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: requests}}},
 			Affinity:     affinity(p.Affinity),
+			Priority:     &priority,
 		},
+	}
+	if p.PreemptionPolicy != "" {
+		policy := v1.PreemptionPolicy(p.PreemptionPolicy)
+		pod.Spec.PreemptionPolicy = &policy
+	}
+	if p.Started != "" {
+		when, err := time.Parse(time.RFC3339, p.Started)
+		if err != nil {
+			return nil, fmt.Errorf("pod %s started: %w", p.Name, err)
+		}
+		pod.Status.StartTime = &metav1.Time{Time: when}
 	}
 	for _, t := range p.Tolerations {
 		op := v1.TolerationOperator(t.Operator)
@@ -266,7 +383,7 @@ func makePod(p Pod, node string) (*v1.Pod, error) {
 	return pod, nil
 }
 
-func affinity(a *Affinity) *v1.Affinity {
+func affinity(a *scenario.Affinity) *v1.Affinity {
 	if a == nil || a.Node == nil || a.Node.Required == nil {
 		return nil
 	}

@@ -81,6 +81,28 @@ def test_keys_read_with_their_defaults() -> None:
     assert not_modelled(cluster.jobs) == ["1 gang (ml/job)", "queue training"]
 
 
+def test_the_queue_plugin_and_a_queues_deserved_read_and_write_back() -> None:
+    """`queue_plugin: capacity` (the configuration's tiers name capacity in proportion's
+    place) and a queue's `deserved` (capacity's spec.deserved) come back as written; the
+    default, proportion, is not written."""
+    cluster = load(
+        scheduler={"queue_plugin": "capacity"},
+        queues=[{"name": "training", "deserved": {"cpu": "8", "memory": "16Gi"}}],
+    )
+    assert cluster.scheduler.queue_plugin == "capacity"
+    (queue,) = cluster.jobs.queues
+    assert dict(queue.deserved) == {"cpu": "8", "memory": "16Gi"}
+    written = scenario_to_data(cluster)
+    assert written["scheduler"] == {"profile": "cce", "queue_plugin": "capacity"}
+    assert written["queues"] == [
+        {"name": "training", "weight": 1, "deserved": {"cpu": "8", "memory": "16Gi"}}
+    ]
+    assert scenario_from_data(written, "s.yaml") == cluster
+    default = load(scheduler={"queue_plugin": "proportion"})
+    assert default.scheduler.queue_plugin == "proportion"
+    assert "scheduler" not in scenario_to_data(default)
+
+
 def test_a_scenario_without_the_keys_writes_back_without_them() -> None:
     written = scenario_to_data(load())
     assert "scheduler" not in written
@@ -109,6 +131,19 @@ def test_a_scenario_without_the_keys_writes_back_without_them() -> None:
         (
             {"scheduler": {"preemption": True}},
             "s.yaml: scheduler.preemption: a hami setting; profile cce has none",
+        ),
+        (
+            {"scheduler": {"queue_plugin": "drf"}},
+            "s.yaml: scheduler.queue_plugin: expected one of proportion, capacity, got the "
+            "string 'drf'",
+        ),
+        (
+            {"scheduler": {"profile": "hami", "queue_plugin": "capacity"}},
+            "s.yaml: scheduler.queue_plugin: a cce and volcano-vgpu setting; profile hami has",
+        ),
+        (
+            {"queues": [{"name": "q", "deserved": {"cpu": "some"}}]},
+            "s.yaml: queues[0].deserved.cpu: ",
         ),
         (
             {"scheduler": {"profile": "hami", "actions": ["allocate"]}},

@@ -112,3 +112,62 @@ def test_enqueue_leaves_a_group_of_a_closed_queue_pending() -> None:
         ("ml/g", "Pending", "not-admitted")
     ]
     assert session_compare.check([data])[0][1] == []
+
+
+def _two_queues(plugin: str) -> dict[str, Any]:
+    """Queues `a` (deserved 1 cpu) and `b` (deserved 8) on 8 cpu: `a` holds 3 and asks 2
+    more, `b` holds 1 and asks 4 more. Proportion shares the cluster 4 and 4 (spec.deserved
+    unread) and refuses both; capacity orders `b` first (share 1/8 against 3/1) and bounds
+    it by its realCapability (all 8): `b`'s pod takes the 4 free cpu, `a`'s finds none."""
+
+    def pod(name: str, cpu: str, card: int | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": f"ml/{name}",
+            "group": f"ml/{name.rsplit('-', 1)[0]}",
+            "request": {"gpus": 1, "memory_mib": 1024},
+            "resources": {"cpu": cpu, "memory": "1Gi"},
+        }
+        if card is not None:
+            out["node"], out["cards"] = "n0", [card]
+        return out
+
+    return {
+        "scheduler": {"profile": "volcano-vgpu", "queue_plugin": plugin},
+        "policy": {"card": "legacy"},
+        "nodes": [{
+            "name": "n0", "allocatable": {"cpu": "8", "memory": "64Gi", "pods": 20},
+            "cards": [{"index": i, "memory_mib": 16384} for i in range(4)],
+        }],
+        "queues": [
+            {"name": "a", "deserved": {"cpu": "1"}}, {"name": "b", "deserved": {"cpu": "8"}},
+        ],
+        "groups": [
+            {"name": f"ml/{g}", "queue": g[0]} for g in ("a-run", "a-new", "b-run", "b-new")
+        ],
+        "pods": [
+            pod("a-run-0", "3", 0), pod("a-new-0", "2"), pod("b-run-0", "1", 1),
+            pod("b-new-0", "4"),
+        ],
+    }  # fmt: skip
+
+
+@skip_without_go
+@pytest.mark.timeout(900)
+def test_the_capacity_plugin_in_proportions_place_bounds_a_queue_by_its_capability() -> None:
+    """The harness runs `capacity` where the scenario names it, with the queues' deserved
+    (without them `a`, first by name, would take the free cpu): `b`'s pod, refused by
+    proportion's 4-cpu share, is placed under capacity, and the advisor agrees with Volcano
+    either way."""
+    for plugin, placed in (("proportion", None), ("capacity", "n0")):
+        data = _two_queues(plugin)
+        (result,) = harness.run_scenarios("volcano", [data])
+        nodes = {p["pod"]: p["node"] for p in result["pods"]}
+        assert (nodes["ml/b-new-0"], nodes["ml/a-new-0"]) == (placed, None), plugin
+        assert session_compare.check([data])[0][1] == [], plugin
+
+
+def test_some_generated_clusters_run_capacity_with_deserved_queues() -> None:
+    datas = [session_compare.generate_gangs(i) for i in range(200)]
+    capacity = [d for d in datas if d["scheduler"].get("queue_plugin") == "capacity"]
+    assert len(capacity) > 20
+    assert any(q.get("deserved") for d in capacity for q in d["queues"])

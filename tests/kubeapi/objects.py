@@ -221,6 +221,7 @@ def queue(
     reclaimable: bool | None = None,
     priority: int | None = None,
     state: str = "Open",
+    deserved: Mapping[str, str] | None = None,
 ) -> JsonObject:
     """A Volcano Queue (cluster-scoped), with the state its controller reports."""
     spec: JsonObject = {}
@@ -230,6 +231,8 @@ def queue(
         spec["capability"] = dict(capability)
     if guarantee is not None:
         spec["guarantee"] = {"resource": dict(guarantee)}
+    if deserved is not None:
+        spec["deserved"] = dict(deserved)
     if reclaimable is not None:
         spec["reclaimable"] = reclaimable
     if priority is not None:

@@ -1,6 +1,6 @@
 """Preemption verdicts (docs/design.md §10.2): for each Pending pod the simulated cycle did not
-place, what the real scheduler's preemption would do, judged after the cycle on its final
-state.
+place, what the real scheduler's preemption would do, judged after the cycle: on its final
+state under Volcano, at each pod's turn in the queue under kube-scheduler (`kube`).
 
 - kube-scheduler's DefaultPreemption (the `kube-scheduler` session: HAMi), `kube`;
 - Volcano's `preempt` (within a queue) and `reclaim` (across queues) actions, `volcano`,

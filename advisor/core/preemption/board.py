@@ -1,5 +1,6 @@
-"""The cluster as one session's evictions leave it: the cycle's final state, copied, minus
-the victims chosen so far, plus the preemptors they made room for.
+"""The cluster as one session's evictions leave it: the cycle's final state, copied (under
+kube-scheduler rewound to each pod's turn: `kube.judge_kube`), minus the victims chosen so
+far, plus the preemptors they made room for.
 
 Evictions accumulate: kube-scheduler nominates each preemptor on its node and counts it there
 for every later pod (RunFilterPluginsWithNominatedPods), and marks its victims terminating,
@@ -113,10 +114,10 @@ class Board:
                 total[j] += value
         return (total[0], total[1], total[2])
 
-    def settle(self, pod: Pod, node: int, victims: Sequence[Pod], *, reserve: bool) -> bool:
-        """Evict `victims` and count `pod` on `node` from now on; whether it fits its cards
-        there once they are gone (`helps`). A pod that does not fit still holds the node's
-        sums under Volcano (`reserve`: the statement pipelined it)."""
+    def settle(self, pod: Pod, node: int, victims: Sequence[Pod]) -> bool:
+        """Volcano: evict `victims` and count `pod` on `node` from now on; whether it fits its
+        cards there once they are gone (`helps`). A pod that does not fit still holds the
+        node's sums (the statement pipelined it)."""
         st = self.without(victims)
         shape = Shape.of_pod(pod)
         verdicts = st.verdicts(shape)
@@ -125,11 +126,23 @@ class Board:
             nodes = np.array([node], dtype=np.int64)
             positions = st.profile.pick(st, nodes, shape, verdicts.eligible, self.policy)
             st.apply(positions, shape)
-        elif reserve:
+        else:
             self.reserved[node] += self.request(pod)
         self.state = st
         self.evicted.update(v.name for v in victims)
         self.pipelined.add(pod.name)
+        return helps
+
+    def nominate(self, pod: Pod, node: int, victims: Sequence[Pod]) -> bool:
+        """kube-scheduler: evict `victims` and nominate `pod` on `node`, where from now on the
+        in-tree filters count its cpu, memory and pod slot (not its cards); whether it fits
+        its cards once the victims are gone (`helps`)."""
+        st = self.without(victims)
+        shape = Shape.of_pod(pod)
+        helps = bool(np.isin(node, st.verdicts(shape).nodes))
+        st.add_requested(node, shape.demand)
+        self.state = st
+        self.evicted.update(v.name for v in victims)
         return helps
 
     # -- Volcano's node sums ----------------------------------------------------------

@@ -6,7 +6,8 @@ pkg/scheduler/framework/preemption/preemption.go), for the `kube-scheduler` sess
 - findCandidates: only nodes whose filter status is Unschedulable: NodeResourcesFit's
   shortfalls and the extender's refusal (HAMi's Filter answers FailedNodes). NodeUnschedulable,
   NodeAffinity and TaintToleration answer UnschedulableAndUnresolvable: "Preemption is not
-  helpful for scheduling".
+  helpful for scheduling"; so does NodeResourcesFit where the pod asks more cpu or memory
+  than the node's whole allocatable.
 - SelectVictimsOnNode: remove every pod of lower priority, re-run the in-tree filters, then
   reprieve the most important first, PDB-violating ones before the others; no pod of lower
   priority: "No preemption victims found for incoming pod"; a node that passes with every pod
@@ -28,13 +29,15 @@ nominated pods of other schedulers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 
-from advisor.core.model import Pod, budget_key
+from advisor.core.model import Cluster, Placement, Pod, budget_key, queue_order
 from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks
 from advisor.core.preemption.board import Board, started_key
 from advisor.core.preemption.verdict import Preemption
-from advisor.core.state import BoolArray, Shape
+from advisor.core.state import BoolArray, CardState, Shape
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -46,10 +49,31 @@ GPU_BLIND = (
 )
 
 
+def judge_kube(
+    board: Board, cluster: Cluster, unplaced: Sequence[Pod], placed: Mapping[str, Placement]
+) -> dict[str, Preemption]:
+    """Each unplaced pod at its turn in the queue (PrioritySort: priority, then creation):
+    its PostFilter runs in its own scheduling cycle, before the pods after it are placed, so
+    the board holds only the cycle's placements of the pods before it, put back one by one."""
+    st = board.state
+    for pod in cluster.pending:
+        if pod.name in placed:
+            st.release(st.positions(placed[pod.name]), Shape.of_pod(pod))
+    waiting = {p.name for p in unplaced}
+    out: dict[str, Preemption] = {}
+    for pod in queue_order(cluster.pending):
+        if pod.name in placed:
+            board.state.apply(board.state.positions(placed[pod.name]), Shape.of_pod(pod))
+        elif pod.name in waiting:
+            out[pod.name] = preempt(board, pod)
+    return out
+
+
 def preempt(board: Board, pod: Pod) -> Preemption:
     """The verdict for one Pending pod, on the board as earlier preemptions left it."""
     if pod.preemption_policy == "Never":
-        return Preemption("not-eligible", "not eligible due to preemptionPolicy=Never.")
+        # PostFilter prefixes its status "preemption: " (default_preemption.go PostFilter)
+        return Preemption("not-eligible", "preemption: not eligible due to preemptionPolicy=Never.")
     st = board.state
     shape = Shape.of_pod(pod)
     verdicts = st.verdicts(shape)
@@ -61,7 +85,9 @@ def preempt(board: Board, pod: Pod) -> Preemption:
             "nobody for itself",
         )
     short: BoolArray = np.asarray(verdicts.short.any(axis=1), dtype=np.bool_)
-    potential = [int(i) for i in np.flatnonzero(verdicts.static_ok)]
+    potential = [
+        int(i) for i in np.flatnonzero(verdicts.static_ok) if not _beyond_node(st, shape, int(i))
+    ]
     gpu_only = [i for i in potential if not short[i]]
     histogram: dict[str, int] = {}
     if len(potential) < len(st.node_names):
@@ -78,7 +104,7 @@ def preempt(board: Board, pod: Pod) -> Preemption:
             histogram[reason] = histogram.get(reason, 0) + 1
     if candidates:
         node, victims, violations = min(candidates, key=lambda c: _node_rank(board, *c))
-        helps = board.settle(pod, node, victims, reserve=False)
+        helps = board.nominate(pod, node, victims)
         name = st.node_names[node]
         message = (
             f"kube-scheduler nominates {name} and evicts {len(victims)} pod"
@@ -104,6 +130,14 @@ def preempt(board: Board, pod: Pod) -> Preemption:
     if gpu_only:
         message += f" {GPU_BLIND}."
     return Preemption("no-victims", message)
+
+
+def _beyond_node(st: CardState, shape: Shape, node: int) -> bool:
+    """NodeResourcesFit's Unresolvable (fit.go fitsRequest): the pod asks more cpu or memory
+    than the node's whole allocatable, so no eviction helps and the node is no candidate."""
+    _, cpu, memory = (int(v) for v in st.allocatable[node])
+    _, want_cpu, want_memory = shape.demand
+    return lacks(want_cpu, cpu) or lacks(want_memory, memory)
 
 
 def _select_victims(

@@ -1,7 +1,8 @@
-"""The proportion plugin's state as Volcano's preempt and reclaim read it, after allocate in
-the same session: core.queues' queueAttr of each queue with jobs (deserved computed at the
-session's opening, from every pod's request), its allocated moved by the cycle's placements,
-then by the evictions and pipelines here (the plugin's event handlers).
+"""The queue plugin's state as Volcano's preempt and reclaim read it, after allocate in the
+same session: the queueAttr of each queue with jobs (proportion's, core.queues, or
+capacity's, core.capacity; deserved computed at the session's opening, from every pod's
+request), its allocated moved by the cycle's placements, then by the evictions and
+pipelines here (the plugin's event handlers).
 
 Queue sums are Volcano's resource lists (core.queues: each pod's Resreq by resource name),
 not the node sums of `board`: the two are compared with different things (a queue's
@@ -13,11 +14,12 @@ it): it preempts nothing and is no victim.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from advisor.core.capacity import open_queues
 from advisor.core.model import Cluster, Pod
-from advisor.core.queues import JobLoad, QueueAttr, open_session, pod_resources
-from advisor.core.resource_info import Res, add, less_equal
+from advisor.core.queues import JobLoad, QueueAttr, pod_resources, reclaimed
+from advisor.core.resource_info import Res, add
 
 # A book's checkpoint: each queue's allocated, and all the queues' together.
 Saved = tuple[dict[str, Res], Res]
@@ -41,7 +43,7 @@ class QueueBook:
                 if pod.name in allocated:
                     held = add(held, self._resreq[pod.name])
             loads.append(JobLoad(queue, held, asked, None, "Running"))
-        self.attrs: dict[str, QueueAttr] = open_session(cluster, loads)
+        self.attrs: dict[str, QueueAttr] = open_queues(cluster, loads)
 
     def knows(self, queue: str) -> bool:
         return queue in self.attrs
@@ -54,23 +56,28 @@ class QueueBook:
         return attr is not None and attr.queue.reclaimable
 
     def overused(self, queue: str) -> bool:
-        """OverusedFn: deserved ≤ allocated."""
+        """OverusedFn (proportion: deserved ≤ allocated; capacity has none)."""
         return self.attrs[queue].full()
 
     def allocatable(self, queue: str, pod: Pod) -> bool:
-        """AllocatableFn and PreemptiveFn (queueAllocatable): Open, and allocated + the pod's
-        request within deserved where the request asks."""
+        """AllocatableFn (queueAllocatable): Open, and allocated + the pod's request within
+        the plugin's limit (proportion: deserved; capacity: realCapability) where it asks."""
         return self.attrs[queue].short(self._resreq[pod.name]) is None
 
-    def queue_order(self, queue: str) -> tuple[int, float, int]:
-        """What QueueOrderFn reads of a queue: spec.priority, share, creation (listing)."""
-        attr = self.attrs[queue]
-        return attr.queue.priority, attr.share, attr.order
+    def unpreemptive(self, queue: str, pod: Pod) -> str | None:
+        """PreemptiveFn: None where the queue may reclaim for the pod, else why not."""
+        return self.attrs[queue].unpreemptive(self._resreq[pod.name])
 
-    def beyond_deserved(self, queue: str) -> bool:
-        """ReclaimableFn's test of a victim's queue: allocated not within deserved."""
-        attr = self.attrs[queue]
-        return not less_equal(attr.allocated, attr.deserved)
+    def queue_order(self, queue: str) -> tuple[int, float, int, int]:
+        """QueueOrderFn's key of a queue (smallest first), its share as it stands now."""
+        return self.attrs[queue].key()
+
+    def victims(self, reclaimer: Pod, reclaimees: Sequence[tuple[str, Pod]]) -> list[Pod]:
+        """The queue plugin's ReclaimableFn (core.queues `reclaimed`): of `reclaimees` (queue,
+        pod), in victim order, those it gives up."""
+        asked = [(queue, self._resreq[pod.name]) for queue, pod in reclaimees]
+        chosen = reclaimed(self.attrs, self._resreq[reclaimer.name], asked)
+        return [reclaimees[i][1] for i in chosen]
 
     def move(self, queue: str, pod: Pod, *, evicted: bool) -> None:
         """A pipeline (the Allocate event) or an eviction (Deallocate) in `queue`."""

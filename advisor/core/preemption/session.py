@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from advisor.core.jobs import GroupState
-from advisor.core.model import Cluster, Pod
+from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.preemption.board import Board
-from advisor.core.preemption.kube import preempt
+from advisor.core.preemption.kube import judge_kube
 from advisor.core.preemption.verdict import Preemption
 from advisor.core.preemption.volcano import Options, judge_volcano
 from advisor.core.profiles import profile_of
@@ -18,12 +18,13 @@ def judge(
     cluster: Cluster,
     state: CardState,
     unplaced: Sequence[Pod],
-    placed: frozenset[str],
+    placed: Mapping[str, Placement],
     outcomes: Mapping[str, GroupState],
 ) -> dict[str, Preemption]:
     """Verdicts for `unplaced` (the cycle's Pending pods it did not place, in the order it
-    met them), judged on `state` (the cycle's final state, which is not changed); `placed`:
-    the pods the cycle placed; `outcomes`: each PodGroup's state after the cycle.
+    met them), judged on `state` (the cycle's final state, which is not changed; under
+    kube-scheduler rewound to each pod's turn); `placed`: the pods the cycle placed, and
+    where; `outcomes`: each PodGroup's state after the cycle.
 
     Several pods' evictions accumulate in one session (see `board`): a later pod sees the
     earlier victims gone and their preemptors in their place."""
@@ -31,12 +32,12 @@ def judge(
         return {}
     rules = profile_of(cluster.scheduler).session
     sched = cluster.scheduler
-    board = Board(cluster, state, placed)
+    board = Board(cluster, state, frozenset(placed))
     if not rules.volcano:
         if sched.preemption is False:
             off = Preemption("off", "kube-scheduler's DefaultPreemption is off (preemption: false)")
             return {p.name: off for p in unplaced}
-        return {p.name: preempt(board, p) for p in unplaced}
+        return judge_kube(board, cluster, unplaced, placed)
     actions = sched.actions if sched.actions is not None else rules.default_actions
     gang = sched.gang
     options = Options(
@@ -51,4 +52,4 @@ def judge(
             f"Volcano's actions ({', '.join(actions)}) include neither preempt nor reclaim",
         )
         return {p.name: off for p in unplaced}
-    return judge_volcano(board, cluster, unplaced, placed, outcomes, options)
+    return judge_volcano(board, cluster, unplaced, frozenset(placed), outcomes, options)

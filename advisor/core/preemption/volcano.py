@@ -29,18 +29,21 @@ preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
   rechecked: `helps` re-runs the card fit without the victims, and False is the useless
   eviction.
 - reclaim: only where the preemptor's queue is not Overused and is Preemptive (proportion:
-  the queue Open, allocated + request within deserved); victims Running and preemptable in
-  other queues that are reclaimable, as ssn.Reclaimable votes (gang and conformance; where
-  they leave none, proportion's: the victim's queue holds more than it deserves); then the
-  same sums, victims of different queues in reverse queue order (VictimQueueOrderFn: the
-  lowest queue priority first, then the highest share, then the queue listed last), then
-  in reverse JobOrderFn.
+  the queue Open, allocated + request within deserved; capacity: never Overused, allocated +
+  request within realCapability and within deserved in some resource the request asks);
+  victims Running and preemptable in other queues that are reclaimable, as ssn.Reclaimable
+  votes (gang and conformance; where they leave none, the queue plugin's, each victim in
+  victim order judged on its queue's allocated less the victims before it: proportion's,
+  the queue holds more than it deserves; capacity's, core.capacity); then the same sums,
+  victims of different queues in reverse queue order (VictimQueueOrderFn: the lowest queue
+  priority first, then the highest share, capacity's best-effort queues before the others
+  on a tie, then the queue listed last), then in reverse JobOrderFn.
 
 Not modelled: tiers other than Volcano's default ones, victims within the preemptor's own
-job, topology-aware preemption, the capacity plugin, the `pods` resource in the queues'
-arithmetic (deserved, Allocatable, Overused: core.queues', in `queues`). Jobs are taken in
-one order over every queue where v1.15.1 takes queue by queue (QueueOrderFn), the pass
-within jobs after all of them.
+job, topology-aware preemption, the capacity plugin's hierarchical queues, the `pods`
+resource in the queues' arithmetic (deserved, Allocatable, Overused: core.queues' and
+core.capacity's, in `queues`). Jobs are taken in one order over every queue where v1.15.1
+takes queue by queue (QueueOrderFn), the pass within jobs after all of them.
 """
 
 from __future__ import annotations
@@ -190,16 +193,13 @@ def _task(
     if reclaim and book.overused(job.queue):
         return Preemption("no-victims", f"reclaim: queue {job.queue} is overused")
     state = book.state(job.queue)
-    if state != "Open":  # proportion's queueAllocatable, which both actions ask
+    if state != "Open":  # the queue plugin's queueAllocatable, which both actions ask
         return Preemption(
             "no-victims", f"{action}: queue {job.queue} is {state}, not Open: it takes no task"
         )
-    if reclaim and not book.allocatable(job.queue, pod):
-        return Preemption(
-            "no-victims",
-            f"reclaim: queue {job.queue} may not reclaim: its allocated plus the pod's "
-            "request exceeds its deserved share",
-        )
+    why = book.unpreemptive(job.queue, pod) if reclaim else None
+    if why is not None:
+        return Preemption("no-victims", f"reclaim: queue {job.queue} may not reclaim: {why}")
     st = board.state
     allowed = np.flatnonzero(st.static_ok(Shape.of_pod(pod).constraints))
     nodes = sorted((int(i) for i in allowed), key=lambda i: int(st.name_rank[i]))
@@ -213,7 +213,8 @@ def _task(
             ]
             if not pool:
                 continue
-            victims = reclaimable(board, pool, job_of, book)
+            pool.sort(key=_victim_order(board, book, job_of))
+            victims = reclaimable(board, pod, pool, job_of, book)
         elif within:
             victims = []
         else:
@@ -243,7 +244,7 @@ def _task(
             book.restore(before)
             continue
         book.move(job.queue, pod, evicted=False)
-        helps = board.settle(pod, node, chosen, reserve=True)
+        helps = board.settle(pod, node, chosen)
         name = st.node_names[node]
         if not chosen:
             return _pipelined(action, name, helps, within)
@@ -287,10 +288,10 @@ def _victim_order(
 
     def key(pod: Pod) -> tuple[float, ...]:
         job = job_of[pod.name]
-        priority, share, order = book.queue_order(job.queue)
+        queue = tuple(-x for x in book.queue_order(job.queue))
         waiting, job_share, created = _standing(board, job)
         return (
-            priority, -share, -order,
+            *queue,
             job.priority, -waiting, -job_share, -created,
             pod.priority, -board.order[pod.name],
         )  # fmt: skip

@@ -51,12 +51,14 @@ def preemptable(
 
 
 def reclaimable(
-    board: Board, pool: list[Pod], job_of: Mapping[str, Job], book: QueueBook
+    board: Board, reclaimer: Pod, pool: list[Pod], job_of: Mapping[str, Job], book: QueueBook
 ) -> list[Pod]:
-    """ssn.Reclaimable: gang and conformance first; then proportion's rule (the victim's
-    queue holds more than it deserves)."""
+    """ssn.Reclaimable: gang and conformance first; then the queue plugin's (proportion's
+    or capacity's: `QueueBook.victims`, on `pool` in victim order)."""
     first = [lambda ps: _gang(ps, job_of, board.evicted), _conformance]
-    second: list[Vote] = [lambda ps: [p for p in ps if book.beyond_deserved(job_of[p.name].queue)]]
+    second: list[Vote] = [
+        lambda ps: book.victims(reclaimer, [(job_of[p.name].queue, p) for p in ps])
+    ]
     return _tiers(pool, first, second)
 
 

@@ -175,8 +175,11 @@ func schedulerConf(s *cluster.Scenario, actions []string) string {
 		policy = s.Policy.Card
 	}
 	weight := 0
-	gang, overcommit := "", ""
+	gang, overcommit, queues := "", "", "proportion"
 	if sch := s.Scheduler; sch != nil {
+		if sch.QueuePlugin != nil && *sch.QueuePlugin != "" {
+			queues = *sch.QueuePlugin // capacity in proportion's place (flat: no enableHierarchy)
+		}
 		if sch.ScheduleWeight != nil {
 			weight = *sch.ScheduleWeight
 		}
@@ -200,14 +203,14 @@ tiers:
   - name: overcommit%s
   - name: drf
   - name: predicates
-  - name: proportion
+  - name: %s
   - name: deviceshare
     arguments:
       deviceshare.VGPUEnable: true
       deviceshare.SchedulePolicy: %q
       deviceshare.ScheduleWeight: %d
   - name: %s
-`, strings.Join(actions, ", "), gang, overcommit, policy, weight, tiesPluginName)
+`, strings.Join(actions, ", "), gang, overcommit, queues, policy, weight, tiesPluginName)
 }
 
 func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Result) error {

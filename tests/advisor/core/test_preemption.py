@@ -28,12 +28,17 @@ BUDGET = "xgpu.io/disruption-budget"
 HIGH, MID, LOW = 1000, 100, 0
 
 
-def node(name: str, *, pods: int = 10, cpu: str = "8", taint: bool = False) -> dict[str, Any]:
+def node(
+    name: str, *, pods: int = 10, cpu: str = "8", taint: bool = False, daemon: str | None = None
+) -> dict[str, Any]:
+    """`daemon`: the cpu of a pod without GPU on the node, which no preemption evicts."""
     out: dict[str, Any] = {
         "name": name,
         "allocatable": {"cpu": cpu, "memory": "64Gi", "pods": pods},
         "cards": [{"index": i, "memory_mib": 16384} for i in range(4)],
     }
+    if daemon is not None:
+        out["other_pods"] = [{"name": f"kube-system/ds-{name}", "resources": {"cpu": daemon}}]
     if taint:
         out["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
     return out
@@ -120,8 +125,17 @@ def test_post_filter_min_highest_priority_node_with_pdbs() -> None:
     assert "1 against its disruption budget" in got.message
 
 
+# Upstream's TestPostFilter hands the PostFilter Unschedulable statuses for nodes of 200m
+# and a pod of 300m; NodeResourcesFit itself answers UnschedulableAndUnresolvable for a
+# request above the node's whole allocatable (fit.go fitsRequest: "Unresolvable"), so here
+# the nodes have 400m of which a daemon takes 200m: short after every eviction, not beyond
+# the node (test_a_pod_larger_than_the_node_finds_preemption_not_helpful).
+def short(name: str) -> dict[str, Any]:
+    return node(name, cpu="400m", daemon="200m")
+
+
 def test_post_filter_not_enough_resource_after_removing_low_priority_pods() -> None:
-    nodes = [node("node1", cpu="200m"), node("node2", cpu="200m")]
+    nodes = [short("node1"), short("node2")]
     pods = [
         pod("p1", on="node1"),
         pod("p2", on="node2"),
@@ -132,7 +146,7 @@ def test_post_filter_not_enough_resource_after_removing_low_priority_pods() -> N
 
 
 def test_post_filter_mixed_reasons() -> None:
-    nodes = [node("node1", pods=1), node("node2", cpu="200m"), node("node3", pods=1)]
+    nodes = [node("node1", pods=1), short("node2"), node("node3", pods=1)]
     pods = [
         pod("p1", on="node1", priority=HIGH),
         pod("p2", on="node2"),
@@ -148,8 +162,8 @@ def test_post_filter_mixed_reasons() -> None:
 
 def test_post_filter_unresolvable_and_short_of_cpu() -> None:
     nodes = [
-        node("node1", cpu="200m"),
-        node("node2", cpu="200m"),
+        short("node1"),
+        short("node2"),
         node("node3", cpu="200m", taint=True),
         node("node4", cpu="200m", taint=True),
     ]
@@ -161,12 +175,25 @@ def test_post_filter_unresolvable_and_short_of_cpu() -> None:
     )
 
 
+def test_a_pod_larger_than_the_node_finds_preemption_not_helpful() -> None:
+    """The differential harness's finding: NodeResourcesFit's status is
+    UnschedulableAndUnresolvable where the request exceeds the node's allocatable, so the
+    node is no candidate and counts as "Preemption is not helpful for scheduling"."""
+    nodes = [node("node1", cpu="200m"), short("node2")]
+    pods = [pod("p1", on="node1"), pod("p2", on="node2"), pod("p", priority=HIGH, cpu="300m")]
+    got = only(verdicts(nodes, pods))
+    assert got.message == (
+        "preemption: 0/2 nodes are available: 1 Insufficient cpu, "
+        "1 Preemption is not helpful for scheduling."
+    )
+
+
 def test_pod_eligible_to_preempt_others_never() -> None:
     pods = [pod("p1", on="node1"), pod("p", priority=HIGH, preemption_policy="Never")]
     got = only(verdicts([node("node1", pods=1)], pods))
     assert (got.verdict, got.message) == (
         "not-eligible",
-        "not eligible due to preemptionPolicy=Never.",
+        "preemption: not eligible due to preemptionPolicy=Never.",
     )
 
 

@@ -45,8 +45,8 @@ Not converted, and why:
   "is not in open state, can not allocate tasks"; reclaim.go:149) refuses a queue that is
   not Open; the advisor's reclaim does not read a queue's state (docs/design.md §10.3, not
   modelled), so it would evict preemptee2 here.
-- TestReclaim "can not reclaim resources when queue is not open(capacity plugin)": the
-  capacity plugin is not modelled (§10.2).
+- TestReclaim "can not reclaim resources when queue is not open(capacity plugin)": converted
+  with the capacity plugin's tables, tests/advisor/core/test_capacity_upstream.py.
 - TestReclaim "Reclaim succeeds for second task when first task has PreemptionPolicy=Never":
   the test's tiers leave gang's EnabledJobPipelined unset (reclaim_test.go:345-376), so
   Session.JobPipelined (framework/session_plugins.go:505-533) votes true and
@@ -55,7 +55,7 @@ Not converted, and why:
   advisor, which models those defaults, discards the statement as gang's JobPipelined does
   (no victims).
 - TestTopologyAwarePreempt is not converted: topology-aware preemption and the capacity
-  plugin are not modelled.
+  plugin's hierarchical queues are not modelled.
 """
 
 from __future__ import annotations

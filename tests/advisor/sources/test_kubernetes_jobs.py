@@ -73,7 +73,13 @@ def populate(api: KubeStore, *, conf: str | None = CONF) -> None:
     )
     api.create(
         "queues",
-        objects.queue("training", weight=3, capability={"cpu": "64"}, guarantee={"cpu": "8"}),
+        objects.queue(
+            "training",
+            weight=3,
+            capability={"cpu": "64"},
+            guarantee={"cpu": "8"},
+            deserved={"cpu": "32"},
+        ),
     )
     api.create("queues", objects.queue("default", state="Closed", reclaimable=False))
     api.create(
@@ -98,7 +104,7 @@ def samples() -> list[Sample]:
 EXPECTED = Jobs(
     queues=(
         Queue("default", 1, {}, {}, False, 0, "Closed"),
-        Queue("training", 3, {"cpu": "64"}, {"cpu": "8"}, True, 0, "Open"),
+        Queue("training", 3, {"cpu": "64"}, {"cpu": "8"}, True, 0, "Open", {"cpu": "32"}),
     ),
     groups=(Group("ml/job", 3, "training", 100, {"volcano.sh/gpu-mem.128Mi": "96"}),),
     quotas=(Quota("ml", {"limits.nvidia.com/gpumem": "40000"}),),
@@ -211,6 +217,23 @@ async def test_a_pod_naming_a_missing_podgroup_keeps_no_group(
             None,
         ),
         ("[not, a, mapping]", {}, "no readable volcano-scheduler.conf; Volcano's defaults used"),
+        # capacity in proportion's place decides the queues (docs/design.md §10.2)
+        (
+            "tiers: [{plugins: [{name: overcommit}, {name: capacity}]}]",
+            {"queue_plugin": "capacity"},
+            None,
+        ),
+        (
+            "tiers: [{plugins: [{name: capacity, enableHierarchy: true}]}]",
+            {"queue_plugin": "capacity"},
+            "capacity's hierarchical queues (enableHierarchy) are not modelled; queues are "
+            "judged flat, each on its own deserved and capability",
+        ),
+        (
+            "tiers: [{plugins: [{name: proportion}]}, {plugins: [{name: capacity}]}]",
+            {},
+            "the tiers name both proportion and capacity; queues are judged by proportion alone",
+        ),
     ],
 )
 def test_the_configuration_is_read_as_volcano_reads_it(

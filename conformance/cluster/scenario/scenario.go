@@ -1,14 +1,15 @@
-package main
-
-// The scenario file (docs/design.md §4, §9, §10), read as the advisor reads it: YAML or
-// JSON: the keys kube-scheduler's node filters read; the GPU keys are ignored here.
+// Package scenario reads the scenario file (docs/design.md §4, §9, §10) as the advisor reads
+// it, YAML or JSON, for every harness: the keys they turn into Kubernetes and Volcano
+// objects. Keys no harness has an upstream meaning for are refused, so a comparison never
+// silently drops one. It imports no Volcano package: the kube harness reads scenarios
+// through it alone, its module graph kube-scheduler's own.
+package scenario
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 
 	"sigs.k8s.io/yaml"
 )
@@ -73,6 +74,9 @@ type Affinity struct {
 type OtherPod struct {
 	Name      string              `json:"name"`
 	Resources map[string]Quantity `json:"resources"`
+	// A resident pod being deleted: it still holds its node's cpu and memory to
+	// kube-scheduler's filters and to the advisor (what it changes is scale-up's template).
+	Terminating bool `json:"terminating"`
 }
 
 type Node struct {
@@ -107,12 +111,50 @@ type Pod struct {
 	Annotations  map[string]string   `json:"annotations"`
 	Labels       map[string]string   `json:"labels"`
 	Started      string              `json:"started"`
+	Group        string              `json:"group"` // a PodGroup of the scenario's groups
+	// Read for the session's preemption rules; the harnesses run no preempt action yet.
+	Preemptable      *bool  `json:"preemptable"`
+	PreemptionPolicy string `json:"preemption_policy"`
+	// A node's other or resident pod (DaemonSet, mirror): kube's default-scheduler places
+	// it, so it has no PodGroup and is in no queue; it only takes its node's resources.
+	// Set by the harness, never read from the file.
+	System bool `json:"-"`
 }
 
 type Scheduler struct {
-	Profile        string   `json:"profile"`
-	ScheduleWeight *int     `json:"schedule_weight"`
-	Actions        []string `json:"actions"`
+	Profile          string   `json:"profile"`
+	ScheduleWeight   *int     `json:"schedule_weight"`
+	Actions          []string `json:"actions"`
+	Gang             *Gang    `json:"gang"`
+	OvercommitFactor *float64 `json:"overcommit_factor"`
+	QueuePlugin      *string  `json:"queue_plugin"` // proportion (absent) or capacity
+}
+
+// Gang is the gang plugin's options (enablePreemptable, enableJobStarving).
+type Gang struct {
+	Preemptable *bool `json:"preemptable"`
+	JobStarving *bool `json:"job_starving"`
+}
+
+// Queue is a Volcano Queue (docs/design.md §10.1).
+type Queue struct {
+	Name        string              `json:"name"`
+	Weight      *int32              `json:"weight"`
+	Capability  map[string]Quantity `json:"capability"`
+	Guarantee   map[string]Quantity `json:"guarantee"`
+	Deserved    map[string]Quantity `json:"deserved"`
+	Reclaimable *bool               `json:"reclaimable"`
+	Priority    int32               `json:"priority"`
+	State       string              `json:"state"`
+}
+
+// Group is a PodGroup: name is namespace/name, its pods name it in their `group`.
+type Group struct {
+	Name         string              `json:"name"`
+	MinMember    *int32              `json:"min_member"`
+	Queue        string              `json:"queue"`
+	Priority     int32               `json:"priority"`
+	MinResources map[string]Quantity `json:"min_resources"`
 }
 
 type Policy struct {
@@ -126,9 +168,14 @@ type Scenario struct {
 	MaxVgpusPerCard *int       `json:"max_vgpus_per_card"`
 	Nodes           []Node     `json:"nodes"`
 	Pods            []Pod      `json:"pods"`
+	Queues          []Queue    `json:"queues"`
+	Groups          []Group    `json:"groups"`
+	// Placed is no scenario key: the preemption comparison writes it into the kube
+	// harness's copy, the Pending pods the advisor's cycle placed and where.
+	Placed map[string]string `json:"placed"`
 }
 
-func readScenario(path string) (*Scenario, error) {
+func Read(path string) (*Scenario, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -139,18 +186,17 @@ func readScenario(path string) (*Scenario, error) {
 	}
 	var s Scenario
 	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &s, nil
 }
 
-// gpus is the request's card count; `gpus` defaults to 1 (docs/design.md §1).
-func (r Request) gpus() int {
+// GPUs is the request's card count; `gpus` defaults to 1 (docs/design.md §1).
+func (r Request) GPUs() int {
 	if r.Gpus == nil {
 		return 1
 	}
 	return *r.Gpus
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
