@@ -13,7 +13,14 @@ import json
 import sys
 from pathlib import Path
 
-from conformance import harness, placements, preempt_compare, session_compare, volcano_compare
+from conformance import (
+    harness,
+    placements,
+    preempt_compare,
+    session_compare,
+    session_preempt,
+    volcano_compare,
+)
 from conformance.compare import run_files, run_generated, shrink
 from conformance.generate import PROFILES, generate
 
@@ -68,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(json.dumps({"differs": again, "scenario": small}, indent=2) + "\n")
             print(f"  disagreement, shrunk: {path}")
     _session(args.n, args.seed)
+    print("\n".join(session_preempt.report(args.n, args.seed)))
     if args.scenarios:
         n, a, _, diffs = run_files(args.scenarios)
         print(

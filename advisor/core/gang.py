@@ -132,8 +132,8 @@ def diagnose_jobs(
             held_pods = [v.pod for v, _, _ in tried] + job.tasks
             job.tasks, job.placed = [], 0
             verdicts.extend(PodDiagnosis(p, "queue", refused) for p in held_pods)
-            if job.name is not None:
-                outcomes[job.name] = "not-admitted"
+            for key in _keys(job.name, held_pods):
+                outcomes[key] = "not-admitted"
             session.done()
             continue
         if job.ready + job.placed >= job.min_member:
@@ -153,8 +153,8 @@ def diagnose_jobs(
         session.done()
     for i, why in sorted(session.held.items()):  # never tried: not admitted, or its queue
         verdicts.extend(PodDiagnosis(p, "queue", why) for p in jobs[i].tasks)
-        if (name := jobs[i].name) is not None:
-            outcomes[name] = "not-admitted" if i in session.not_admitted else "admitted"
+        for key in _keys(jobs[i].name, jobs[i].tasks):
+            outcomes[key] = "not-admitted" if i in session.not_admitted else "admitted"
     groups = {g.name: g for g in cluster.jobs.groups}
     running = Counter(p.group for p in cluster.running if p.group is not None)
     pending = Counter(p.group for p in cluster.pending if p.group is not None)
@@ -171,7 +171,10 @@ def diagnose_jobs(
         if volcano
     )
     grouped = volcano and bool(cluster.jobs.groups)
-    verdicts = _with_preemption(cluster, cycle, verdicts, outcomes)
+    # Preempt and reclaim skip a job enqueue left Pending, whatever the cycle made of it.
+    skipped = {jobs[i].name or cluster.pods[jobs[i].first].name for i in session.left_to_nodes}
+    judged: dict[str, GroupState] = {**outcomes, **dict.fromkeys(skipped, "not-admitted")}
+    verdicts = _with_preemption(cluster, cycle, verdicts, judged)
     return JobsDiagnosis(
         Diagnosis(cluster.policy, tuple(verdicts), listed, grouped),
         listed,
@@ -184,6 +187,13 @@ def judge(cluster: Cluster, *, node_detail_limit: int | None = DEFAULT_NODE_DETA
     """Each Pending pod's verdict as every output gives it: `diagnose_jobs`'s, which is §3's
     one-pod cycle wherever no gang is judged."""
     return diagnose_jobs(cluster, node_detail_limit=node_detail_limit).diagnosis
+
+
+def _keys(name: str | None, pods: list[Pod]) -> list[str]:
+    """Where a job's outcome is kept: its group, or for a pod of no group (its own
+    PodGroup in Volcano, which enqueue admits or not like any other) the pod's name;
+    `listed` reads the groups' only."""
+    return [name] if name is not None else [p.name for p in pods]
 
 
 def _with_preemption(

@@ -123,6 +123,9 @@ class CardState:
         self.node_used: IntArray = np.zeros((n_nodes, 3), dtype=np.int64)
         # Per node: Σ of each pod's per-card core as its spec writes it (Volcano counts it).
         self.node_core_asked: IntArray = np.zeros(n_nodes, dtype=np.int64)
+        # Per node: Σ of each pod's per-card memory as its spec writes it (Volcano's
+        # volcano.sh/vgpu-memory: nothing for a whole card or a share).
+        self.node_memory_asked: IntArray = np.zeros(n_nodes, dtype=np.int64)
         self.node_total: IntArray = (
             np.stack(
                 [
@@ -338,6 +341,7 @@ class CardState:
         node = self.node_of[positions[0]]
         self.node_used[node] += (len(positions), core * len(positions), sum(need))
         self.node_core_asked[node] += core
+        self.node_memory_asked[node] += _memory_asked(shape)
         for k, mib in zip(positions, need, strict=True):
             self.free_memory[k] -= mib
             self.free_core[k] -= core
@@ -355,6 +359,7 @@ class CardState:
         node = self.node_of[positions[0]]
         self.node_used[node] -= (len(positions), core * len(positions), sum(need))
         self.node_core_asked[node] -= core
+        self.node_memory_asked[node] -= _memory_asked(shape)
         for k, mib in zip(positions, need, strict=True):
             self.free_memory[k] += mib
             self.free_core[k] += core
@@ -373,6 +378,10 @@ class CardState:
     def placement_of(self, positions: list[int]) -> Placement:
         node = self.node_names[int(self.node_of[positions[0]])]
         return Placement(node, tuple(sorted(int(self.card_index[k]) for k in positions)))
+
+
+def _memory_asked(shape: Shape) -> int:
+    return shape.card_memory_mib if shape.memory_percent == 0 else 0
 
 
 def _eligible(rejections: tuple[BoolArray | None, ...], size: int) -> BoolArray:

@@ -12,25 +12,38 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from advisor.core.model import Cluster, Pod
-from advisor.core.state import CardState, Shape
+from advisor.core.state import UNLIMITED, CardState, Shape
 
 # Volcano's node sum (api.Resource as util.ValidateVictims compares it): cpu millicores,
-# memory bytes, GPU memory MiB, GPU core percent, vGPUs.
-CPU, MEMORY, GPU_MEMORY, GPU_CORE, VGPUS = range(5)
-DIMENSIONS = 5
+# memory bytes, GPU memory MiB, GPU core percent, vGPUs, pods (a task's Resreq counts one:
+# api.NewResource's `pods` scalar, which the node's allocatable bounds).
+CPU, MEMORY, GPU_MEMORY, GPU_CORE, VGPUS, PODS = range(6)
+DIMENSIONS = 6
 FloatArray = npt.NDArray[np.float64]
+
+
+class Saved(NamedTuple):
+    state: CardState
+    evicted: frozenset[str]
+    pipelined: frozenset[str]
+    reserved: FloatArray
 
 
 class Board:
     """Private to one `judge` call, like the cycle's CardState it starts from."""
 
-    def __init__(self, cluster: Cluster, state: CardState) -> None:
+    def __init__(
+        self, cluster: Cluster, state: CardState, placed: frozenset[str] = frozenset()
+    ) -> None:
+        """`placed`: the pods the cycle placed (they hold their request)."""
         self.state = state.copy()
+        self.placed = placed
         self.policy = (cluster.policy.node, cluster.policy.card)
         self.order = {p.name: i for i, p in enumerate(cluster.pods)}  # creation order
         self._on: dict[int, list[Pod]] = {}
@@ -38,18 +51,42 @@ class Board:
             if pod.placement is not None and pod.placement.node in state.node_index:
                 self._on.setdefault(state.node_index[pod.placement.node], []).append(pod)
         self.evicted: set[str] = set()
+        self.pipelined: set[str] = set()  # Volcano: the preemptors pipelined so far
         # Volcano: what pipelined preemptors hold of a node's sums without holding cards.
         self.reserved = np.zeros((len(state.node_names), DIMENSIONS), dtype=np.float64)
-        # Whether a vGPU count is a node resource (Volcano vGPU's volcano.sh/vgpu-number).
+        # Whether a vGPU count is a node resource (Volcano vGPU's volcano.sh/vgpu-number),
+        # and whether the spec's memory and core are one card's (else the pod's totals).
         dialect = state.profile.dialect
         self.counts_vgpus = dialect is not None and dialect.count is not None
+        self.per_card = dialect is None or dialect.per_card
+        self.device = _device_allocatable(cluster, state)
+        self.total = total(state, self.device)
 
-    def snapshot(self) -> tuple[CardState, frozenset[str], FloatArray]:
+    def snapshot(self) -> Saved:
         """A checkpoint (Volcano's statement: discarded when its job ends not pipelined)."""
-        return (self.state.copy(), frozenset(self.evicted), self.reserved.copy())
+        return Saved(
+            self.state.copy(), frozenset(self.evicted), frozenset(self.pipelined),
+            self.reserved.copy(),
+        )  # fmt: skip
 
-    def restore(self, saved: tuple[CardState, frozenset[str], FloatArray]) -> None:
-        self.state, self.evicted, self.reserved = saved[0], set(saved[1]), saved[2]
+    def restore(self, saved: Saved) -> None:
+        self.state, self.reserved = saved.state, saved.reserved
+        self.evicted, self.pipelined = set(saved.evicted), set(saved.pipelined)
+
+    def allocated(self, pods: Iterable[Pod]) -> FloatArray:
+        """What `pods` hold now, summed (drf's allocated of their job)."""
+        out = np.zeros(DIMENSIONS, dtype=np.float64)
+        for pod in pods:
+            if self.holds(pod):
+                out += self.request(pod)
+        return out
+
+    def holds(self, pod: Pod) -> bool:
+        """Whether the pod holds its request now: running and not evicted, placed by the
+        cycle, or pipelined (the tasks drf's allocated counts, event by event)."""
+        if pod.name in self.evicted:
+            return False
+        return pod.running or pod.name in self.placed or pod.name in self.pipelined
 
     @property
     def node_names(self) -> list[str]:
@@ -93,6 +130,7 @@ class Board:
             self.reserved[node] += self.request(pod)
         self.state = st
         self.evicted.update(v.name for v in victims)
+        self.pipelined.add(pod.name)
         return helps
 
     def nominate(self, pod: Pod, node: int, victims: Sequence[Pod]) -> bool:
@@ -110,46 +148,86 @@ class Board:
     # -- Volcano's node sums ----------------------------------------------------------
 
     def request(self, pod: Pod) -> FloatArray:
-        """The pod's InitResreq in the sum's dimensions: GPU memory and core only where it
-        asks absolute figures (a whole card or a share of one is no node-level quantity)."""
+        """The pod's InitResreq in the sum's dimensions, as its spec writes it (api
+        NewResource over the container's requests): the vGPU count, the memory and core
+        of one card where the dialect writes them per card (volcano.sh/vgpu-memory,
+        vgpu-cores), else the pod's totals (CCE); no memory for a whole card or a share of
+        one (no node-level quantity)."""
         shape = Shape.of_pod(pod)
         out = np.zeros(DIMENSIONS, dtype=np.float64)
         out[CPU], out[MEMORY] = shape.resources.cpu_milli, shape.resources.memory_bytes
-        if shape.card_memory_mib > 0 and shape.memory_percent == 0:
-            out[GPU_MEMORY] = shape.gpus * shape.card_memory_mib
-        out[GPU_CORE] = shape.gpus * self.state.profile.card_core(shape)
+        out[PODS] = 1
+        per = 1 if self.per_card else shape.gpus
+        if shape.memory_percent == 0:
+            out[GPU_MEMORY] = shape.card_memory_mib * per
+        out[GPU_CORE] = self.state.profile.card_core(shape) * per
         if self.counts_vgpus:
             out[VGPUS] = shape.gpus
         return out
 
     def held(self, pod: Pod) -> FloatArray:
-        """What a running pod frees when evicted (its Resreq), in the sum's dimensions."""
-        out = self.request(pod)
-        if pod.placement is not None:
-            shape = Shape.of_pod(pod)
-            positions = np.array(self.state.positions(pod.placement), dtype=np.int64)
-            out[GPU_MEMORY] = float(self.state.card_need(shape, positions).sum())
-            out[VGPUS] = len(positions) if self.counts_vgpus else 0
-        return out
+        """What a running pod frees when evicted: its Resreq, the same spec figures."""
+        return self.request(pod)
 
     def idle(self, node: int) -> FloatArray:
-        """The node's FutureIdle: allocatable less what its pods and pipelined pods take."""
+        """The node's FutureIdle: allocatable less what its pods and pipelined pods ask.
+        The vGPU allocatable is the device plugin's (`device_allocatable`: Volcano vGPU's
+        slots and cores of the healthy cards, memory of every card), less each pod's spec
+        figures, whatever the cards hold: looser than the cards where a pod takes a whole
+        card, or several cards of one per-card figure."""
         st = self.state
         out = np.zeros(DIMENSIONS, dtype=np.float64)
-        _, cpu, memory = st.free_resources(node)
+        pods, cpu, memory = st.free_resources(node)
+        out[PODS] = np.inf if pods is None else pods
         out[CPU] = np.inf if cpu is None else cpu
         out[MEMORY] = np.inf if memory is None else memory
-        at = np.array(list(st.node_positions(node)), dtype=np.int64)
-        counted = at[st.counted[at]]
-        out[GPU_MEMORY] = float(st.free_memory[counted].sum())
-        out[GPU_CORE] = float(st.free_core[counted].sum())
-        out[VGPUS] = float((st.slots[counted] - st.vgpus[counted]).sum())
+        if self.per_card:
+            memory, core = st.node_memory_asked[node], st.node_core_asked[node]
+        else:  # totals: what the cards give each pod, summed
+            memory, core = st.node_used[node, 2], st.node_used[node, 1]
+        out[GPU_MEMORY] = self.device[node, 0] - memory
+        out[GPU_CORE] = self.device[node, 1] - core
+        out[VGPUS] = self.device[node, 2] - st.node_used[node, 0]
         return np.asarray(out - self.reserved[node], dtype=np.float64)
 
 
+def total(state: CardState, device: FloatArray) -> FloatArray:
+    """The cluster's allocatable in the sum's dimensions (the session's TotalResource:
+    every node's, summed); unlimited: inf."""
+    out = np.zeros(DIMENSIONS, dtype=np.float64)
+    for column, dim in ((0, PODS), (1, CPU), (2, MEMORY)):
+        values = state.allocatable[:, column]
+        out[dim] = np.inf if (values >= UNLIMITED).any() else float(values.sum())
+    out[[GPU_MEMORY, GPU_CORE, VGPUS]] = device.sum(axis=0)
+    return out
+
+
+def _device_allocatable(cluster: Cluster, state: CardState) -> FloatArray:
+    """Per node, what its device plugin advertises (profile `device_allocatable`), as
+    (memory MiB, core %, vGPUs)."""
+    out = np.zeros((len(state.node_names), 3), dtype=np.float64)
+    dialect = state.profile.dialect
+    if dialect is None:
+        return out
+    for node in cluster.nodes:
+        i = state.node_index.get(node.name)
+        if i is None:
+            continue
+        found = state.profile.device_allocatable(node.cards, cluster.max_vgpus_per_card)
+        out[i] = (
+            found.get(dialect.memory or "", 0) * dialect.memory_unit_mib,
+            found.get(dialect.core or "", 0),
+            found.get(dialect.count or "", 0),
+        )
+    return out
+
+
 def covers(request: FloatArray, room: FloatArray) -> bool:
-    """api.Resource.LessEqual(room, api.Zero): every dimension the request asks fits."""
+    """api.Resource.LessEqual(room, api.Zero): cpu and memory always (a node its pods
+    overcommit takes nothing, not even a pod that asks none), every other dimension the
+    request asks."""
     asked = request > 0
+    asked[[CPU, MEMORY]] = True
     return bool((request[asked] <= room[asked]).all())
 
 

@@ -32,7 +32,7 @@ def judge(
         return {}
     rules = profile_of(cluster.scheduler).session
     sched = cluster.scheduler
-    board = Board(cluster, state)
+    board = Board(cluster, state, frozenset(placed))
     if not rules.volcano:
         if sched.preemption is False:
             off = Preemption("off", "kube-scheduler's DefaultPreemption is off (preemption: false)")

@@ -1,74 +1,65 @@
 """Volcano's preempt and reclaim actions (volcano v1.15.1, pkg/scheduler/actions/preempt/
 preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
 
-- Preemptors: Pending tasks of jobs that are admitted (PodGroup not Pending), valid (gang's
-  JobValid) and starving (JobStarving: the priority plugin's ready + pipelined < all tasks,
-  and, unless `job_starving` is off, gang's ready + pipelined < minAvailable); a task with
-  preemptionPolicy Never is skipped. Jobs in job order, tasks in task order; a job's
-  pipelines and evictions commit only if the job ends pipelined (gang: ready + pipelined >=
+- Preemptors: Pending tasks of jobs that are admitted (PodGroup not Pending: a group, or a
+  pod of no group, that enqueue left Pending is skipped), valid (gang's JobValid) and
+  starving (JobStarving: the priority plugin's ready + pipelined < all tasks, and, unless
+  `job_starving` is off, gang's ready + pipelined < minAvailable); a task with
+  preemptionPolicy Never is skipped. Jobs in JobOrderFn order (priority, then gang's not
+  ready first, drf's lower share, the older), tasks in task order; a job's pipelines and
+  evictions commit only if the job ends pipelined (gang: ready + pipelined >=
   minAvailable), else they are discarded.
+- preempt's pass within jobs: then every job starving when the action began tries its tasks
+  still Pending again, each in a statement of its own that commits when the task is
+  pipelined, whatever the gang; the first task not pipelined ends the job's pass. Its
+  victims would be the job's own tasks: none are counted (not modelled).
 - Nodes: every node whose predicates do not answer UnschedulableAndUnresolvable (node
   affinity, taints and cordons do; the vGPU filter answers Unschedulable,
   api/devices/nvidia/vgpu/device_info.go FilterNode, so full nodes stay candidates), taken
   by name (upstream orders them by its node-order plugins' scores: not modelled).
+- The node's sums (`board`): Volcano's Resreq of each pod, as its spec writes it (the
+  vGPU count, one card's memory and cores, one pod), against the node's allocatable less
+  every pod's: looser than the cards where a pod takes a whole card or several.
 - preempt: victims Running and preemptable (`volcano.sh/preemptable`), in the preemptor's
-  queue, of another job, and accepted by every plugin of the first tier (priority: job
-  priority lower; gang, where `preemptable` is on: the victim's job keeps ready >
-  minAvailable; conformance: never kube-system or critical pods). ValidateVictims: the node's
-  FutureIdle plus every victim must cover the request; then the victims go lowest job
-  priority first (BuildVictimsPriorityQueue) until the queue is Allocatable and the request
-  fits the node's SUM (InitResreq <= FutureIdle). The cards are never rechecked: `helps`
-  re-runs the card fit without the victims, and False is the useless eviction.
+  queue, of another job, as ssn.Preemptable votes (`votes`: the first tier's priority, gang
+  where `preemptable` is on, conformance; where it leaves none, the second tier's drf).
+  ValidateVictims: the node's FutureIdle plus every victim must cover the request; then
+  the victims go in BuildVictimsPriorityQueue's order until the queue is Allocatable and
+  the request fits the node's sums (InitResreq <= FutureIdle). The cards are never
+  rechecked: `helps` re-runs the card fit without the victims, and False is the useless
+  eviction.
 - reclaim: only where the preemptor's queue is not Overused and is Preemptive (proportion:
   the queue Open, allocated + request within deserved; capacity: never Overused, allocated +
   request within realCapability and within deserved in some resource the request asks);
-  victims Running and preemptable in other queues that are reclaimable, accepted by the
-  first tier that decides (gang and conformance; else the queue plugin's, each victim in
+  victims Running and preemptable in other queues that are reclaimable, as ssn.Reclaimable
+  votes (gang and conformance; where they leave none, the queue plugin's, each victim in
   victim order judged on its queue's allocated less the victims before it: proportion's,
-  the queue holds more than it deserves; capacity's, core.capacity); then the same sum,
+  the queue holds more than it deserves; capacity's, core.capacity); then the same sums,
   victims of different queues in reverse queue order (VictimQueueOrderFn: the lowest queue
   priority first, then the highest share, capacity's best-effort queues before the others
-  on a tie, then the queue listed last), then by job priority.
+  on a tie, then the queue listed last), then in reverse JobOrderFn.
 
-Not modelled: tiers other than Volcano's default ones (the drf plugin's votes in the second
-tier), preemption between tasks of one job, topology-aware preemption, the capacity plugin's
-hierarchical queues. The queues' arithmetic (deserved, Allocatable, Overused) is
-core.queues' and core.capacity's, in `queues`.
+Not modelled: tiers other than Volcano's default ones, victims within the preemptor's own
+job, topology-aware preemption, the capacity plugin's hierarchical queues, the `pods`
+resource in the queues' arithmetic (deserved, Allocatable, Overused: core.queues' and
+core.capacity's, in `queues`). Jobs are taken in one order over every queue where v1.15.1
+takes queue by queue (QueueOrderFn), the pass within jobs after all of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from advisor.core.jobs import DEFAULT_QUEUE, GroupState
-from advisor.core.model import PROTECTED_NAMESPACES, Cluster, Pod
+from advisor.core.model import Cluster, Pod
 from advisor.core.preemption.board import Board, FloatArray, covers
 from advisor.core.preemption.queues import QueueBook
 from advisor.core.preemption.verdict import Preemption
+from advisor.core.preemption.votes import Job, preemptable, reclaimable, share
 from advisor.core.state import Shape
-
-# conformance skips system-cluster-critical and system-node-critical pods; the advisor knows
-# a pod's priority, not its class: these classes' values start here.
-CRITICAL_PRIORITY = 2_000_000_000
-
-
-@dataclass(slots=True)
-class Job:
-    key: str  # its PodGroup, or the pod itself for a pod without one
-    queue: str
-    min_member: int
-    priority: int
-    ready: int  # running before the cycle, and placed by it
-    pending: list[Pod] = field(default_factory=list)  # not placed by the cycle, task order
-    outcome: GroupState | None = None
-    waiting: int = 0  # pipelined by preempt or reclaim
-
-    def starving(self, gang_starving: bool) -> bool:
-        # priority's test is always true while a task is pending; gang's counts minAvailable
-        return not gang_starving or self.ready + self.waiting < self.min_member
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,16 +86,44 @@ def judge_volcano(
     holding = {p.name for p in cluster.pods if p.running or p.name in placed}
     book = QueueBook(cluster, members.values(), holding)
     verdicts: dict[str, Preemption] = {}
-    index = {p.name: i for i, p in enumerate(cluster.pods)}
-    order = sorted(
-        jobs.values(), key=lambda j: (-j.priority, min(index[p.name] for p in j.pending))
-    )
+    order = sorted(jobs.values(), key=lambda j: (-j.priority, *_standing(board, j)))
     for action in ("preempt", "reclaim"):
         if not getattr(options, action):
             continue
+        starving = [j for j in order if _job_refusal(j, options, book) is None]
         for job in order:
             _job_pass(board, book, job, job_of, options, action, verdicts)
+        if action == "preempt":
+            for job in starving:
+                _within_job(board, book, job, job_of, options, verdicts)
     return verdicts
+
+
+def _within_job(
+    board: Board,
+    book: QueueBook,
+    job: Job,
+    job_of: Mapping[str, Job],
+    options: Options,
+    verdicts: dict[str, Preemption],
+) -> None:
+    """preempt's second pass (preempt.go Execute, "Preemption between Task within Job"):
+    for every job starving when the action began, its tasks still Pending, each in its own
+    statement, committed when the task is pipelined, whatever the gang; the job's pass ends
+    at the first task that is not. Its victims are the job's own running tasks of lower
+    priority: the advisor counts none (not modelled), so a task is pipelined only where
+    the node's sums already cover it."""
+    for pod in job.pending:
+        earlier = verdicts.get(pod.name)
+        if not _open(earlier):
+            continue
+        if pod.preemption_policy == "Never":
+            return  # taskEligibleToPreempt refuses: not assigned
+        found = _task(board, book, job, pod, job_of, options, "preempt", within=True)
+        if found.node is None:
+            return
+        job.waiting += 1
+        verdicts.update(_merge(verdicts, {pod.name: found}))
 
 
 def _job_pass(
@@ -165,7 +184,10 @@ def _task(
     job_of: Mapping[str, Job],
     options: Options,
     action: str,
+    *,
+    within: bool = False,
 ) -> Preemption:
+    """One task's attempt, node by node (`within`: preempt's pass within the job)."""
     request = board.request(pod)
     reclaim = action == "reclaim"
     if reclaim and book.overused(job.queue):
@@ -192,14 +214,16 @@ def _task(
             if not pool:
                 continue
             pool.sort(key=_victim_order(board, book, job_of))
-            victims = _reclaimable(pod, pool, job_of, book)
+            victims = reclaimable(board, pod, pool, job_of, book)
+        elif within:
+            victims = []
         else:
             pool = [
                 p
                 for p in residents
                 if job_of[p.name].queue == job.queue and job_of[p.name].key != job.key
             ]
-            victims = _preemptable(job, pool, job_of, options.gang_preemptable)
+            victims = preemptable(board, pod, job, pool, job_of, options.gang_preemptable)
         idle = board.idle(node)
         held = {v.name: board.held(v) for v in victims}
         if not covers(request, idle + sum(held.values(), np.zeros_like(idle))):
@@ -223,15 +247,7 @@ def _task(
         helps = board.settle(pod, node, chosen)
         name = st.node_names[node]
         if not chosen:
-            return Preemption(
-                "no-victims",
-                f"{action}: Volcano pipelines it on {name} without evicting anyone: the "
-                "node's sums cover it but its cards do not, and preempt never rechecks "
-                "cards; it stays Pending",
-                name,
-                (),
-                False,
-            )
+            return _pipelined(action, name, helps, within)
         return Preemption(
             "evicts",
             _evicts_text(action, len(chosen), name, helps),
@@ -247,20 +263,54 @@ def _task(
     )
 
 
+def _pipelined(action: str, node: str, helps: bool, within: bool) -> Preemption:
+    """A pipeline without victims: the node's sums cover the pod."""
+    by = f"{action}'s pass within its job" if within else action
+    if helps:
+        after = "it fits its cards there and is bound in a later session"
+    else:
+        after = "its cards do not, and Volcano never rechecks them: it stays Pending"
+    text = (
+        f"{by}: Volcano pipelines it on {node} without evicting anyone: the node's sums "
+        f"cover it; {after}"
+    )
+    return Preemption("no-victims", text, node, (), helps)
+
+
 def _victim_order(
     board: Board, book: QueueBook, job_of: Mapping[str, Job]
 ) -> Callable[[Pod], tuple[float, ...]]:
     """BuildVictimsPriorityQueue's order as a key, first evicted smallest: victims of
     different queues in reverse QueueOrderFn (VictimQueueOrderFn: the lowest spec.priority,
     then the highest share, taken as the node's attempt starts, then the queue listed last),
-    then the lowest job priority, then reverse task order."""
+    then reverse JobOrderFn (the lowest job priority, the ready, the highest share, the
+    youngest), then reverse TaskOrderFn (the lowest pod priority, the youngest)."""
 
     def key(pod: Pod) -> tuple[float, ...]:
         job = job_of[pod.name]
         queue = tuple(-x for x in book.queue_order(job.queue))
-        return (*queue, job.priority, pod.priority, -board.order[pod.name])
+        waiting, job_share, created = _standing(board, job)
+        return (
+            *queue,
+            job.priority, -waiting, -job_share, -created,
+            pod.priority, -board.order[pod.name],
+        )  # fmt: skip
 
     return key
+
+
+def _standing(board: Board, job: Job) -> tuple[int, float, int]:
+    """What ssn.JobOrderFn reads after the priority plugin's job priority, as a key that
+    sorts first the job to schedule first: gang's (not ready first: ReadyTaskNum below
+    minAvailable), drf's (the lower dominant share first), then the older PodGroup (its
+    first pod's place in the listing)."""
+    gone = sum(m.name in board.evicted for m in job.members)
+    waiting = int(job.ready - gone < job.min_member)
+    return (
+        -waiting,
+        share(board.allocated(job.members), board.total),
+        min(board.order[m.name] for m in job.members),
+    )
 
 
 def _evicts_text(action: str, n: int, node: str, helps: bool) -> str:
@@ -272,60 +322,6 @@ def _evicts_text(action: str, n: int, node: str, helps: bool) -> str:
         "(util.ValidateVictims), but the cards still do not fit the pod, so it stays "
         "Pending after the eviction"
     )
-
-
-def _preemptable(job: Job, pool: list[Pod], job_of: Mapping[str, Job], gang_on: bool) -> list[Pod]:
-    """The first tier's verdict (priority, gang, conformance): each plugin's list from the
-    same candidates, intersected; any plugin with none leaves the tier undecided, which the
-    advisor reads as no victims (the second tier's drf is not modelled)."""
-    votes: list[Callable[[list[Pod]], list[Pod]]] = [
-        lambda ps: [p for p in ps if job_of[p.name].priority < job.priority],
-        _conformance,
-    ]
-    if gang_on:
-        votes.append(lambda ps: _gang(ps, job_of))
-    return _intersect(pool, votes)
-
-
-def _reclaimable(
-    reclaimer: Pod, pool: list[Pod], job_of: Mapping[str, Job], book: QueueBook
-) -> list[Pod]:
-    """Gang and conformance decide first; where either has none, the queue plugin's rule
-    (the second tier's), on `pool` in victim order."""
-    first = _intersect(pool, [lambda ps: _gang(ps, job_of), _conformance])
-    if first:
-        return first
-    return book.victims(reclaimer, [(job_of[p.name].queue, p) for p in pool])
-
-
-def _intersect(pool: list[Pod], votes: list[Callable[[list[Pod]], list[Pod]]]) -> list[Pod]:
-    kept = {p.name for p in pool}
-    for vote in votes:
-        kept &= {p.name for p in vote(pool)}
-        if not kept:
-            return []
-    return [p for p in pool if p.name in kept]
-
-
-def _conformance(pods: list[Pod]) -> list[Pod]:
-    return [
-        p
-        for p in pods
-        if p.namespace not in PROTECTED_NAMESPACES and p.priority < CRITICAL_PRIORITY
-    ]
-
-
-def _gang(pods: list[Pod], job_of: Mapping[str, Job]) -> list[Pod]:
-    """gang's preemptableFn: a victim's job keeps more than minAvailable ready."""
-    occupied: dict[str, int] = {}
-    out = []
-    for pod in pods:
-        job = job_of[pod.name]
-        occupied.setdefault(job.key, job.ready)
-        if occupied[job.key] > job.min_member:
-            occupied[job.key] -= 1
-            out.append(pod)
-    return out
 
 
 def _job_refusal(job: Job, options: Options, book: QueueBook) -> str | None:
@@ -386,11 +382,12 @@ def _jobs(
                 group.min_member if group is not None else 1,
                 group.priority if group is not None else pod.priority,
                 0,
-                outcome=outcomes.get(key) if group is not None else None,
+                outcome=outcomes.get(key),
             )
             jobs[key] = job
         if pod.running or pod.name in placed:
             job.ready += 1
+        job.members.append(pod)
         job_of[pod.name] = job
     waiting = {p.name for p in unplaced}
     ranked = sorted(

@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +57,9 @@ type PodResult struct {
 	Cards  []int    `json:"cards"`
 	Reason *string  `json:"reason"`
 	Tied   []string `json:"tied"` // the nodes upstream would have drawn from at random
+	// What preempt or reclaim did for it: the node they pipelined it on and the victims
+	// committed for it (evictions.go); nil when neither pipelined it.
+	Preempt *Preempted `json:"preempt"`
 }
 
 // GroupResult is one PodGroup with Pending members: its phase in the session, and the
@@ -80,7 +84,15 @@ type Result struct {
 	// Pods asking vGPUs whose placement a discarded statement undid: v1.14.1 keeps their
 	// cards taken for the rest of the session (docs/conformance.md), v1.15.1 gives them back.
 	Leaked []string `json:"leaked"`
-	Error  string   `json:"error,omitempty"`
+	// Evictions committed for no pipelined preemptor (v1.14.1 keeps a node's evictions when
+	// the preemptor then fits neither there nor anywhere: docs/conformance.md).
+	Stray []Victim `json:"stray"`
+	// The queues v1.14.1's preempt visits, in Go's map order (preemptQueues).
+	PreemptQueues []string `json:"preempt_queues"`
+	// Whether v1.14.1's reclaim evicted a victim the node did not need (Preempted.Unneeded)
+	// in a statement kept or discarded: from then on the session is not v1.15.1's.
+	ReclaimUnneeded bool   `json:"reclaim_unneeded"`
+	Error           string `json:"error,omitempty"`
 }
 
 func main() {
@@ -130,7 +142,7 @@ func quietLogs() {
 
 func runFile(path, profile string) (res Result) {
 	res = Result{Scenario: path, Scheduler: profile, Upstream: upstream, Pods: []PodResult{},
-		Groups: []GroupResult{}, Evicted: []string{}, Leaked: []string{}}
+		Groups: []GroupResult{}, Evicted: []string{}, Leaked: []string{}, Stray: []Victim{}, PreemptQueues: []string{}}
 	s, err := cluster.ReadScenario(path)
 	if err != nil {
 		res.Error = err.Error()
@@ -256,9 +268,32 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 		}
 	}
 	for _, action := range actions {
+		if action.Name() == "preempt" {
+			res.PreemptQueues = preemptQueues(ssn)
+		}
+		ties.action = action.Name()
 		action.Initialize()
 		action.Execute(ssn)
 		action.UnInitialize()
+	}
+	ties.action = ""
+	// The cache evicts in a goroutine (cache.go SchedulerCache.Evict): wait for the
+	// evictions the statements committed, as uthelper's CheckEvict does.
+	committed := map[string]bool{}
+	for range ties.evictions.count() {
+		select {
+		case key := <-evictor.Channel:
+			committed[key] = true
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("%d evictions committed, %d seen", ties.evictions.count(), len(committed))
+		}
+	}
+	preempted := ties.evictions.preempted(committed)
+	res.ReclaimUnneeded = ties.evictions.unneeded
+	for _, v := range ties.evictions.unclaimed {
+		if committed[v.Pod] {
+			res.Stray = append(res.Stray, v)
+		}
 	}
 
 	tasks := map[string]*api.TaskInfo{}
@@ -299,6 +334,7 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 			}
 			r.Reason = &reason
 		}
+		r.Preempt = preempted[key]
 		res.Pods = append(res.Pods, r)
 	}
 	for _, job := range ssn.Jobs {
@@ -395,6 +431,8 @@ type tiePlugin struct {
 	tied      map[api.TaskID][]string
 	allocated map[api.TaskID]int
 	leaked    map[string]bool
+	action    string    // the action running, "" after the last
+	evictions evictions // what preempt and reclaim did, in order
 }
 
 var ties = &tiePlugin{}
@@ -403,18 +441,48 @@ func (p *tiePlugin) reset() {
 	p.tied = map[api.TaskID][]string{}
 	p.allocated = map[api.TaskID]int{}
 	p.leaked = map[string]bool{}
+	p.evictions = evictions{}
 }
 
 func (p *tiePlugin) Name() string { return tiesPluginName }
 
 func (p *tiePlugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddEventHandler(&framework.EventHandler{
-		AllocateFunc: func(event *framework.Event) { p.allocated[event.Task.UID]++ },
+		AllocateFunc: func(event *framework.Event) {
+			if p.action == "preempt" || p.action == "reclaim" {
+				p.evictions.allocated(event.Task, p.action, ssn.Nodes[event.Task.NodeName])
+				return
+			}
+			p.allocated[event.Task.UID]++
+		},
 		DeallocateFunc: func(event *framework.Event) {
+			if p.action == "preempt" || p.action == "reclaim" {
+				p.evictions.deallocated(event.Task)
+				return
+			}
 			if asksVGPU(event.Task.Pod) {
 				p.leaked[event.Task.Namespace+"/"+event.Task.Name] = true
 			}
 		},
+	})
+	// preempt walks nodes by their scores (preempt.go normalPreempt: util.SortNodes), equal
+	// here (no node-order plugin, deviceshare's weight 0), so in the order the parallel
+	// predicates found them: during preempt only, the name orders them, the advisor's
+	// documented choice. reclaim walks them unscored (reclaim.go reclaimForTask).
+	names := make([]string, 0, len(ssn.Nodes))
+	for name := range ssn.Nodes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	rank := make(map[string]float64, len(names))
+	for i, name := range names {
+		rank[name] = float64(len(names) - i)
+	}
+	ssn.AddNodeOrderFn(p.Name(), func(_ *api.TaskInfo, node *api.NodeInfo) (float64, error) {
+		if p.action != "preempt" {
+			return 0, nil
+		}
+		return rank[node.Name], nil
 	})
 	ssn.AddBestNodeFn(p.Name(), func(task *api.TaskInfo, scores map[float64][]*api.NodeInfo) *api.NodeInfo {
 		best := math.Inf(-1)
@@ -453,4 +521,31 @@ func asksVGPU(pod *v1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// preemptQueues: the queues v1.14.1's preempt.go Execute collects (`queues[queue.UID]`)
+// from every job not Pending and valid, starving or not, before it asks JobStarving. It
+// visits them in map order, and after each runs its pass within jobs over every starving
+// job of every queue (`underRequest`), which drains the preemptor queues the next queue's
+// pass between jobs reads: with two or more, the outcome is a draw (v1.15.1 visits only
+// the starving jobs' queues, in QueueOrderFn order, each with its own jobs).
+func preemptQueues(ssn *framework.Session) []string {
+	seen := map[string]bool{}
+	for _, job := range ssn.Jobs {
+		if job.IsPending() {
+			continue
+		}
+		if vr := ssn.JobValid(job); vr != nil && !vr.Pass {
+			continue
+		}
+		if queue, ok := ssn.Queues[job.Queue]; ok {
+			seen[queue.Name] = true
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for name := range seen {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }

@@ -205,10 +205,12 @@ def test_reclaim_pod_that_fits_has_no_verdict() -> None:
 
 def test_node_sum_eviction_leaves_the_pod_pending() -> None:
     """The node's free GPU memory plus one victim covers 14080 MiB, so Volcano evicts it
-    (util.ValidateVictims sums the node) — but no single card then has 14080 free."""
+    (util.ValidateVictims sums the node) — but no single card then has 14080 free. b goes
+    first: its job's dominant share (cpu) is the higher (BuildVictimsPriorityQueue, drf's
+    JobOrderFn reversed)."""
     pods = [
         pod("a", "ja", on="n1", memory_mib=10112, card=0),
-        pod("b", "jb", on="n1", memory_mib=4096, card=1),
+        pod("b", "jb", "4", on="n1", memory_mib=4096, card=1),
         pod("c", "jc", on="n1", memory_mib=8192, card=1, priority=10),
         pod("p", "jp", memory_mib=14080, priority=5),
     ]

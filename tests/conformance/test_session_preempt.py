@@ -1,0 +1,114 @@
+"""Volcano v1.14.1's preempt and reclaim, run by the `volcano` harness after allocate,
+beside the advisor's preemption verdicts (conformance/session_preempt.py,
+docs/conformance.md). Without Go on PATH the harness tests skip, saying why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance import harness, session_compare, session_preempt
+
+pytestmark = pytest.mark.realservices  # the Go harness runs as a process
+
+skip_without_go = pytest.mark.skipif(
+    harness.go_missing() is not None, reason=str(harness.go_missing())
+)
+
+CARD = {"index": 0, "memory_mib": 16384}
+WHOLE = {"gpus": 1, "memory_mib": 16384}
+
+# Two nodes of one full card each; two Pending pods of priority 100: each evicts the pod of
+# priority 0 on one node (gang's vote off: a pod of no group is its own job of one).
+PREEMPT: dict[str, Any] = {
+    "scheduler": {
+        "profile": "volcano-vgpu",
+        "actions": ["allocate", "preempt", "backfill"],
+        "gang": {"preemptable": False},
+    },
+    "policy": {"card": "legacy"},
+    "nodes": [{"name": f"n{i}", "cards": [CARD]} for i in (0, 1)],
+    "pods": [
+        {"name": "run/a", "node": "n0", "cards": [0], "request": WHOLE},
+        {"name": "run/b", "node": "n1", "cards": [0], "request": WHOLE},
+        {"name": "ml/p", "priority": 100, "request": WHOLE},
+        {"name": "ml/q", "priority": 100, "request": WHOLE},
+    ],
+}
+
+# q0 (weight 2) deserves one of the node's two cards, which q1 and q2 hold: reclaim takes
+# it from q2, the queue listed last of two alike (VictimQueueOrderFn).
+RECLAIM: dict[str, Any] = {
+    "scheduler": {"profile": "volcano-vgpu", "actions": ["allocate", "reclaim", "backfill"]},
+    "policy": {"card": "legacy"},
+    "nodes": [{"name": "n0", "cards": [CARD, {**CARD, "index": 1}]}],
+    "queues": [{"name": "q0", "weight": 2}, {"name": "q1"}, {"name": "q2"}],
+    "groups": [
+        {"name": "ml/g", "queue": "q0"},
+        {"name": "run/ga", "queue": "q1"},
+        {"name": "run/gb", "queue": "q2"},
+    ],
+    "pods": [
+        {"name": "run/a", "node": "n0", "cards": [0], "group": "run/ga", "request": WHOLE},
+        {"name": "run/b", "node": "n0", "cards": [1], "group": "run/gb", "request": WHOLE},
+        {"name": "ml/p", "group": "ml/g", "request": WHOLE},
+    ],
+}
+
+
+def test_generated_clusters_reach_preempt_and_reclaim() -> None:
+    datas = [session_preempt.generate_preempt(i) for i in range(200)]
+    actions = [d["scheduler"]["actions"] for d in datas]
+    single = [d for d, a in zip(datas, actions, strict=True) if "reclaim" not in a]
+    assert len(single) > 50  # one queue: `default` alone
+    assert {q["name"] for d in single for q in d.get("queues", [])} <= {"default"}
+    assert sum("reclaim" in a for a in actions) > 50
+    queues = [q for d in datas for q in d.get("queues", [])]
+    assert any(q.get("reclaimable") is False for q in queues)
+    running = [p for d in datas for p in d["pods"] if "node" in p]
+    assert any(p.get("preemptable") is False for p in running)
+    assert any(p.get("group", "").startswith("run/rg-") for p in running)
+    assert len({p.get("priority", 0) for p in running}) >= 4
+    assert any(d["scheduler"].get("gang", {}).get("job_starving") is False for d in datas)
+
+
+@skip_without_go
+@pytest.mark.timeout(900)  # a cold build compiles Volcano's scheduler and k8s v1.34
+def test_the_harness_names_each_preemptors_node_and_victims() -> None:
+    (result,) = harness.run_scenarios("volcano", [PREEMPT])
+    got = {p["pod"]: (p["node"], p["preempt"]) for p in result["pods"]}
+    assert got["ml/p"] == (
+        None,  # pipelined, not bound: the pod stays Pending this session
+        {"action": "preempt", "node": "n0", "victims": [{"pod": "run/a", "node": "n0"}],
+         "unneeded": False},
+    )  # fmt: skip
+    assert got["ml/q"][1]["victims"] == [{"pod": "run/b", "node": "n1"}]
+    assert sorted(result["evicted"]) == ["run/a", "run/b"]
+    assert result["preempt_queues"] == ["default"]
+    assert session_preempt.check([PREEMPT]) == [session_preempt.Row(2, [], False)]
+
+
+@skip_without_go
+@pytest.mark.timeout(900)
+def test_reclaim_takes_from_the_queue_listed_last() -> None:
+    (result,) = harness.run_scenarios("volcano", [RECLAIM])
+    (pod,) = result["pods"]
+    assert pod["preempt"]["action"] == "reclaim"
+    assert pod["preempt"]["victims"] == [{"pod": "run/b", "node": "n0"}]
+    assert session_preempt.check([RECLAIM]) == [session_preempt.Row(1, [], False)]
+
+
+@skip_without_go
+@pytest.mark.timeout(900)
+def test_generated_clusters_agree_on_preemption() -> None:
+    rows = session_preempt.check([session_preempt.generate_preempt(i) for i in range(50)])
+    assert sum(r.compared for r in rows) > 200
+    apart = [
+        d
+        for r in rows
+        if not r.allocate_differs
+        for d in r.diffs
+        if not d.startswith(session_compare.EXPLAINED)
+    ]
+    assert apart == []
