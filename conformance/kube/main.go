@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -69,38 +68,17 @@ func main() {
 	preempt := flag.Bool("preempt", false, "run DefaultPreemption's PostFilter (preempt.go)")
 	flag.Parse()
 	if *preempt {
-		enc := json.NewEncoder(os.Stdout)
-		status := 0
-		for _, path := range flag.Args() {
-			res := runPreemptFile(path)
-			if res.Error != "" {
-				status = 1
-			}
-			if err := enc.Encode(res); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-		}
-		os.Exit(status)
+		failed := func(r PreemptResult) bool { return r.Error != "" }
+		os.Exit(scenario.EncodeEach(os.Stdout, flag.Args(), runPreemptFile, failed))
 	}
 	plugins, err := newPlugins()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	enc := json.NewEncoder(os.Stdout)
-	status := 0
-	for _, path := range flag.Args() {
-		res := runFile(path, plugins)
-		if res.Error != "" {
-			status = 1
-		}
-		if err := enc.Encode(res); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	os.Exit(status)
+	run := func(path string) Result { return runFile(path, plugins) }
+	failed := func(r Result) bool { return r.Error != "" }
+	os.Exit(scenario.EncodeEach(os.Stdout, flag.Args(), run, failed))
 }
 
 // newPlugins builds the four filters as the default profile configures them, with the

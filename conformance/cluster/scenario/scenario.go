@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"sigs.k8s.io/yaml"
@@ -199,4 +200,23 @@ func (r Request) GPUs() int {
 		return 1
 	}
 	return *r.Gpus
+}
+
+// EncodeEach runs every scenario file through run and writes each result to out as one JSON
+// line, in order. It returns the exit status: 1 when a result failed (an error is per file,
+// so one bad scenario never hides the others' answers) or a line could not be written.
+func EncodeEach[T any](out io.Writer, paths []string, run func(string) T, failed func(T) bool) int {
+	enc := json.NewEncoder(out)
+	status := 0
+	for _, path := range paths {
+		res := run(path)
+		if failed(res) {
+			status = 1
+		}
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return status
 }

@@ -17,7 +17,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -46,6 +45,7 @@ import (
 	_ "volcano.sh/volcano/pkg/scheduler/plugins"
 	"volcano.sh/volcano/pkg/scheduler/util"
 	"xgpu-insight/conformance/cluster"
+	"xgpu-insight/conformance/cluster/scenario"
 )
 
 const upstream = "volcano.sh/volcano v1.14.1"
@@ -108,19 +108,9 @@ func main() {
 	// FakeEvictor prints to stdout; the JSON goes to the real stdout only.
 	out := os.Stdout
 	os.Stdout = os.Stderr
-	enc := json.NewEncoder(out)
-	status := 0
-	for _, path := range flag.Args() {
-		res := runFile(path, *profile)
-		if res.Error != "" {
-			status = 1
-		}
-		if err := enc.Encode(res); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	os.Exit(status)
+	run := func(path string) Result { return runFile(path, *profile) }
+	failed := func(r Result) bool { return r.Error != "" }
+	os.Exit(scenario.EncodeEach(out, flag.Args(), run, failed))
 }
 
 // quietLogs silences Volcano's logs; XGPU_CONFORMANCE_V=5 sends them to stderr at that
