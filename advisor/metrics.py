@@ -14,7 +14,6 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, Gauge, generate_latest, push_to_gateway
 from prometheus_client.core import HistogramMetricFamily, Metric, SummaryMetricFamily
 from prometheus_client.registry import Collector
-from prometheus_client.utils import floatToGoString
 
 from advisor import metricnames as M
 from advisor.core.diagnosis import shown_causes
@@ -56,9 +55,9 @@ def registry_for(run: RunFigures) -> CollectorRegistry:
     gauge(M.LAST_SUCCESS).set(run.finished_at)
     gauge(M.RUN_DURATION).set(run.duration_seconds)
     oldest = gauge(M.PENDING_AGE_MAX)
-    for cause, ages in run.pending_ages.items():
+    for aged, ages in run.pending_ages.items():
         if ages:  # no age known: no oldest to tell
-            oldest.labels(cause=cause).set(max(ages))
+            oldest.labels(cause=aged).set(max(ages))
     registry.register(_Waiting(run))
     return registry
 
@@ -90,7 +89,7 @@ def latency_buckets(seconds: Sequence[float]) -> list[tuple[str, float]]:
     """Cumulative counts per upper bound, `+Inf` last; a latency equal to a bound is in its
     bucket (Prometheus' `le`)."""
     ranked = sorted(seconds)
-    counts = [(floatToGoString(le), float(bisect_right(ranked, le))) for le in LATENCY_BUCKETS]
+    counts = [(repr(le), float(bisect_right(ranked, le))) for le in LATENCY_BUCKETS]
     return [*counts, ("+Inf", float(len(ranked)))]
 
 
