@@ -21,11 +21,20 @@ CACHED = " Collected at most once per freshness window; concurrent scrapes share
 @dataclass(frozen=True, slots=True)
 class Family:
     name: str  # as a series is named (a counter's samples end in _total)
-    kind: Literal["gauge", "counter"]
+    kind: Literal["gauge", "counter", "summary", "histogram"]
     labels: tuple[str, ...]
     source: Literal["exporter", "advisor"]
     help: str
     cce: bool = False  # one of the six names CCE's exporter publishes too (--collector.cce)
+
+    @property
+    def series(self) -> tuple[str, ...]:
+        """The names its samples carry: a summary's and a histogram's are suffixed."""
+        if self.kind == "summary":
+            return (f"{self.name}_count", f"{self.name}_sum")
+        if self.kind == "histogram":
+            return (f"{self.name}_bucket", f"{self.name}_count", f"{self.name}_sum")
+        return (self.name,)
 
     @property
     def family_name(self) -> str:
@@ -215,6 +224,29 @@ RUN_DURATION = Family(
     "advisor",
     "How long the advisor's last run took, in seconds.",
 )
+# The scheduling layer's own signals (docs/design.md §12.3).
+PENDING_AGE = Family(
+    "xgpu_advisor_pending_age_seconds",
+    "summary",
+    ("cause",),
+    "advisor",
+    "Ages of the Pending GPU pods of known creation time, by cause: their count and sum.",
+)
+PENDING_AGE_MAX = Family(
+    "xgpu_advisor_pending_age_max_seconds",
+    "gauge",
+    ("cause",),
+    "advisor",
+    "Age of the oldest Pending GPU pod of known creation time, by cause.",
+)
+SCHEDULING_LATENCY = Family(
+    "xgpu_advisor_scheduling_latency_seconds",
+    "histogram",
+    ("profile",),
+    "advisor",
+    "Creation to PodScheduled of the GPU pods scheduled in the hour before the run, "
+    "by scheduler profile.",
+)
 
 FAMILIES: tuple[Family, ...] = (
     MEMORY_TOTAL,
@@ -243,9 +275,13 @@ FAMILIES: tuple[Family, ...] = (
     RESCUABLE_PODS,
     LAST_SUCCESS,
     RUN_DURATION,
+    PENDING_AGE,
+    PENDING_AGE_MAX,
+    SCHEDULING_LATENCY,
 )
 BY_NAME = {family.name: family for family in FAMILIES}
 NAMES = frozenset(BY_NAME)
+SERIES = frozenset(name for family in FAMILIES for name in family.series)  # what queries read
 CCE_NAMES = frozenset(f.name for f in FAMILIES if f.cce)
 # Series every exporter or every card exports: the only ones a node or card variable of a
 # dashboard may list its options from (a card lacking the series would vanish from the list).

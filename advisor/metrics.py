@@ -6,14 +6,18 @@ textfile collector, or a Prometheus scraping the report volume, never sees half 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest, push_to_gateway
+from prometheus_client.core import HistogramMetricFamily, Metric, SummaryMetricFamily
+from prometheus_client.registry import Collector
 
 from advisor import metricnames as M
 from advisor.core.diagnosis import shown_causes
+from advisor.core.waiting import LATENCY_BUCKETS
 from advisor.scenario.write import write_atomic
 
 PLAN_KINDS = ("rebalance", "scale_up", "scale_down")
@@ -28,6 +32,9 @@ class RunFigures:
     rescuable_pods: int = 0
     finished_at: float = 0.0  # unix seconds
     duration_seconds: float = 0.0
+    # §12.3: Pending pods' ages (seconds) by cause; recent scheduling latencies, by profile.
+    pending_ages: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    latencies: Mapping[str, Sequence[float]] = field(default_factory=dict)
 
 
 def registry_for(run: RunFigures) -> CollectorRegistry:
@@ -47,7 +54,43 @@ def registry_for(run: RunFigures) -> CollectorRegistry:
     gauge(M.RESCUABLE_PODS).set(run.rescuable_pods)
     gauge(M.LAST_SUCCESS).set(run.finished_at)
     gauge(M.RUN_DURATION).set(run.duration_seconds)
+    oldest = gauge(M.PENDING_AGE_MAX)
+    for aged, ages in run.pending_ages.items():
+        if ages:  # no age known: no oldest to tell
+            oldest.labels(cause=aged).set(max(ages))
+    registry.register(_Waiting(run))
     return registry
+
+
+class _Waiting(Collector):
+    """The age summary and the latency histogram, from this run's figures as they stand
+    (prometheus-client's Summary and Histogram would add a `_created` series per label set,
+    a time that means nothing for figures computed once)."""
+
+    def __init__(self, run: RunFigures) -> None:
+        self._run = run
+
+    def collect(self) -> Iterator[Metric]:
+        ages = SummaryMetricFamily(
+            M.PENDING_AGE.name, M.PENDING_AGE.help, labels=M.PENDING_AGE.labels
+        )
+        for cause in shown_causes(self._run.pending_by_cause):
+            known = self._run.pending_ages.get(cause, ())
+            ages.add_metric([cause], count_value=len(known), sum_value=sum(known))
+        yield ages
+        family = M.SCHEDULING_LATENCY
+        latency = HistogramMetricFamily(family.name, family.help, labels=family.labels)
+        for profile, seconds in sorted(self._run.latencies.items()):
+            latency.add_metric([profile], buckets=latency_buckets(seconds), sum_value=sum(seconds))
+        yield latency
+
+
+def latency_buckets(seconds: Sequence[float]) -> list[tuple[str, float]]:
+    """Cumulative counts per upper bound, `+Inf` last; a latency equal to a bound is in its
+    bucket (Prometheus' `le`)."""
+    ranked = sorted(seconds)
+    counts = [(repr(le), float(bisect_right(ranked, le))) for le in LATENCY_BUCKETS]
+    return [*counts, ("+Inf", float(len(ranked)))]
 
 
 def write_textfile(path: Path | str, run: RunFigures) -> None:

@@ -6,13 +6,14 @@ the `report` command does the I/O around it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
 import pandas as pd
 
+from advisor.core.diagnosis import Diagnosis
 from advisor.core.fragmentation import fragmentation
 from advisor.core.gang import judge
 from advisor.core.model import Cluster, reference_card_mib
@@ -25,6 +26,7 @@ from advisor.core.scaling import (
     pod_remedies,
     scaling_advice,
 )
+from advisor.core.waiting import pending_ages, run_time, scheduling_latencies
 from advisor.metrics import RunFigures
 from advisor.output import cluster_view, diagnosis_json
 from advisor.output.fragmentation import fragmentation_json
@@ -130,12 +132,23 @@ class PhaseClock:
         return self._last
 
 
+def ages_by_cause(diagnosis: Diagnosis, ages: Mapping[str, float]) -> dict[str, list[float]]:
+    """The known Pending ages, grouped by each pod's cause (§12.3)."""
+    grouped: dict[str, list[float]] = {}
+    for d in diagnosis.pods:
+        if d.pod.name in ages:
+            grouped.setdefault(d.cause, []).append(ages[d.pod.name])
+    return grouped
+
+
 def build_report(
     inputs: ReportInputs, options: ReportOptions, clock: Callable[[], float]
 ) -> Report:
     timer = PhaseClock(clock)
     cluster = inputs.cluster
     diagnosis = judge(cluster, node_detail_limit=NODE_DETAIL)
+    now = run_time(cluster, inputs.generated_at)
+    ages = pending_ages(cluster, now)
     timer.end("diagnose")
     budget = PlanOptions(time_budget_s=options.time_budget_s)
     plans = plan(cluster, budget, clock=clock, diagnosis=diagnosis)
@@ -170,7 +183,7 @@ def build_report(
         "source": inputs.source,
         "warnings": list(inputs.warnings),
         "stale": [cast(StaleJson, entry) for entry in inputs.stale],
-        "diagnosis": diagnosis_json(diagnosis, cluster.scheduler),
+        "diagnosis": diagnosis_json(diagnosis, cluster.scheduler, ages),
         "view": cluster_view(cluster, diagnosis),
         "plan": plan_json(plans, cluster, ups, downs),
         "fragmentation": fragmentation_json(frag, node_limit=NODE_DETAIL),
@@ -197,5 +210,7 @@ def build_report(
         rescuable_pods=plans.rescued_pods,
         finished_at=inputs.generated_at + duration,
         duration_seconds=duration,
+        pending_ages=ages_by_cause(diagnosis, ages),
+        latencies={cluster.scheduler.profile: scheduling_latencies(cluster, now)},
     )
     return Report(dict(data), figures)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from advisor import metricnames as M
 from dashboards.board import cluster_variable, datasource_variable, reports_variable
 from dashboards.board import dashboard as build_dashboard
-from dashboards.common import CLUSTER, REPORTS_URL, Json
+from dashboards.common import CLUSTER, REPORTS_URL, Json, Panel
 from dashboards.panels import Layout, Query, stat, steps, timeseries
 from dashboards.shared_panels import (
     PENDING_BY_CAUSE,
@@ -39,6 +39,53 @@ REPORTS_LINK: Json = {
 LATEST_REPORT = {"title": "The reports of the advisor's runs", "url": "${reports_url}"}
 # XGPUAdvisorNotRunning fires after 30 minutes without a successful run.
 SINCE_LAST_RUN_STEPS = steps("green", (900, "orange"), (1800, "red"))
+
+
+# Each run publishes its latency histogram afresh (pods scheduled in the hour before it), so
+# its buckets are read as they stand, not rated.
+LATENCY_BUCKETS = f"max by (le, profile) ({M.SCHEDULING_LATENCY}_bucket{{{CLUSTER}}})"
+
+
+def scheduling_layer() -> list[Panel]:
+    """How many pods wait, how long, how long placing takes, and the fragmentation that
+    keeps them waiting, side by side (docs/design.md §12)."""
+    return [
+        timeseries(
+            "Pending GPU pods",
+            "GPU pods Pending in each run, any cause.",
+            [Query(f"sum(max by (cause) ({PENDING_BY_CAUSE}))", "pending")],
+            "none",
+            decimals=0,
+            min_value=0,
+        ),
+        timeseries(
+            "Oldest Pending pod by cause",
+            "How long the longest-waiting Pending pod of each cause had waited at each run "
+            "(now - its creation); the mean over all Pending pods beside it.",
+            [
+                Query(f"max by (cause) ({M.PENDING_AGE_MAX}{{{CLUSTER}}})", "oldest, {{cause}}"),
+                Query(
+                    f"sum(max by (cause) ({M.PENDING_AGE}_sum{{{CLUSTER}}})) / "
+                    f"sum(max by (cause) ({M.PENDING_AGE}_count{{{CLUSTER}}})) > 0",
+                    "mean, all causes",
+                ),
+            ],
+            "s",
+            min_value=0,
+        ),
+        timeseries(
+            "Scheduling latency",
+            "Creation to PodScheduled of the GPU pods scheduled in the hour before each run, "
+            "by scheduler profile: median and 90th percentile (from the histogram's buckets).",
+            [
+                Query(f"histogram_quantile(0.5, {LATENCY_BUCKETS})", "p50, {{profile}}"),
+                Query(f"histogram_quantile(0.9, {LATENCY_BUCKETS})", "p90, {{profile}}"),
+            ],
+            "s",
+            min_value=0,
+        ),
+        fragmentation(),
+    ]
 
 
 def dashboard() -> Json:
@@ -154,6 +201,10 @@ def dashboard() -> Json:
     )
     layout.add(fragmentation(), 6, 8)
     layout.add(stranded_memory(), 6, 8)
+
+    layout.row("Scheduling layer")
+    for panel in scheduling_layer():
+        layout.add(panel, 6, 8)
 
     layout.row("Runs")
     layout.add(

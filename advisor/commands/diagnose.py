@@ -16,6 +16,7 @@ from advisor.core.diagnose import DEFAULT_NODE_DETAIL
 from advisor.core.gang import judge
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import pod_remedies
+from advisor.core.waiting import pending_ages, run_time
 from advisor.output import cluster_view, diagnosis_json
 from advisor.output.plan import add_advice
 
@@ -44,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     cluster = read.cluster
     limit = None if args.node_detail < 0 else args.node_detail
     diagnosis = judge(cluster, node_detail_limit=limit)
-    data = diagnosis_json(diagnosis, cluster.scheduler)
+    ages = pending_ages(cluster, run_time(cluster, time.time()))
+    data = diagnosis_json(diagnosis, cluster.scheduler, ages)
     # The advice weighs the rebalancing plans, as in `report` and `plan`: the same search
     # (its defaults), so that every command gives a pod the same advice.
     plans = plan(cluster, PlanOptions(), clock=time.monotonic, diagnosis=diagnosis)

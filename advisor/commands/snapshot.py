@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from advisor.commands.cluster_input import add_cluster_arguments, read_cluster
 from advisor.commands.flags.scheduler import scheduler_choice
+from advisor.core.plan.cost import rfc3339
 from advisor.errors import InputError
 from advisor.scenario import ScenarioError, save_scenario, scenario_from_data, scenario_to_data
 from advisor.words import plural
@@ -36,6 +39,8 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     read = read_cluster(args, scheduler_choice(args))
     cluster, source, scheduler = read.cluster, read.source, read.scheduler
+    # The time it was taken: the file's Pending ages stay those of this moment (§12).
+    cluster = replace(cluster, now=cluster.now or rfc3339(datetime.now(UTC)))
     try:  # the file must load again; a failure here is a bug in assembling, said plainly
         scenario_from_data(scenario_to_data(cluster), str(args.output))
     except ScenarioError as error:

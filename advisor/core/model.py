@@ -158,6 +158,9 @@ class Pod:
     resources: Resources = NO_RESOURCES  # effective cpu/memory request (§9.1)
     constraints: NodeConstraints = NO_CONSTRAINTS  # nodeSelector, affinity, tolerations
     started: str | None = None  # RFC 3339 (status.startTime): what an eviction loses (§8)
+    # RFC 3339: metadata.creationTimestamp, and the PodScheduled condition's time (§12.3).
+    created: str | None = None
+    scheduled: str | None = None
     labels: Mapping[str, str] = field(default_factory=_frozen_map, compare=False)  # --never-evict
     # The job layer (docs/design.md §10.1): its PodGroup (namespace/name; None: its owner's
     # automatic group, or its own), whether Volcano may evict it, and kube-scheduler's policy.
@@ -208,6 +211,7 @@ class Cluster:
     max_vgpus_per_card: int = DEFAULT_MAX_VGPUS
     scheduler: Scheduler = CCE
     jobs: Jobs = NO_JOBS  # PodGroups, Queues, ResourceQuotas (docs/design.md §10.1)
+    now: str | None = None  # RFC 3339: the time ages are counted to (None: the run's clock)
 
     @property
     def running(self) -> tuple[Pod, ...]:

@@ -78,7 +78,10 @@ def taint_text(taint: Taint) -> str:
 
 
 def pod_diagnosis_json(
-    d: PodDiagnosis, profile: ProfileName = DEFAULT_PROFILE, grouped: bool = False
+    d: PodDiagnosis,
+    profile: ProfileName = DEFAULT_PROFILE,
+    grouped: bool = False,
+    age: float | None = None,
 ) -> schemas.PodDiagnosisJson:
     entry: schemas.PodDiagnosisJson = {
         "pod": d.pod.name,
@@ -104,6 +107,8 @@ def pod_diagnosis_json(
     if grouped:  # the cluster has PodGroups (§10.3): every Pending pod names its own
         entry["group"] = d.pod.group
     entry["preemption"] = preemption_json(d.preemption)
+    if age is not None:  # its creation time is known (§12.3)
+        entry["pending_age_seconds"] = age
     return entry
 
 
@@ -120,9 +125,12 @@ def preemption_json(p: Preemption | None) -> schemas.PreemptionJson | None:
 
 
 def diagnosis_json(
-    diagnosis: Diagnosis, scheduler: Scheduler | None = None
+    diagnosis: Diagnosis,
+    scheduler: Scheduler | None = None,
+    ages: Mapping[str, float] | None = None,
 ) -> schemas.DiagnosisJson:
-    """`scheduler`: the cluster's, named beside the policy (every command passes it)."""
+    """`scheduler`: the cluster's, named beside the policy (every command passes it);
+    `ages`: Pending pods' ages by name (`core.waiting.pending_ages`, §12.3)."""
     policy = diagnosis.policy
     profile = DEFAULT_PROFILE if scheduler is None else scheduler.profile
     judged: schemas.SchedulerPartJson = (
@@ -136,7 +144,10 @@ def diagnosis_json(
         "schema": schemas.DIAGNOSIS_SCHEMA,
         "policy": {"node": policy.node, "card": policy.card},
         **judged,
-        "pods": [pod_diagnosis_json(d, profile, diagnosis.grouped) for d in diagnosis.pods],
+        "pods": [
+            pod_diagnosis_json(d, profile, diagnosis.grouped, (ages or {}).get(d.pod.name))
+            for d in diagnosis.pods
+        ],
         "summary": diagnosis.summary,
         **grouped,
     }

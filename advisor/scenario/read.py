@@ -94,7 +94,7 @@ def _read_cluster(data: object, source: str, limits: ScenarioLimits) -> Cluster:
     top = r.mapping(
         data,
         "",
-        {"scheduler", "policy", "max_vgpus_per_card", "nodes", "pods", *JOB_KEYS},
+        {"scheduler", "policy", "max_vgpus_per_card", "now", "nodes", "pods", *JOB_KEYS},
         {"nodes"},
     )
     scheduler = read_scheduler(r, top.get("scheduler", {}))
@@ -116,7 +116,8 @@ def _read_cluster(data: object, source: str, limits: ScenarioLimits) -> Cluster:
     _check_other_pods(r, nodes, {p.name for p in pods})
     jobs = read_jobs(r, top)
     check_pod_groups(r, pods, jobs)
-    cluster = Cluster(nodes, pods, policy, limit, scheduler, jobs)
+    now = _time(r, top, "now", "")
+    cluster = Cluster(nodes, pods, policy, limit, scheduler, jobs, now)
     _check_running(r, cluster)
     return cluster
 
@@ -200,6 +201,8 @@ _POD_KEYS = {
     "priority",
     "owner",
     "started",
+    "created",
+    "scheduled",
     "labels",
     "annotations",
     "invalid",
@@ -259,7 +262,9 @@ def _pod(r: _Reader, raw: object, where: str, requires_memory: bool = True) -> P
         annotations=annotations,
         invalid=invalid,
         **read_pod_fit(r, m, where),
-        started=_started(r, m, where),
+        started=_time(r, m, "started", where),
+        created=_time(r, m, "created", where),
+        scheduled=_time(r, m, "scheduled", where),
         labels=_strings(r, m, "labels", where),
         **read_pod_jobs(r, m, where),
     )
@@ -276,17 +281,19 @@ def _strings(r: _Reader, m: Mapping[str, object], key: str, where: str) -> dict[
     return dict(value)
 
 
-def _started(r: _Reader, m: Mapping[str, object], where: str) -> str | None:
-    """When the pod began running, as RFC 3339 (`2024-05-01T12:00:00Z`): what the plans'
-    disruption cost reads (docs/design.md §8)."""
-    if "started" not in m:
+def _time(r: _Reader, m: Mapping[str, object], key: str, where: str) -> str | None:
+    """An RFC 3339 time (`2024-05-01T12:00:00Z`): `now` at the top; a pod's `started`
+    (what the plans' disruption cost reads, docs/design.md §8), `created` and `scheduled`
+    (its Pending age and scheduling latency, §12.3)."""
+    if key not in m:
         return None
-    value = m["started"]
+    value = m[key]
+    at = f"{where}.{key}" if where else key
     if isinstance(value, datetime):  # YAML reads an unquoted time as a datetime
         value = rfc3339(value)
-    text = r.string(value, f"{where}.started")
+    text = r.string(value, at)
     if parse_time(text) is None:
-        raise r.fail(f"{where}.started", f"expected an RFC 3339 time, got {text!r}")
+        raise r.fail(at, f"expected an RFC 3339 time, got {text!r}")
     return text
 
 

@@ -79,8 +79,13 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
             pod["priority"] = p.priority
         if p.owner:
             pod["owner"] = p.owner
-        if p.started:
-            pod["started"] = p.started
+        for key, when in (
+            ("started", p.started),
+            ("created", p.created),
+            ("scheduled", p.scheduled),
+        ):
+            if when:
+                pod[key] = when
         if p.labels:
             pod["labels"] = dict(p.labels)
         if p.annotations:
@@ -94,6 +99,7 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
         **({"scheduler": block} if block else {}),
         "policy": policy,
         "max_vgpus_per_card": cluster.max_vgpus_per_card,
+        **({"now": cluster.now} if cluster.now else {}),
         "nodes": nodes,
         "pods": pods,
         **jobs_data(cluster.jobs),

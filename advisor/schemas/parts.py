@@ -85,6 +85,7 @@ class PodDiagnosisJson(TypedDict):
     # What preemption would do for it (§10.3); null for a pod placed without it. The
     # advisor always writes it; older files lack it.
     preemption: NotRequired[PreemptionJson | None]
+    pending_age_seconds: NotRequired[float]  # now - created, where its creation is known (§12.3)
 
 
 class GroupJson(TypedDict):

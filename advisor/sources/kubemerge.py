@@ -71,7 +71,7 @@ def merge_kubernetes(
                 constraints=read.constraints,
                 started=facts.started,
                 labels=facts.labels,
-                **_job_fields(facts),
+                **_fact_fields(facts),
             )
         )
     if unknown:
@@ -84,15 +84,18 @@ def merge_kubernetes(
     pods.extend(
         replace(
             _pending_pod(p, kube.scheduling.get(p.key, PodScheduling()), notes, scheduler),
-            **_job_fields(kube.facts.get(p.key, PodFacts())),
+            **_fact_fields(kube.facts.get(p.key, PodFacts())),
         )
         for p in order
     )
     return _known_groups(pods, kube, notes)
 
 
-def _job_fields(facts: PodFacts) -> dict[str, Any]:
+def _fact_fields(facts: PodFacts) -> dict[str, Any]:
+    """What the pod says of its job, and its times (§12.3)."""
     return {
+        "created": facts.created,
+        "scheduled": facts.scheduled,
         "group": facts.group,
         "preemptable": facts.preemptable,
         "preemption_policy": facts.preemption_policy,

@@ -162,15 +162,15 @@ async def read_kubernetes(
 
 
 def pod_facts(obj: Any, volcano: bool = False) -> PodFacts:
-    """The pod's `status.startTime` when it reads as RFC 3339, its string labels, and what
-    it says of its job; its group only where Volcano runs (`volcano`: its CRDs are served)."""
+    """The pod's `status.startTime`, creation time and PodScheduled time where each reads as
+    RFC 3339, its string labels, and what it says of its job; its group only where Volcano
+    runs (`volcano`: its CRDs are served)."""
     item = _object(obj)
     metadata, status = _object(item.get("metadata")), _object(item.get("status"))
-    started = status.get("startTime")
     labels = metadata.get("labels")
     group, preemptable, policy = pod_job(item)
     return PodFacts(
-        started if isinstance(started, str) and parse_time(started) is not None else None,
+        _time(status.get("startTime")),
         MappingProxyType(
             {k: v for k, v in labels.items() if isinstance(k, str) and isinstance(v, str)}
             if isinstance(labels, dict)
@@ -179,7 +179,25 @@ def pod_facts(obj: Any, volcano: bool = False) -> PodFacts:
         group if volcano else None,
         preemptable,
         policy,
+        created=_time(metadata.get("creationTimestamp")),
+        scheduled=_scheduled(status.get("conditions")),
     )
+
+
+def _time(value: object) -> str | None:
+    return value if isinstance(value, str) and parse_time(value) is not None else None
+
+
+def _scheduled(conditions: object) -> str | None:
+    """When the PodScheduled condition turned True (the scheduler bound the pod)."""
+    for condition in conditions if isinstance(conditions, list) else ():
+        if (
+            isinstance(condition, dict)
+            and condition.get("type") == "PodScheduled"
+            and condition.get("status") == "True"
+        ):
+            return _time(condition.get("lastTransitionTime"))
+    return None
 
 
 async def _configuration(kubeconfig: str | None) -> Any:

@@ -54,6 +54,9 @@ class PodFacts:
     group: str | None = None
     preemptable: bool = True
     preemption_policy: str = "PreemptLowerPriority"
+    # metadata.creationTimestamp and the PodScheduled condition's time (§12.3), as started.
+    created: str | None = None
+    scheduled: str | None = None
 
 
 def _frozen_facts() -> Mapping[str, PodFacts]:

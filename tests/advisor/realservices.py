@@ -38,7 +38,8 @@ def kube_pod(pod: Pod, order: int) -> JsonObject:
     if pod.owner:
         kind, _, name = pod.owner.split("/")
         owner = (kind, name)
-    created = f"2024-05-01T10:{order // 60:02d}:{order % 60:02d}Z"
+    # The demo's own times where it gives them; else one a second, in the file's order.
+    created = pod.created or f"2024-05-01T10:{order // 60:02d}:{order % 60:02d}Z"
     if pod.name == "web/odd-size":
         namespace, name = pod.name.split("/")
         per_card = {"nvidia.com/gpu": 2, "nvidia.com/gpumem": 500}
@@ -49,8 +50,8 @@ def kube_pod(pod: Pod, order: int) -> JsonObject:
             containers=[objects.container("main", limits=per_card)],
             owner=owner,
             uid="uid-odd",
+            created=created,
         )
-        obj["metadata"]["creationTimestamp"] = created
         return with_scheduling(obj, pod)
     placement = pod.placement
     obj = cce_pod(
@@ -63,6 +64,7 @@ def kube_pod(pod: Pod, order: int) -> JsonObject:
         priority=pod.priority or None,
         owner=owner,
         created=created,
+        scheduled=pod.scheduled,
     )
     return with_scheduling(obj, pod)
 

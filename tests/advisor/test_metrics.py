@@ -26,6 +26,8 @@ RUN = RunFigures(
     rescuable_pods=2,
     finished_at=1_764_480_000.0,
     duration_seconds=1.5,
+    pending_ages={"fragmentation": [60.0, 7200.0]},
+    latencies={"cce": [1.0, 150.0]},
 )
 
 
@@ -50,6 +52,9 @@ def test_textfile_has_every_series(tmp_path: Path) -> None:
     assert got[("xgpu_advisor_rescuable_pods", ())] == 2
     assert got[("xgpu_advisor_last_success_timestamp_seconds", ())] == 1_764_480_000.0
     assert got[("xgpu_advisor_run_duration_seconds", ())] == 1.5
+    assert got[("xgpu_advisor_pending_age_max_seconds", (("cause", "fragmentation"),))] == 7200
+    assert got[("xgpu_advisor_pending_age_seconds_count", (("cause", "fragmentation"),))] == 2
+    assert got[("xgpu_advisor_scheduling_latency_seconds_count", (("profile", "cce"),))] == 2
     assert list(tmp_path.iterdir()) == [path]  # the writer's temporary file is gone
 
 

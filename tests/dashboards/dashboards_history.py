@@ -28,6 +28,7 @@ from pathlib import Path
 
 from advisor import metricnames
 from advisor.core.diagnosis import CAUSES
+from advisor.core.waiting import LATENCY_BUCKETS
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -100,9 +101,11 @@ class Families:
         self.series: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
 
     def add(self, name: str, labels: dict[str, str], value: float, at: float) -> None:
-        """One sample of a contract series, typed as advisor/metricnames.py says."""
-        kind = metricnames.BY_NAME[name].kind
-        family = name.removesuffix("_total") if kind == "counter" else name
+        """One sample of a contract series, typed as advisor/metricnames.py says (a
+        summary's or a histogram's by its family's name and the sample's suffix)."""
+        (contract,) = [f for f in metricnames.FAMILIES if name in f.series]
+        kind = contract.kind
+        family = name.removesuffix("_total") if kind == "counter" else contract.name
         self.types.setdefault(family, kind)
         text = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
         self.series[family][f"{name}{{{text}}}"].append(f"{float(value)!r} {at:.3f}")
@@ -210,6 +213,22 @@ def _advisor_at(out: Families, minute: float, at: float, start: float) -> None:
     finished = start + run * ADVISOR_PERIOD  # runs finish on the period's boundaries
     out.add("xgpu_advisor_last_success_timestamp_seconds", labels, finished, at)
     out.add("xgpu_advisor_run_duration_seconds", labels, duration, at)
+    for cause in CAUSES:  # each Pending pod waited 10 min more than the one before
+        ages = [600.0 * (i + 1) + 60 * (run % 5) for i in range(pending[cause])]
+        out.add("xgpu_advisor_pending_age_seconds_count", {**labels, "cause": cause}, len(ages), at)
+        out.add("xgpu_advisor_pending_age_seconds_sum", {**labels, "cause": cause}, sum(ages), at)
+        if ages:
+            out.add(
+                "xgpu_advisor_pending_age_max_seconds", {**labels, "cause": cause}, ages[-1], at
+            )
+    latency = {**labels, "profile": "cce"}
+    placed = (1.0, 4.0, 40.0 + run % 7)  # seconds from creation to PodScheduled
+    for bound in (*LATENCY_BUCKETS, math.inf):
+        le = "+Inf" if math.isinf(bound) else repr(bound)
+        count = sum(1 for s in placed if s <= bound)
+        out.add("xgpu_advisor_scheduling_latency_seconds_bucket", {**latency, "le": le}, count, at)
+    out.add("xgpu_advisor_scheduling_latency_seconds_count", latency, len(placed), at)
+    out.add("xgpu_advisor_scheduling_latency_seconds_sum", latency, sum(placed), at)
 
 
 def write_history(path: Path, end: float) -> float:

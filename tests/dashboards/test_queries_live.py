@@ -70,6 +70,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
             rescuable_pods=2,
             finished_at=time.time(),
             duration_seconds=1.2,
+            pending_ages={"fragmentation": [600.0, 7200.0], "node-resources": [30.0]},
+            latencies={"cce": [1.0, 4.0, 150.0]},
         )
         push(gateway, figures)
         config = {

@@ -54,7 +54,7 @@ def families(text: str) -> Exposed:
         name = family.name + "_total" if family.type == "counter" else family.name
         labels: set[str] = set()
         for sample in family.samples:
-            labels |= set(sample.labels)
+            labels |= set(sample.labels) - {"le", "quantile"}  # the type's own, not the family's
         exposed[name] = (family.type, labels if family.samples else None)
     return exposed
 
@@ -73,7 +73,17 @@ def exporter_exposition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
 def advisor_exposition() -> str:
     from prometheus_client.exposition import generate_latest
 
-    run = RunFigures({"fragmentation": 1}, 1.0, 0.5, {"rebalance": 1}, 1, 1.0, 1.0)
+    run = RunFigures(
+        {"fragmentation": 1},
+        1.0,
+        0.5,
+        {"rebalance": 1},
+        1,
+        1.0,
+        1.0,
+        pending_ages={"fragmentation": [60.0]},
+        latencies={"cce": [2.0]},
+    )
     return generate_latest(registry_for(run)).decode()
 
 
@@ -144,7 +154,7 @@ def test_readme_lists_every_exporter_series_with_its_labels(exporter_exposition:
 
 def test_readme_lists_every_advisor_series_with_its_labels() -> None:
     exposed = families(advisor_exposition())
-    assert len(exposed) == 7
+    assert len(exposed) == 10
     check_reference(documented("### Advisor series"), exposed)
 
 

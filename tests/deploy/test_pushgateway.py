@@ -33,7 +33,7 @@ STATIC = DEPLOY / "prometheus" / "scrape-config.static.yaml"
 RENDERED = DEPLOY / "rendered" / "all.yaml"
 SCENARIO = REPO / "advisor" / "examples" / "demo.yaml"
 Values = dict[tuple[str, tuple[tuple[str, str], ...]], float]
-ADVISOR_LABELS = {"__name__", "job", "cause", "kind"}
+ADVISOR_LABELS = {"__name__", "job", "cause", "kind", "profile", "le"}
 NOT_RUNNING = 'ALERTS{alertname="XGPUAdvisorNotRunning"}'
 FRAGMENTATION = 'ALERTS{alertname="XGPUPodsPendingFragmentation"}'
 
@@ -108,9 +108,17 @@ def advisor_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "advisor.cli"]
 
 
+def canonical(labels: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """Labels sorted, a bucket's `le` as a number: the textfile writes "1.0", and what the
+    Pushgateway hands Prometheus (protobuf) comes back as "1"."""
+    if "le" in labels:
+        labels = {**labels, "le": repr(float(labels["le"]))}
+    return tuple(sorted(labels.items()))
+
+
 def textfile_values(path: Path) -> Values:
     return {
-        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        (sample.name, canonical(sample.labels)): sample.value
         for family in text_string_to_metric_families(path.read_text())
         for sample in family.samples
     }
@@ -122,7 +130,7 @@ def prometheus_values(prometheus: Prometheus) -> Values:
         labels = dict(series["metric"])
         name = labels.pop("__name__")
         assert labels.pop("job") == "xgpu-advisor", series
-        values[(name, tuple(sorted(labels.items())))] = float(series["value"][1])
+        values[(name, canonical(labels))] = float(series["value"][1])
     return values
 
 

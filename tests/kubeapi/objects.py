@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 JsonObject = dict[str, Any]
+CREATED = "2024-05-01T10:00:00Z"  # the store's creationTimestamp of an object given none
 
 
 def container(
@@ -53,9 +54,14 @@ def pod(
     affinity: JsonObject | None = None,
     tolerations: Sequence[JsonObject] | None = None,
     overhead: Mapping[str, str] | None = None,
+    created: str | None = None,
+    scheduled: str | None = None,
 ) -> JsonObject:
     """A pod; running pods (phase Running with a node) get container statuses with ids.
-    `node_selector`, `affinity`, `tolerations` and `overhead` are the spec's fields as given."""
+    `node_selector`, `affinity`, `tolerations` and `overhead` are the spec's fields as given.
+    `created` is its creationTimestamp (the store's default when None); a pod with a node has
+    the PodScheduled condition, True since `scheduled` (else since its creation), one
+    without it False (Unschedulable), as the scheduler leaves them."""
     spec_containers = list(containers) if containers else [container()]
     obj: JsonObject = {
         "kind": "Pod",
@@ -67,6 +73,9 @@ def pod(
     metadata = obj["metadata"]
     if uid is not None:
         metadata["uid"] = uid
+    if created is not None:
+        metadata["creationTimestamp"] = created
+    obj["status"]["conditions"] = [_pod_scheduled(node, scheduled or created or CREATED)]
     if annotations:
         metadata["annotations"] = dict(annotations)
     if labels:
@@ -112,6 +121,23 @@ def pod(
             for c in spec_containers
         ]
     return obj
+
+
+def _pod_scheduled(node: str | None, since: str) -> JsonObject:
+    if node is None:
+        return {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "lastProbeTime": None,
+            "lastTransitionTime": since,
+        }
+    return {
+        "type": "PodScheduled",
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": since,
+    }
 
 
 def node(

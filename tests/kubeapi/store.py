@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tests.kubeapi.objects import JsonObject
+from tests.kubeapi.objects import CREATED, JsonObject
 from tests.kubeapi.selectors import Predicate
 
 Resource = Literal[
@@ -137,7 +137,7 @@ class KubeStore:
         if key in self._objects[resource]:
             raise KeyError(f"{resource} {key} already exists")
         metadata.setdefault("uid", str(uuid.uuid4()))
-        metadata.setdefault("creationTimestamp", "2024-05-01T10:00:00Z")
+        metadata.setdefault("creationTimestamp", CREATED)
         return self._commit(resource, "ADDED", None, new)
 
     def replace(self, resource: Resource, obj: JsonObject) -> JsonObject:

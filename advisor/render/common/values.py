@@ -45,6 +45,18 @@ def as_float(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def fmt_age(seconds: float | None) -> str:
+    """ "45 s", "32 min", "2 h 2 min"; "?" when unknown."""
+    if seconds is None:
+        return "?"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 120:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
 def fmt_num(value: Any, digits: int = 3) -> str:
     """At most `digits` decimals, no trailing zeros: 0.5, 19, 3.688; "?" when unknown."""
     number = as_float(value)

@@ -11,8 +11,25 @@ from typing import Any
 # every report, chart and count without a second copy here.
 from advisor.core.diagnosis import shown_causes
 from advisor.core.profiles import named_in_reports
-from advisor.render.common.values import as_map, as_str
+from advisor.render.common.values import as_map, as_str, fmt_age
 from advisor.schemas import DiagnosisJson, PlacementJson, PodDiagnosisJson, RequestJson
+
+
+def oldest_first(diagnosis: DiagnosisJson) -> list[PodDiagnosisJson]:
+    """The Pending pods, the longest waiting first (§12.3); those of unknown age after them,
+    each group in the diagnosis' own order."""
+    known = [p for p in diagnosis["pods"] if "pending_age_seconds" in p]
+    unknown = [p for p in diagnosis["pods"] if "pending_age_seconds" not in p]
+    return [*sorted(known, key=lambda p: -p.get("pending_age_seconds", 0.0)), *unknown]
+
+
+def any_age(diagnosis: DiagnosisJson) -> bool:
+    """Whether a pod's age is known: the pages then show how long each has waited."""
+    return any("pending_age_seconds" in p for p in diagnosis["pods"])
+
+
+def waited(pod: PodDiagnosisJson) -> str:
+    return fmt_age(pod.get("pending_age_seconds"))
 
 
 def headline(diagnosis: DiagnosisJson) -> str:

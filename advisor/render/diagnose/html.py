@@ -17,13 +17,16 @@ from advisor.render.common.html import escape, format_mib, page, with_code
 from advisor.render.common.style import CAUSE_COLOURS
 from advisor.render.diagnose.advice import grouped_advice
 from advisor.render.diagnose.data import (
+    any_age,
     explanation,
     format_cards,
     headline,
+    oldest_first,
     pod_request_text,
     pods_for_node,
     policy_text,
     profile_of,
+    waited,
 )
 from advisor.render.diagnose.read import read_diagnosis
 from advisor.schemas import DiagnosisJson, PodDiagnosisJson
@@ -136,11 +139,14 @@ def _nodes_detail(pod: PodDiagnosisJson) -> str:
 
 
 def pending_table(diagnosis: DiagnosisJson) -> str:
-    """The table of Pending pods: request, cause, and where each fits or why not."""
+    """The table of Pending pods, the oldest first: how long each has waited (where known),
+    request, cause, and where each fits or why not."""
+    aged = any_age(diagnosis)
     rows = []
-    for pod in diagnosis["pods"]:
+    for pod in oldest_first(diagnosis):
+        age = f'<td class="num">{escape(waited(pod))}</td>' if aged else ""
         rows.append(
-            f'<tr><td class="pod mono">{escape(pod["pod"])}</td>'
+            f'<tr><td class="pod mono">{escape(pod["pod"])}</td>{age}'
             f'<td class="num">{pod["priority"]}</td>'
             f"<td>{escape(pod_request_text(pod))}</td>"
             f"<td>{_cause_tag(pod)}</td>"
@@ -148,9 +154,8 @@ def pending_table(diagnosis: DiagnosisJson) -> str:
         )
     if not rows:
         return '<section class="panel"><h3>Pending pods</h3><p class="none">None.</p></section>'
-    head = "".join(
-        f"<th>{h}</th>" for h in ("Pod", "Priority", "Request", "Cause", "Where it fits / why not")
-    )
+    titles = ("Pod", *(("Waiting",) if aged else ()), "Priority", "Request", "Cause")
+    head = "".join(f"<th>{h}</th>" for h in (*titles, "Where it fits / why not"))
     return (
         f'<section class="panel"><h3>Pending pods</h3><table><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></section>"

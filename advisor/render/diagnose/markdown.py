@@ -10,21 +10,27 @@ from advisor.render.common.cards import mode_name, node_views
 from advisor.render.common.markdown import escape_cell, markdown_table
 from advisor.render.diagnose.advice import grouped_advice
 from advisor.render.diagnose.data import (
+    any_age,
     explanation,
     headline,
     judged_by,
+    oldest_first,
     pod_request_text,
+    waited,
 )
 from advisor.render.diagnose.read import read_diagnosis
 from advisor.schemas import DiagnosisJson
 
 
 def pending_section(diagnosis: DiagnosisJson) -> list[str]:
-    """The "Pending pods" section as a table (no lines when no pod is Pending)."""
+    """The "Pending pods" section as a table, the oldest first, with how long each has
+    waited where that is known (no lines when no pod is Pending)."""
+    aged = any_age(diagnosis)
     rows = []
-    for pod in diagnosis["pods"]:
+    for pod in oldest_first(diagnosis):
         cells = [
             pod["pod"],
+            *([waited(pod)] if aged else []),
             str(pod["priority"]),
             pod_request_text(pod),
             cause_label(pod),
@@ -33,8 +39,16 @@ def pending_section(diagnosis: DiagnosisJson) -> list[str]:
         rows.append([escape_cell(cell) for cell in cells])
     if not rows:
         return []
-    header = ["Pod", "Priority", "Request (per card)", "Cause", "Where it fits / why not"]
-    return ["## Pending pods", "", *markdown_table(header, rows, right={1}), ""]
+    header = [
+        "Pod",
+        *(["Waiting"] if aged else []),
+        "Priority",
+        "Request (per card)",
+        "Cause",
+        "Where it fits / why not",
+    ]
+    right = {1, 2} if aged else {1}
+    return ["## Pending pods", "", *markdown_table(header, rows, right=right), ""]
 
 
 def advice_section(diagnosis: DiagnosisJson) -> list[str]:

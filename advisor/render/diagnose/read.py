@@ -10,7 +10,7 @@ from typing import Any
 
 from advisor.core.diagnosis import JOB_CAUSES, shown_causes
 from advisor.render.common.advice import read_remedy
-from advisor.render.common.values import as_int, as_list, as_map, as_str
+from advisor.render.common.values import as_float, as_int, as_list, as_map, as_str
 from advisor.schemas import (
     DIAGNOSIS_SCHEMA,
     DiagnosisJson,
@@ -110,6 +110,9 @@ def read_pod(raw: Mapping[str, Any]) -> PodDiagnosisJson:
         pod["advice"] = advice
     if "preemption" in raw:
         pod["preemption"] = read_preemption(raw["preemption"])
+    age = as_float(raw.get("pending_age_seconds"))
+    if age is not None and age >= 0:
+        pod["pending_age_seconds"] = age
     return pod
 
 

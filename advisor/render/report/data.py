@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from advisor.core.diagnosis import CAUSES
 from advisor.render.common.cards import NodeView, node_fit_json, node_views
-from advisor.render.common.values import fmt_mib, fmt_num, fmt_pct
+from advisor.render.common.values import fmt_age, fmt_mib, fmt_num, fmt_pct
 from advisor.render.diagnose.data import policy_text, profile_of
 from advisor.render.plan.text import unit_text
 from advisor.schemas import (
@@ -46,17 +46,6 @@ def fmt_generated(text: str) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return fmt_time(moment.timestamp(), seconds=True)
-
-
-def fmt_age(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    minutes = round(seconds / 60)
-    if minutes < 120:
-        return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60} min"
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,6 +128,8 @@ def outputs(scenario: Path, out: Path) -> Shown:
 
     def from_pending_table(where: str, rows: list[list[str]], unresolved: bool) -> None:
         for row in rows:
+            if len(row) == 6:  # Pod | Waiting | ...: the pods' ages are known (§12.3)
+                row = [row[0], *row[2:]]
             if unresolved:  # Pod | Cause
                 show(row[0], "label", where, row[1])
             else:  # Pod | Priority | Request | Cause | Where it fits / why not
@@ -174,7 +176,7 @@ def outputs(scenario: Path, out: Path) -> Shown:
         ("report html", out / "report/report.html"),
     ):
         page = Tables(path.read_text())
-        pending = [r for r in page.rows if len(r) == 5 and r[1].isdigit()]
+        pending = [r for r in page.rows if len(r) in {5, 6} and r[-4].isdigit()]
         from_pending_table(where, pending, unresolved=False)
         from_advice(where, page.advice)
     plan_page = Tables((out / "phtml").read_text())

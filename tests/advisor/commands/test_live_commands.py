@@ -6,6 +6,7 @@ cluster, and of the demo file itself; the source flags are report's and snapshot
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,15 @@ def json_of(*argv: str) -> tuple[Any, Outcome]:
     return json.loads(outcome.stdout), outcome
 
 
+# A Pending pod's Waiting cell (seconds apart between two runs: the same minute or not).
+AGE = re.compile(r"\| (?:\d+ h \d+ min|\d+ min|\d+ s) \|")
+
+
+def ages(diagnosis: dict[str, Any]) -> dict[str, float]:
+    """Each pod's `pending_age_seconds`, taken out of the diagnosis."""
+    return {p["pod"]: p.pop("pending_age_seconds") for p in diagnosis["pods"]}
+
+
 @pytest.mark.parametrize("which", ["prometheus", "exporters"])
 def test_diagnose_live_is_the_diagnosis_of_its_snapshot_and_of_the_demo(
     live: Live, snapshot: Path, which: str
@@ -59,11 +69,18 @@ def test_diagnose_live_is_the_diagnosis_of_its_snapshot_and_of_the_demo(
     assert outcome.stderr == ""  # no warnings, no stale series
     of_snapshot, _ = json_of("diagnose", "--scenario", str(snapshot))
     of_demo, _ = json_of("diagnose", "--scenario", str(DEMO))
+    # Ages count to each run's now: the live run's clock, the snapshot's and the demo's `now`.
+    live_ages, snapshot_ages = ages(read_live), ages(of_snapshot)
+    assert set(live_ages) == set(snapshot_ages) == {p["pod"] for p in read_live["pods"]}
+    assert all(0 <= live_ages[p] - snapshot_ages[p] < 120 for p in live_ages)
+    assert ages(of_demo)["web/infer-1"] == 7320.0
     assert read_live == of_snapshot == of_demo
     causes = {p["pod"]: p["cause"] for p in read_live["pods"]}
     assert causes["web/infer-2"] == "fragmentation"
     page = run_main(main, ["diagnose", *sources(live, which)])  # Markdown, the default
-    assert page.stdout == run_main(main, ["diagnose", "--scenario", str(snapshot)]).stdout
+    again = run_main(main, ["diagnose", "--scenario", str(snapshot)]).stdout
+    assert AGE.search(page.stdout)
+    assert AGE.sub("| age |", page.stdout) == AGE.sub("| age |", again)
     assert causes["vision/train-xl"] == "node-resources"  # Kubernetes gave the cpu
 
 
@@ -109,6 +126,8 @@ def test_pods_from_stands_in_for_kubernetes_as_for_report(live: Live, snapshot: 
     with_file, outcome = json_of("diagnose", *argv)
     assert outcome.stderr == ""  # the file stands in: no "no Kubernetes source" warning
     of_snapshot, _ = json_of("diagnose", "--scenario", str(snapshot))
+    file_ages, snapshot_ages = ages(with_file), ages(of_snapshot)
+    assert all(0 <= file_ages[p] - snapshot_ages[p] < 120 for p in file_ages)
     assert with_file == of_snapshot
 
 

@@ -81,6 +81,7 @@ def cce_pod(
     owner: tuple[str, str] | None = None,
     created: str = "2024-05-01T10:00:00Z",
     annotations: dict[str, str] | None = None,
+    scheduled: str | None = None,
 ) -> dict[str, Any]:
     """A CCE-dialect pod object: Pending without `node`, Running with it."""
     namespace, name = key.split("/")
@@ -90,7 +91,7 @@ def cce_pod(
     notes = dict(annotations or {})
     if cards:
         notes["volcano.sh/gpu-index"] = ",".join(str(c) for c in cards)
-    obj = objects.pod(
+    return objects.pod(
         name,
         namespace=namespace,
         node=node,
@@ -101,9 +102,9 @@ def cce_pod(
         priority=priority,
         uid=f"uid-{namespace}-{name}",
         owner=owner,
+        created=created,
+        scheduled=scheduled,
     )
-    obj["metadata"]["creationTimestamp"] = created
-    return obj
 
 
 def parsed(obj: dict[str, Any]) -> PodGpu:
@@ -128,7 +129,7 @@ def per_card_pod(
     if allocated:
         cards = "".join(f"{uuid},NVIDIA,{mib},{cores}:" for uuid, mib, cores in allocated)
         annotations[allocation] = cards + (";" if allocation.startswith("hami") else "")
-    obj = objects.pod(
+    return objects.pod(
         name,
         namespace=namespace,
         node=node,
@@ -136,6 +137,5 @@ def per_card_pod(
         annotations=annotations,
         containers=[objects.container("main", limits=limits)],
         uid=f"uid-{namespace}-{name}",
+        created=created,
     )
-    obj["metadata"]["creationTimestamp"] = created
-    return obj

@@ -362,3 +362,43 @@ async def test_a_forbidden_budget_list_leaves_a_warning(
     assert blocks["web/api"] is None  # no budget known
     # The warning travels with the snapshot's other warnings.
     assert warning in assemble([], state).warnings
+
+
+async def test_creation_and_scheduling_times_reach_the_snapshot(
+    kube_api: KubeApiDouble, tmp_path: Path
+) -> None:
+    """metadata.creationTimestamp and the PodScheduled condition's time, as the API serves
+    them (design §12): a running pod has both, a Pending one its creation only; a condition
+    that is not True, or whose time is unreadable, gives none."""
+    samples = [node_info("n1"), *card("n1", 0), *card("n1", 1)]
+    samples += vgpu("n1", "ml/running", 1, 4096)
+    placed = cce_pod(
+        "ml/running",
+        node="n1",
+        cards=(1,),
+        created="2024-05-01T11:00:00Z",
+        scheduled="2024-05-01T11:00:03Z",
+    )
+    kube_api.add_pod(placed)
+    kube_api.add_pod(cce_pod("web/waiting", created="2024-05-01T09:30:00Z"))
+    odd = cce_pod("web/odd", created="2024-05-01T09:40:00Z")
+    odd["status"]["conditions"] = [
+        {"type": "PodScheduled", "status": "True", "lastTransitionTime": "soon"}
+    ]
+    kube_api.add_pod(odd)
+    kube_api.add_node(objects.node("n1", allocatable={"volcano.sh/gpu-mem.128Mi": 256}))
+    state = await read_kubernetes(str(kube_api.write_kubeconfig(tmp_path / "kubeconfig")))
+    served = {p.key: p for p in state.pods}
+    assert served["web/waiting"].created == "2024-05-01T09:30:00Z"  # the API's own field
+    cluster = assemble(samples, state).cluster
+    times = {p.name: (p.created, p.scheduled) for p in cluster.pods}
+    assert times == {
+        "ml/running": ("2024-05-01T11:00:00Z", "2024-05-01T11:00:03Z"),
+        "web/waiting": ("2024-05-01T09:30:00Z", None),  # PodScheduled False: Unschedulable
+        "web/odd": ("2024-05-01T09:40:00Z", None),
+    }
+    written = scenario_to_data(cluster)
+    assert {p["name"]: p.get("scheduled") for p in written["pods"]}["ml/running"] == (
+        "2024-05-01T11:00:03Z"
+    )
+    assert scenario_from_data(written, "snapshot.yaml") == cluster
