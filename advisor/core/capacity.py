@@ -47,10 +47,12 @@ from advisor.core.queues import (
 )
 from advisor.core.resource_info import (
     BASIC,
+    IGNORED,
     MIN_RESOURCE,
     Res,
     add,
     cap,
+    is_empty,
     less_equal,
     names_of,
     resource_list,
@@ -67,7 +69,7 @@ class CapacityAttr(QueueAttr):
     @property
     def best_effort(self) -> bool:
         """No deserved (Resource.IsEmpty): the queue's share is 1 whatever it holds."""
-        return not names_of(self.deserved)
+        return is_empty(self.deserved)
 
     @property
     def share(self) -> float:
@@ -102,7 +104,7 @@ class CapacityAttr(QueueAttr):
         asks, used by `future` or named by deserved, has future ≤ deserved."""
         for name, asked in task.items():
             used, deserved = future.get(name, 0.0), self.deserved.get(name, 0.0)
-            if asked <= 0 or (used < MIN_RESOURCE and deserved < MIN_RESOURCE):
+            if asked <= 0 or name in IGNORED or (used < MIN_RESOURCE and deserved < MIN_RESOURCE):
                 continue
             if used <= deserved or abs(used - deserved) < MIN_RESOURCE:
                 return True
@@ -111,8 +113,8 @@ class CapacityAttr(QueueAttr):
     def reclaimable(
         self, task: Mapping[str, float], allocated: Res, reclaimer: Mapping[str, float]
     ) -> bool:
-        if not set(names_of(task)) & set(names_of(reclaimer)):
-            return False  # shouldSkipReclaimee: no resource in common with the reclaimer
+        if not (set(names_of(task)) & set(names_of(reclaimer))) - IGNORED:
+            return False  # shouldSkipReclaimee: no resource but `pods` in common
         if not less_equal(self.guarantee, sub(allocated, task)):
             return False  # checkGuaranteeConstraint
         if not set(names_of(task)) & set(names_of(self.deserved)):
@@ -127,6 +129,7 @@ class CapacityAttr(QueueAttr):
             n
             for n, asked in task.items()
             if asked > 0
+            and n not in IGNORED
             and (self.deserved.get(n, 0.0) >= MIN_RESOURCE if n in BASIC else n in self.deserved)
         ]
         return [n for n in names if allocated.get(n, 0.0) > self.deserved.get(n, 0.0)]

@@ -2,9 +2,12 @@
 overcommit plugins of the default tiers decide, read from Volcano v1.15.1.
 
 - Resources as Volcano counts them (core.resource_info); a pod's are its
-  containers' requests as written (the profile's `queue_request`), a node's its
-  allocatable (cpu and memory, and `device_allocatable` for its cards). The session's total
-  is the sum over the nodes (framework/session.go, openSession).
+  containers' requests as written (the profile's `queue_request`) and one `pods`
+  (api/pod_info.go GetPodResourceRequest), a node's its allocatable (cpu, memory and
+  `pods`, and `device_allocatable` for its cards). The session's total is the sum over the
+  nodes (framework/session.go, openSession), so a queue's deserved, allocated and request
+  count pods too: a small pod limit bounds deserved, and proportion's ReclaimableFn
+  (allocated not LessEqual deserved) and OverusedFn read it.
 - deserved (plugins/proportion/proportion.go, OnSessionOpen): rounds of the remaining total
   shared by weight among the queues not yet met, each capped by realCapability = (total −
   Σguarantee + guarantee) ∧ capability and by what the queue requests, never below its
@@ -37,12 +40,13 @@ from advisor.core.profiles import profile_of
 from advisor.core.resource_info import (
     BASIC,
     MIN_RESOURCE,
+    PODS,
     Res,
     add,
     cap,
     exceeded,
+    is_empty,
     less_equal,
-    names_of,
     resource_list,
     share,
     short_of,
@@ -54,7 +58,11 @@ from advisor.core.resource_info import (
 def pod_resources(cluster: Cluster, pod: Pod) -> Res:
     """A pod's request as Volcano counts it (TaskInfo.Resreq)."""
     profile = profile_of(cluster.scheduler)
-    out: Res = {"cpu": float(pod.resources.cpu_milli), "memory": float(pod.resources.memory_bytes)}
+    out: Res = {
+        "cpu": float(pod.resources.cpu_milli),
+        "memory": float(pod.resources.memory_bytes),
+        PODS: 1.0,
+    }
     for name, value in profile.queue_request(pod.request).items():
         out[name] = 1000.0 * value
     return out
@@ -63,11 +71,12 @@ def pod_resources(cluster: Cluster, pod: Pod) -> Res:
 def cluster_total(cluster: Cluster) -> Res:
     """The session's TotalResource: each node's allocatable, an unknown one without limit."""
     profile = profile_of(cluster.scheduler)
-    total: Res = {"cpu": 0.0, "memory": 0.0}
+    total: Res = {"cpu": 0.0, "memory": 0.0, PODS: 0.0}
     for node in cluster.nodes:
-        cpu, memory = node.allocatable.cpu_milli, node.allocatable.memory_bytes
-        total["cpu"] += math.inf if cpu is None else cpu
-        total["memory"] += math.inf if memory is None else memory
+        known = node.allocatable
+        for dim, limit in (("cpu", known.cpu_milli), ("memory", known.memory_bytes)):
+            total[dim] += math.inf if limit is None else limit
+        total[PODS] += math.inf if known.pods is None else known.pods
         for name, value in profile.device_allocatable(
             node.cards, cluster.max_vgpus_per_card
         ).items():
@@ -261,7 +270,7 @@ def deserved(total: Mapping[str, float], claims: Mapping[str, Claim]) -> dict[st
             increased, decreased = add(increased, up), add(decreased, down)
             out[name] = new
         remaining = exceeded(add(remaining, decreased), increased)
-        if not names_of(remaining) or remaining == before:
+        if is_empty(remaining) or remaining == before:
             return out
 
 

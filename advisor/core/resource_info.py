@@ -2,8 +2,13 @@
 the queues of the cycle (core.queues, core.session) and of preemption (core.preemption)
 count and compare.
 
-- Units as NewResource counts them: cpu in millicores, memory in bytes, every other
-  resource in thousandths; a quantity below `MIN_RESOURCE` counts as none.
+- Units as NewResource counts them: cpu in millicores, memory in bytes, `pods` in pods,
+  every other resource in thousandths; a quantity below `MIN_RESOURCE` counts as none.
+- `pods` is a scalar like any other (NewResource adds the list's; GetPodResourceRequest
+  one per task), so Add, Sub, LessEqual, MinDimensionResource, Diff and ResourceNames
+  count it, but the comparisons that skip `ignoredScalarResources` (IsEmpty and the
+  ...WithDimension family) leave it out (`IGNORED`; Volcano v1.15.1
+  pkg/scheduler/api/resource_info.go).
 - The operations the proportion, overcommit and allocate code asks of them (Add, Sub,
   ExceededPart, LessEqual, LessEqualWithDimensionAndResourcesName, MinDimensionResource),
   a resource missing from a dict being zero unless said otherwise.
@@ -19,15 +24,19 @@ from advisor.core.quantity import quantity_milli, quantity_units
 Res = dict[str, float]
 MIN_RESOURCE = 0.1  # resource_info.go minResource: below it a quantity counts as none
 BASIC = ("cpu", "memory")
+PODS = "pods"
+IGNORED = frozenset({PODS})  # resource_info.go ignoredScalarResources
 
 
 def resource_list(values: ResourceList) -> Res:
-    """A resource list in Volcano's units (NewResource); `pods` and count quotas left out."""
+    """A resource list in Volcano's units (NewResource: memory and `pods` by Value, the
+    others by MilliValue); count quotas left out."""
     out: Res = {}
     for name, text in values.items():
-        if name == "pods" or name.startswith("count/"):
+        if name.startswith("count/"):
             continue
-        out[name] = float(quantity_units(text) if name == "memory" else quantity_milli(text))
+        whole = name in ("memory", PODS)
+        out[name] = float(quantity_units(text) if whole else quantity_milli(text))
     return out
 
 
@@ -71,9 +80,10 @@ def short_of(
     left: Mapping[str, float], right: Mapping[str, float], req: Mapping[str, float]
 ) -> list[str]:
     """LessEqualWithDimensionAndResourcesName: the resources `req` asks (above zero) in
-    which `left` exceeds `right` (missing: zero), cpu and memory first, then by name."""
+    which `left` exceeds `right` (missing: zero), cpu and memory first, then by name;
+    `pods` never."""
     names = [n for n in BASIC if req.get(n, 0.0) > 0]
-    names += sorted(n for n in req if n not in BASIC and req[n] > 0)
+    names += sorted(n for n in req if n not in BASIC and n not in IGNORED and req[n] > 0)
     return [n for n in names if left.get(n, 0.0) > right.get(n, 0.0)]
 
 
@@ -92,7 +102,13 @@ def cap(value: Mapping[str, float], limit: Mapping[str, float], missing_unlimite
 
 
 def names_of(value: Mapping[str, float]) -> list[str]:
+    """ResourceNames: those at least MIN_RESOURCE, `pods` included."""
     return [n for n in sorted(value) if value[n] >= MIN_RESOURCE]
+
+
+def is_empty(value: Mapping[str, float]) -> bool:
+    """IsEmpty: nothing but `pods` at least MIN_RESOURCE."""
+    return all(n in IGNORED for n in names_of(value))
 
 
 def share(allocated: Mapping[str, float], deserved: Mapping[str, float]) -> float:

@@ -43,6 +43,7 @@ from advisor.core.queues import (
     queues_of,
 )
 from advisor.core.resource_info import (
+    PODS,
     Res,
     accumulate,
     add,
@@ -284,7 +285,8 @@ def cluster_used(cluster: Cluster, resreq: Mapping[str, Res]) -> Res:
     for node in cluster.nodes:
         for other in (*(node.other_pods or ()), *node.resident_pods):
             accumulate(
-                used, {"cpu": other.resources.cpu_milli, "memory": other.resources.memory_bytes}
+                used,
+                {"cpu": other.resources.cpu_milli, "memory": other.resources.memory_bytes, PODS: 1},
             )
     return used
 
@@ -297,4 +299,6 @@ def _show(name: str, value: float) -> str:
         return f"{value / 2**30:.4g}Gi"
     if name == "cpu":
         return f"{value / 1000:.4g}"
+    if name == PODS:
+        return f"{value:g}"
     return f"{value / 1000:.6g}"

@@ -147,3 +147,54 @@ def test_an_empty_intersection_lets_the_tiers_next_plugin_start_afresh() -> None
     assert [p.name for p in _tiers(pods, first)] == ["ns/a", "ns/b"]
     assert _tiers(pods, first[:2]) == []  # undecided: no next tier
     assert [p.name for p in _tiers(pods, first[:2], [lambda ps: ps[:1]])] == ["ns/a"]
+
+
+RECLAIM = ["allocate", "reclaim", "backfill"]
+
+
+def _pod_limited(pods: int, cards: int = 1) -> list[dict[str, Any]]:
+    cards_ = [{"index": i, "memory_mib": 16384} for i in range(cards)]
+    return [{"name": "n0", "allocatable": {"pods": pods}, "cards": cards_}]
+
+
+def test_a_queue_deserves_no_more_pods_than_the_cluster_allows() -> None:
+    """Seed 165, shrunk. The queues count `pods` (volcano v1.15.1 pkg/scheduler/api/
+    pod_info.go GetPodResourceRequest, line 119: one per task; resource_info.go
+    NewResource, line 95: the node's allocatable), so on a node of one pod slot `default`
+    deserves a fraction of a pod (proportion.go OnSessionOpen, line 233) and holds one:
+    its allocated is not LessEqual its deserved (ReclaimableFn, line 310) and q1 reclaims
+    its pod, though the card has room. The advisor had left `pods` out: no victims."""
+    data = cluster(
+        [
+            running("run/low", request={"gpus": 1, "memory_mib": 4096}),
+            {"name": "ml/p", "request": {"gpus": 1, "memory_mib": 4096}, "group": "ml/g"},
+        ],
+        actions=RECLAIM,
+        gang={},
+        nodes=_pod_limited(1),
+        groups=[{"name": "ml/g", "min_member": 1, "queue": "q1"}],
+        queues=[{"name": "q1", "weight": 10}],
+    )
+    assert verdicts(data) == {"ml/p": ("evicts", "n0", ("run/low",))}
+
+
+def test_a_gang_reclaims_the_pod_slots_its_queue_deserves() -> None:
+    """Seed 330, shrunk: a gang of two in q0 on a node of two pod slots, both held by pods
+    of `default`; each member reclaims one of them (the pod slot is the only resource short;
+    reclaim.go Execute, `ssn.Reclaimable`)."""
+    data = cluster(
+        [
+            running("run/a", request={"gpus": 1, "memory_mib": 4096}),
+            {**running("run/b", request={"gpus": 1, "memory_mib": 4096}), "cards": [1]},
+            {"name": "ml/p0", "request": {"gpus": 1, "memory_mib": 4096}, "group": "ml/g"},
+            {"name": "ml/p1", "request": {"gpus": 1, "memory_mib": 4096}, "group": "ml/g"},
+        ],
+        actions=RECLAIM,
+        nodes=_pod_limited(2, cards=2),
+        groups=[{"name": "ml/g", "min_member": 2, "queue": "q0"}],
+        queues=[{"name": "q0", "weight": 2}],
+    )
+    assert verdicts(data) == {
+        "ml/p0": ("evicts", "n0", ("run/b",)),
+        "ml/p1": ("evicts", "n0", ("run/a",)),
+    }

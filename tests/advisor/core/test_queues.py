@@ -8,6 +8,7 @@ from typing import Any
 from advisor.core.gang import diagnose_jobs, judge
 from advisor.core.jobs import Queue, frozen_resources
 from advisor.core.queues import Pool, QueueAttr, deserve, real_capability
+from advisor.core.resource_info import is_empty, less_equal, resource_list, short_of
 from advisor.scenario import scenario_from_data
 
 
@@ -207,3 +208,13 @@ def test_a_guarantee_is_kept_out_of_the_other_queues_real_capability() -> None:
     assert (a.real_capability["cpu"], b.real_capability["cpu"]) == (2000.0, 8000.0)
     deserve({"q1": a, "q2": b}, total)
     assert (a.deserved["cpu"], b.deserved["cpu"]) == (2000.0, 6000.0)
+
+
+def test_pods_count_in_the_sums_but_not_in_the_dimension_comparisons() -> None:
+    """volcano v1.15.1 pkg/scheduler/api/resource_info.go: NewResource reads `pods` by
+    Value (line 95) into the scalars, so LessEqual and ResourceNames count it; IsEmpty and
+    LessEqualWithDimensionAndResourcesName skip `ignoredScalarResources` (line 232)."""
+    assert resource_list({"pods": "3", "cpu": "1"}) == {"pods": 3.0, "cpu": 1000.0}
+    assert not less_equal({"pods": 2.0}, {"pods": 1.0})
+    assert short_of({"pods": 2.0, "cpu": 1.0}, {"pods": 1.0, "cpu": 1.0}, {"pods": 1.0}) == []
+    assert is_empty({"pods": 5.0, "cpu": 0.0})
