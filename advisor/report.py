@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from advisor.core.autoscalers import reachable
 from advisor.core.fragmentation import fragmentation
 from advisor.core.gang import judge
 from advisor.core.model import Cluster, reference_card_mib
@@ -136,6 +137,7 @@ def build_report(
     timer = PhaseClock(clock)
     cluster = inputs.cluster
     diagnosis = judge(cluster, node_detail_limit=NODE_DETAIL)
+    reaches = reachable(cluster)  # one judged cycle per autoscaler that may grow (§12.2)
     timer.end("diagnose")
     budget = PlanOptions(time_budget_s=options.time_budget_s)
     plans = plan(cluster, budget, clock=clock, diagnosis=diagnosis)
@@ -170,7 +172,7 @@ def build_report(
         "source": inputs.source,
         "warnings": list(inputs.warnings),
         "stale": [cast(StaleJson, entry) for entry in inputs.stale],
-        "diagnosis": diagnosis_json(diagnosis, cluster.scheduler),
+        "diagnosis": diagnosis_json(diagnosis, cluster.scheduler, reaches),
         "view": cluster_view(cluster, diagnosis),
         "plan": plan_json(plans, cluster, ups, downs),
         "fragmentation": fragmentation_json(frag, node_limit=NODE_DETAIL),

@@ -29,6 +29,7 @@ from advisor.core.profiles import profile_for, profile_of
 from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import Shape
 from advisor.core.whatif import as_held
+from advisor.scenario.autoscalers import AUTOSCALER_KEYS, read_autoscalers
 from advisor.scenario.fit import (
     NODE_FIT_KEYS,
     POD_FIT_KEYS,
@@ -94,7 +95,7 @@ def _read_cluster(data: object, source: str, limits: ScenarioLimits) -> Cluster:
     top = r.mapping(
         data,
         "",
-        {"scheduler", "policy", "max_vgpus_per_card", "nodes", "pods", *JOB_KEYS},
+        {"scheduler", "policy", "max_vgpus_per_card", "nodes", "pods", *JOB_KEYS, *AUTOSCALER_KEYS},
         {"nodes"},
     )
     scheduler = read_scheduler(r, top.get("scheduler", {}))
@@ -116,7 +117,8 @@ def _read_cluster(data: object, source: str, limits: ScenarioLimits) -> Cluster:
     _check_other_pods(r, nodes, {p.name for p in pods})
     jobs = read_jobs(r, top)
     check_pod_groups(r, pods, jobs)
-    cluster = Cluster(nodes, pods, policy, limit, scheduler, jobs)
+    autoscalers = read_autoscalers(r, top)
+    cluster = Cluster(nodes, pods, policy, limit, scheduler, jobs, autoscalers)
     _check_running(r, cluster)
     return cluster
 
