@@ -137,7 +137,7 @@ def build_report(
     timer = PhaseClock(clock)
     cluster = inputs.cluster
     diagnosis = judge(cluster, node_detail_limit=NODE_DETAIL)
-    reaches = reachable(cluster)  # one judged cycle per autoscaler that may grow (§12.2)
+    reaches = reachable(cluster, diagnosis)  # reachable replicas (§12.2)
     timer.end("diagnose")
     budget = PlanOptions(time_budget_s=options.time_budget_s)
     plans = plan(cluster, budget, clock=clock, diagnosis=diagnosis)

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     cluster = read.cluster
     limit = None if args.node_detail < 0 else args.node_detail
     diagnosis = judge(cluster, node_detail_limit=limit)
-    data = diagnosis_json(diagnosis, cluster.scheduler, reachable(cluster))
+    data = diagnosis_json(diagnosis, cluster.scheduler, reachable(cluster, diagnosis))
     # The advice weighs the rebalancing plans, as in `report` and `plan`: the same search
     # (its defaults), so that every command gives a pod the same advice.
     plans = plan(cluster, PlanOptions(), clock=time.monotonic, diagnosis=diagnosis)

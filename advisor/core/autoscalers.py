@@ -13,10 +13,15 @@ target gets placed now if the HPA scales it from `replicas` up to `max_replicas`
   `placeable` counts the replicas placed; `blocked` is the verdict of the first one left
   Pending (its cause, and the node summary the diagnosis gives a Pending pod).
 
-Cost: one judged cycle per autoscaler with room to grow. Where the profile runs no Volcano
-session, a Pending pod queued after the replicas (lower priority) cannot change where they
-go, so those pods are left out of that cycle; under Volcano's session enqueue and the
-queues' shares see every job, so they stay.
+Cost. Where the judged cycle is §3's one-pod cycle (no PodGroups, queues or quotas, and no
+enqueue action), the diagnosis's own cycle serves every autoscaler: the state where a
+template's priority joins the queue is the running pods plus the diagnosis's placements of
+the Pending pods of that priority or above, and each autoscaler places only its replicas on
+a copy of it, stopping at the first that stays Pending (the next, of the same shape on the
+same state, fails alike). Elsewhere the job layer decides the order (gangs, queue shares,
+enqueue), so each autoscaler with replicas to add costs one judged cycle of its own; under a
+profile without Volcano's session the Pending pods queued after the replicas are left out
+of it, as they cannot change where the replicas go.
 """
 
 from __future__ import annotations
@@ -24,12 +29,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from advisor.core.diagnosis import Cause
+from advisor.core.diagnose import Cycle, build_state
+from advisor.core.diagnosis import Cause, Diagnosis
 from advisor.core.gang import judge
-from advisor.core.hpa import Autoscaler, owned_by
+from advisor.core.hpa import Autoscaler, targets_of
+from advisor.core.jobs import NO_JOBS
 from advisor.core.model import Cluster, Pod
 from advisor.core.plan.cost import parse_time
 from advisor.core.profiles import profile_of
+from advisor.core.state import CardState, Shape
+from advisor.errors import known
 
 _NEVER = datetime.min.replace(tzinfo=UTC)
 
@@ -62,14 +71,21 @@ class Reach:
 
 def template_of(cluster: Cluster, target: str) -> Pod | None:
     """The target's newest running pod, or None."""
-    best: tuple[datetime, int, Pod] | None = None
+    return templates(cluster).get(target)
+
+
+def templates(cluster: Cluster) -> dict[str, Pod]:
+    """Each target's newest running pod, in one pass over the pods."""
+    best: dict[str, tuple[datetime, int, Pod]] = {}
     for index, pod in enumerate(cluster.pods):
-        if pod.placement is None or not owned_by(pod.owner, target):
+        if pod.placement is None or pod.owner is None:
             continue
         when = (parse_time(pod.started) if pod.started else None) or _NEVER
-        if best is None or (when, index) >= best[:2]:
-            best = (when, index, pod)
-    return None if best is None else best[2]
+        for target in targets_of(pod.owner):
+            held = best.get(target)
+            if held is None or (when, index) >= held[:2]:
+                best[target] = (when, index, pod)
+    return {target: pod for target, (_, _, pod) in best.items()}
 
 
 def replicas_of(template: Pod, autoscaler: Autoscaler) -> tuple[Pod, ...]:
@@ -111,6 +127,63 @@ def reach(cluster: Cluster, autoscaler: Autoscaler) -> Reach:
     return Reach(autoscaler, template.name, placed, blocked)
 
 
-def reachable(cluster: Cluster) -> tuple[Reach, ...]:
-    """Every autoscaler's reach, in the order the cluster lists them."""
-    return tuple(reach(cluster, a) for a in cluster.autoscalers)
+def reachable(cluster: Cluster, diagnosis: Diagnosis | None = None) -> tuple[Reach, ...]:
+    """Every autoscaler's reach, in the order the cluster lists them. `diagnosis`: the
+    cluster's, as `judge` gave it (judged here when not given)."""
+    if not cluster.autoscalers:
+        return ()
+    if not one_pod_cycle(cluster):
+        return tuple(reach(cluster, a) for a in cluster.autoscalers)
+    newest = templates(cluster)
+    shaped = [(a, newest.get(a.target)) for a in cluster.autoscalers]
+    floors = {t.priority for a, t in shaped if t is not None and a.headroom}
+    if diagnosis is None and floors:
+        diagnosis = judge(cluster, node_detail_limit=0)
+    states = _states_at(cluster, diagnosis, floors) if diagnosis is not None else {}
+    out = []
+    for a, template in shaped:
+        if template is None:
+            out.append(Reach(a, None, None, None))
+            continue
+        placed, blocked = 0, None
+        if a.headroom:
+            cycle = Cycle(states[template.priority].copy(), cluster.policy, 0)
+            for pod in replicas_of(template, a):
+                verdict = cycle.visit(pod)
+                if verdict.placement is None:
+                    blocked = Blocked(verdict.cause, verdict.message, verdict.node_summary)
+                    break
+                placed += 1
+        out.append(Reach(a, template.name, placed, blocked))
+    return tuple(out)
+
+
+def one_pod_cycle(cluster: Cluster) -> bool:
+    """Whether `judge` is §3's cycle of one pod at a time in queue order: no PodGroups,
+    queues or quotas, and no enqueue to admit jobs before it."""
+    if cluster.jobs != NO_JOBS:
+        return False
+    session = profile_of(cluster.scheduler).session
+    if not session.volcano:
+        return True
+    actions = cluster.scheduler.actions
+    return "enqueue" not in (session.default_actions if actions is None else actions)
+
+
+def _states_at(cluster: Cluster, diagnosis: Diagnosis, floors: set[int]) -> dict[int, CardState]:
+    """The card state once every Pending pod of priority ≥ each floor has had its turn, that
+    is where that floor's replicas join the queue: the running pods, and the placements the
+    diagnosis gave those pods (cards only add up, so their order does not matter)."""
+    state = build_state(cluster)
+    placed = sorted(
+        (d for d in diagnosis.pods if d.placement is not None), key=lambda d: -d.pod.priority
+    )
+    states: dict[int, CardState] = {}
+    i = 0
+    for floor in sorted(floors, reverse=True):
+        while i < len(placed) and placed[i].pod.priority >= floor:
+            where = known(placed[i].placement, "a placed pod's placement")
+            state.apply(state.positions(where), Shape.of_pod(placed[i].pod))
+            i += 1
+        states[floor] = state.copy()
+    return states

@@ -29,20 +29,20 @@ class Autoscaler:
         return max(0, self.max_replicas - self.replicas)
 
 
-def owned_by(owner: str | None, target: str) -> bool:
-    """Whether a pod whose controller is `owner` is a replica of `target`. A Deployment's
-    pods name their ReplicaSet (`<deployment>-<pod-template-hash>`, the hash without a dash)
-    as owner, so a Deployment target also owns the pods of such a ReplicaSet."""
+def targets_of(owner: str | None) -> tuple[str, ...]:
+    """The targets a pod whose controller is `owner` is a replica of: the owner itself, and
+    for a ReplicaSet named `<deployment>-<pod-template-hash>` (the hash without a dash) its
+    Deployment, as a Deployment's pods name their ReplicaSet as owner."""
     if owner is None:
-        return False
-    if owner == target:
-        return True
-    kind, _, rest = target.partition("/")
-    owner_kind, _, owner_rest = owner.partition("/")
-    if kind != "Deployment" or owner_kind != "ReplicaSet":
-        return False
-    prefix = rest + "-"
-    if not owner_rest.startswith(prefix):
-        return False
-    suffix = owner_rest[len(prefix) :]
-    return bool(suffix) and "-" not in suffix
+        return ()
+    kind, _, rest = owner.partition("/")
+    namespace, _, name = rest.partition("/")
+    base, dash, suffix = name.rpartition("-")
+    if kind != "ReplicaSet" or not (dash and base and suffix):
+        return (owner,)
+    return (owner, f"Deployment/{namespace}/{base}")
+
+
+def owned_by(owner: str | None, target: str) -> bool:
+    """Whether a pod whose controller is `owner` is a replica of `target`."""
+    return target in targets_of(owner)

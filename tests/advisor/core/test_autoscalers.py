@@ -180,3 +180,53 @@ def test_placeable_stays_within_the_free_memory_and_an_empty_node_never_lowers_i
     (grown,) = reachable(replace(cluster, nodes=(*cluster.nodes, empty)))
     assert grown.placeable is not None
     assert grown.placeable >= result.placeable
+
+
+@st.composite
+def queued(draw: st.DrawFn) -> Cluster:
+    """Pending pods of random priorities and shapes beside two targets' running pods."""
+    profile = draw(st.sampled_from(["cce", "hami"]))
+    layout = draw(st.lists(sizes, min_size=1, max_size=3))
+    nodes = [node(f"n{i}", *cards) for i, cards in enumerate(layout)]
+    pods: list[Any] = []
+    autoscalers = []
+    for t in range(2):
+        gib = draw(st.integers(1, layout[0][0] // 2))
+        owner = {"owner": f"Deployment/web/app{t}", "priority": draw(st.integers(-1, 1))}
+        pods.append({**running(f"web/app{t}-0", "n0", [0], gib), **owner})
+        headroom = draw(st.integers(0, 6))
+        autoscalers.append(
+            {
+                "name": f"web/hpa{t}",
+                "target": f"Deployment/web/app{t}",
+                "max_replicas": 1 + headroom,
+            }
+            | {"replicas": 1}
+        )
+    for i in range(draw(st.integers(0, 5))):
+        pods.append(pending(f"x/p{i}", draw(st.integers(1, 16)), draw(st.integers(-1, 1))))
+    scheduler = {"profile": profile}
+    return build(nodes, pods, autoscalers=autoscalers, scheduler=scheduler)
+
+
+@settings(max_examples=60, deadline=None)
+@given(queued())
+def test_the_one_cycle_path_agrees_with_a_judged_cycle_per_autoscaler(cluster: Cluster) -> None:
+    fast = reachable(cluster)
+    slow = tuple(reach(cluster, a) for a in cluster.autoscalers)
+    assert [(r.placeable, r.blocked) for r in fast] == [(r.placeable, r.blocked) for r in slow]
+
+
+def test_under_the_job_layer_each_autoscaler_is_judged_whole() -> None:
+    # volcano-vgpu runs enqueue: the replicas go through the judged cycle itself, whose
+    # enqueue holds the replica before any node is tried (the cluster is overcommitted)
+    base = [replica("web/t", "n0", [0], 8)]
+    nodes = [node("n0", 8), node("n1", 16)]
+    top = {"scheduler": {"profile": "volcano-vgpu"}}
+    assert one(nodes, base, **top).placeable == 2
+    ahead = one(nodes, [*base, pending("x/p", 16, priority=10)], **top)
+    assert ahead.placeable == 0
+    assert ahead.blocked is not None
+    assert ahead.blocked.cause == "queue"
+    assert "overused" in ahead.blocked.message
+    assert ahead.blocked.node_summary is None
