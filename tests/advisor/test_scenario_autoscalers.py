@@ -153,3 +153,12 @@ def test_diagnose_and_report_carry_the_reachable_replicas(tmp_path: Path) -> Non
     report = json.loads((tmp_path / "report.json").read_text())
     assert conforms(report, schemas.REPORT_SCHEMA) == []
     assert report["diagnosis"]["autoscalers"] == data["autoscalers"]
+    line = (
+        "- web/infer-hpa (Deployment/web/infer): 3 of 4 more replicas place; the next stays "
+        "Pending (capacity: 0/1 nodes are unavailable: 1 card-memory.)"
+    )
+    lost_line = "- web/lost (Deployment/web/gone): no running pod to copy a replica from"
+    markdown = tmp_path / "d.md"
+    assert main(["diagnose", "--scenario", str(source), "--output", str(markdown)]) == 0
+    for text in (markdown.read_text(), (tmp_path / "report.md").read_text()):
+        assert f"## Autoscalers\n\n{line}\n{lost_line}" in text
