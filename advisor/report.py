@@ -13,9 +13,8 @@ from typing import Any, cast
 
 import pandas as pd
 
-from advisor.core.autoscalers import reachable
+from advisor.core.autoscalers import judged
 from advisor.core.fragmentation import fragmentation
-from advisor.core.gang import judge
 from advisor.core.model import Cluster, reference_card_mib
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.profiles import profile_of
@@ -136,8 +135,7 @@ def build_report(
 ) -> Report:
     timer = PhaseClock(clock)
     cluster = inputs.cluster
-    diagnosis = judge(cluster, node_detail_limit=NODE_DETAIL)
-    reaches = reachable(cluster, diagnosis)  # reachable replicas (§12.2)
+    diagnosis, reaches = judged(cluster, node_detail_limit=NODE_DETAIL)  # and the HPAs' (§12.2)
     timer.end("diagnose")
     budget = PlanOptions(time_budget_s=options.time_budget_s)
     plans = plan(cluster, budget, clock=clock, diagnosis=diagnosis)

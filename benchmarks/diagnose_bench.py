@@ -23,10 +23,12 @@ from functools import partial
 from pathlib import Path
 
 from advisor.core.autoscalers import one_pod_cycle, reachable
-from advisor.core.diagnose import diagnose
+from advisor.core.diagnose import build_state, diagnose
+from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
 from advisor.core.hpa import Autoscaler
 from advisor.core.plan import PlanOptions, plan
+from advisor.core.state import CardState
 from advisor.output import diagnosis_json
 from advisor.scenario import load_scenario, save_scenario
 from advisor.scenario.profile import retarget
@@ -187,9 +189,15 @@ def _run_autoscalers(params: Params, repeats: int) -> Outcome:
         autoscalers.append(Autoscaler(f"{pod.namespace}/hpa{k}", target, 1, 11, 1))
     cluster = replace(cluster, pods=tuple(pods), autoscalers=tuple(autoscalers))
     timings = Timings()
+
+    def judged() -> tuple[CardState, Diagnosis]:
+        """As `core.autoscalers.judged`: the running pods' cards built once, for both."""
+        cards = build_state(cluster)
+        return cards, judge(cluster, state=cards.copy())
+
     for _ in range(repeats):
-        diagnosis = timings.time("judge", lambda: judge(cluster))
-        reaches = timings.time("autoscalers", partial(reachable, cluster, diagnosis))
+        cards, diagnosis = timings.time("judge", judged)
+        reaches = timings.time("autoscalers", partial(reachable, cluster, diagnosis, cards))
     statuses = Counter(r.status for r in reaches)
     facts = {
         "autoscalers": len(reaches),

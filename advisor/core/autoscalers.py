@@ -17,11 +17,11 @@ Cost. Where the judged cycle is §3's one-pod cycle (no PodGroups, queues or quo
 enqueue action), the diagnosis's own cycle serves every autoscaler: the state where a
 template's priority joins the queue is the running pods plus the diagnosis's placements of
 the Pending pods of that priority or above, and each autoscaler places only its replicas on
-a copy of it, stopping at the first that stays Pending (the next, of the same shape on the
-same state, fails alike). Elsewhere the job layer decides the order (gangs, queue shares,
-enqueue), so each autoscaler with replicas to add costs one judged cycle of its own; under a
-profile without Volcano's session the Pending pods queued after the replicas are left out
-of it, as they cannot change where the replicas go.
+it, stopping at the first that stays Pending (the next, of the same shape on the same state,
+fails alike), then releases them for the next. Elsewhere the job layer decides the order
+(gangs, queue shares, enqueue), so each autoscaler with replicas to add costs one judged
+cycle of its own; under a profile without Volcano's session the Pending pods queued after
+the replicas are left out of it, as they cannot change where the replicas go.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from advisor.core.diagnose import Cycle, build_state
+from advisor.core.diagnose import DEFAULT_NODE_DETAIL, Cycle, build_state
 from advisor.core.diagnosis import Cause, Diagnosis
 from advisor.core.gang import judge
 from advisor.core.hpa import Autoscaler, targets_of
@@ -127,9 +127,12 @@ def reach(cluster: Cluster, autoscaler: Autoscaler) -> Reach:
     return Reach(autoscaler, template.name, placed, blocked)
 
 
-def reachable(cluster: Cluster, diagnosis: Diagnosis | None = None) -> tuple[Reach, ...]:
+def reachable(
+    cluster: Cluster, diagnosis: Diagnosis | None = None, running: CardState | None = None
+) -> tuple[Reach, ...]:
     """Every autoscaler's reach, in the order the cluster lists them. `diagnosis`: the
-    cluster's, as `judge` gave it (judged here when not given)."""
+    cluster's, as `judge` gave it (judged here when not given); `running`: the running pods'
+    cards (`build_state(cluster)`, left as it is), so that the caller builds them once."""
     if not cluster.autoscalers:
         return ()
     if not one_pod_cycle(cluster):
@@ -139,23 +142,42 @@ def reachable(cluster: Cluster, diagnosis: Diagnosis | None = None) -> tuple[Rea
     floors = {t.priority for a, t in shaped if t is not None and a.headroom}
     if diagnosis is None and floors:
         diagnosis = judge(cluster, node_detail_limit=0)
-    states = _states_at(cluster, diagnosis, floors) if diagnosis is not None else {}
+    cycles = {}
+    if diagnosis is not None and floors:
+        base = build_state(cluster) if running is None else running.copy()
+        states = _states_at(base, diagnosis, floors)
+        cycles = {floor: Cycle(state, cluster.policy, 0) for floor, state in states.items()}
     out = []
     for a, template in shaped:
         if template is None:
             out.append(Reach(a, None, None, None))
             continue
-        placed, blocked = 0, None
+        placed: list[tuple[list[int], Shape]] = []
+        blocked = None
         if a.headroom:
-            cycle = Cycle(states[template.priority].copy(), cluster.policy, 0)
+            cycle = cycles[template.priority]
             for pod in replicas_of(template, a):
                 verdict = cycle.visit(pod)
                 if verdict.placement is None:
                     blocked = Blocked(verdict.cause, verdict.message, verdict.node_summary)
                     break
-                placed += 1
-        out.append(Reach(a, template.name, placed, blocked))
+                placed.append((cycle.state.positions(verdict.placement), Shape.of_pod(pod)))
+            for positions, shape in reversed(placed):  # the next autoscaler sees none of them
+                cycle.state.release(positions, shape)
+        out.append(Reach(a, template.name, len(placed), blocked))
     return tuple(out)
+
+
+def judged(
+    cluster: Cluster, *, node_detail_limit: int | None = DEFAULT_NODE_DETAIL
+) -> tuple[Diagnosis, tuple[Reach, ...]]:
+    """The diagnosis every output gives (`judge`) and the autoscalers' reach, the running
+    pods' cards built once for both."""
+    if not cluster.autoscalers:
+        return judge(cluster, node_detail_limit=node_detail_limit), ()
+    running = build_state(cluster)
+    diagnosis = judge(cluster, node_detail_limit=node_detail_limit, state=running.copy())
+    return diagnosis, reachable(cluster, diagnosis, running)
 
 
 def one_pod_cycle(cluster: Cluster) -> bool:
@@ -170,11 +192,11 @@ def one_pod_cycle(cluster: Cluster) -> bool:
     return "enqueue" not in (session.default_actions if actions is None else actions)
 
 
-def _states_at(cluster: Cluster, diagnosis: Diagnosis, floors: set[int]) -> dict[int, CardState]:
+def _states_at(state: CardState, diagnosis: Diagnosis, floors: set[int]) -> dict[int, CardState]:
     """The card state once every Pending pod of priority ≥ each floor has had its turn, that
-    is where that floor's replicas join the queue: the running pods, and the placements the
-    diagnosis gave those pods (cards only add up, so their order does not matter)."""
-    state = build_state(cluster)
+    is where that floor's replicas join the queue: the running pods (`state`, which this
+    takes over), and the placements the diagnosis gave those pods (cards only add up, so
+    their order does not matter)."""
     placed = sorted(
         (d for d in diagnosis.pods if d.placement is not None), key=lambda d: -d.pod.priority
     )
