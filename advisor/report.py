@@ -13,9 +13,9 @@ from typing import Any, cast
 
 import pandas as pd
 
+from advisor.core.autoscalers import judged
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.fragmentation import fragmentation
-from advisor.core.gang import judge
 from advisor.core.model import Cluster, reference_card_mib
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.profiles import profile_of
@@ -146,7 +146,7 @@ def build_report(
 ) -> Report:
     timer = PhaseClock(clock)
     cluster = inputs.cluster
-    diagnosis = judge(cluster, node_detail_limit=NODE_DETAIL)
+    diagnosis, reaches = judged(cluster, node_detail_limit=NODE_DETAIL)  # and the HPAs' (§12.2)
     now = run_time(cluster, inputs.generated_at)
     ages = pending_ages(cluster, now)
     timer.end("diagnose")
@@ -183,7 +183,7 @@ def build_report(
         "source": inputs.source,
         "warnings": list(inputs.warnings),
         "stale": [cast(StaleJson, entry) for entry in inputs.stale],
-        "diagnosis": diagnosis_json(diagnosis, cluster.scheduler, ages),
+        "diagnosis": diagnosis_json(diagnosis, cluster.scheduler, ages, reaches),
         "view": cluster_view(cluster, diagnosis),
         "plan": plan_json(plans, cluster, ups, downs),
         "fragmentation": fragmentation_json(frag, node_limit=NODE_DETAIL),

@@ -4,6 +4,9 @@ Cases:
 - `diagnose`: build the cluster once (untimed but for a fact), then time
   `diagnose(cluster)` with the default node detail; `whole_node` 1 adds allocatable,
   labels, taints, cordons, requests, selectors and tolerations to every node and pod.
+- `autoscalers`: the same cluster with `autoscalers` HPAs, each over one running pod's
+  Deployment and up to 10 replicas more; times the judged cycle and then the reachable
+  replicas (docs/design.md §12.2) on its diagnosis. Goal: 30 % of diagnose's 5 s.
 - `cli`: write the cluster as a JSON scenario and time the whole
   `xgpu-advisor diagnose --format json` process (its peak RSS is the CLI's own), with the
   CLI's stages also timed in-process (load, diagnose, the plan search its advice weighs,
@@ -14,10 +17,18 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections import Counter
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
-from advisor.core.diagnose import diagnose
+from advisor.core.autoscalers import one_pod_cycle, reachable
+from advisor.core.diagnose import build_state, diagnose
+from advisor.core.diagnosis import Diagnosis
+from advisor.core.gang import judge
+from advisor.core.hpa import Autoscaler
 from advisor.core.plan import PlanOptions, plan
+from advisor.core.state import CardState
 from advisor.output import diagnosis_json
 from advisor.scenario import load_scenario, save_scenario
 from advisor.scenario.profile import retarget
@@ -75,6 +86,15 @@ def cases(quick: bool) -> list[Case]:
                 goal_rss_mib=1024.0,
             )
             for profile in ("hami", "volcano-vgpu")
+        ),
+        Case(
+            MODULE,
+            "autoscalers",
+            f"reachable replicas of 200 autoscalers after judge(), {SYNTHETIC}",
+            params=full | {"autoscalers": 200},
+            repeats=1 if quick else 3,
+            goal_phase="autoscalers",
+            goal_seconds=1.5,  # the issue's goal: at most 30 % added to diagnose's 5 s
         ),
         Case(
             MODULE,
@@ -155,9 +175,44 @@ def _run_cli(params: Params, repeats: int) -> Outcome:
     return Outcome(timings, {"summary": summary, "peak_rss_kib": peak, "note": note})
 
 
+def _run_autoscalers(params: Params, repeats: int) -> Outcome:
+    cluster = synthetic_cluster(_spec(params))
+    count = int(params["autoscalers"])
+    running = [i for i, p in enumerate(cluster.pods) if p.running]
+    chosen = set(running[:: max(1, len(running) // count)][:count])
+    pods = list(cluster.pods)
+    autoscalers = []
+    for k, i in enumerate(sorted(chosen)):
+        pod = pods[i]
+        target = f"Deployment/{pod.namespace}/app{k}"
+        pods[i] = replace(pod, owner=f"ReplicaSet/{pod.namespace}/app{k}-5d8f7")
+        autoscalers.append(Autoscaler(f"{pod.namespace}/hpa{k}", target, 1, 11, 1))
+    cluster = replace(cluster, pods=tuple(pods), autoscalers=tuple(autoscalers))
+    timings = Timings()
+
+    def judged() -> tuple[CardState, Diagnosis]:
+        """As `core.autoscalers.judged`: the running pods' cards built once, for both."""
+        cards = build_state(cluster)
+        return cards, judge(cluster, state=cards.copy())
+
+    for _ in range(repeats):
+        cards, diagnosis = timings.time("judge", judged)
+        reaches = timings.time("autoscalers", partial(reachable, cluster, diagnosis, cards))
+    statuses = Counter(r.status for r in reaches)
+    facts = {
+        "autoscalers": len(reaches),
+        "placeable": sum(r.placeable or 0 for r in reaches),
+        "one_cycle": one_pod_cycle(cluster),
+        "note": ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())),
+    }
+    return Outcome(timings, facts)
+
+
 def run_case(name: str, params: Params, repeats: int) -> Outcome:
     if name == "diagnose":
         return _run_diagnose(params, repeats)
+    if name == "autoscalers":
+        return _run_autoscalers(params, repeats)
     if name == "cli":
         return _run_cli(params, repeats)
     raise ValueError(f"unknown case {name!r}")

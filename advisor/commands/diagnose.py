@@ -12,8 +12,8 @@ from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cl
 from advisor.commands.flags.output import add_output
 from advisor.commands.flags.scheduler import scheduler_choice
 from advisor.commands.flags.values import count_or_all
+from advisor.core.autoscalers import judged
 from advisor.core.diagnose import DEFAULT_NODE_DETAIL
-from advisor.core.gang import judge
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import pod_remedies
 from advisor.core.waiting import pending_ages, run_time
@@ -44,9 +44,9 @@ def run(args: argparse.Namespace) -> int:
     read = read_cluster(args, scheduler_choice(args))
     cluster = read.cluster
     limit = None if args.node_detail < 0 else args.node_detail
-    diagnosis = judge(cluster, node_detail_limit=limit)
+    diagnosis, reaches = judged(cluster, node_detail_limit=limit)  # and the HPAs' (§12.2)
     ages = pending_ages(cluster, run_time(cluster, time.time()))
-    data = diagnosis_json(diagnosis, cluster.scheduler, ages)
+    data = diagnosis_json(diagnosis, cluster.scheduler, ages, reaches)
     # The advice weighs the rebalancing plans, as in `report` and `plan`: the same search
     # (its defaults), so that every command gives a pod the same advice.
     plans = plan(cluster, PlanOptions(), clock=time.monotonic, diagnosis=diagnosis)

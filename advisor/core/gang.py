@@ -43,7 +43,7 @@ from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.quota import QuotaBook
 from advisor.core.session import QueueSession
-from advisor.core.state import Shape
+from advisor.core.state import CardState, Shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +77,15 @@ class _Job:
 
 
 def diagnose_jobs(
-    cluster: Cluster, *, node_detail_limit: int | None = DEFAULT_NODE_DETAIL
+    cluster: Cluster,
+    *,
+    node_detail_limit: int | None = DEFAULT_NODE_DETAIL,
+    state: CardState | None = None,
 ) -> JobsDiagnosis:
     """One cycle with Volcano's job semantics (under a profile that runs Volcano's session;
-    under another, each pod is a job of its own, which is §3's cycle)."""
-    state = build_state(cluster)
+    under another, each pod is a job of its own, which is §3's cycle). `state`: the running
+    pods' cards (`build_state(cluster)`), which the cycle takes over; built when not given."""
+    state = build_state(cluster) if state is None else state
     cycle = Cycle(state, cluster.policy, node_detail_limit)
     volcano = profile_of(cluster.scheduler).session.volcano
     jobs = _jobs(cluster, volcano)
@@ -183,10 +187,15 @@ def diagnose_jobs(
     )
 
 
-def judge(cluster: Cluster, *, node_detail_limit: int | None = DEFAULT_NODE_DETAIL) -> Diagnosis:
+def judge(
+    cluster: Cluster,
+    *,
+    node_detail_limit: int | None = DEFAULT_NODE_DETAIL,
+    state: CardState | None = None,
+) -> Diagnosis:
     """Each Pending pod's verdict as every output gives it: `diagnose_jobs`'s, which is §3's
     one-pod cycle wherever no gang is judged."""
-    return diagnose_jobs(cluster, node_detail_limit=node_detail_limit).diagnosis
+    return diagnose_jobs(cluster, node_detail_limit=node_detail_limit, state=state).diagnosis
 
 
 def _keys(name: str | None, pods: list[Pod]) -> list[str]:

@@ -8,6 +8,7 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import Literal
 
+from advisor.core.hpa import Autoscaler
 from advisor.core.jobs import GANG_DEFAULTS, NO_JOBS, Gang, Jobs, QueuePlugin
 from advisor.core.nodefilters import (
     NO_CONSTRAINTS,
@@ -212,6 +213,7 @@ class Cluster:
     scheduler: Scheduler = CCE
     jobs: Jobs = NO_JOBS  # PodGroups, Queues, ResourceQuotas (docs/design.md §10.1)
     now: str | None = None  # RFC 3339: the time ages are counted to (None: the run's clock)
+    autoscalers: tuple[Autoscaler, ...] = ()  # HorizontalPodAutoscalers (§12.1)
 
     @property
     def running(self) -> tuple[Pod, ...]:

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 
 from advisor import schemas
+from advisor.core.autoscalers import Reach
 from advisor.core.diagnosis import Diagnosis, PodDiagnosis, shown_causes
 from advisor.core.jobs import GroupOutcome
 from advisor.core.model import (
@@ -23,6 +24,7 @@ from advisor.core.nodefilters import Resources, Taint, bytes_text, cpu_text
 from advisor.core.preemption import Preemption
 from advisor.core.profiles import DEFAULT_PROFILE, Profile, profile_for, profile_of
 from advisor.core.whatif import PolicyOutcome, ProfileOutcome, WhatIf, held_mib
+from advisor.output.autoscalers import autoscalers_json
 from advisor.output.fragmentation import summary_json
 
 
@@ -128,9 +130,11 @@ def diagnosis_json(
     diagnosis: Diagnosis,
     scheduler: Scheduler | None = None,
     ages: Mapping[str, float] | None = None,
+    reaches: Sequence[Reach] = (),
 ) -> schemas.DiagnosisJson:
     """`scheduler`: the cluster's, named beside the policy (every command passes it);
-    `ages`: Pending pods' ages by name (`core.waiting.pending_ages`, §12.3)."""
+    `ages`: Pending pods' ages by name (`core.waiting.pending_ages`, §12.3); `reaches`: the
+    autoscalers' reachable replicas (`core.autoscalers`), where it has some."""
     policy = diagnosis.policy
     profile = DEFAULT_PROFILE if scheduler is None else scheduler.profile
     judged: schemas.SchedulerPartJson = (
@@ -150,6 +154,7 @@ def diagnosis_json(
         ],
         "summary": diagnosis.summary,
         **grouped,
+        **autoscalers_json(reaches),
     }
 
 

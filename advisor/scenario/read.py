@@ -29,6 +29,7 @@ from advisor.core.profiles import profile_for, profile_of
 from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import Shape
 from advisor.core.whatif import as_held
+from advisor.scenario.autoscalers import AUTOSCALER_KEYS, read_autoscalers
 from advisor.scenario.fit import (
     NODE_FIT_KEYS,
     POD_FIT_KEYS,
@@ -94,7 +95,16 @@ def _read_cluster(data: object, source: str, limits: ScenarioLimits) -> Cluster:
     top = r.mapping(
         data,
         "",
-        {"scheduler", "policy", "max_vgpus_per_card", "now", "nodes", "pods", *JOB_KEYS},
+        {
+            "scheduler",
+            "policy",
+            "max_vgpus_per_card",
+            "now",
+            "nodes",
+            "pods",
+            *JOB_KEYS,
+            *AUTOSCALER_KEYS,
+        },
         {"nodes"},
     )
     scheduler = read_scheduler(r, top.get("scheduler", {}))
@@ -117,7 +127,8 @@ def _read_cluster(data: object, source: str, limits: ScenarioLimits) -> Cluster:
     jobs = read_jobs(r, top)
     check_pod_groups(r, pods, jobs)
     now = _time(r, top, "now", "")
-    cluster = Cluster(nodes, pods, policy, limit, scheduler, jobs, now)
+    autoscalers = read_autoscalers(r, top)
+    cluster = Cluster(nodes, pods, policy, limit, scheduler, jobs, now=now, autoscalers=autoscalers)
     _check_running(r, cluster)
     return cluster
 

@@ -20,6 +20,7 @@ import yaml
 
 from advisor.core.model import Cluster
 from advisor.core.profiles import profile_for
+from advisor.scenario.autoscalers import autoscalers_data
 from advisor.scenario.fit import node_fit_data, other_pod_data, pod_fit_data
 from advisor.scenario.jobs import jobs_data, pod_jobs_data
 from advisor.scenario.profile import scheduler_data
@@ -103,6 +104,7 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
         "nodes": nodes,
         "pods": pods,
         **jobs_data(cluster.jobs),
+        **autoscalers_data(cluster.autoscalers),
     }
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from advisor.schemas.parts import (
     AllotmentJson,
+    AutoscalerJson,
+    AutoscalersPartJson,
+    BlockedReplicaJson,
     CardJson,
     CardViewJson,
     DiagnosisJson,
@@ -104,6 +107,9 @@ __all__ = [
     "RIGHTSIZING_SCHEMA",
     "WHATIF_SCHEMA",
     "AllotmentJson",
+    "AutoscalerJson",
+    "AutoscalersPartJson",
+    "BlockedReplicaJson",
     "CardJson",
     "CardViewJson",
     "CpuOnlyPodsJson",

@@ -105,6 +105,34 @@ class GroupsPartJson(TypedDict, total=False):
     groups: list[GroupJson]
 
 
+class BlockedReplicaJson(TypedDict):
+    """The first replica an autoscaler would add that stays Pending (docs/design.md §12.2)."""
+
+    cause: str
+    node_summary: str | None
+
+
+class AutoscalerJson(TypedDict):
+    """An autoscaler's reachable replicas (docs/design.md §12.2). `template`: the running pod
+    its replicas are shaped like; null (with `placeable` null) where the target has none
+    (`status` unknown-template)."""
+
+    name: str
+    target: str
+    replicas: int
+    max_replicas: int
+    template: str | None
+    placeable: int | None  # replicas beyond `replicas` that place, 0..max − replicas
+    blocked: BlockedReplicaJson | None
+    status: str  # reachable | blocked | unknown-template
+
+
+class AutoscalersPartJson(TypedDict, total=False):
+    """The `autoscalers` key of a diagnosis, present where the cluster lists some."""
+
+    autoscalers: list[AutoscalerJson]
+
+
 class DiagnosisJson(TypedDict):
     schema: str
     policy: PolicyJson
@@ -112,6 +140,7 @@ class DiagnosisJson(TypedDict):
     pods: list[PodDiagnosisJson]
     summary: dict[str, int]  # per cause, and "pending" ("gang", "queue", "quota" only when some)
     groups: NotRequired[list[GroupJson]]  # where the cluster has groups (§10.3)
+    autoscalers: NotRequired[list[AutoscalerJson]]  # where the cluster has some (§12.2)
 
 
 # -- card view (after the cycle, or before/after a plan) ---------------------------------------

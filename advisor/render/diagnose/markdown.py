@@ -19,7 +19,7 @@ from advisor.render.diagnose.data import (
     waited,
 )
 from advisor.render.diagnose.read import read_diagnosis
-from advisor.schemas import DiagnosisJson
+from advisor.schemas import AutoscalerJson, DiagnosisJson
 
 
 def pending_section(diagnosis: DiagnosisJson) -> list[str]:
@@ -58,6 +58,29 @@ def advice_section(diagnosis: DiagnosisJson) -> list[str]:
         names = ", ".join(escape_cell(name) for name in pods)
         lines.append(f"- **{advice.title}** ({names}): {advice.text}")
     return ["## What to do", "", *lines, ""] if lines else []
+
+
+def autoscalers_section(diagnosis: DiagnosisJson) -> list[str]:
+    """The "Autoscalers" section, a line each (no lines when the cluster lists none)."""
+    lines = [f"- {escape_cell(autoscaler_line(a))}" for a in diagnosis.get("autoscalers", [])]
+    return ["## Autoscalers", "", *lines, ""] if lines else []
+
+
+def autoscaler_line(a: AutoscalerJson) -> str:
+    """'web/hpa (Deployment/web/infer): 3 of 4 more replicas place; the next stays Pending
+    (capacity: 0/2 nodes are unavailable: …)'."""
+    head = f"{a['name']} ({a['target']})"
+    if a["placeable"] is None:
+        return f"{head}: no running pod to copy a replica from (unknown-template)"
+    more = max(0, a["max_replicas"] - a["replicas"])
+    if not more:
+        return f"{head}: at max_replicas ({a['max_replicas']}), none to add"
+    text = f"{head}: {a['placeable']} of {more} more replicas place"
+    blocked = a["blocked"]
+    if blocked is not None:
+        why = blocked["cause"] + (f": {blocked['node_summary']}" if blocked["node_summary"] else "")
+        text += f"; the next stays Pending ({why})"
+    return text
 
 
 def cards_section(view: Mapping[str, Any]) -> list[str]:
@@ -102,6 +125,7 @@ def render_markdown(diagnosis: Mapping[str, Any], view: Mapping[str, Any]) -> st
         "",
         *pending_section(data),
         *advice_section(data),
+        *autoscalers_section(data),
         *cards_section(view),
     ]
     while lines and not lines[-1]:

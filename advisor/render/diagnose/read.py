@@ -13,6 +13,8 @@ from advisor.render.common.advice import read_remedy
 from advisor.render.common.values import as_float, as_int, as_list, as_map, as_str
 from advisor.schemas import (
     DIAGNOSIS_SCHEMA,
+    AutoscalerJson,
+    BlockedReplicaJson,
     DiagnosisJson,
     PlacementJson,
     PodDiagnosisJson,
@@ -39,7 +41,35 @@ def read_diagnosis(raw: Mapping[str, Any]) -> DiagnosisJson:
     scheduler = read_scheduler(raw.get("scheduler"))
     if scheduler is not None:
         data["scheduler"] = scheduler
+    autoscalers = [read_autoscaler(as_map(a)) for a in as_list(raw.get("autoscalers"))]
+    if autoscalers:
+        data["autoscalers"] = autoscalers
     return data
+
+
+def read_autoscaler(raw: Mapping[str, Any]) -> AutoscalerJson:
+    """An autoscaler's reachable replicas (docs/design.md §12.2); an odd count reads as
+    not known (null)."""
+    placeable = raw.get("placeable")
+    blocked_raw = raw.get("blocked")
+    blocked: BlockedReplicaJson | None = None
+    if isinstance(blocked_raw, Mapping):
+        summary = blocked_raw.get("node_summary")
+        blocked = {
+            "cause": as_str(blocked_raw.get("cause"), "?"),
+            "node_summary": summary if isinstance(summary, str) else None,
+        }
+    template = raw.get("template")
+    return {
+        "name": as_str(raw.get("name"), "?"),
+        "target": as_str(raw.get("target"), "?"),
+        "replicas": as_int(raw.get("replicas")),
+        "max_replicas": as_int(raw.get("max_replicas")),
+        "template": template if isinstance(template, str) else None,
+        "placeable": as_int(placeable) if isinstance(placeable, int) else None,
+        "blocked": blocked,
+        "status": as_str(raw.get("status"), "?"),
+    }
 
 
 def read_scheduler(value: Any) -> SchedulerJson | None:

@@ -12,7 +12,12 @@ from typing import Any
 from advisor.core.diagnosis import shown_causes
 from advisor.render.common.markdown import escape_cell, markdown_table
 from advisor.render.diagnose.data import headline
-from advisor.render.diagnose.markdown import advice_section, cards_section, pending_section
+from advisor.render.diagnose.markdown import (
+    advice_section,
+    autoscalers_section,
+    cards_section,
+    pending_section,
+)
 from advisor.render.plan.markdown import (
     held_table,
     not_triggered_table,
@@ -120,6 +125,7 @@ def _pending(report: ReportJson) -> list[str]:
         "",
         *pending_section(diagnosis),
         *advice_section(diagnosis),
+        *autoscalers_section(diagnosis),
     ]
 
 
