@@ -1,7 +1,7 @@
 """Reachable replicas (docs/design.md §12.2): how many more replicas each autoscaler's
 target gets placed now if the HPA scales it from `replicas` up to `max_replicas`.
 
-- The replica template is the target's newest running pod (latest `started`; on a tie, or
+- The replica template is the target's newest running pod (latest `created`, else `started`; on a tie, or
   where none says, the one listed last, which is the one created last): its request,
   resources, constraints and priority. A replica has no PodGroup of its own beyond its
   owner's automatic one, so the job layer sees each as a job of one pod. A target with no
@@ -80,7 +80,8 @@ def templates(cluster: Cluster) -> dict[str, Pod]:
     for index, pod in enumerate(cluster.pods):
         if pod.placement is None or pod.owner is None:
             continue
-        when = (parse_time(pod.started) if pod.started else None) or _NEVER
+        stamp = pod.created or pod.started  # its creation where known, else its start
+        when = (parse_time(stamp) if stamp else None) or _NEVER
         for target in targets_of(pod.owner):
             held = best.get(target)
             if held is None or (when, index) >= held[:2]:
@@ -99,6 +100,8 @@ def replicas_of(template: Pod, autoscaler: Autoscaler) -> tuple[Pod, ...]:
             placement=None,
             group=None,
             started=None,
+            created=None,
+            scheduled=None,
         )
         for k in range(1, autoscaler.headroom + 1)
     )

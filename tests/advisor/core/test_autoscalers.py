@@ -118,6 +118,31 @@ def test_the_template_is_the_newest_running_pod() -> None:
     assert template.name == "web/new"
 
 
+def test_the_newest_is_the_last_created_where_creation_is_known() -> None:
+    """A pod restarted later (`started`) is not newer than one created after it."""
+    pods = [
+        replica(
+            "web/restarted",
+            "n1",
+            [0],
+            8,
+            created="2024-05-01T00:00:00Z",
+            started="2024-05-03T00:00:00Z",
+        ),
+        replica(
+            "web/created-later",
+            "n1",
+            [1],
+            4,
+            created="2024-05-02T00:00:00Z",
+            started="2024-05-02T00:00:10Z",
+        ),
+    ]
+    template = template_of(build([node("n1", 16, 16)], pods), TARGET)
+    assert template is not None
+    assert template.name == "web/created-later"
+
+
 def test_a_deployment_owns_its_replicasets_pods_only() -> None:
     assert owned_by("ReplicaSet/web/infer-7d9f8", TARGET)
     assert owned_by(TARGET, TARGET)
