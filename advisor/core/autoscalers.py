@@ -1,11 +1,11 @@
 """Reachable replicas (docs/design.md §12.2): how many more replicas each autoscaler's
 target gets placed now if the HPA scales it from `replicas` up to `max_replicas`.
 
-- The replica template is the target's newest running pod (latest `created`, else `started`; on a tie, or
-  where none says, the one listed last, which is the one created last): its request,
-  resources, constraints and priority. A replica has no PodGroup of its own beyond its
-  owner's automatic one, so the job layer sees each as a job of one pod. A target with no
-  running pod is `unknown-template`: nothing is guessed.
+- The replica template is the target's newest running pod (latest `created`, else
+  `started`; on a tie, or where none says, the one listed last, which is the one created
+  last): its request, resources, constraints and priority. A replica has no PodGroup of
+  its own beyond its owner's automatic one, so the job layer sees each as a job of one
+  pod. A target with no running pod is `unknown-template`: nothing is guessed.
 - The replicas join the Pending pods as new pods, listed after every pod the cluster has:
   in queue order that is after every Pending pod of equal or higher priority, before those
   of lower priority. "One by one": the k-th replica is tried with the k−1 before it holding

@@ -48,42 +48,16 @@ from advisor.core.jobs import Queue
 from advisor.core.queues import reclaimed
 from advisor.core.resource_info import Res, resource_list
 from advisor.scenario import scenario_from_data
+from tests.advisor.core import volcano_tables as tables
+from tests.advisor.core.volcano_tables import node
 
 SOURCE = "volcano-sh/volcano v1.15.1 pkg/scheduler/plugins/capacity/capacity_test.go"
 GI = 2**30
 GPU, A100 = "nvidia.com/gpu", "nvidia.com/A100"
 
 
-def node(name: str, cpu: str, memory: str, **labels: str) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "name": name,
-        "allocatable": {"cpu": cpu, "memory": memory, "pods": 10},
-        "cards": [{"index": i, "memory_mib": 16384} for i in range(4)],
-    }
-    if labels:
-        out["labels"] = labels
-    return out
-
-
-def pod(
-    name: str,
-    group: str,
-    cpu: str,
-    memory: str,
-    on: str | None = None,
-    card: int = 0,
-    **extra: Any,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "name": f"ns1/{name}",
-        "group": f"ns1/{group}",
-        "request": {"gpus": 1, "memory_mib": 1024},
-        "resources": {"cpu": cpu, "memory": memory},
-        **extra,
-    }
-    if on is not None:
-        out["node"], out["cards"] = on, [card]
-    return out
+def pod(name: str, group: str, cpu: str, memory: str, **rest: Any) -> dict[str, Any]:
+    return tables.pod("ns1", 1024, name, group, cpu, memory, **rest)
 
 
 def queue(

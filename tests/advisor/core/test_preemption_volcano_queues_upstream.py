@@ -68,6 +68,8 @@ import pytest
 from advisor.core.gang import judge
 from advisor.core.preemption import Preemption
 from advisor.scenario import scenario_from_data
+from tests.advisor.core import volcano_tables as tables
+from tests.advisor.core.volcano_tables import node
 
 SOURCE = "volcano-sh/volcano@v1.15.1 pkg/scheduler/actions"
 UPSTREAM_GANG = {"preemptable": True, "job_starving": True}  # both tests' tiers enable both
@@ -75,34 +77,8 @@ UPSTREAM_GANG = {"preemptable": True, "job_starving": True}  # both tests' tiers
 LOW, HIGH = 10, 100000
 
 
-def node(name: str, cpu: str, memory: str, pods: int = 10) -> dict[str, Any]:
-    return {
-        "name": name,
-        "allocatable": {"cpu": cpu, "memory": memory, "pods": pods},
-        "cards": [{"index": i, "memory_mib": 16384} for i in range(4)],
-    }
-
-
-def pod(
-    name: str,
-    group: str,
-    cpu: str,
-    memory: str,
-    *,
-    on: str | None = None,
-    card: int = 0,
-    **extra: Any,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "name": f"c1/{name}",
-        "request": {"gpus": 1, "memory_mib": 128},
-        "resources": {"cpu": cpu, "memory": memory},
-        "group": f"c1/{group}",
-        **extra,
-    }
-    if on is not None:
-        out["node"], out["cards"] = on, [card % 4]
-    return out
+def pod(name: str, group: str, cpu: str, memory: str, **rest: Any) -> dict[str, Any]:
+    return tables.pod("c1", 128, name, group, cpu, memory, **rest)
 
 
 def group(name: str, queue: str, min_member: int, priority: int = 0) -> dict[str, Any]:
