@@ -112,8 +112,13 @@ type Pod struct {
 	Annotations  map[string]string   `json:"annotations"`
 	Labels       map[string]string   `json:"labels"`
 	Started      string              `json:"started"`
-	Group        string              `json:"group"` // a PodGroup of the scenario's groups
-	// Read for the session's preemption rules; the harnesses run no preempt action yet.
+	// Read, never used (docs/design.md §12.3): both sides order the queue by the list, the
+	// advisor's creation order, so a scenario that gives the times is still compared.
+	Created   string `json:"created"`
+	Scheduled string `json:"scheduled"`
+	Group     string `json:"group"` // a PodGroup of the scenario's groups
+	// The session's preemption rules (its preempt and reclaim actions, and kube's
+	// DefaultPreemption).
 	Preemptable      *bool  `json:"preemptable"`
 	PreemptionPolicy string `json:"preemption_policy"`
 	// A node's other or resident pod (DaemonSet, mirror): kube's default-scheduler places
@@ -171,6 +176,10 @@ type Scenario struct {
 	Pods            []Pod      `json:"pods"`
 	Queues          []Queue    `json:"queues"`
 	Groups          []Group    `json:"groups"`
+	// Read, never used: ages (§12.3) are counted to `now`, and an autoscaler's replicas
+	// (§12.2) are judged apart, so neither changes a pod's verdict the harnesses compare.
+	Now         string            `json:"now"`
+	Autoscalers []json.RawMessage `json:"autoscalers"`
 	// Placed is no scenario key: the preemption comparison writes it into the kube
 	// harness's copy, the Pending pods the advisor's cycle placed and where.
 	Placed map[string]string `json:"placed"`
