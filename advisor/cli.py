@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from advisor.commands import diagnose, plan, replay, report, serve, snapshot, whatif
+from advisor.commands.flags.commands import COMMANDS
 from advisor.errors import EXIT_INPUT, XgpuError
 from advisor.flagparse import SuggestingParser
 from advisor.terminal import one_line
-
-COMMANDS = (diagnose, plan, report, snapshot, whatif, replay, serve)
 
 
 class OneLineParser(SuggestingParser):
@@ -29,15 +28,18 @@ def _parser() -> argparse.ArgumentParser:
         description="Explain Pending vGPU pods and advise on shared-GPU clusters.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.register(sub)
+    for register in COMMANDS.values():
+        register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)  # exits 2 on a bad flag (one line), 0 after --help
+    # The command's code (the model, the sources, their libraries) only now: the flags
+    # alone stay light (advisor.commands.flags.commands).
+    command = importlib.import_module(f"advisor.commands.{args.command}")
     try:
-        code: int = args.func(args)
+        code: int = command.run(args)
     except XgpuError as err:  # the one place an error becomes an exit status
         print(f"xgpu-advisor: error: {one_line(err)}", file=sys.stderr)
         return err.exit_code

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
@@ -40,6 +39,7 @@ from advisor.core.model import (
 from advisor.core.nodefilters import NO_RESOURCES, Allocatable, Resources
 from advisor.core.profiles import profile_for
 from advisor.core.state import CPU, MEMORY, UNLIMITED, CardState, IntArray, Shape
+from advisor.defaults import ResourceMode
 from advisor.scenario.profile import default_max_vgpus
 from advisor.schemas import REPLAY_SCHEMA, CpuOnlyPodsJson, NodeAllocationJson, ReplayJson
 from advisor.trace_rows import TraceError as TraceError  # where the CLI catches it
@@ -50,8 +50,6 @@ CARD_UNITS = 1000  # gpu_milli of a whole card
 CARD_MIB = CARD_UNITS * 128
 MIB = 2**20
 
-ResourceMode = Literal["gpu", "all"]
-RESOURCE_MODES: tuple[ResourceMode, ...] = ("gpu", "all")
 
 # kube-scheduler's default profile scores a pod's node by NodeResourcesFit (LeastAllocated)
 # plus NodeResourcesBalancedAllocation, cpu and memory weighted 1 each, 0..100 each

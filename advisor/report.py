@@ -27,12 +27,13 @@ from advisor.core.scaling import (
     scaling_advice,
 )
 from advisor.core.waiting import pending_ages, run_time, scheduling_latencies
+from advisor.defaults import RightsizingSettings
 from advisor.metrics import RunFigures
 from advisor.output import cluster_view, diagnosis_json
 from advisor.output.fragmentation import fragmentation_json
 from advisor.output.plan import add_advice, plan_json
 from advisor.output.scaling import headroom_json
-from advisor.rightsizing import RightsizingSettings, rightsize
+from advisor.rightsizing import rightsize
 from advisor.schemas import (
     REPORT_SCHEMA,
     ReportJson,

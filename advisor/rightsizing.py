@@ -34,9 +34,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
@@ -45,6 +45,7 @@ from advisor.core.history import History, duration_text, not_enough
 from advisor.core.model import CORE_STEP, MAX_MEMORY_UNITS, MIB_PER_UNIT, Cluster, Pod, Request
 from advisor.core.profiles import profile_of
 from advisor.core.whatif import held_mib
+from advisor.defaults import Basis, RightsizingSettings
 from advisor.errors import known
 from advisor.schemas import RIGHTSIZING_SCHEMA
 
@@ -69,26 +70,11 @@ TEXT_COLUMNS = ("namespace", "pod", "container", "owner", "node")
 NUMERIC_COLUMNS = tuple(c for c in HISTORY_COLUMNS if c not in TEXT_COLUMNS)
 GROUP = ["workload", "container"]
 
-Basis = Literal["p95", "peak"]
 PERCENTILE: Mapping[Basis, int] = MappingProxyType({"p95": 95, "peak": 100})
 
 
 class HistoryError(ValueError):
     """The history DataFrame does not follow HISTORY_COLUMNS; str() says how."""
-
-
-@dataclass(frozen=True, slots=True)
-class RightsizingSettings:
-    headroom: float = 0.2
-    memory_basis: Basis = "peak"
-    core_basis: Basis = "p95"
-    overcommit_max_p95_ratio: float = 0.6
-    overcommit_max_peak_ratio: float = 0.9
-    overcommit_min_samples: int = 60
-    overcommit_min_coverage: float = 0.9  # share of the whole window the workload's samples span
-    min_history_s: float = 86400.0  # history a workload must cover to be advised at all
-    min_samples: int = 288  # sample times it must have (24 h at a 5 m step)
-    peak_margin: float = 0.1  # never recommend below the observed peak × (1 + this)
 
 
 def validate_history(history: object) -> pd.DataFrame:

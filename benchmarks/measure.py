@@ -138,8 +138,9 @@ class ChildRun:
     stdout: str
 
 
-def run_child(command: Sequence[str]) -> ChildRun:
-    """Run a command to the end and measure it alone. CalledProcessError when it fails."""
+def run_child(command: Sequence[str], expect: int = 0) -> ChildRun:
+    """Run a command to the end and measure it alone. CalledProcessError when its exit
+    status is not `expect` (a benchmark of a refusal expects 2)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=out, stderr=err)
@@ -150,7 +151,7 @@ def run_child(command: Sequence[str]) -> ChildRun:
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
-    if child.returncode != 0:
+    if child.returncode != expect:
         raise subprocess.CalledProcessError(child.returncode, list(command), stdout, stderr)
     return ChildRun(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, stdout.decode())
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from advisor.core.model import Cluster, Policy, PolicyName, Scheduler
-from advisor.replay import ResourceMode, Trace, read_trace, replay
+from advisor.defaults import ResourceMode
+from advisor.replay import Trace, read_trace, replay
 from benchmarks.measure import Case, Outcome, Params, Timings
 from benchmarks.reference import reference_diagnose, reference_figures
 from benchmarks.trace_dir import candidates, find_openb

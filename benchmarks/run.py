@@ -33,6 +33,7 @@ MODULES = (
     "benchmarks.exporter_bench",
     "benchmarks.report_bench",
     "benchmarks.prometheus_answer_bench",
+    "benchmarks.startup_bench",
 )
 STANDALONE_TIMEOUT_S = 900
 

@@ -1,5 +1,6 @@
-"""`xgpu-advisor` subcommands: each module has `register(subparsers)` setting `func`; the
-flags several share are `commands.flags`, and where a command's cluster comes from is
+"""`xgpu-advisor` subcommands: each module has `run(args)`, which `cli` imports only once
+the flags are parsed; every command's flags are `commands.flags.commands` (light, so that
+`--help` and a bad flag start fast), and where a command's cluster comes from is
 `cluster_input` (with `pods_from`)."""
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ import sys
 from pathlib import Path
 
 from advisor.errors import InputError
-from advisor.scenario import write_atomic
 from advisor.terminal import terminal_text
 
 
@@ -19,6 +19,8 @@ def emit(text: str, output: Path | None) -> None:
         text = terminal_text(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
+    from advisor.scenario import write_atomic  # not at import: the flags stay light
+
     try:
         write_atomic(output, text)
     except OSError as err:

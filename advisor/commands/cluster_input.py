@@ -12,17 +12,15 @@ import asyncio
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from advisor.commands.flags.scenario import add_scenario_limits, scenario_limits
+from advisor.commands.flags.scenario import scenario_limits
 from advisor.commands.flags.sources import (
-    add_source_arguments,
-    prometheus_access,
     refuse_exporters_flags,
+    refuse_prometheus_flags,
     source_config,
 )
 from advisor.commands.pods_from import (
-    add_pods_from_argument,
     with_pods_from,
     without_kubernetes_warning,
 )
@@ -32,10 +30,12 @@ from advisor.core.profiles import profile_of
 from advisor.errors import InputError
 from advisor.flagparse import given_flags
 from advisor.scenario import load_scenario
-from advisor.sources import Gathered, gather
-from advisor.sources.gather import SourceConfig
-from advisor.sources.values import Stale
 from advisor.terminal import one_line
+
+if TYPE_CHECKING:  # the sources and their libraries load only for a live read
+    from advisor.sources import Gathered
+    from advisor.sources.gather import SourceConfig
+    from advisor.sources.values import Stale
 
 # Live-only flags with no default, which a scenario file would silently leave unused.
 LIVE_ONLY = (
@@ -58,13 +58,6 @@ SCENARIO_ONLY = (
     "--scenario.max-pods",
 )
 
-# The `--help` description of the commands that read a cluster and print what they find.
-READS = (
-    "Reads the cluster live (--prometheus URL or --exporters URL,..., with --kubernetes for "
-    "Pending pods, owners and the nodes' cpu and memory) or from a scenario file (--scenario "
-    "FILE, e.g. a snapshot): exactly one of --scenario, --prometheus, --exporters."
-)
-
 
 @dataclass(frozen=True, slots=True)
 class ClusterInput:
@@ -77,26 +70,6 @@ class ClusterInput:
     warnings: tuple[str, ...] = ()  # the live sources' notes, printed already
     stale: tuple[Stale, ...] = ()
     config: SourceConfig | None = None  # the live sources' settings; None for a scenario
-
-
-def add_cluster_arguments(
-    parser: argparse.ArgumentParser, *, scenario: bool = True, several_schedulers: bool = False
-) -> None:
-    """`--scenario` (unless `scenario` is False: snapshot writes one) and its limits, the
-    live sources and their access, caps and timeouts, `--scheduler`, `--pods-from`."""
-    if scenario:
-        parser.add_argument(
-            "--scenario",
-            type=Path,
-            metavar="FILE",
-            help="read the cluster from this scenario file (YAML or JSON) instead of live "
-            "sources, e.g. a snapshot",
-        )
-        add_scenario_limits(parser)
-    else:
-        parser.set_defaults(scenario=None)
-    add_source_arguments(parser, required=not scenario, several_schedulers=several_schedulers)
-    add_pods_from_argument(parser)
 
 
 def read_cluster(args: argparse.Namespace, scheduler: ProfileName | None) -> ClusterInput:
@@ -113,7 +86,7 @@ async def read_input(args: argparse.Namespace, scheduler: ProfileName | None) ->
         raise InputError("give exactly one source: --scenario, --prometheus or --exporters")
     refuse_exporters_flags(args)
     if args.scenario is not None:
-        prometheus_access(args)  # refuses --prometheus.* flags, which a scenario never uses
+        refuse_prometheus_flags(args)  # which a scenario never uses
         given = given_flags(args)
         for flag, dest in LIVE_ONLY:
             if getattr(args, dest) not in (None, False) or flag in given:
@@ -149,6 +122,8 @@ async def _live(args: argparse.Namespace, scheduler: ProfileName | None) -> Clus
     # The profile travels in the source config: gathering settles it (auto: from the
     # cluster's own annotations) before the cluster is assembled.
     config = source_config(args, scheduler)  # credential files are read here, once
+    from advisor.sources import gather
+
     gathered = await gather(config)
     if args.pods_from is not None:
         gathered = without_kubernetes_warning(gathered)

@@ -5,39 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
 
 from advisor.commands import emit
-from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cluster
-from advisor.commands.flags.output import add_output
+from advisor.commands.cluster_input import read_cluster
 from advisor.commands.flags.scheduler import scheduler_choice
-from advisor.commands.flags.values import count_or_all
 from advisor.core.autoscalers import judged
-from advisor.core.diagnose import DEFAULT_NODE_DETAIL
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import pod_remedies
 from advisor.core.waiting import pending_ages, run_time
 from advisor.output import cluster_view, diagnosis_json
 from advisor.output.plan import add_advice
-
-
-def register(sub: Any) -> None:
-    parser: argparse.ArgumentParser = sub.add_parser(
-        "diagnose",
-        help="why each Pending GPU pod is Pending (live, or from a scenario file)",
-        description=READS,
-    )
-    add_cluster_arguments(parser)
-    add_output(parser, ("markdown", "json", "html"))
-    parser.add_argument(
-        "--node-detail",
-        type=count_or_all,
-        default=DEFAULT_NODE_DETAIL,
-        metavar="N",
-        help="list the reasons of at most N nodes per pod, nearest to fitting first "
-        f"(default {DEFAULT_NODE_DETAIL}; -1 for all); counts always cover every node",
-    )
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

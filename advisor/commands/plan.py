@@ -5,15 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
 
 from advisor.commands import emit
-from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cluster
-from advisor.commands.flags.output import add_output
+from advisor.commands.cluster_input import read_cluster
 from advisor.commands.flags.scheduler import scheduler_choice
-from advisor.commands.flags.values import count, positive_seconds
 from advisor.core.gang import judge
-from advisor.core.plan import DEFAULT_TIME_BUDGET_S, PlanOptions, plan
+from advisor.core.plan import PlanOptions, plan
 from advisor.core.plan.limits import EvictionBudget, NeverEvict
 from advisor.core.scaling import pod_remedies, scaling_advice
 from advisor.errors import InputError
@@ -23,70 +20,6 @@ from advisor.render.plan.script import kubectl_script
 
 DEFAULT_PICTURES = 50
 DEFAULTS = PlanOptions()
-
-
-def register(sub: Any) -> None:
-    parser: argparse.ArgumentParser = sub.add_parser(
-        "plan",
-        help="evictions that let Pending GPU pods run, verified by simulation (live, or "
-        "from a scenario file)",
-        description=READS,
-    )
-    add_cluster_arguments(parser)
-    add_output(parser, ("markdown", "json", "html", "kubectl"))
-    parser.add_argument(
-        "--max-plan-evictions",
-        type=count(1),
-        default=DEFAULTS.max_plan_evictions,
-        metavar="N",
-        help="evictions any one plan may make (default "
-        f"{DEFAULTS.max_plan_evictions}: a plan a person can read, check and undo); a plan "
-        "above it is reported as such, with the value it needs",
-    )
-    parser.add_argument(
-        "--max-evictions",
-        default=DEFAULTS.max_evictions.text,
-        metavar="N|N/card|N/gpu",
-        help="evictions for all plans together: a count, or a rate per card the rescued "
-        "pods get, or per rescued GPU of memory (default "
-        f"{DEFAULTS.max_evictions.text}: on average no rescued card costs more than "
-        f"{DEFAULTS.max_evictions.amount:g} restarts, and a 128 MiB pod counts as much as a "
-        "whole-card one)",
-    )
-    parser.add_argument(
-        "--never-evict",
-        action="append",
-        default=[],
-        metavar="KIND|KEY=VALUE",
-        help="never evict pods of this owner kind (StatefulSet) or with this label "
-        "(team=search); repeatable; besides kube-system pods, xgpu.io/do-not-disrupt and "
-        "exhausted disruption budgets",
-    )
-    parser.add_argument(
-        "--plan-work",
-        type=count(1),
-        default=DEFAULTS.work,
-        metavar="N",
-        help="the search's budget, in simulated placements (default "
-        f"{DEFAULTS.work:,}); the same input gives the same plans on any machine",
-    )
-    parser.add_argument(
-        "--time-budget",
-        type=positive_seconds,
-        default=DEFAULT_TIME_BUDGET_S,
-        metavar="SECONDS",
-        help="a safety stop only: the search ends after this long even with work left, "
-        f"and says so (default {DEFAULT_TIME_BUDGET_S:g})",
-    )
-    parser.add_argument(
-        "--pictures",
-        type=count(0),
-        default=DEFAULT_PICTURES,
-        metavar="N",
-        help=f"before/after pictures for the first N plans (html, markdown; default "
-        f"{DEFAULT_PICTURES})",
-    )
-    parser.set_defaults(func=run)
 
 
 def options_from(args: argparse.Namespace) -> PlanOptions:

@@ -3,25 +3,16 @@ the Kubernetes API beside live metrics, on hosts without Kubernetes and in the d
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from advisor.core.model import Card, Cluster
 from advisor.core.profiles import profile_of
 from advisor.scenario import load_scenario
-from advisor.sources import Gathered
 
-
-def add_pods_from_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--pods-from",
-        type=Path,
-        metavar="FILE",
-        help="Pending pods, owners and priorities of running ones, PodGroups and Queues, "
-        "from this scenario file instead of the Kubernetes API (hosts without Kubernetes, "
-        "demos)",
-    )
+if TYPE_CHECKING:
+    from advisor.sources import Gathered
 
 
 def without_kubernetes_warning(gathered: Gathered) -> Gathered:

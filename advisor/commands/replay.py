@@ -4,60 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
-from typing import Any
 
 from advisor.commands import emit
-from advisor.commands.flags.output import add_output
 from advisor.core.fragmentation import fragmentation
-from advisor.core.model import POLICIES, Policy, Scheduler
-from advisor.core.profiles import profile_names
+from advisor.core.model import Policy, Scheduler
 from advisor.errors import InputError
 from advisor.output.fragmentation import replay_fragmentation_json
-from advisor.replay import RESOURCE_MODES, read_trace, replay
+from advisor.replay import read_trace, replay
 from advisor.scenario import save_scenario
 from advisor.scenario.profile import defaults
 from advisor.schemas import ReplayJson
-
-
-def register(sub: Any) -> None:
-    parser: argparse.ArgumentParser = sub.add_parser(
-        "replay", help="replay an openb trace onto the scheduler model"
-    )
-    parser.add_argument(
-        "--nodes",
-        required=True,
-        type=Path,
-        help="node list CSV (sn, gpu, model; cpu_milli, memory_mib with --resources all)",
-    )
-    parser.add_argument("--pods", required=True, type=Path, help="pod list CSV (openb columns)")
-    parser.add_argument(
-        "--scheduler",
-        choices=profile_names(),
-        default="cce",
-        help="whose rules place the pods (default: cce); outside cce gpu_milli is read as "
-        "a share of each card",
-    )
-    parser.add_argument(
-        "--node-policy", choices=POLICIES, help="default: the profile's (binpack for all three)"
-    )
-    parser.add_argument(
-        "--card-policy",
-        choices=(*POLICIES, "legacy"),
-        help="default: the profile's (cce binpack, hami spread, volcano-vgpu legacy)",
-    )
-    parser.add_argument(
-        "--resources",
-        choices=RESOURCE_MODES,
-        default="gpu",
-        help="gpu: GPUs only; all: also the nodes' and pods' cpu and memory, "
-        "and the CPU-only pods (default: gpu)",
-    )
-    add_output(parser, ("markdown", "json"))
-    parser.add_argument(
-        "--write-scenario", type=Path, metavar="FILE", help="save the end state as a scenario"
-    )
-    parser.set_defaults(func=run)
 
 
 def markdown(figures: ReplayJson) -> str:

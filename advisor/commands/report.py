@@ -18,15 +18,13 @@ import time
 import urllib.error
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from advisor.commands.archive import INDEX, store_run
-from advisor.commands.cluster_input import add_cluster_arguments, read_input
-from advisor.commands.flags.rightsizing import add_rightsizing_arguments, rightsizing_settings
+from advisor.commands.cluster_input import read_input
+from advisor.commands.flags.rightsizing import rightsizing_settings
 from advisor.commands.flags.scheduler import scheduler_choice
-from advisor.commands.flags.values import count, positive_duration, positive_seconds
 from advisor.core.diagnosis import CAUSES, JOB_CAUSES, shown_causes
 from advisor.durations import parse_duration
 from advisor.errors import EXIT_FINDINGS, InputError
@@ -61,58 +59,6 @@ def causes(text: str) -> frozenset[str]:
             f"unknown cause {', '.join(unknown) or '(none)'}; known: {', '.join(EVERY_CAUSE)}"
         )
     return chosen
-
-
-def register(sub: Any) -> None:
-    parser: argparse.ArgumentParser = sub.add_parser(
-        "report", help="gather, diagnose, plan and advise; write reports and metrics (cron)"
-    )
-    add_cluster_arguments(parser)
-    parser.add_argument(
-        "--output-dir", type=Path, help="write this run's reports here (the latest only)"
-    )
-    parser.add_argument(
-        "--reports",
-        type=Path,
-        metavar="DIR",
-        help="the reports' home: each run in a folder of its own, an index.html, the last "
-        "--keep runs kept (`xgpu-advisor serve --reports DIR` serves it)",
-    )
-    parser.add_argument(
-        "--keep",
-        type=count(1),
-        default=DEFAULT_KEEP,
-        metavar="N",
-        help=f"runs kept under --reports (default {DEFAULT_KEEP})",
-    )
-    parser.add_argument("--textfile", type=Path, help="write the advisor's series here")
-    parser.add_argument("--pushgateway", metavar="URL", help="push the advisor's series here")
-    parser.add_argument(
-        "--history",
-        type=duration,
-        default=duration("24h"),
-        metavar="WINDOW",
-        help="usage history for right-sizing and the usage chart (Prometheus only; 0: off)",
-    )
-    parser.add_argument(
-        "--history-step", type=positive_duration, default=duration("5m"), metavar="STEP"
-    )
-    parser.add_argument(
-        "--time-budget",
-        type=positive_seconds,
-        default=60.0,
-        metavar="SECONDS",
-        help="for plan search",
-    )
-    parser.add_argument(
-        "--fail-on",
-        type=causes,
-        metavar="CAUSE[,CAUSE]",
-        help="exit 1 when Pending pods with these causes reach --fail-threshold (alerting)",
-    )
-    parser.add_argument("--fail-threshold", type=int, default=1, metavar="N")
-    add_rightsizing_arguments(parser)
-    parser.set_defaults(func=run)
 
 
 def _inputs(args: argparse.Namespace) -> ReportInputs:

@@ -11,29 +11,13 @@ import argparse
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
 
-from advisor.commands.cluster_input import add_cluster_arguments, read_cluster
+from advisor.commands.cluster_input import read_cluster
 from advisor.commands.flags.scheduler import scheduler_choice
-from advisor.core.plan.cost import rfc3339
+from advisor.core.times import rfc3339
 from advisor.errors import InputError
 from advisor.scenario import ScenarioError, save_scenario, scenario_from_data, scenario_to_data
 from advisor.words import plural
-
-
-def register(sub: Any) -> None:
-    parser: argparse.ArgumentParser = sub.add_parser(
-        "snapshot", help="write the live cluster state as a scenario file"
-    )
-    add_cluster_arguments(parser, scenario=False)  # it writes one
-    parser.add_argument(
-        "--output",
-        required=True,
-        type=Path,
-        help="scenario file to write atomically (JSON when it ends in .json, else YAML)",
-    )
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

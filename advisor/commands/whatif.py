@@ -5,29 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from advisor.commands import emit
-from advisor.commands.cluster_input import READS, add_cluster_arguments, read_cluster
-from advisor.commands.flags.output import add_output
+from advisor.commands.cluster_input import read_cluster
 from advisor.commands.flags.scheduler import scheduler_choices
 from advisor.core.model import Policy, ProfileName
 from advisor.core.whatif import as_held, profile_outcome, what_if
 from advisor.output import schedulers_json, whatif_json
 from advisor.render.whatif import render_schedulers_markdown, render_whatif_markdown
 from advisor.scenario.profile import NODE_POLICIES, defaults, retarget
-
-
-def register(sub: Any) -> None:
-    parser: argparse.ArgumentParser = sub.add_parser(
-        "whatif",
-        help="Pending pods placed and fragmentation under each scheduler policy (live, or "
-        "from a scenario file)",
-        description=READS,
-    )
-    add_cluster_arguments(parser, several_schedulers=True)
-    add_output(parser, ("markdown", "json"))
-    parser.set_defaults(func=run)
 
 
 def policies_of(profile: ProfileName) -> tuple[Policy, ...]:

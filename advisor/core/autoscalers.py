@@ -29,15 +29,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from advisor.core.diagnose import DEFAULT_NODE_DETAIL, Cycle, build_state
+from advisor.core.diagnose import Cycle, build_state
 from advisor.core.diagnosis import Cause, Diagnosis
 from advisor.core.gang import judge
 from advisor.core.hpa import Autoscaler, targets_of
 from advisor.core.jobs import NO_JOBS
 from advisor.core.model import Cluster, Pod
-from advisor.core.plan.cost import parse_time
 from advisor.core.profiles import profile_of
 from advisor.core.state import CardState, Shape
+from advisor.core.times import parse_time
+from advisor.defaults import DEFAULT_NODE_DETAIL
 from advisor.errors import known
 
 _NEVER = datetime.min.replace(tzinfo=UTC)

@@ -22,12 +22,12 @@ from advisor.core.model import Cluster, Pod, Policy, queue_order
 from advisor.core.nodefilters import fit_error, lacks
 from advisor.core.profiles.cce import CceProfile
 from advisor.core.state import BoolArray, CardState, IntArray, Shape, Verdicts
+from advisor.defaults import DEFAULT_NODE_DETAIL
 from advisor.errors import known
 
 # CCE's per-node GPU reasons: too-few-cards, then its card checks in order; each profile
 # names its own (`CardState.profile.reasons`).
 REASONS = CceProfile.reasons
-DEFAULT_NODE_DETAIL = 20
 
 
 def build_state(cluster: Cluster) -> CardState:

@@ -38,6 +38,7 @@ CAUSES: tuple[Cause, ...] = (
 # Decided first (§10.3: invalid, queue/quota, unsatisfiable, …): a pod its queue or quota
 # holds is never tried on the nodes.
 JOB_CAUSES: tuple[Cause, ...] = ("gang", "queue", "quota")
+EVERY_CAUSE = CAUSES + JOB_CAUSES  # what --fail-on takes
 
 
 def shown_causes(counts: Mapping[str, int]) -> tuple[Cause, ...]:

@@ -36,7 +36,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from advisor.core import preemption
-from advisor.core.diagnose import DEFAULT_NODE_DETAIL, Cycle, build_state
+from advisor.core.diagnose import Cycle, build_state
 from advisor.core.diagnosis import Cause, Diagnosis, PodDiagnosis
 from advisor.core.jobs import DEFAULT_QUEUE, GroupOutcome, GroupState
 from advisor.core.model import Cluster, Placement, Pod
@@ -44,6 +44,7 @@ from advisor.core.profiles import profile_of
 from advisor.core.quota import QuotaBook
 from advisor.core.session import QueueSession
 from advisor.core.state import CardState, Shape
+from advisor.defaults import DEFAULT_NODE_DETAIL
 
 
 @dataclass(frozen=True, slots=True)

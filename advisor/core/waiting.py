@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from advisor.core.model import Cluster, Pod
-from advisor.core.plan.cost import parse_time
+from advisor.core.times import parse_time
 
 # "Recently": pods scheduled at most this long before now count towards the latency
 # histogram; older placements say little about how the scheduler does today.

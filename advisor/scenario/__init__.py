@@ -12,8 +12,9 @@ what `snapshot` and `replay --write-scenario` write.
 
 from __future__ import annotations
 
+from advisor.defaults import DEFAULT_LIMITS, ScenarioLimits
 from advisor.scenario.errors import ScenarioError
-from advisor.scenario.parse import DEFAULT_LIMITS, ScenarioLimits, parse_text
+from advisor.scenario.parse import parse_text
 from advisor.scenario.read import load_scenario, scenario_from_data
 from advisor.scenario.write import save_scenario, scenario_to_data, write_atomic
 

@@ -15,35 +15,19 @@ import math
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from advisor.defaults import MAX_SCENARIO_BYTES
 from advisor.infile import open_input
 from advisor.scenario.errors import ScenarioError
 from advisor.scenario.strict import join
 
-MAX_SCENARIO_BYTES = 64 * 2**20
 MAX_DEPTH = 64
 MAX_VALUES = 16 * 2**20  # after YAML aliases: 3 bytes of "*a," may stand for a whole node
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-
-@dataclass(frozen=True, slots=True)
-class ScenarioLimits:
-    """How large a scenario the tools read (the CLI's --scenario.max-* flags). The defaults
-    are far above any cluster (the openb trace: 1,213 nodes, 6,212 cards, 8,152 pods) and far
-    below what would exhaust a CronJob's 1 GiB."""
-
-    max_bytes: int = MAX_SCENARIO_BYTES
-    max_nodes: int = 100_000
-    max_cards: int = 1_000_000
-    max_pods: int = 1_000_000
-
-
-DEFAULT_LIMITS = ScenarioLimits()
 
 
 # libyaml when present: a 1 MB scenario parses in 0.3 s instead of 15 s.

@@ -19,10 +19,11 @@ from typing import Any
 
 from advisor.core.model import CCE, WEIGHT_KEYS, Cluster, Policy, PolicyName, ProfileName, Scheduler
 from advisor.core.profiles import DEFAULT_PROFILE, PROFILES, Profile, profile_for
+from advisor.defaults import NODE_POLICIES as DEFAULT_NODE_POLICIES
 from advisor.scenario.jobs import SESSION_KEYS, read_session_setting, session_setting_data
 from advisor.scenario.strict import Reader, kind
 
-NODE_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread")
+NODE_POLICIES: tuple[PolicyName, ...] = DEFAULT_NODE_POLICIES
 
 
 def defaults(profile: ProfileName) -> tuple[Policy, tuple[PolicyName, ...], int]:

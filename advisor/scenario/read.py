@@ -24,11 +24,12 @@ from advisor.core.model import (
     ProfileName,
     Request,
 )
-from advisor.core.plan.cost import parse_time, rfc3339
 from advisor.core.profiles import profile_for, profile_of
 from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import Shape
+from advisor.core.times import parse_time, rfc3339
 from advisor.core.whatif import as_held
+from advisor.defaults import DEFAULT_LIMITS, ScenarioLimits
 from advisor.scenario.autoscalers import AUTOSCALER_KEYS, read_autoscalers
 from advisor.scenario.fit import (
     NODE_FIT_KEYS,
@@ -43,7 +44,7 @@ from advisor.scenario.jobs import (
     read_jobs,
     read_pod_jobs,
 )
-from advisor.scenario.parse import DEFAULT_LIMITS, ScenarioLimits, parse_text, read_scenario_text
+from advisor.scenario.parse import parse_text, read_scenario_text
 from advisor.scenario.profile import (
     default_max_vgpus,
     read_policy,

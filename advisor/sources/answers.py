@@ -19,10 +19,9 @@ from typing import Any
 
 import aiohttp
 
+from advisor.defaults import DEFAULT_MAX_ANSWER_BYTES, size_text
 from advisor.errors import SourceError
 
-MIB = 2**20
-DEFAULT_MAX_ANSWER_BYTES = 64 * MIB
 CHUNK = 256 * 1024
 
 _turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
@@ -39,14 +38,6 @@ class AnswerLimit:
 
     def refusal(self) -> str:
         return f"answer larger than {size_text(self.max_bytes)} ({self.flag})"
-
-
-def size_text(n: int) -> str:
-    if n % MIB == 0:
-        return f"{n // MIB} MiB"
-    if n % 1024 == 0:
-        return f"{n // 1024} KiB"
-    return f"{n} bytes"
 
 
 def _turn() -> asyncio.Lock:

@@ -16,15 +16,15 @@ from urllib.parse import urlsplit
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
+from advisor.defaults import DEFAULT_MAX_EXPORTER_BYTES
 from advisor.errors import SourceError
-from advisor.sources.answers import MIB, AnswerLimit, fetch
+from advisor.sources.answers import AnswerLimit, fetch
 from advisor.sources.http import checked_url, describe, run_all, shown_url
 from advisor.sources.series import label_problem, one_line, series_name, value_problem
 from advisor.sources.values import FAMILIES, NODE_INFO, Sample
 
 ACCEPT = "text/plain;version=0.0.4;q=1.0, */*;q=0.1"
 # One node's exposition is kilobytes (a few cards, a few dozen pods); 16 MiB is room to spare.
-DEFAULT_MAX_EXPORTER_BYTES = 16 * MIB
 EXPORTER_LIMIT = AnswerLimit(DEFAULT_MAX_EXPORTER_BYTES, "--exporters.max-answer-bytes")
 
 

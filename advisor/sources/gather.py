@@ -5,19 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from advisor.core.model import Cluster, PolicyName
+from advisor.defaults import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    DEFAULT_MAX_EXPORTER_BYTES,
+    DEFAULT_MAX_SERIES,
+    DEFAULT_STALE_AFTER_S,
+    DEFAULT_TIMEOUT_S,
+)
 from advisor.errors import InputError
 from advisor.sources.access import PrometheusAccess
-from advisor.sources.answers import DEFAULT_MAX_ANSWER_BYTES, AnswerLimit
+from advisor.sources.answers import AnswerLimit
 from advisor.sources.assemble import assemble
-from advisor.sources.exporters import DEFAULT_MAX_EXPORTER_BYTES, EXPORTER_LIMIT, read_exporters
+from advisor.sources.exporters import EXPORTER_LIMIT, read_exporters
 from advisor.sources.http import client_session, run_both, shown_url
 from advisor.sources.kubernetes import read_kubernetes
 from advisor.sources.profile_detect import SchedulerChoice, scheduler_settings
-from advisor.sources.prometheus import DEFAULT_MAX_SERIES, read_prometheus
+from advisor.sources.prometheus import read_prometheus
 from advisor.sources.values import NODE_INFO, Stale
-
-DEFAULT_STALE_AFTER_S = 300.0
-DEFAULT_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,12 +18,13 @@ import aiohttp
 import pandas as pd
 
 from advisor import metricnames as M
+from advisor.defaults import DEFAULT_MAX_SERIES, DEFAULT_TIMEOUT_S
 from advisor.errors import known
 from advisor.rightsizing import HISTORY_COLUMNS
 from advisor.sources.answers import AnswerLimit
-from advisor.sources.gather import DEFAULT_TIMEOUT_S, SourceConfig
+from advisor.sources.gather import SourceConfig
 from advisor.sources.http import client_session, run_all
-from advisor.sources.prometheus import DEFAULT_MAX_SERIES, PrometheusApi
+from advisor.sources.prometheus import PrometheusApi
 
 KEYS = ["node", "namespace", "pod", "container", "gpu_index"]
 MEASURES = {  # column -> metric, in the metric's own unit

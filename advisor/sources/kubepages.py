@@ -10,8 +10,9 @@ from typing import Any
 
 import aiohttp
 
+from advisor.defaults import MIB, size_text
 from advisor.errors import SourceError
-from advisor.sources.answers import MIB, AnswerLimit, TooDeep, parse_json, read_capped, size_text
+from advisor.sources.answers import AnswerLimit, TooDeep, parse_json, read_capped
 from advisor.sources.http import describe
 
 PAGE_SIZE = 500

@@ -40,9 +40,9 @@ from advisor.core.model import (
     budgets_overrun,
     disruption_budget,
 )
-from advisor.core.plan.cost import parse_time
 from advisor.core.quantity import quantity_int
 from advisor.core.scaling.down import SAFE_TO_EVICT
+from advisor.core.times import parse_time
 from advisor.errors import SourceError
 from advisor.kubeconfig import KubeConfigError, load_configuration
 from advisor.podspec import PodGpu, fields, parse_pod

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from advisor.defaults import DEFAULT_MAX_SERIES
 from advisor.errors import SourceError, known
 from advisor.sources.access import PrometheusAccess
 from advisor.sources.answers import AnswerLimit, TooDeep, fetch, parse_json
@@ -49,7 +50,6 @@ Labels = dict[str, str]
 T = TypeVar("T")
 # A snapshot of 5,000 nodes x 8 cards and 30,000 vGPUs reads about 500,000 series in all
 # (each family twice: values and sample times).
-DEFAULT_MAX_SERIES = 1_000_000
 VGPU_KEY = ("node", "namespace", "pod", "gpu_index")
 CARD_KEY = ("node", "gpu_index", "gpu_uuid")
 Selector = Callable[[str], str]

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from advisor.core.model import Cluster
+from advisor.defaults import RightsizingSettings
 from advisor.rightsizing import (
     HISTORY_COLUMNS,
     HistoryError,
-    RightsizingSettings,
     pending_fit,
     shrunk_cluster,
     validate_history,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from advisor.core.history import History, duration_text, not_enough
-from advisor.rightsizing import RightsizingSettings, rightsize
+from advisor.defaults import RightsizingSettings
+from advisor.rightsizing import rightsize
 from tests.advisor.test_rightsizing import cluster_for_fit, frame, only, samples
 
 FIVE_MINUTES = 300.0

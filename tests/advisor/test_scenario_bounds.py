@@ -16,6 +16,7 @@ import yaml
 
 from advisor.cli import main
 from advisor.core.model import Card, Cluster, Node, Placement, Pod, Request
+from advisor.defaults import MAX_SCENARIO_BYTES
 from advisor.scenario import (
     ScenarioError,
     load_scenario,
@@ -23,7 +24,7 @@ from advisor.scenario import (
     scenario_from_data,
     scenario_to_data,
 )
-from advisor.scenario.parse import MAX_DEPTH, MAX_SCENARIO_BYTES, check_values, parse_text
+from advisor.scenario.parse import MAX_DEPTH, check_values, parse_text
 from advisor.scenario.strict import MAX_COUNT, MAX_MEMORY_MIB
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from advisor.cli import main
+from advisor.defaults import ScenarioLimits
 from advisor.scenario import ScenarioError, load_scenario
-from advisor.scenario.parse import ScenarioLimits
 
 
 def cluster(nodes: int, cards_per_node: int, pods: int) -> dict[str, Any]:

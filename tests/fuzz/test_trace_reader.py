@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from advisor import cli
 from advisor.core.model import Policy, Scheduler
-from advisor.replay import RESOURCE_MODES, TraceError, read_trace
+from advisor.defaults import RESOURCE_MODES
+from advisor.replay import TraceError, read_trace
 from advisor.scenario import load_scenario, scenario_to_data
 from tests.fuzz.hostile import (
     ADVISOR_ERROR,

@@ -7,8 +7,8 @@ import dataclasses
 import math
 
 from advisor.commands.flags.values import count
+from advisor.defaults import RightsizingSettings
 from advisor.durations import parse_duration
-from advisor.rightsizing import RightsizingSettings
 
 
 def duration(text: str) -> float:

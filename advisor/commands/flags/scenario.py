@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from advisor.commands.flags.values import byte_size, count
-from advisor.scenario.parse import DEFAULT_LIMITS, ScenarioLimits
+from advisor.defaults import DEFAULT_LIMITS, ScenarioLimits
 
 
 def add_scenario_limits(parser: argparse.ArgumentParser) -> None:

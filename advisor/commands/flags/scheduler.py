@@ -4,10 +4,13 @@ several to compare."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from advisor.core.model import ProfileName
-from advisor.core.profiles import PROFILES
+from advisor.defaults import BUILT_IN_PROFILES
 from advisor.errors import InputError
+
+if TYPE_CHECKING:
+    from advisor.core.model import ProfileName
 
 AUTO = "auto"
 
@@ -16,7 +19,7 @@ def add_scheduler_argument(parser: argparse.ArgumentParser, *, several: bool = F
     """`--scheduler`, the one definition every command that reads a cluster uses
     (docs/design.md §9.2). Checked by `scheduler_choice(s)`, not by argparse, so that a bad
     name is one line and exit 2 like every other bad input."""
-    names = ", ".join(PROFILES)
+    names = ", ".join(BUILT_IN_PROFILES)
     compare = "; several, comma-separated, compare the profiles side by side" if several else ""
     parser.add_argument(
         "--scheduler",
@@ -31,6 +34,8 @@ def scheduler_choices(args: argparse.Namespace) -> tuple[ProfileName, ...] | Non
     text: str | None = getattr(args, "scheduler", None)
     if text is None or text.strip() == AUTO:
         return None
+    from advisor.core.profiles import PROFILES  # the model, only once the flag is given
+
     names = [name.strip() for name in text.split(",")]
     chosen: list[ProfileName] = []
     for name in names:

@@ -7,18 +7,26 @@ The flags are the CLI's; `advisor.sources` takes the plain `SourceConfig` that
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from advisor.commands.flags.scheduler import add_scheduler_argument
 from advisor.commands.flags.values import byte_size, count, positive_seconds
-from advisor.core.model import PolicyName, ProfileName
+from advisor.defaults import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    DEFAULT_MAX_EXPORTER_BYTES,
+    DEFAULT_MAX_SERIES,
+    DEFAULT_STALE_AFTER_S,
+    DEFAULT_TIMEOUT_S,
+    NODE_POLICIES,
+    size_text,
+)
 from advisor.errors import InputError
 from advisor.flagparse import given_flags
-from advisor.scenario.profile import NODE_POLICIES
-from advisor.sources.access import PrometheusAccess, load_access
-from advisor.sources.answers import DEFAULT_MAX_ANSWER_BYTES, size_text
-from advisor.sources.exporters import DEFAULT_MAX_EXPORTER_BYTES, parse_exporter_list
-from advisor.sources.gather import DEFAULT_STALE_AFTER_S, DEFAULT_TIMEOUT_S, SourceConfig
-from advisor.sources.prometheus import DEFAULT_MAX_SERIES
+
+if TYPE_CHECKING:
+    from advisor.core.model import PolicyName, ProfileName
+    from advisor.sources.access import PrometheusAccess
+    from advisor.sources.gather import SourceConfig
 
 CARD_POLICIES: tuple[PolicyName, ...] = ("binpack", "spread", "legacy")  # legacy: volcano-vgpu
 
@@ -153,9 +161,11 @@ def refuse_exporters_flags(args: argparse.Namespace) -> None:
         raise InputError("--exporters.max-answer-bytes applies to --exporters only")
 
 
-def prometheus_access(args: argparse.Namespace) -> PrometheusAccess:
-    """The credentials, TLS, headers and selector for --prometheus; any of them without
-    --prometheus (with --exporters or --scenario) is one line, not silently ignored."""
+def refuse_prometheus_flags(args: argparse.Namespace) -> None:
+    """The credentials, TLS, headers, selector and caps of --prometheus, any of them without
+    --prometheus (with --exporters or --scenario), are one line, not silently ignored."""
+    if args.prometheus is not None:
+        return
     chosen = [
         flag
         for flag, value in (
@@ -173,9 +183,17 @@ def prometheus_access(args: argparse.Namespace) -> PrometheusAccess:
         for f in ("--prometheus.max-answer-bytes", "--prometheus.max-series")
         if f in given_flags(args)
     ]
+    if chosen:
+        raise InputError(f"{chosen[0]} applies to --prometheus only")
+
+
+def prometheus_access(args: argparse.Namespace) -> PrometheusAccess:
+    """The credentials, TLS, headers and selector for --prometheus (none without it)."""
+    refuse_prometheus_flags(args)
+    # the sources, only once a live read runs (the parser and a scenario read stay light)
+    from advisor.sources.access import PrometheusAccess, load_access
+
     if args.prometheus is None:
-        if chosen:
-            raise InputError(f"{chosen[0]} applies to --prometheus only")
         return PrometheusAccess()
     return load_access(
         bearer_token_file=args.prometheus_bearer_token_file,
@@ -190,6 +208,9 @@ def prometheus_access(args: argparse.Namespace) -> PrometheusAccess:
 def source_config(args: argparse.Namespace, scheduler: ProfileName | None) -> SourceConfig:
     """The sources' settings from the flags; `scheduler` as `--scheduler` names it (None:
     auto, and whatif's several profiles, which judge the cluster as read)."""
+    from advisor.sources.exporters import parse_exporter_list
+    from advisor.sources.gather import SourceConfig
+
     exporters = parse_exporter_list(args.exporters) if args.exporters is not None else ()
     if args.exporters is not None and not exporters:
         raise InputError("--exporters: no URL given")

@@ -19,13 +19,13 @@ from advisor.core.plan.above import HeldBack
 from advisor.core.plan.greedy import Plan
 from advisor.core.plan.planner import (
     DEFAULT_BUDGET,
-    DEFAULT_TIME_BUDGET_S,
     PlanOptions,
     PlanReport,
     Unresolved,
     apply_plans,
     plan,
 )
+from advisor.defaults import DEFAULT_TIME_BUDGET_S
 
 __all__ = [
     "DEFAULT_BUDGET",

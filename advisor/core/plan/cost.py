@@ -25,9 +25,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from advisor.core.model import Pod
+from advisor.core.times import parse_time
 
 EVICTION_COST = "xgpu.io/eviction-cost"
 REPLICA_KINDS = frozenset({"ReplicaSet", "Deployment"})
@@ -65,25 +66,6 @@ class EvictionCost:
     cost: float
     why: str
     gang: str | None = None
-
-
-def parse_time(text: str) -> datetime | None:
-    """An RFC 3339 time (`2024-05-01T12:00:00Z`) as an aware datetime; None when unreadable."""
-    text = text.strip()
-    if len(text) < 16 or text[10] not in "Tt ":  # a date and a time, as RFC 3339 asks
-        return None
-    try:
-        when = datetime.fromisoformat(text.replace("z", "Z"))
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-
-
-def rfc3339(when: datetime) -> str:
-    """`when` as RFC 3339, in UTC with a "Z" (a time without a zone is taken as UTC)."""
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def latest_start(pods: Iterable[Pod]) -> datetime | None:

@@ -23,9 +23,9 @@ from typing import Literal
 
 from advisor.core.model import Pod
 from advisor.core.plan.cost import owner_kind
+from advisor.defaults import DEFAULT_MAX_EVICTIONS
 
 Per = Literal["advice", "card", "gpu"]
-DEFAULT_MAX_PLAN_EVICTIONS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ class EvictionBudget:
     """At most `amount` evictions in all (`per` "advice"), or `amount` per card the rescued
     pods get ("card"), or per rescued GPU of memory of the commonest card ("gpu")."""
 
-    amount: float = 3.0
+    amount: float = DEFAULT_MAX_EVICTIONS
     per: Per = "card"
 
     def allows(self, evictions: int, cards: int, gpus: float) -> bool:

@@ -52,18 +52,15 @@ from advisor.core.plan.above import HeldBack, held_back
 from advisor.core.plan.board import CHECKS_PER_PLACEMENT, Board
 from advisor.core.plan.greedy import Greedy, Plan
 from advisor.core.plan.ideal import IdealBound, ideal_bound
-from advisor.core.plan.limits import DEFAULT_MAX_PLAN_EVICTIONS, EvictionBudget, NeverEvict
+from advisor.core.plan.limits import EvictionBudget, NeverEvict
 from advisor.core.plan.search import Limits, Objective, Search
 from advisor.core.profiles import profile_of
+from advisor.defaults import DEFAULT_MAX_PLAN_EVICTIONS, DEFAULT_TIME_BUDGET_S, DEFAULT_WORK
 from advisor.errors import known
 
 __all__ = ["PlanOptions", "PlanReport", "Unresolved", "apply_plans", "plan"]
 
 Clock = Callable[[], float]
-DEFAULT_TIME_BUDGET_S = 300.0  # a safety stop only: the work budget is what bounds a run
-# Work for the whole search, in simulated placements (`Board.work`): the openb end states
-# (6,212 cards) need at most a third of it; about 45 s on 2,000 nodes of 8 cards.
-DEFAULT_WORK = 200_000
 DEFAULT_BUDGET = EvictionBudget()  # 3 evictions per card the rescued pods get
 SEARCH_EVICTIONS = 32  # how far past the per-plan cap the search looks for plans above it
 # The greedy's runs, in order: the objective, and its patience (simulations after a

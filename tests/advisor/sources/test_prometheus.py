@@ -20,8 +20,9 @@ import pytest
 from aiohttp import web
 
 from advisor.core.model import Placement, Pod, Request
+from advisor.defaults import RightsizingSettings
 from advisor.errors import SourceError
-from advisor.rightsizing import HISTORY_COLUMNS, RightsizingSettings, rightsize
+from advisor.rightsizing import HISTORY_COLUMNS, rightsize
 from advisor.sources import SourceConfig, gather
 from advisor.sources import history as history_module
 from advisor.sources.assemble import assemble

@@ -1,0 +1,97 @@
+"""Start-up: `xgpu-advisor`'s parser (`--help`, a bad flag, every command before it runs)
+loads none of the model, the sources or their libraries, and a scenario read loads none of
+the live sources; the flags' defaults are the code's own (advisor.defaults holds them once).
+The time itself is a benchmark (benchmarks/startup_bench.py), not asserted here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import _parser
+from advisor.commands.flags.commands import COMMANDS, DEFAULT_MAX_EVICTIONS_TEXT
+from advisor.core.model import POLICIES
+from advisor.core.plan import DEFAULT_BUDGET, PlanOptions
+from advisor.core.profiles import profile_names
+from advisor.defaults import BUILT_IN_PROFILES, NODE_POLICIES, RightsizingSettings
+from advisor.scenario import DEFAULT_LIMITS
+from tests.realparts import DEMO
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("numpy", "pandas", "aiohttp", "kubernetes", "yaml", "prometheus_client", "scipy")
+MODEL = ("advisor.core", "advisor.sources", "advisor.scenario", "advisor.output", "advisor.render")
+
+# Runs `advisor.cli.main(argv)` in a fresh interpreter, then prints the modules it loaded.
+PROBE = """
+import json, sys
+from advisor.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def loaded(*argv: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
+    modules: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return modules
+
+
+def under(modules: list[str], roots: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == r or m.startswith(r + ".") for r in roots)]
+
+
+@pytest.mark.realservices  # a fresh interpreter runs the CLI
+@pytest.mark.parametrize("argv", [["--help"], *([name, "--help"] for name in COMMANDS)])
+def test_help_loads_neither_the_model_nor_its_libraries(argv: list[str]) -> None:
+    modules = loaded(*argv)
+    assert "advisor.commands.flags.commands" in modules  # the probe did build the parser
+    assert under(modules, HEAVY) == []
+    assert under(modules, MODEL) == []
+
+
+@pytest.mark.realservices
+def test_a_bad_flag_is_refused_before_the_command_loads() -> None:
+    modules = loaded("diagnose", "--senario", "x.yaml")
+    assert "advisor.commands.diagnose" not in modules
+    assert under(modules, HEAVY + MODEL) == []
+
+
+@pytest.mark.realservices
+def test_a_scenario_read_loads_none_of_the_live_sources() -> None:
+    modules = loaded("diagnose", "--scenario", str(DEMO), "--format", "json")
+    assert "advisor.scenario.read" in modules  # it did read the file
+    assert under(modules, ("advisor.sources", "aiohttp", "pandas", "kubernetes")) == []
+
+
+def test_the_built_in_profiles_are_the_ones_registered() -> None:
+    assert profile_names()[: len(BUILT_IN_PROFILES)] == BUILT_IN_PROFILES
+    assert NODE_POLICIES == POLICIES
+
+
+def test_the_flags_defaults_are_the_codes_own() -> None:
+    parser = _parser()
+    plan = parser.parse_args(["plan", "--scenario", "x.yaml"])
+    options = PlanOptions()
+    assert plan.max_plan_evictions == options.max_plan_evictions
+    assert plan.max_evictions == DEFAULT_MAX_EVICTIONS_TEXT == DEFAULT_BUDGET.text
+    assert plan.plan_work == options.work
+    assert plan.time_budget == options.time_budget_s
+    report = parser.parse_args(["report", "--scenario", "x.yaml"])
+    settings = RightsizingSettings()
+    assert report.rightsizing_min_history == settings.min_history_s
+    assert report.rightsizing_min_samples == settings.min_samples
+    assert report.scenario_max_pods == DEFAULT_LIMITS.max_pods
