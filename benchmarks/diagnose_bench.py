@@ -6,7 +6,9 @@ Cases:
   labels, taints, cordons, requests, selectors and tolerations to every node and pod.
 - `autoscalers`: the same cluster with `autoscalers` HPAs, each over one running pod's
   Deployment and up to 10 replicas more; times the judged cycle and then the reachable
-  replicas (docs/design.md §12.2) on its diagnosis. Goal: 30 % of diagnose's 5 s.
+  replicas (docs/design.md §12.2) on its diagnosis. Goal: 30 % of diagnose's 5 s. Templates
+  alike share one run (`core.autoscalers.kind_of`); `distinct` 1 makes each its own kind,
+  the cost where none is shared.
 - `cli`: write the cluster as a JSON scenario and time the whole
   `xgpu-advisor diagnose --format json` process (its peak RSS is the CLI's own), with the
   CLI's stages also timed in-process (load, diagnose, the plan search its advice weighs,
@@ -22,7 +24,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from advisor.core.autoscalers import one_pod_cycle, reachable
+from advisor.core.autoscalers import kind_of, one_pod_cycle, reachable, templates
 from advisor.core.diagnose import build_state, diagnose
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
@@ -95,6 +97,13 @@ def cases(quick: bool) -> list[Case]:
             repeats=1 if quick else 3,
             goal_phase="autoscalers",
             goal_seconds=1.5,  # the issue's goal: at most 30 % added to diagnose's 5 s
+        ),
+        Case(
+            MODULE,
+            "autoscalers",
+            "the same, each template a kind of its own (no run shared)",
+            params=full | {"autoscalers": 200, "distinct": 1},
+            repeats=1 if quick else 3,
         ),
         Case(
             MODULE,
@@ -178,6 +187,7 @@ def _run_cli(params: Params, repeats: int) -> Outcome:
 def _run_autoscalers(params: Params, repeats: int) -> Outcome:
     cluster = synthetic_cluster(_spec(params))
     count = int(params["autoscalers"])
+    distinct = bool(int(params.get("distinct", 0)))
     running = [i for i, p in enumerate(cluster.pods) if p.running]
     chosen = set(running[:: max(1, len(running) // count)][:count])
     pods = list(cluster.pods)
@@ -185,7 +195,12 @@ def _run_autoscalers(params: Params, repeats: int) -> Outcome:
     for k, i in enumerate(sorted(chosen)):
         pod = pods[i]
         target = f"Deployment/{pod.namespace}/app{k}"
-        pods[i] = replace(pod, owner=f"ReplicaSet/{pod.namespace}/app{k}-5d8f7")
+        owner = f"ReplicaSet/{pod.namespace}/app{k}-5d8f7"
+        # `distinct`: a cpu request of its own makes each template a kind of its own
+        # (`kind_of`), so no run is shared; the GPU-only nodes' cpu is unlimited, so every
+        # replica goes where it went
+        resources = replace(pod.resources, cpu_milli=k + 1) if distinct else pod.resources
+        pods[i] = replace(pod, owner=owner, resources=resources)
         autoscalers.append(Autoscaler(f"{pod.namespace}/hpa{k}", target, 1, 11, 1))
     cluster = replace(cluster, pods=tuple(pods), autoscalers=tuple(autoscalers))
     timings = Timings()
@@ -199,11 +214,15 @@ def _run_autoscalers(params: Params, repeats: int) -> Outcome:
         cards, diagnosis = timings.time("judge", judged)
         reaches = timings.time("autoscalers", partial(reachable, cluster, diagnosis, cards))
     statuses = Counter(r.status for r in reaches)
+    newest = templates(cluster)
+    kinds = len({kind_of(newest[a.target]) for a in autoscalers if a.target in newest})
+    counted = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
     facts = {
         "autoscalers": len(reaches),
         "placeable": sum(r.placeable or 0 for r in reaches),
         "one_cycle": one_pod_cycle(cluster),
-        "note": ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())),
+        "kinds": kinds,
+        "note": f"{counted}; templates of {kinds} kinds",
     }
     return Outcome(timings, facts)
 

@@ -18,9 +18,11 @@ enqueue action), the diagnosis's own cycle serves every autoscaler: the state wh
 template's priority joins the queue is the running pods plus the diagnosis's placements of
 the Pending pods of that priority or above, and each autoscaler places only its replicas on
 it, stopping at the first that stays Pending (the next, of the same shape on the same state,
-fails alike), then releases them for the next. Elsewhere the job layer decides the order
-(gangs, queue shares, enqueue), so each autoscaler with replicas to add costs one judged
-cycle of its own; under a profile without Volcano's session the Pending pods queued after
+fails alike), then releases them for the next. Templates alike in all the cycle reads of them
+(priority, request, shape) have their replicas placed alike, so each such kind is tried once,
+as far as the largest headroom among its autoscalers asks. Elsewhere the job layer decides
+the order (gangs, queue shares, enqueue), so each autoscaler with replicas to add costs one
+judged cycle of its own; under a profile without Volcano's session the Pending pods queued after
 the replicas are left out of it, as they cannot change where the replicas go.
 """
 
@@ -151,25 +153,44 @@ def reachable(
         base = build_state(cluster) if running is None else running.copy()
         states = _states_at(base, diagnosis, floors)
         cycles = {floor: Cycle(state, cluster.policy, 0) for floor, state in states.items()}
+    # (placed, blocked) of the longest run so far of each kind of template (`kind_of`)
+    tried: dict[tuple[object, ...], tuple[int, Blocked | None]] = {}
     out = []
     for a, template in shaped:
         if template is None:
             out.append(Reach(a, None, None, None))
             continue
-        placed: list[tuple[list[int], Shape]] = []
-        blocked = None
-        if a.headroom:
-            cycle = cycles[template.priority]
-            for pod in replicas_of(template, a):
-                verdict = cycle.visit(pod)
-                if verdict.placement is None:
-                    blocked = Blocked(verdict.cause, verdict.message, verdict.node_summary)
-                    break
-                placed.append((cycle.state.positions(verdict.placement), Shape.of_pod(pod)))
-            for positions, shape in reversed(placed):  # the next autoscaler sees none of them
-                cycle.state.release(positions, shape)
-        out.append(Reach(a, template.name, len(placed), blocked))
+        key = kind_of(template)
+        placed, blocked = tried.get(key, (0, None))
+        if blocked is None and placed < a.headroom:
+            placed, blocked = _placed(cycles[template.priority], replicas_of(template, a))
+            tried[key] = (placed, blocked)
+        if placed >= a.headroom:  # a longer run of the same kind placed all of these
+            placed, blocked = a.headroom, None
+        out.append(Reach(a, template.name, placed, blocked))
     return tuple(out)
+
+
+def kind_of(template: Pod) -> tuple[object, ...]:
+    """What `Cycle.visit` reads of a replica (its name aside) and the state it joins: two
+    templates alike in it place their first k replicas alike, on the same cards."""
+    return (template.priority, template.invalid, template.request, Shape.of_pod(template))
+
+
+def _placed(cycle: Cycle, replicas: tuple[Pod, ...]) -> tuple[int, Blocked | None]:
+    """The replicas placed one by one until the first the cycle leaves Pending (the next,
+    of the same shape on the same state, fails alike); the state is left as it was."""
+    placed: list[list[int]] = []
+    blocked = None
+    for pod in replicas:
+        verdict = cycle.visit(pod)
+        if verdict.placement is None:
+            blocked = Blocked(verdict.cause, verdict.message, verdict.node_summary)
+            break
+        placed.append(cycle.state.positions(verdict.placement))
+    for positions in reversed(placed):  # the next autoscaler sees none of them
+        cycle.state.release(positions, Shape.of_pod(replicas[0]))
+    return len(placed), blocked
 
 
 def judged(

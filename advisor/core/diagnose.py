@@ -155,7 +155,7 @@ class Cycle:
         s = self.state
         n_nodes = len(s.node_names)
         static_ok, short = verdicts.static_ok, verdicts.short
-        open_nodes = static_ok & ~short.any(axis=1)
+        open_nodes = static_ok & verdicts.roomy
         codes = verdicts.card_codes()
         width = len(s.profile.reasons)
         per_node = np.bincount(s.node_of * width + codes, minlength=n_nodes * width).reshape(

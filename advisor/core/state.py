@@ -55,8 +55,15 @@ class Verdicts:
     @property
     def nodes(self) -> IntArray:
         """The nodes every filter passes."""
-        ok = self.gpu_fit & self.static_ok & ~self.short.any(axis=1)
+        ok = self.gpu_fit & self.static_ok & self.roomy
         return np.flatnonzero(ok).astype(np.int64)
+
+    @property
+    def roomy(self) -> BoolArray:
+        """Per node: no resource short. Column by column, as numpy's `any` over rows of
+        three costs about fifteen times as much."""
+        s = self.short
+        return np.asarray(~(s[:, SLOTS] | s[:, CPU] | s[:, MEMORY]), dtype=np.bool_)
 
     def card_codes(self) -> IntArray:
         """Per card, 1 + the index of the first card check that rejects it, or 0."""
@@ -105,6 +112,7 @@ class CardState:
         self.card_count: IntArray = np.bincount(self.node_of, minlength=n_nodes).astype(np.int64)
         if n_nodes:
             self.first_card[1:] = np.cumsum(self.card_count)[:-1]
+        self._carded: IntArray = np.flatnonzero(self.card_count > 0)  # nodes with a card
         self.healthy_count: IntArray = np.bincount(
             self.node_of, weights=self.healthy, minlength=n_nodes
         ).astype(np.int64)
@@ -288,8 +296,13 @@ class CardState:
         )
 
     def eligible_per_node(self, eligible: BoolArray) -> IntArray:
-        counts = np.bincount(self.node_of[eligible], minlength=len(self.node_names))
-        return counts.astype(np.int64)
+        """Per node, how many of its cards `eligible` marks. A node's cards lie side by side,
+        so each node's run is summed (a few times faster than counting by node_of)."""
+        counts = np.zeros(len(self.node_names), dtype=np.int64)
+        if self._carded.size:
+            starts = self.first_card[self._carded]
+            counts[self._carded] = np.add.reduceat(eligible, starts, dtype=np.int64)
+        return counts
 
     def card_need(self, shape: Shape, at: IntArray | None = None) -> IntArray:
         """Memory (MiB) each card must give `shape` (a share differs card by card)."""

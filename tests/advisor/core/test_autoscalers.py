@@ -234,12 +234,46 @@ def queued(draw: st.DrawFn) -> Cluster:
     return build(nodes, pods, autoscalers=autoscalers, scheduler=scheduler)
 
 
-@settings(max_examples=60, deadline=None)
-@given(queued())
-def test_the_one_cycle_path_agrees_with_a_judged_cycle_per_autoscaler(cluster: Cluster) -> None:
+def assert_one_cycle_agrees(cluster: Cluster) -> None:
+    """`reachable`'s one-cycle path gives what a judged cycle per autoscaler (`reach`) does."""
     fast = reachable(cluster)
     slow = tuple(reach(cluster, a) for a in cluster.autoscalers)
     assert [(r.placeable, r.blocked) for r in fast] == [(r.placeable, r.blocked) for r in slow]
+
+
+@settings(max_examples=60, deadline=None)
+@given(queued())
+def test_the_one_cycle_path_agrees_with_a_judged_cycle_per_autoscaler(cluster: Cluster) -> None:
+    assert_one_cycle_agrees(cluster)
+
+
+@st.composite
+def alike_targets(draw: st.DrawFn) -> Cluster:
+    """Targets whose templates often match (size, priority), with headrooms in random
+    order: the one-cycle path judges each kind of template once and reuses the run."""
+    profile = draw(st.sampled_from(["cce", "hami"]))
+    layout = draw(st.lists(sizes, min_size=1, max_size=3))
+    nodes = [node(f"n{i}", *cards) for i, cards in enumerate(layout)]
+    pods: list[Any] = []
+    autoscalers = []
+    for t in range(draw(st.integers(2, 5))):
+        gib = draw(st.sampled_from([2, 4]))
+        owner = {"owner": f"Deployment/web/app{t}", "priority": draw(st.integers(0, 1))}
+        nodes.append(node(f"t{t}", gib))  # the template's card, full
+        pods.append({**running(f"web/app{t}-0", f"t{t}", [0], gib), **owner})
+        top = 1 + draw(st.integers(0, 8))
+        autoscalers.append(
+            hpa(1, top) | {"name": f"web/hpa{t}", "target": f"Deployment/web/app{t}"}
+        )
+    for i in range(draw(st.integers(0, 4))):
+        pods.append(pending(f"x/p{i}", draw(st.integers(1, 8)), draw(st.integers(0, 1))))
+    return build(nodes, pods, autoscalers=autoscalers, scheduler={"profile": profile})
+
+
+@settings(max_examples=80, deadline=None)
+@given(alike_targets())
+def test_templates_alike_share_a_run_and_agree_with_a_judged_cycle_each(cluster: Cluster) -> None:
+    assert_one_cycle_agrees(cluster)
 
 
 def test_under_the_job_layer_each_autoscaler_is_judged_whole() -> None:
