@@ -1,5 +1,7 @@
 """HorizontalPodAutoscalers from the Kubernetes API (`autoscaling/v2`, docs/design.md §12.1),
-read-only, as the scenario's `autoscalers`.
+read-only, as the scenario's `autoscalers`: those of GPU workloads, whose target owns a GPU
+pod or that scale on a per-pod xGPU series (a workload scaled to zero has no pod to tell);
+the others (CPU web services, mostly) would only add `unknown-template` lines.
 
 Optional like the disruption budgets: a list that fails (403 without the RBAC rule, 404 on
 a cluster that does not serve `autoscaling/v2`) is a warning and the run goes on without
@@ -10,7 +12,7 @@ out with a warning, so a snapshot always reads back.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from advisor.core.hpa import Autoscaler, PodMetric, targets_of
@@ -19,6 +21,7 @@ from advisor.podspec import fields
 from advisor.sources.kubepages import Paging, optional_list
 
 WITHOUT = "autoscalers are left out (no reachable replicas)"
+XGPU_PREFIX = "xgpu_"  # the exporter's series, as docs/design.md §6 names them
 
 
 async def read_autoscaler_list(
@@ -32,13 +35,24 @@ async def read_autoscaler_list(
 
 
 def kube_autoscalers(
-    items: Sequence[Any], pod_items: Sequence[Any], warnings: list[str]
+    items: Sequence[Any],
+    pod_items: Sequence[Any],
+    gpu_owners: Iterable[str | None],
+    warnings: list[str],
 ) -> tuple[Autoscaler, ...]:
-    """The HPAs as `Autoscaler`s, sorted by name. The pods count the replicas of an HPA
-    whose controller has not written `status.currentReplicas` yet."""
+    """The HPAs of GPU workloads as `Autoscaler`s, sorted by name; `gpu_owners` are the GPU
+    pods' controllers. The pods count the replicas of an HPA whose controller has not
+    written `status.currentReplicas` yet."""
     replicas = _replicas_by_target(pod_items)
+    gpu_targets = {target for owner in gpu_owners for target in targets_of(owner)}
     found = (autoscaler(item, replicas, warnings) for item in items)
-    return tuple(sorted((a for a in found if a is not None), key=lambda a: a.name))
+    kept = (a for a in found if a is not None and _of_gpus(a, gpu_targets))
+    return tuple(sorted(kept, key=lambda a: a.name))
+
+
+def _of_gpus(autoscaler: Autoscaler, gpu_targets: Collection[str]) -> bool:
+    named = any(m.pod_metric.startswith(XGPU_PREFIX) for m in autoscaler.metrics)
+    return autoscaler.target in gpu_targets or named
 
 
 def autoscaler(item: object, replicas: Counter[str], warnings: list[str]) -> Autoscaler | None:

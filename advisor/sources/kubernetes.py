@@ -121,7 +121,6 @@ async def read_kubernetes(
         )
     pod_items, node_items, budget_items, hpa_items = listed
     jobs = kube_jobs(job_lists, pod_items, warnings)
-    autoscalers = kube_autoscalers(hpa_items, pod_items, warnings)
     budgets, problems = read_budgets(budget_items)
     warnings.extend(problems)
     in_namespace = by_namespace(budgets)
@@ -154,6 +153,7 @@ async def read_kubernetes(
             on_node[bound.node].append((taking, bound.budget))
         else:
             residents[bound.node].append(taking)
+    autoscalers = kube_autoscalers(hpa_items, pod_items, (p.owner for p in pods), warnings)
     judged = {node: over_budget(drained) for node, drained in on_node.items()}
     nodes = [
         node

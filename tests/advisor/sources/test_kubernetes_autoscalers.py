@@ -63,10 +63,29 @@ def populate(api: KubeStore) -> None:
         "horizontalpodautoscalers",
         objects.hpa("fresh", namespace="web", target=("Deployment", "infer"), max_replicas=3),
     )
-    api.create(
-        "horizontalpodautoscalers",
-        objects.hpa("batch", namespace="ml", target=("StatefulSet", "workers"), current_replicas=2),
+    # scaled to zero, no pod to tell: its xGPU series says it is a GPU workload
+    batch = objects.hpa(
+        "batch",
+        namespace="ml",
+        target=("StatefulSet", "workers"),
+        current_replicas=2,
+        metrics=[objects.pods_metric(CORE, "80")],
     )
+    api.create("horizontalpodautoscalers", batch)
+    # a CPU-only Deployment's HPA: no GPU pod, no xGPU series, left out
+    frontend = cce_pod("web/frontend-6c7d8-xyz12")
+    del frontend["spec"]["containers"][0]["resources"]["limits"]
+    frontend["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": "frontend-6c7d8",
+            "controller": True,
+        }
+    ]
+    api.add_pod(frontend)
+    cpu = objects.hpa("frontend", namespace="web", target=("Deployment", "frontend"))
+    api.create("horizontalpodautoscalers", cpu)
 
 
 def samples() -> list[Sample]:
@@ -79,7 +98,7 @@ def samples() -> list[Sample]:
 
 
 EXPECTED = (
-    Autoscaler("ml/batch", "StatefulSet/ml/workers", 1, 10, 2),
+    Autoscaler("ml/batch", "StatefulSet/ml/workers", 1, 10, 2, (PodMetric(CORE, 80.0),)),
     # no status.currentReplicas yet: the one pod the Deployment runs
     Autoscaler("web/fresh", "Deployment/web/infer", 1, 3, 1),
     Autoscaler(
@@ -102,8 +121,8 @@ async def test_hpas_are_read_paged_and_kept_by_the_snapshot(
     assert state.warnings == ()
     assert state.autoscalers == EXPECTED
     listed = [r for r in kube_api.requests if r.path == HPAS]
-    assert len(listed) == 3  # one HPA a page
-    assert [bool(r.query.get("continue")) for r in listed] == [False, True, True]
+    assert len(listed) == 4  # one HPA a page
+    assert [bool(r.query.get("continue")) for r in listed] == [False, True, True, True]
     cluster = assemble(samples(), state).cluster
     assert cluster.autoscalers == EXPECTED
     assert scenario_from_data(scenario_to_data(cluster), "snapshot.yaml") == cluster
@@ -144,6 +163,7 @@ async def test_an_hpa_the_scenario_could_not_hold_is_left_out_with_a_warning(
     odd = objects.hpa(
         "odd",
         namespace="web",
+        target=("Deployment", "infer"),
         current_replicas=1,
         metrics=[
             objects.pods_metric(CORE, "0"),
