@@ -19,8 +19,8 @@ CCE_ADDON = (
     "autoscaling with multi-card even split: each count here is a resize a person runs"
 )
 CCE_NOT_TRIGGERED = (
-    "CCE's Autoscaler add-on does not act for xGPU resources, and a new node of an existing "
-    "shape would not take it either"
+    "CCE's Autoscaler add-on does not act for xGPU resources, and no new node would let it "
+    "run either"
 )
 
 
