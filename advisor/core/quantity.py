@@ -124,6 +124,15 @@ def quantity_milli(value: object) -> int:
     return _checked(math.ceil(_fraction(value) * 1000), value)
 
 
+def quantity_number(value: object) -> float:
+    """A quantity as a non-negative number ("500m" -> 0.5, "60" -> 60.0): an HPA's
+    averageValue, which the advisor compares with a series' value, not with a count."""
+    fraction = _fraction(value)
+    if fraction < 0:
+        raise ValueError(f"{show(value)} is negative")
+    return float(fraction)
+
+
 def quantity_units(value: object) -> int:
     """A quantity in whole units ("1Gi" -> 1073741824), rounded up as Quantity.Value does:
     how kube-scheduler counts memory (bytes) and pod slots."""

@@ -140,6 +140,9 @@ def plan_json(
         if isinstance(scale_up, ScaleUpAdvice) and scale_up.not_triggered
         else {}
     )
+    # on CCE, why the scale-up is a resize a person runs (only beside some scale-up advice)
+    if isinstance(scale_up, ScaleUpAdvice) and scale_up.note is not None:
+        not_triggered["scale_up_note"] = scale_up.note
     # what frees the cpu or memory of the pods short only of those (only when some)
     freed: schemas.ReliefPartJson = (
         {"relief": [relief_json(r) for r in scale_up.relief]}

@@ -62,11 +62,19 @@ def scale_up_json(step: ScaleUp) -> schemas.ScaleUpJson:
         )
     if not step.verified:
         entry["verified"] = False
+    entry["actor"] = step.actor
+    if step.pool is not None:
+        entry["node_pool"] = step.pool
+    if step.resize is not None:
+        entry["resize"] = step.resize
     return entry
 
 
 def not_triggered_json(pod: NotTriggered) -> schemas.NotTriggeredJson:
-    return {"pod": pod.pod, "reason": pod.reason}
+    entry: schemas.NotTriggeredJson = {"pod": pod.pod, "reason": pod.reason}
+    if pod.note is not None:
+        entry["note"] = pod.note
+    return entry
 
 
 class _NewNodePart(TypedDict, total=False):

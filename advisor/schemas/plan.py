@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NotRequired
+from typing import Literal, NotRequired
 
 from typing_extensions import TypedDict  # pydantic writes the JSON Schemas from these (3.11)
 
@@ -98,6 +98,11 @@ ScaleUpJson = TypedDict(
         "packed_estimate": NotRequired[int],
         "note_estimate": NotRequired[str],
         "verified": NotRequired[bool],
+        # who adds the nodes (§8): "person" where no autoscaler scales them (CCE), with
+        # the node pool where its nodes name one and the resize in words
+        "actor": NotRequired[Literal["person", "cluster-autoscaler"]],
+        "node_pool": NotRequired[str],
+        "resize": NotRequired[str],
     },
 )
 
@@ -105,6 +110,7 @@ ScaleUpJson = TypedDict(
 class NotTriggeredJson(TypedDict):
     pod: str
     reason: str
+    note: NotRequired[str]  # on CCE: its Autoscaler add-on would not act either
 
 
 class ReliefMoveJson(TypedDict):
@@ -184,6 +190,7 @@ class PlanSummaryJson(PlanSearchJson):
 
 class NotTriggeredPartJson(TypedDict, total=False):
     scale_up_not_triggered: list[NotTriggeredJson]  # only when some pod is
+    scale_up_note: str  # on CCE, beside scale-up advice: why a person resizes
 
 
 class ReliefPartJson(TypedDict, total=False):
@@ -200,6 +207,7 @@ class PlanJson(TypedDict):
     unresolved: list[UnresolvedJson]
     scale_up: list[ScaleUpJson]
     scale_up_not_triggered: NotRequired[list[NotTriggeredJson]]
+    scale_up_note: NotRequired[str]
     relief: NotRequired[list[ReliefJson]]
     scale_down: list[ScaleDownJson]
     scale_down_held: list[HeldNodeJson]

@@ -108,12 +108,14 @@ def assemble(
     if kube is not None:
         pods = merge_kubernetes(running, nodes, kube, notes, settings)
         nodes = with_other_pods(nodes, pods, kube)
-    jobs = NO_JOBS
+    jobs, autoscalers = NO_JOBS, kube.autoscalers if kube is not None else ()
     if kube is not None:
         jobs = kube.jobs.jobs
         if profile_for(profile).session.volcano:  # Volcano's configmap: its actions, plugins
             settings = replace(settings, **kube.jobs.settings)
-    cluster = Cluster(tuple(nodes), tuple(pods), policy, limit, settings, jobs)
+    cluster = Cluster(
+        tuple(nodes), tuple(pods), policy, limit, settings, jobs, autoscalers=autoscalers
+    )
     how = "--scheduler" if scheduler != "auto" else f"auto: {chosen.evidence}"
     return Assembled(cluster, tuple(notes.warnings), tuple(notes.stale), f"{profile} ({how})")
 

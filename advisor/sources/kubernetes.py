@@ -19,7 +19,8 @@ A third list, of the PodDisruptionBudgets, gives each pod the budget that covers
 (`advisor.sources.budgets`, recorded in an annotation of ours before the pod is parsed).
 It is optional: when it fails (RBAC without the policy group, say) the run goes on without
 budgets and says so in a warning. So are the job layer's lists beside them (PodGroups, Queues,
-ResourceQuotas, Volcano's configuration: advisor.sources.kubejobs).
+ResourceQuotas, Volcano's configuration: advisor.sources.kubejobs) and the
+HorizontalPodAutoscalers (advisor.sources.kubehpa).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from advisor.podspec.registration import registration_keys
 from advisor.podspec.scheduling import PodScheduling, read_pod_scheduling
 from advisor.sources.budgets import by_namespace, mark_pod, read_budgets
 from advisor.sources.http import run_all, run_both
+from advisor.sources.kubehpa import kube_autoscalers, read_autoscaler_list
 from advisor.sources.kubejobs import kube_jobs, pod_job, read_job_lists
 from advisor.sources.kubepages import MAX_PAGE_BYTES, PAGE_SIZE, Paging, list_all, optional_list
 from advisor.sources.values import KubeNode, KubeState, PodFacts
@@ -112,11 +114,12 @@ async def read_kubernetes(
                         "plans and scale-down ignore disruption budgets (the eviction commands "
                         "still honour them)",
                     ),
+                    read_autoscaler_list(client, host, paging, warnings),
                 ]
             ),
             read_job_lists(client, host, paging, warnings),
         )
-    pod_items, node_items, budget_items = listed
+    pod_items, node_items, budget_items, hpa_items = listed
     jobs = kube_jobs(job_lists, pod_items, warnings)
     budgets, problems = read_budgets(budget_items)
     warnings.extend(problems)
@@ -150,6 +153,7 @@ async def read_kubernetes(
             on_node[bound.node].append((taking, bound.budget))
         else:
             residents[bound.node].append(taking)
+    autoscalers = kube_autoscalers(hpa_items, pod_items, (p.owner for p in pods), warnings)
     judged = {node: over_budget(drained) for node, drained in on_node.items()}
     nodes = [
         node
@@ -157,7 +161,14 @@ async def read_kubernetes(
         if (node := _node(item, judged, residents, unreadable)) is not None
     ]
     return KubeState(
-        f"kubernetes {host}", tuple(pods), tuple(nodes), tuple(warnings), scheduling, facts, jobs
+        f"kubernetes {host}",
+        tuple(pods),
+        tuple(nodes),
+        tuple(warnings),
+        scheduling,
+        facts,
+        jobs,
+        autoscalers,
     )
 
 

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from advisor import metricnames as M
+from advisor.core.hpa import Autoscaler
 from advisor.core.jobs import NO_JOBS, Jobs
 from advisor.core.model import OtherPod
 from advisor.podspec import PodGpu
@@ -142,3 +143,4 @@ class KubeState:
     # --never-evict read (docs/design.md §8), by "namespace/pod".
     facts: Mapping[str, PodFacts] = field(default_factory=_frozen_facts)
     jobs: KubeJobs = NO_KUBE_JOBS  # PodGroups, Queues, ResourceQuotas, Volcano's configuration
+    autoscalers: tuple[Autoscaler, ...] = ()  # HorizontalPodAutoscalers (docs/design.md §12.1)

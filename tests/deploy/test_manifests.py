@@ -183,6 +183,8 @@ def test_only_the_two_expected_roles_exist(objects: list[Document]) -> None:
                 ("", "configmaps", READ_ONLY),
                 ("scheduling.volcano.sh", "podgroups", READ_ONLY),
                 ("scheduling.volcano.sh", "queues", READ_ONLY),
+                # how far each workload may grow (docs/design.md §12.1); read once per run
+                ("autoscaling", "horizontalpodautoscalers", ["get", "list"]),
             ],
         ),
     ],

@@ -293,6 +293,49 @@ def scheduler_configmap(conf: str, *, namespace: str = "volcano-system") -> Json
     }
 
 
+def hpa(
+    name: str,
+    *,
+    namespace: str = "default",
+    target: tuple[str, str] = ("Deployment", "web"),
+    min_replicas: int | None = None,
+    max_replicas: int = 10,
+    current_replicas: int | None = None,
+    metrics: list[JsonObject] | None = None,
+) -> JsonObject:
+    """An autoscaling/v2 HorizontalPodAutoscaler; `target` its scaleTargetRef (kind, name).
+    `current_replicas` None: no status yet, as before the HPA controller's first sync."""
+    kind, target_name = target
+    spec: JsonObject = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": kind, "name": target_name},
+        "maxReplicas": max_replicas,
+    }
+    if min_replicas is not None:
+        spec["minReplicas"] = min_replicas
+    if metrics is not None:
+        spec["metrics"] = metrics
+    obj: JsonObject = {
+        "kind": "HorizontalPodAutoscaler",
+        "apiVersion": "autoscaling/v2",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+    if current_replicas is not None:
+        obj["status"] = {"currentReplicas": current_replicas, "desiredReplicas": current_replicas}
+    return obj
+
+
+def pods_metric(name: str, average: str) -> JsonObject:
+    """An HPA metric of type Pods aiming at an average value per pod."""
+    return {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": name},
+            "target": {"type": "AverageValue", "averageValue": average},
+        },
+    }
+
+
 def status(code: int, reason: str, message: str) -> JsonObject:
     """The `Status` object the API answers errors with (also inside watch ERROR events)."""
     return {

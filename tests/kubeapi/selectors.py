@@ -30,6 +30,7 @@ FIELD_PATHS: dict[str, frozenset[str]] = {
     "configmaps": frozenset({"metadata.name", "metadata.namespace"}),
     "podgroups": frozenset({"metadata.name", "metadata.namespace"}),
     "queues": frozenset({"metadata.name"}),
+    "horizontalpodautoscalers": frozenset({"metadata.name", "metadata.namespace"}),
 }
 
 

@@ -1,11 +1,14 @@
 """A local Kubernetes API double: pods, nodes, PodDisruptionBudgets, ResourceQuotas,
-ConfigMaps and Volcano's PodGroups and Queues over the API's own JSON, list and watch.
+ConfigMaps, HorizontalPodAutoscalers and Volcano's PodGroups and Queues over the API's own
+JSON, list and watch.
 
 What it speaks, as kube-apiserver does: `GET /api/v1/pods`, `/api/v1/namespaces/NS/pods[/NAME]`,
 `/api/v1/nodes[/NAME]`, `/apis/policy/v1/poddisruptionbudgets`,
 `/apis/policy/v1/namespaces/NS/poddisruptionbudgets[/NAME]`, the same for resourcequotas and
 configmaps under /api/v1 and for Volcano's CRDs under /apis/scheduling.volcano.sh/v1beta1
-(queues cluster-scoped; 404 for both while `volcano` is False, as without the CRDs);
+(queues cluster-scoped; 404 for both while `volcano` is False, as without the CRDs), and
+for horizontalpodautoscalers under /apis/autoscaling/v2 (404 while `autoscaling_v2` is False,
+as on a cluster older than 1.23);
 `fieldSelector`, `labelSelector`, `limit`/`continue`, `resourceVersion`; `watch=true` streams
 newline-delimited `{"type", "object"}` events from a resourceVersion (none or "0": synthetic
 ADDED for the current state first), with DELETED/ADDED when an object leaves/enters the
@@ -101,6 +104,8 @@ class KubeApiDouble(KubeStore):
         self.require_token = require_token
         # Volcano's CRDs installed: without them their paths answer 404, as the real API's do
         self.volcano = True
+        # autoscaling/v2 served (GA since Kubernetes 1.23): without it its paths answer 404
+        self.autoscaling_v2 = True
         self.delay_s = 0.0  # every answer waits this long first
         self.requests: list[RecordedRequest] = []
         self._faults: list[_Fault] = []
@@ -229,7 +234,8 @@ class KubeApiDouble(KubeStore):
         if target == "list" and _truthy(request.query.get("watch")):
             target = "watch"
         resource = _resource_of(request.path)
-        if resource in CUSTOM and not self.volcano:
+        unserved = resource == "horizontalpodautoscalers" and not self.autoscaling_v2
+        if (resource in CUSTOM and not self.volcano) or unserved:
             message = "the server could not find the requested resource"
             return _status_response(404, "NotFound", message)
         for fault in self._faults:

@@ -21,6 +21,7 @@ Resource = Literal[
     "configmaps",
     "podgroups",
     "queues",
+    "horizontalpodautoscalers",
 ]
 Key = tuple[str, str]  # (namespace, name); namespace "" for nodes
 KINDS: dict[str, str] = {
@@ -31,6 +32,7 @@ KINDS: dict[str, str] = {
     "configmaps": "ConfigMap",
     "podgroups": "PodGroup",
     "queues": "Queue",
+    "horizontalpodautoscalers": "HorizontalPodAutoscaler",
 }
 VOLCANO = "scheduling.volcano.sh/v1beta1"  # Volcano's CRDs' group/version
 API_VERSIONS: dict[str, str] = {
@@ -41,9 +43,17 @@ API_VERSIONS: dict[str, str] = {
     "configmaps": "v1",
     "podgroups": VOLCANO,
     "queues": VOLCANO,
+    "horizontalpodautoscalers": "autoscaling/v2",
 }
 NAMESPACED = frozenset(
-    {"pods", "poddisruptionbudgets", "resourcequotas", "configmaps", "podgroups"}
+    {
+        "pods",
+        "poddisruptionbudgets",
+        "resourcequotas",
+        "configmaps",
+        "podgroups",
+        "horizontalpodautoscalers",
+    }
 )
 # Custom resources: served only while their CRD is installed, and (stored unstructured)
 # listed with each item's kind and apiVersion, unlike the built-in kinds.

@@ -401,3 +401,31 @@ async def test_volcano_crds_are_served_as_custom_resources(kube_api: KubeApiDoub
         body = json.loads(await quotas.read())
         assert body["kind"] == "ResourceQuotaList"
         assert "kind" not in body["items"][0]
+
+
+async def test_hpas_are_served_at_autoscaling_v2(kube_api: KubeApiDouble) -> None:
+    """HorizontalPodAutoscalers at /apis/autoscaling/v2, read into the client's own models;
+    a cluster that does not serve the group answers 404, as kube-apiserver does."""
+    from kubernetes_asyncio.client import AutoscalingV2Api
+
+    metrics = [objects.pods_metric("xgpu_core_percentage_used", "60")]
+    kube_api.create("horizontalpodautoscalers", objects.hpa("a", namespace="web", metrics=metrics))
+    kube_api.create("horizontalpodautoscalers", objects.hpa("b", namespace="ml"))
+    async with ApiClient(kube_api.configuration()) as client:
+        api = AutoscalingV2Api(client)
+        listed = await api.list_horizontal_pod_autoscaler_for_all_namespaces(limit=1)
+        assert [i.metadata.name for i in listed.items] == ["b"]  # ml/b sorts first
+        rest = await api.list_horizontal_pod_autoscaler_for_all_namespaces(
+            _continue=listed.metadata._continue
+        )
+        assert [i.metadata.name for i in rest.items] == ["a"]
+        target = rest.items[0].spec.metrics[0].pods.target
+        assert (target.type, target.average_value) == ("AverageValue", "60")
+        in_web = await api.list_namespaced_horizontal_pod_autoscaler("web")
+        assert [i.spec.scale_target_ref.name for i in in_web.items] == ["web"]
+        one = await api.read_namespaced_horizontal_pod_autoscaler("b", "ml")
+        assert one.spec.max_replicas == 10
+        kube_api.autoscaling_v2 = False
+        with pytest.raises(ApiException) as missing:
+            await api.list_horizontal_pod_autoscaler_for_all_namespaces()
+        assert missing.value.status == 404

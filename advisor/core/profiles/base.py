@@ -12,7 +12,7 @@ arrays the state keeps, and never imports the state.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,8 @@ from advisor.core.shape import Shape
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+# Who adds the nodes scale-up advises: the cluster-autoscaler, or a person resizing a pool.
+ScaleUpActor = Literal["person", "cluster-autoscaler"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +106,12 @@ class Profile(Protocol):
     one_mode_per_card: bool
     # Reports keep their plain wording for this profile instead of naming it.
     named_in_reports: bool
+
+    # -- who adds nodes (scale-up, docs/design.md §8) -----------------------------------
+    # The cluster-autoscaler, or a person where the cloud's autoscaler does not scale the
+    # GPU nodes (CCE's Autoscaler add-on and xGPU); the node label naming a node's pool.
+    scale_up_actor: ScaleUpActor
+    node_pool_label: str | None
 
     # -- defaults and settings ----------------------------------------------------------
     default_policy: Policy

@@ -28,6 +28,7 @@ from advisor.core.profiles.base import (
     CardView,
     Dialect,
     IntArray,
+    ScaleUpActor,
     dialect_allocatable,
     dialect_request,
     enough_cards,
@@ -36,6 +37,8 @@ from advisor.core.profiles.base import (
 from advisor.core.shape import Shape
 
 CCE_GPU_NUM_LABEL = "volcano.sh/gpu-num"  # the pod label holding N
+# CCE writes each node's pool on it; a node in no pool (DefaultPool) carries none.
+CCE_NODE_POOL_LABEL = "cce.cloud.com/cce-nodepool"
 DIALECT = Dialect(
     name="cce",
     count=None,
@@ -71,6 +74,8 @@ class CceProfile:
     requires_memory = True
     one_mode_per_card = True
     named_in_reports = False
+    scale_up_actor: ScaleUpActor = "person"
+    node_pool_label: str | None = CCE_NODE_POOL_LABEL
     default_policy = Policy("binpack", "binpack")
     card_policies: tuple[PolicyName, ...] = ("binpack", "spread")
     default_max_vgpus = DEFAULT_MAX_VGPUS

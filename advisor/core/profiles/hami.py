@@ -28,6 +28,7 @@ from advisor.core.profiles.base import (
     CardView,
     Dialect,
     IntArray,
+    ScaleUpActor,
     dialect_allocatable,
     dialect_request,
     enough_cards,
@@ -78,6 +79,8 @@ class HamiProfile:
     requires_memory = False
     one_mode_per_card = False
     named_in_reports = True
+    scale_up_actor: ScaleUpActor = "cluster-autoscaler"
+    node_pool_label: str | None = None
     default_policy = Policy("binpack", "spread")
     card_policies: tuple[PolicyName, ...] = ("binpack", "spread")
     default_max_vgpus = 10  # deviceSplitCount

@@ -27,6 +27,7 @@ from advisor.core.profiles.base import (
     CardView,
     Dialect,
     IntArray,
+    ScaleUpActor,
     dialect_allocatable,
     dialect_request,
     enough_cards,
@@ -76,6 +77,8 @@ class VolcanoProfile:
     requires_memory = False
     one_mode_per_card = False
     named_in_reports = True
+    scale_up_actor: ScaleUpActor = "cluster-autoscaler"
+    node_pool_label: str | None = None
     default_policy = Policy("binpack", "legacy")
     card_policies: tuple[PolicyName, ...] = ("binpack", "spread", "legacy")
     default_max_vgpus = 10

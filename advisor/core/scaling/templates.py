@@ -140,6 +140,7 @@ class NotTriggered:
 
     pod: str
     reason: str
+    note: str | None = None  # on CCE: that its Autoscaler add-on would not act either
 
 
 class TemplateCheck:

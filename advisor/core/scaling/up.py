@@ -27,7 +27,9 @@ from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
 from advisor.core.model import Cluster, Node, Placement, Pod, gangs_of, queue_order
 from advisor.core.profiles import profile_of
+from advisor.core.profiles.base import ScaleUpActor
 from advisor.core.remedy import remedy
+from advisor.core.scaling.actor import CCE_ADDON, CCE_NOT_TRIGGERED, pool_of, resize_text
 from advisor.core.scaling.relief import Relief, relief
 from advisor.core.scaling.templates import NodeShape, NotTriggered, TemplateCheck, node_shapes
 from advisor.core.state import CardState, Shape
@@ -44,6 +46,11 @@ class ScaleUp:
     new_shape: bool = False  # no existing node shape can host these pods
     verified: bool = True  # the whole queue, scheduled with these nodes added, lands them all
     packed_estimate: int = 0  # the estimator's count, before the check
+    # Who adds the nodes (docs/design.md §8): on CCE a person, who resizes `pool` (the
+    # shape's node pool, where its nodes name one) as `resize` says.
+    actor: ScaleUpActor = "cluster-autoscaler"
+    pool: str | None = None
+    resize: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +61,7 @@ class ScaleUpAdvice(Sequence[ScaleUp]):
     steps: tuple[ScaleUp, ...]
     not_triggered: tuple[NotTriggered, ...] = ()
     relief: tuple[Relief, ...] = ()  # node-resources pods: what frees their cpu or memory
+    note: str | None = None  # on CCE: why each step is a resize a person runs
 
     @overload
     def __getitem__(self, index: int) -> ScaleUp: ...
@@ -154,7 +162,28 @@ def scale_up_advice(
         n = estimate_nodes(shape, group, cluster)
         names = tuple(p.name for p in group)
         plan.append(ScaleUp(shape, n, names, new_shape=True, packed_estimate=n))
-    return ScaleUpAdvice(_verify(cluster, rescued, plan, max_rounds), refused, freed)
+    return _by_whom(
+        cluster, ScaleUpAdvice(_verify(cluster, rescued, plan, max_rounds), refused, freed)
+    )
+
+
+def _by_whom(cluster: Cluster, advice: ScaleUpAdvice) -> ScaleUpAdvice:
+    """Where no autoscaler adds the nodes (CCE), each step as the resize a person runs and
+    each pod not triggered with the add-on's part in it; elsewhere the advice as it is."""
+    profile = profile_of(cluster.scheduler)
+    if profile.scale_up_actor != "person" or not (advice.steps or advice.not_triggered):
+        return advice
+    steps = tuple(
+        replace(
+            s,
+            actor="person",
+            pool=None if s.new_shape else pool_of(s.shape, profile),
+            resize=resize_text(s.shape, s.nodes, s.new_shape, profile),
+        )
+        for s in advice.steps
+    )
+    refused = tuple(replace(n, note=CCE_NOT_TRIGGERED) for n in advice.not_triggered)
+    return replace(advice, steps=steps, not_triggered=refused, note=CCE_ADDON)
 
 
 def _with_gang_mates(

@@ -16,7 +16,6 @@ from advisor.render.plan.scaling import (
     HELD_TITLE,
     NO_SCALE_DOWN,
     NO_SCALE_UP,
-    NOT_TRIGGERED_HEADER,
     NOT_TRIGGERED_TITLE,
     RELIEF_HEADER,
     RELIEF_TITLE,
@@ -25,10 +24,12 @@ from advisor.render.plan.scaling import (
     also_moves_cell,
     held_more_text,
     held_rows,
+    not_triggered_header,
     not_triggered_rows,
     relief_rows,
     scale_down_header,
     scale_down_rows,
+    scale_up_note,
     scale_up_rows,
     where_text,
 )
@@ -151,12 +152,16 @@ def scale_up_table(data: PlanJson) -> list[str]:
     ]
     if not rows:
         return []
-    return [*markdown_table(["Nodes", "Node shape", "For", "Note"], rows, right={0}), ""]
+    note = scale_up_note(data)
+    table = markdown_table(["Nodes", "Node shape", "For", "Note"], rows, right={0})
+    return [*table, "", *([f"_{escape_cell(note)}._", ""] if note else [])]
 
 
 def not_triggered_table(data: PlanJson) -> list[str]:
     """The pods no node group would help, with why (no lines when none)."""
-    return _pods_with_text(NOT_TRIGGERED_TITLE, NOT_TRIGGERED_HEADER, not_triggered_rows(data))
+    return _pods_with_text(
+        NOT_TRIGGERED_TITLE, not_triggered_header(data), not_triggered_rows(data)
+    )
 
 
 def relief_table(data: PlanJson) -> list[str]:

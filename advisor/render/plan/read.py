@@ -84,12 +84,11 @@ def read_plan(raw: Mapping[str, Any]) -> PlanJson:
             "max_evictions": as_str(limits.get("max_evictions"), "?"),
             "never_evict": _names(limits.get("never_evict")),
         }
-    helpless = [
-        NotTriggeredJson(pod=as_str(n.get("pod"), "?"), reason=as_str(n.get("reason"), "?"))
-        for n in map(as_map, as_list(raw.get("scale_up_not_triggered")))
-    ]
+    helpless = [_not_triggered(n) for n in map(as_map, as_list(raw.get("scale_up_not_triggered")))]
     if helpless:
         data["scale_up_not_triggered"] = helpless
+    if isinstance(note := raw.get("scale_up_note"), str):
+        data["scale_up_note"] = note
     freed = [
         ReliefJson(
             pod=as_str(r.get("pod"), "?"),
@@ -191,6 +190,13 @@ def read_shape(raw: Mapping[str, Any]) -> NodeShapeJson:
     return shape
 
 
+def _not_triggered(raw: Mapping[str, Any]) -> NotTriggeredJson:
+    entry = NotTriggeredJson(pod=as_str(raw.get("pod"), "?"), reason=as_str(raw.get("reason"), "?"))
+    if isinstance(note := raw.get("note"), str):
+        entry["note"] = note
+    return entry
+
+
 def _scale_up(raw: Mapping[str, Any]) -> ScaleUpJson:
     entry: ScaleUpJson = {
         "shape": read_shape(as_map(raw.get("shape"))),
@@ -199,11 +205,14 @@ def _scale_up(raw: Mapping[str, Any]) -> ScaleUpJson:
     }
     if raw.get("new_shape"):
         entry["new_shape"] = True
-    for key in ("note", "note_estimate"):
+    for key in ("note", "note_estimate", "node_pool", "resize"):
         if isinstance(text := raw.get(key), str):
             entry[key] = text
     if raw.get("verified") is False:
         entry["verified"] = False
+    actor = raw.get("actor")
+    if actor == "person" or actor == "cluster-autoscaler":
+        entry["actor"] = actor
     return entry
 
 

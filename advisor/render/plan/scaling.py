@@ -57,10 +57,23 @@ def relief_rows(plan: PlanJson) -> list[tuple[str, str]]:
 NOT_TRIGGERED_HEADER = ["Pod", "Why (the cluster-autoscaler's reason)"]
 
 
+def not_triggered_header(plan: PlanJson) -> list[str]:
+    """The autoscaler's reason is the whole why, except where no autoscaler acts (CCE)."""
+    noted = any("note" in entry for entry in plan.get("scale_up_not_triggered", []))
+    return ["Pod", "Why"] if noted else NOT_TRIGGERED_HEADER
+
+
 def not_triggered_rows(plan: PlanJson) -> list[tuple[str, str]]:
     """Pending pods that no node group's template admits (a selector, affinity or taint
-    excludes them, or its allocatable is too small), with the autoscaler's reason."""
-    return [(entry["pod"], entry["reason"]) for entry in plan.get("scale_up_not_triggered", [])]
+    excludes them, or its allocatable is too small), with the autoscaler's reason (on CCE
+    after why its add-on would not act either)."""
+    return [
+        (
+            entry["pod"],
+            f"{entry['note']} ({entry['reason']})" if "note" in entry else entry["reason"],
+        )
+        for entry in plan.get("scale_up_not_triggered", [])
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +88,7 @@ def scale_up_rows(plan: PlanJson) -> list[ScaleUpRow]:
     rows = []
     for entry in plan["scale_up"]:
         text = shape_text(entry["shape"])
-        notes = [entry.get("note", ""), entry.get("note_estimate", "")]
+        notes = [entry.get("resize", ""), entry.get("note", ""), entry.get("note_estimate", "")]
         if entry.get("new_shape"):
             text += " (a new node shape)"
         if entry.get("verified") is False:
@@ -151,6 +164,11 @@ SCALE_DOWN_INTRO = (
 
 
 NO_SCALE_UP = "None: no unresolved pod needs new nodes."
+
+
+def scale_up_note(plan: PlanJson) -> str | None:
+    """On CCE: why the nodes above are a resize a person runs (None elsewhere)."""
+    return plan.get("scale_up_note")
 
 
 NO_SCALE_DOWN = "None: no node below the threshold can be emptied."

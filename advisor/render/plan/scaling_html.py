@@ -7,17 +7,18 @@ from advisor.render.common.html import escape, html_table
 from advisor.render.plan.scaling import (
     HELD_HEADER,
     HELD_TITLE,
-    NOT_TRIGGERED_HEADER,
     NOT_TRIGGERED_TITLE,
     RELIEF_HEADER,
     RELIEF_TITLE,
     also_moves_cell,
     held_more_text,
     held_rows,
+    not_triggered_header,
     not_triggered_rows,
     relief_rows,
     scale_down_header,
     scale_down_rows,
+    scale_up_note,
     scale_up_rows,
 )
 from advisor.schemas import PlanJson
@@ -28,16 +29,19 @@ def scale_up_html(plan: PlanJson) -> str:
     ups = scale_up_rows(plan)
     if not ups:
         return ""
+    note = scale_up_note(plan)
     return html_table(
         ["Nodes", "Node shape", "For", "Note"],
         [[escape(r.nodes), escape(r.shape), names_html(r.pods), escape(r.note)] for r in ups],
         numeric={0},
-    )
+    ) + (f'<p class="meta">{escape(note)}.</p>' if note else "")
 
 
 def not_triggered_html(plan: PlanJson) -> str:
     """The pods no node group would help, with why, under a heading ("" when none)."""
-    return _pods_with_text(NOT_TRIGGERED_TITLE, NOT_TRIGGERED_HEADER, not_triggered_rows(plan))
+    return _pods_with_text(
+        NOT_TRIGGERED_TITLE, not_triggered_header(plan), not_triggered_rows(plan)
+    )
 
 
 def relief_html(plan: PlanJson) -> str:

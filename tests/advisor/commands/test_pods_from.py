@@ -11,10 +11,11 @@ from types import MappingProxyType
 
 from advisor.commands.pods_from import with_pods_from
 from advisor.core.gang import judge
+from advisor.core.hpa import Autoscaler
 from advisor.core.jobs import NO_JOBS
 from advisor.core.model import Cluster, Scheduler
 from advisor.core.nodefilters import NO_CONSTRAINTS, NO_RESOURCES, NOT_KNOWN
-from advisor.scenario import load_scenario
+from advisor.scenario import load_scenario, save_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "advisor" / "examples"
 TRAINING = EXAMPLES / "training.yaml"
@@ -73,3 +74,20 @@ def test_a_profile_without_volcanos_session_keeps_its_settings() -> None:
     hami = load_scenario(EXAMPLES / "hami.yaml")
     merged = with_pods_from(as_exporters_see_it(hami), TRAINING, auto=False)
     assert merged.scheduler == Scheduler("hami")
+
+
+def test_the_file_brings_the_autoscalers_and_the_run_keeps_its_own_clock(
+    tmp_path: Path,
+) -> None:
+    """HPAs come from the Kubernetes API, so from the file; its `now` does not: the run
+    counts ages to its own clock (None), as a live read does."""
+    hpa = Autoscaler("ml/workers-hpa", "Deployment/ml/workers", 1, 4, 2)
+    described = dataclasses.replace(
+        load_scenario(TRAINING), autoscalers=(hpa,), now="2024-05-01T12:00:00Z"
+    )
+    path = tmp_path / "pods.yaml"
+    save_scenario(path, described)
+    live = dataclasses.replace(as_exporters_see_it(described), autoscalers=(), now=None)
+    merged = with_pods_from(live, path, auto=True)
+    assert merged.autoscalers == (hpa,)
+    assert merged.now is None

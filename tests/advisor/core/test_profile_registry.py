@@ -24,6 +24,7 @@ from advisor.core.profiles.base import (
     CardView,
     Dialect,
     IntArray,
+    ScaleUpActor,
     dialect_allocatable,
     dialect_request,
     enough_cards,
@@ -109,6 +110,8 @@ class ToyProfile:
     requires_memory = True
     one_mode_per_card = False
     named_in_reports = True
+    scale_up_actor: ScaleUpActor = "cluster-autoscaler"
+    node_pool_label: str | None = None
     default_policy = Policy("binpack", "binpack")
     card_policies: tuple[PolicyName, ...] = ("binpack",)
     default_max_vgpus = 4

@@ -12,6 +12,7 @@ from advisor.core.model import Cluster, OtherPod, Placement, Pod
 from advisor.core.nodefilters import Allocatable, NodeConstraints, Resources, Taint, Toleration
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import node_shapes, scale_up_advice, scaling_advice, with_new_nodes
+from advisor.core.scaling.actor import CCE_NOT_TRIGGERED
 from advisor.core.scaling.templates import HOSTNAME_LABEL, NOT_TRIGGERED, NodeShape
 from advisor.output.plan import plan_json
 from advisor.output.scaling import node_shape_json, not_triggered_json
@@ -157,6 +158,7 @@ def test_pods_no_template_admits_get_the_autoscalers_reason() -> None:
     assert data["scale_up_not_triggered"][0] == {
         "pod": "t/p",
         "reason": f"{NOT_TRIGGERED}: 2 {affinity}",
+        "note": CCE_NOT_TRIGGERED,  # cce: its add-on would not act either
     }
     stripped = strip_node_fields(cluster)
     ups, downs = scaling_advice(stripped, plan(stripped), diagnose(stripped))

@@ -22,6 +22,7 @@ from advisor.core.model import (
     Request,
 )
 from advisor.core.nodefilters import Taint
+from advisor.core.profiles import profile_of
 from advisor.core.scaling import (
     NodeShape,
     allotted_gpus,
@@ -33,6 +34,7 @@ from advisor.core.scaling import (
     scale_up,
     with_new_nodes,
 )
+from advisor.core.scaling.actor import resize_text
 from advisor.core.scaling.down import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
 from advisor.core.scaling.up import ScaleUp, _trim, _verify
 from advisor.output.scaling import headroom_json, scale_down_json, scale_up_json
@@ -90,6 +92,9 @@ def test_fewest_nodes_wins() -> None:
         "shape": {"cards": 4, "memory_mib": 16 * GiB, "model": "A10"},
         "nodes": 1,
         "for": ["p/1", "p/2", "p/3"],
+        # cce, the default profile: a resize by hand (advisor.core.scaling.actor)
+        "actor": "person",
+        "resize": resize_text(entry.shape, 1, False, profile_of(cluster.scheduler)),
     }
 
 
@@ -121,6 +126,8 @@ def test_unsatisfiable_pods_get_a_new_shape_and_say_so() -> None:
             "shape": {"cards": 2, "memory_mib": 16 * GiB, "model": "T4"},
             "nodes": 1,
             "for": ["p/one"],
+            "actor": "person",
+            "resize": resize_text(entries[0].shape, 1, False, profile_of(cluster.scheduler)),
         },
         {
             "shape": {"cards": 8, "memory_mib": 16 * GiB, "model": ""},
@@ -128,6 +135,8 @@ def test_unsatisfiable_pods_get_a_new_shape_and_say_so() -> None:
             "for": ["p/huge"],
             "new_shape": True,
             "note": "no existing node shape can host these pods",
+            "actor": "person",
+            "resize": "by hand: create a node pool of this shape with 1 node",
         },
     ]
 

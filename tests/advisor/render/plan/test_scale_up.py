@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from advisor.core.scaling.actor import CCE_ADDON, CCE_NOT_TRIGGERED
 from advisor.render.plan.html import render_plan_html
 from advisor.render.plan.markdown import render_plan_markdown
 from advisor.render.plan.read import read_shape
@@ -16,6 +17,7 @@ from advisor.render.report.html import render_report_html
 from advisor.render.report.markdown import render_report_markdown
 from advisor.report import ReportInputs, ReportOptions, build_report
 from advisor.scenario import scenario_from_data
+from advisor.words import plural
 
 TOLERATES = [{"key": "gpu", "operator": "Exists"}]
 
@@ -102,8 +104,9 @@ def test_report_markdown_lists_the_template_and_the_pods_no_node_helps(
     scaling = text[text.index("## Scaling advice") : text.index("### Scale down")]
     assert f"| 1 | {TEMPLATE} | a/fits-new |" in scaling
     helpless = scaling[scaling.index("**Pods no new node would help**") :]
-    assert f"| a/wants-b | {NOT_TRIGGERED}{SELECTOR} |" in helpless
-    assert f"| a/big-cpu | {NOT_TRIGGERED}1 Insufficient cpu |" in helpless
+    # cce (the scenario's default profile): the add-on would not act either
+    assert f"| a/wants-b | {CCE_NOT_TRIGGERED} ({NOT_TRIGGERED}{SELECTOR}) |" in helpless
+    assert f"| a/big-cpu | {CCE_NOT_TRIGGERED} ({NOT_TRIGGERED}1 Insufficient cpu) |" in helpless
 
 
 def test_report_html_lists_the_pods_no_node_helps(report: dict[str, Any]) -> None:
@@ -135,3 +138,74 @@ def test_only_pods_no_node_helps_still_get_the_section(report: dict[str, Any]) -
     assert '<span class="mono">a/wants-b</span>' in page
     # and without either, no section at all
     assert "## Nodes to add" not in render_plan_markdown(dict(plan, scale_up_not_triggered=[]), [])
+
+
+# -- who adds the nodes: a person on CCE, the cluster-autoscaler elsewhere ----------------
+
+POOL_LABEL = "cce.cloud.com/cce-nodepool"
+
+
+def _report_of(scenario: dict[str, Any]) -> dict[str, Any]:
+    cluster = scenario_from_data(scenario, "scale-up.yaml")
+    data: dict[str, Any] = build_report(
+        ReportInputs(cluster, "scenario", 0.0), ReportOptions(time_budget_s=5), lambda: 0.0
+    ).data
+    return data
+
+
+def test_on_cce_a_scale_up_is_the_resize_a_person_runs() -> None:
+    """CCE's Autoscaler add-on does not scale xGPU nodes: each entry names the node pool
+    (its nodes' CCE pool label), the count and the shape as a resize by hand; the pods no
+    new node helps say the add-on would not act for them either."""
+    node = dict(SCENARIO["nodes"][0], labels={"pool": "a", POOL_LABEL: "gpu-a"})
+    data = _report_of(dict(SCENARIO, nodes=[node]))
+    plan = data["plan"]
+    [entry] = plan["scale_up"]
+    assert (entry["actor"], entry["node_pool"], entry["nodes"]) == ("person", "gpu-a", 1)
+    assert entry["resize"] == "by hand: add 1 node to node pool gpu-a"
+    assert plan["scale_up_note"] == CCE_ADDON
+    assert {n["note"] for n in plan["scale_up_not_triggered"]} == {CCE_NOT_TRIGGERED}
+    text = render_report_markdown(data)
+    scaling = text[text.index("## Scaling advice") : text.index("### Scale down")]
+    assert "| a/fits-new | by hand: add 1 node to node pool gpu-a |" in scaling
+    assert f"_{CCE_ADDON}._" in scaling
+    assert "| Pod | Why |" in scaling
+    page = render_plan_html(plan, [])
+    assert "by hand: add 1 node to node pool gpu-a" in page
+    assert "CCE&#x27;s Autoscaler add-on does not scale xGPU nodes" in page
+
+
+def test_on_cce_nodes_in_no_known_pool_or_a_new_shape_need_a_pool() -> None:
+    data = _report_of(SCENARIO)  # its node names no CCE pool
+    [entry] = data["plan"]["scale_up"]
+    assert "node_pool" not in entry
+    assert entry["resize"] == (
+        "by hand: add 1 node to the node pool of this shape (which one is not known: its "
+        f"nodes carry no {POOL_LABEL} label; nodes in none, CCE's DefaultPool, need a pool "
+        "created)"
+    )
+    node = dict(SCENARIO["nodes"][0], labels={POOL_LABEL: "gpu-a"})
+    huge = gpu_pod("a/huge", request={"gpus": 2, "memory_mib": 8192}, tolerations=TOLERATES)
+    data = _report_of(dict(SCENARIO, nodes=[node], pods=[*SCENARIO["pods"], huge]))
+    [new] = [e for e in data["plan"]["scale_up"] if e.get("new_shape")]
+    assert new["for"] == ["a/huge"]
+    assert "node_pool" not in new  # a pool has one flavour: a new shape is a new pool
+    count = plural(new["nodes"], "node")
+    assert new["resize"] == f"by hand: create a node pool of this shape with {count}"
+
+
+def test_elsewhere_the_cluster_autoscaler_adds_them_and_the_words_stay() -> None:
+    node = dict(SCENARIO["nodes"][0], labels={"pool": "a", POOL_LABEL: "gpu-a"})
+    data = _report_of(dict(SCENARIO, nodes=[node], scheduler={"profile": "hami"}))
+    plan = data["plan"]
+    [entry] = plan["scale_up"]
+    assert entry["actor"] == "cluster-autoscaler"
+    assert not {"node_pool", "resize"} & set(entry)
+    assert "scale_up_note" not in plan
+    assert all("note" not in n for n in plan["scale_up_not_triggered"])
+    text = render_report_markdown(data)
+    scaling = text[text.index("## Scaling advice") : text.index("### Scale down")]
+    assert "by hand" not in scaling
+    assert "CCE" not in scaling
+    assert "| Pod | Why (the cluster-autoscaler's reason) |" in scaling
+    assert f"| a/wants-b | {NOT_TRIGGERED}{SELECTOR} |" in scaling
