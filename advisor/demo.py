@@ -30,6 +30,7 @@ import yaml
 
 from advisor import metricnames as M
 from advisor.core.diagnosis import shown_causes
+from advisor.render.diagnose.data import placeable_text
 from advisor.scenario import ScenarioError, load_scenario
 from advisor.words import plural
 
@@ -287,6 +288,7 @@ def summary(out: Path) -> str:
         f"with {plural(plan['evictions'], 'eviction')}",
         f"fragmentation: {frag['ratio']:.1%} of the {frag['free_mib']:,} MiB free is unusable "
         f"by the typical requests (FGD); {frag['stranded_mib']:,} MiB stranded",
+        *_autoscaler_lines(data["diagnosis"]),
         *_sizing_line(data["rightsizing"]),
         f"open the report: file://{(out / 'report.html').resolve()}",
     ]
@@ -315,6 +317,18 @@ def _jobs_lines(diagnosis: dict[str, Any]) -> list[str]:
                 f"preemption: {pod['pod']} evicts {', '.join(found['victims'])} on "
                 f"{found['node']}; {result}"
             )
+    return lines
+
+
+def _autoscaler_lines(diagnosis: dict[str, Any]) -> list[str]:
+    """How far each autoscaler's replicas place (docs/design.md §12.2), in the reports'
+    words: only where the cluster lists autoscalers."""
+    lines = []
+    for a in diagnosis.get("autoscalers", []):
+        line = f"autoscaler {a['name']}: {placeable_text(a)}"
+        if a["blocked"] is not None:
+            line += f"; the next stays Pending ({a['blocked']['cause']})"
+        lines.append(line)
     return lines
 
 

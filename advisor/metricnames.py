@@ -248,6 +248,38 @@ SCHEDULING_LATENCY = Family(
     "by scheduler profile.",
 )
 
+# Reachable replicas (docs/design.md §12.2), one set per autoscaler the cluster lists.
+AUTOSCALER_REPLICAS = Family(
+    "xgpu_advisor_autoscaler_replicas",
+    "gauge",
+    ("autoscaler",),
+    "advisor",
+    "Replicas the HorizontalPodAutoscaler's target has now (status.currentReplicas).",
+)
+AUTOSCALER_MAX_REPLICAS = Family(
+    "xgpu_advisor_autoscaler_max_replicas",
+    "gauge",
+    ("autoscaler",),
+    "advisor",
+    "The HorizontalPodAutoscaler's maxReplicas.",
+)
+AUTOSCALER_PLACEABLE = Family(
+    "xgpu_advisor_autoscaler_placeable_replicas",
+    "gauge",
+    ("autoscaler",),
+    "advisor",
+    "Replicas beyond today's, up to maxReplicas, that the cluster places now; absent when "
+    "the target has no running pod to copy (unknown-template).",
+)
+AUTOSCALER_BLOCKED = Family(
+    "xgpu_advisor_autoscaler_blocked",
+    "gauge",
+    ("autoscaler", "cause"),
+    "advisor",
+    "1, with the cause of the first replica up to maxReplicas that stays Pending; absent "
+    "when every replica places or none is known.",
+)
+
 FAMILIES: tuple[Family, ...] = (
     MEMORY_TOTAL,
     MEMORY_USED,
@@ -278,6 +310,10 @@ FAMILIES: tuple[Family, ...] = (
     PENDING_AGE,
     PENDING_AGE_MAX,
     SCHEDULING_LATENCY,
+    AUTOSCALER_REPLICAS,
+    AUTOSCALER_MAX_REPLICAS,
+    AUTOSCALER_PLACEABLE,
+    AUTOSCALER_BLOCKED,
 )
 BY_NAME = {family.name: family for family in FAMILIES}
 NAMES = frozenset(BY_NAME)

@@ -7,7 +7,7 @@ textfile collector, or a Prometheus scraping the report volume, never sees half 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from prometheus_client.core import HistogramMetricFamily, Metric, SummaryMetricF
 from prometheus_client.registry import Collector
 
 from advisor import metricnames as M
+from advisor.core.autoscalers import Reach
 from advisor.core.diagnosis import shown_causes
 from advisor.core.waiting import LATENCY_BUCKETS
 from advisor.scenario.write import write_atomic
@@ -35,6 +36,8 @@ class RunFigures:
     # §12.3: Pending pods' ages (seconds) by cause; recent scheduling latencies, by profile.
     pending_ages: Mapping[str, Sequence[float]] = field(default_factory=dict)
     latencies: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    # §12.2: each autoscaler's reachable replicas, the values the report renders.
+    autoscalers: Sequence[Reach] = ()
 
 
 def registry_for(run: RunFigures) -> CollectorRegistry:
@@ -59,7 +62,23 @@ def registry_for(run: RunFigures) -> CollectorRegistry:
         if ages:  # no age known: no oldest to tell
             oldest.labels(cause=aged).set(max(ages))
     registry.register(_Waiting(run))
+    _autoscalers(run.autoscalers, gauge)
     return registry
+
+
+def _autoscalers(reaches: Sequence[Reach], gauge: Callable[[M.Family], Gauge]) -> None:
+    """Replicas and max for every autoscaler; placeable only where a template says what a
+    replica is (a 0 would claim that none places); blocked only while one stays Pending."""
+    replicas, most = gauge(M.AUTOSCALER_REPLICAS), gauge(M.AUTOSCALER_MAX_REPLICAS)
+    placeable, blocked = gauge(M.AUTOSCALER_PLACEABLE), gauge(M.AUTOSCALER_BLOCKED)
+    for r in reaches:
+        name = r.autoscaler.name
+        replicas.labels(autoscaler=name).set(r.autoscaler.replicas)
+        most.labels(autoscaler=name).set(r.autoscaler.max_replicas)
+        if r.placeable is not None:
+            placeable.labels(autoscaler=name).set(r.placeable)
+        if r.blocked is not None:
+            blocked.labels(autoscaler=name, cause=r.blocked.cause).set(1)
 
 
 class _Waiting(Collector):

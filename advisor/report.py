@@ -213,5 +213,6 @@ def build_report(
         duration_seconds=duration,
         pending_ages=ages_by_cause(diagnosis, ages),
         latencies={cluster.scheduler.profile: scheduling_latencies(cluster, now)},
+        autoscalers=reaches,
     )
     return Report(dict(data), figures)

@@ -88,6 +88,50 @@ def scheduling_layer() -> list[Panel]:
     ]
 
 
+def autoscalers() -> list[Panel]:
+    """How far each HPA's replicas place against its max, and the causes that stop them
+    (docs/design.md §12.2): replicas + placeable below max is an autoscaler that cannot
+    reach it. An `unknown-template` one has no placeable series, so no line of its own."""
+    reach = f"{M.AUTOSCALER_REPLICAS}{{{CLUSTER}}} + {M.AUTOSCALER_PLACEABLE}{{{CLUSTER}}}"
+    return [
+        timeseries(
+            "Replicas each autoscaler reaches vs its max",
+            "Per HorizontalPodAutoscaler: its replicas now plus the more the cluster would "
+            "place if it scaled (tried one by one in the advisor's cycle), against its "
+            "max_replicas. A reach line below its max line: the next replica would stay "
+            "Pending (XGPUAutoscalerCannotReachMax).",
+            [
+                Query(f"max by (autoscaler) ({reach})", "{{autoscaler}} reaches"),
+                Query(
+                    f"max by (autoscaler) ({M.AUTOSCALER_MAX_REPLICAS}{{{CLUSTER}}})",
+                    "{{autoscaler}} max",
+                ),
+            ],
+            "none",
+            decimals=0,
+            min_value=0,
+            stepped=True,
+        ),
+        timeseries(
+            "Autoscalers short of max, by cause",
+            "Autoscalers whose next replica up to max_replicas would stay Pending, by that "
+            "replica's cause (fragmentation: rebalance; capacity: add nodes; ...).",
+            [
+                Query(
+                    f"count by (cause) (max by (autoscaler, cause) "
+                    f"({M.AUTOSCALER_BLOCKED}{{{CLUSTER}}}))",
+                    "{{cause}}",
+                )
+            ],
+            "none",
+            decimals=0,
+            min_value=0,
+            stacked=True,
+            bars=True,
+        ),
+    ]
+
+
 def dashboard() -> Json:
     layout = Layout()
     layout.row("Last run")
@@ -205,6 +249,11 @@ def dashboard() -> Json:
     layout.row("Scheduling layer")
     for panel in scheduling_layer():
         layout.add(panel, 6, 8)
+
+    layout.row("Autoscalers")
+    reach, short = autoscalers()
+    layout.add(reach, 16, 8)
+    layout.add(short, 8, 8)
 
     layout.row("Runs")
     layout.add(

@@ -61,6 +61,9 @@ BACKFILLED = (
 )
 HISTORY_WORKLOAD = next(p.owner for p in DEMO_CLUSTER.running if p.name == HISTORY_POD)
 REPORT_FILES = {"report.json", "report.md", "report.html", "xgpu_advisor.prom"}
+AUTOSCALER_LINE = (
+    "autoscaler infer/embed: 1 of 3 more replicas place; the next stays Pending (fragmentation)"
+)
 
 
 def value(sample: dict[str, Any]) -> float:
@@ -151,6 +154,8 @@ def test_demo_with_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str])
     markdown = (out / "report.md").read_text()
     assert f"- Free memory on healthy cards: **{frag['free_mib']:,} MiB" in markdown
     assert f"{share} of free**" in markdown
+    assert lines[6] == AUTOSCALER_LINE
+    check_the_autoscaler(data, out)
     (rescue,) = data["plan"]["plans"]
     assert (rescue["rescues"], rescue["evict"]) == (["web/infer-2"], ["ml/train-a"])
     check_the_rest_of_the_node(data, out)
@@ -215,6 +220,33 @@ def check_the_rest_of_the_node(data: dict[str, Any], out: Path) -> None:
     assert "taint dedicated=research:NoSchedule" in page
 
 
+def check_the_autoscaler(data: dict[str, Any], out: Path) -> None:
+    """The demo's HPA (docs/design.md §12.2): of the 3 replicas infer/embed may add, the
+    first takes the 80 GB card's free half; the next fits no card though a100-node-1 has
+    the memory, split across cards (fragmentation). Every output says so: the JSON, both
+    pages and the series."""
+    (hpa,) = data["diagnosis"]["autoscalers"]
+    assert (hpa["name"], hpa["template"], hpa["status"]) == ("infer/embed", HISTORY_POD, "blocked")
+    assert (hpa["replicas"], hpa["max_replicas"], hpa["placeable"]) == (1, 4, 1)
+    blocked = hpa["blocked"]
+    assert blocked["cause"] == "fragmentation"
+    assert "Insufficient cpu" in blocked["node_summary"]  # the 80 GB card's node, now full
+    markdown = (out / "report.md").read_text()
+    assert "- infer/embed (Deployment/infer/embed): 1 of 3 more replicas place; the next " in (
+        markdown
+    )
+    page = (out / "report.html").read_text()
+    table = page[page.index('id="autoscalers"') : page.index('id="cards"')]
+    assert '<td class="num">1 of 3</td>' in table
+    assert ">fragmentation</span>" in table
+    series = (out / "xgpu_advisor.prom").read_text()
+    assert 'xgpu_advisor_autoscaler_placeable_replicas{autoscaler="infer/embed"} 1.0' in series
+    assert (
+        'xgpu_advisor_autoscaler_blocked{autoscaler="infer/embed",cause="fragmentation"} 1.0'
+        in series
+    )
+
+
 def check_page_in_chromium(page: Path, tmp_path: Path) -> None:
     chromium = chromium_path()
     width, height = 1200, 900
@@ -249,6 +281,7 @@ def test_demo_without_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[st
     assert lines[0] == f"{UP} the exporters directly"
     assert lines[1].startswith("source: exporters http://127.0.0.1:")
     assert lines[2] == SUMMARY
+    assert lines[5] == AUTOSCALER_LINE  # the scenario's HPA comes with its Pending pods
     assert not any(line.startswith("right-sizing") for line in lines)
     data = json.loads((out / "report.json").read_text())
     assert (data["usage"], data["rightsizing"]) == (None, None)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from advisor import schemas
 from advisor.cli import main
@@ -162,3 +163,30 @@ def test_diagnose_and_report_carry_the_reachable_replicas(tmp_path: Path) -> Non
     assert main(["diagnose", "--scenario", str(source), "--output", str(markdown)]) == 0
     for text in (markdown.read_text(), (tmp_path / "report.md").read_text()):
         assert f"## Autoscalers\n\n{line}\n{lost_line}" in text
+
+
+def test_the_report_s_series_are_its_json_s(tmp_path: Path) -> None:
+    """One decision, two outputs: the textfile's autoscaler series hold what report.json
+    says of each autoscaler (placeable and blocked absent for the unknown-template one)."""
+    source = tmp_path / "s.yaml"
+    lost = {**HPA, "name": "web/lost", "target": "Deployment/web/gone"}
+    source.write_text(yaml.safe_dump({**BASE, "autoscalers": [HPA, lost]}))
+    prom = tmp_path / "xgpu_advisor.prom"
+    args = ["report", "--scenario", str(source), "--output-dir", str(tmp_path)]
+    assert main([*args, "--textfile", str(prom)]) == 0
+    listed = json.loads((tmp_path / "report.json").read_text())["diagnosis"]["autoscalers"]
+    series: dict[str, dict[tuple[str, ...], float]] = {}
+    for family in text_string_to_metric_families(prom.read_text()):
+        for sample in family.samples:
+            if sample.name.startswith("xgpu_advisor_autoscaler_"):
+                key = tuple(sample.labels[k] for k in ("autoscaler", "cause") if k in sample.labels)
+                series.setdefault(sample.name, {})[key] = sample.value
+    assert series["xgpu_advisor_autoscaler_replicas"] == {
+        (a["name"],): a["replicas"] for a in listed
+    }
+    assert series["xgpu_advisor_autoscaler_max_replicas"] == {
+        (a["name"],): a["max_replicas"] for a in listed
+    }
+    assert series["xgpu_advisor_autoscaler_placeable_replicas"] == {("web/infer-hpa",): 3}
+    assert series["xgpu_advisor_autoscaler_blocked"] == {("web/infer-hpa", "capacity"): 1}
+    assert [a["status"] for a in listed] == ["blocked", "unknown-template"]

@@ -12,8 +12,9 @@ adds, for two nodes in two clusters (prod-a, prod-b):
   minute 20 to 30.
 
 The advisor runs every 5 minutes in prod-a (one skipped stretch, minutes 90-105), as a
-Pushgateway would hand its series over. The recording rules' series are not here:
-conftest.py has promtool compute them from this history. Sorted first, cluster prod-a /
+Pushgateway would hand its series over; one autoscaler, short of its max every other run.
+The recording rules' series are not here: conftest.py has promtool compute them from this
+history. Sorted first, cluster prod-a /
 node a / GPU 0 / namespace infer / pod llm-0 is a memory+core vGPU, so a dashboard on its
 first options shows every panel.
 """
@@ -229,6 +230,15 @@ def _advisor_at(out: Families, minute: float, at: float, start: float) -> None:
         out.add("xgpu_advisor_scheduling_latency_seconds_bucket", {**latency, "le": le}, count, at)
     out.add("xgpu_advisor_scheduling_latency_seconds_count", latency, len(placed), at)
     out.add("xgpu_advisor_scheduling_latency_seconds_sum", latency, sum(placed), at)
+    # infer/embed's HPA (2 replicas, max 6): every other run one replica short, for
+    # fragmentation; its blocked series exists only then, as a push leaves it
+    hpa = {**labels, "autoscaler": "infer/embed"}
+    placeable = 4 - run % 2
+    out.add("xgpu_advisor_autoscaler_replicas", hpa, 2, at)
+    out.add("xgpu_advisor_autoscaler_max_replicas", hpa, 6, at)
+    out.add("xgpu_advisor_autoscaler_placeable_replicas", hpa, placeable, at)
+    if placeable < 4:
+        out.add("xgpu_advisor_autoscaler_blocked", {**hpa, "cause": "fragmentation"}, 1, at)
 
 
 def write_history(path: Path, end: float) -> float:

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from advisor.core.autoscalers import Blocked, Reach
+from advisor.core.hpa import Autoscaler
 from advisor.metrics import RunFigures, push
 from tests.dashboards.dashboards_grafana import Json
 from tests.dashboards.dashboards_prometheus import Window, choose, run_all
@@ -34,6 +36,16 @@ SCENARIO = REPO / "advisor" / "examples" / "demo.yaml"
 STATIC_JOB = REPO / "deploy" / "prometheus" / "scrape-config.static.yaml"
 RULES = REPO / "deploy" / "rules" / "xgpu.rules.yaml"
 NODES = ("a100-node-1", "cce-node-1")
+# One blocked (1 replica, 2 more place, max 5) and one unknown-template (no placeable).
+AUTOSCALERS = (
+    Reach(
+        Autoscaler("web/infer-hpa", "Deployment/web/infer", 1, 5, 1),
+        "web/infer-0",
+        2,
+        Blocked("fragmentation", "…", None),
+    ),
+    Reach(Autoscaler("web/lost-hpa", "Deployment/web/lost", 1, 3, 1), None, None, None),
+)
 
 
 def scrape_jobs(exporters: dict[str, str], gateway: str) -> list[Json]:
@@ -72,6 +84,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
             duration_seconds=1.2,
             pending_ages={"fragmentation": [600.0, 7200.0], "node-resources": [30.0]},
             latencies={"cce": [1.0, 4.0, 150.0]},
+            autoscalers=AUTOSCALERS,
         )
         push(gateway, figures)
         config = {
@@ -139,3 +152,27 @@ def test_advisor_panels_show_what_the_advisor_pushed(
         assert float(sample["value"][1]) == pytest.approx(value), title
     (since,) = live.query(stats["Time since last successful run"], time.time())
     assert 0 <= float(since["value"][1]) < 60
+
+
+@pytest.mark.realservices
+def test_the_autoscaler_panels_show_reach_against_max(
+    live: Prometheus, built: dict[str, Json]
+) -> None:
+    """Reach (replicas + placeable) of the blocked one is 3 against its max of 5; the
+    unknown-template one has a max and no reach; one autoscaler is short, for fragmentation."""
+    panels = {p["title"]: p for p in built["xgpu-advisor"]["panels"]}
+    reach, most = (
+        t["expr"].replace('"$cluster"', '".*"')
+        for t in panels["Replicas each autoscaler reaches vs its max"]["targets"]
+    )
+    now = time.time()
+    assert {s["metric"]["autoscaler"]: float(s["value"][1]) for s in live.query(reach, now)} == {
+        "web/infer-hpa": 3
+    }
+    assert {s["metric"]["autoscaler"]: float(s["value"][1]) for s in live.query(most, now)} == {
+        "web/infer-hpa": 5,
+        "web/lost-hpa": 3,
+    }
+    (short,) = panels["Autoscalers short of max, by cause"]["targets"]
+    (sample,) = live.query(short["expr"].replace('"$cluster"', '".*"'), now)
+    assert (sample["metric"], sample["value"][1]) == ({"cause": "fragmentation"}, "1")

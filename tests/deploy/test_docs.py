@@ -24,6 +24,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from advisor import demo
 from advisor.cli import main as advisor_main
+from advisor.core.autoscalers import Blocked, Reach
+from advisor.core.hpa import Autoscaler
 from advisor.metrics import RunFigures, registry_for
 from conformance.cli import main as conformance_main
 from dashboards.cli import main as dashboards_main
@@ -83,6 +85,14 @@ def advisor_exposition() -> str:
         1.0,
         pending_ages={"fragmentation": [60.0]},
         latencies={"cce": [2.0]},
+        autoscalers=(  # blocked: every autoscaler series has a sample, so its labels show
+            Reach(
+                Autoscaler("web/hpa", "Deployment/web/infer", 1, 3, 1),
+                "web/infer-0",
+                1,
+                Blocked("capacity", "…", None),
+            ),
+        ),
     )
     return generate_latest(registry_for(run)).decode()
 
@@ -154,7 +164,7 @@ def test_readme_lists_every_exporter_series_with_its_labels(exporter_exposition:
 
 def test_readme_lists_every_advisor_series_with_its_labels() -> None:
     exposed = families(advisor_exposition())
-    assert len(exposed) == 10
+    assert len(exposed) == 14
     check_reference(documented("### Advisor series"), exposed)
 
 

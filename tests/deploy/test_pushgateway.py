@@ -33,9 +33,10 @@ STATIC = DEPLOY / "prometheus" / "scrape-config.static.yaml"
 RENDERED = DEPLOY / "rendered" / "all.yaml"
 SCENARIO = REPO / "advisor" / "examples" / "demo.yaml"
 Values = dict[tuple[str, tuple[tuple[str, str], ...]], float]
-ADVISOR_LABELS = {"__name__", "job", "cause", "kind", "profile", "le"}
+ADVISOR_LABELS = {"__name__", "job", "cause", "kind", "profile", "le", "autoscaler"}
 NOT_RUNNING = 'ALERTS{alertname="XGPUAdvisorNotRunning"}'
 FRAGMENTATION = 'ALERTS{alertname="XGPUPodsPendingFragmentation"}'
+AUTOSCALER = 'ALERTS{alertname="XGPUAutoscalerCannotReachMax"}'
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,23 @@ def test_advisor_run_reaches_prometheus_and_clears_the_not_running_alert(
         "job": "xgpu-advisor",
         "severity": "warning",
     }
+    # Its HPA's next replica stays Pending for fragmentation too: the rule joins the pushed
+    # series (max − replicas − placeable, with the blocked one's cause) as Prometheus holds them.
+    (autoscaler,) = prometheus.wait_for(AUTOSCALER, at_least(1))
+    assert autoscaler["metric"] == {
+        "__name__": "ALERTS",
+        "alertname": "XGPUAutoscalerCannotReachMax",
+        "alertstate": "pending",
+        "autoscaler": "infer/embed",
+        "cause": "fragmentation",
+        "job": "xgpu-advisor",
+        "severity": "warning",
+    }
+    (short,) = prometheus.query(
+        "xgpu_advisor_autoscaler_max_replicas - xgpu_advisor_autoscaler_replicas"
+        " - xgpu_advisor_autoscaler_placeable_replicas"
+    )
+    assert short["value"][1] == "2"  # of 3 replicas to add, 1 places
 
 
 @pytest.mark.realservices

@@ -43,6 +43,6 @@ def add_pods_from_argument(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="Pending pods, owners and priorities of running ones, PodGroups and Queues, "
-        "from this scenario file instead of the Kubernetes API (hosts without Kubernetes, "
-        "demos)",
+        "HorizontalPodAutoscalers, from this scenario file instead of the Kubernetes API "
+        "(hosts without Kubernetes, demos)",
     )

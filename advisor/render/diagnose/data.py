@@ -12,7 +12,13 @@ from typing import Any
 from advisor.core.diagnosis import shown_causes
 from advisor.core.profiles import named_in_reports
 from advisor.render.common.values import as_map, as_str, fmt_age
-from advisor.schemas import DiagnosisJson, PlacementJson, PodDiagnosisJson, RequestJson
+from advisor.schemas import (
+    AutoscalerJson,
+    DiagnosisJson,
+    PlacementJson,
+    PodDiagnosisJson,
+    RequestJson,
+)
 
 
 def oldest_first(diagnosis: DiagnosisJson) -> list[PodDiagnosisJson]:
@@ -156,3 +162,32 @@ def pods_for_node(diagnosis: DiagnosisJson, node: str) -> Iterator[PodDiagnosisJ
         placement = pod["placement"]
         if (placement is not None and placement["node"] == node) or node in pod["nodes"]:
             yield pod
+
+
+# -- autoscalers (docs/design.md §12.2): the Markdown line and the HTML table word them alike
+
+NO_TEMPLATE = "no running pod to copy a replica from"
+
+
+def more_replicas(a: AutoscalerJson) -> int:
+    """Replicas the HPA may still add (none once at or past max)."""
+    return max(0, a["max_replicas"] - a["replicas"])
+
+
+def placeable_text(a: AutoscalerJson) -> str:
+    """'3 of 4 more replicas place', 'at max_replicas (5), none to add', or NO_TEMPLATE."""
+    if a["placeable"] is None:
+        return NO_TEMPLATE
+    more = more_replicas(a)
+    if not more:
+        return f"at max_replicas ({a['max_replicas']}), none to add"
+    return f"{a['placeable']} of {more} more replicas place"
+
+
+def blocked_text(a: AutoscalerJson) -> str | None:
+    """The first replica left Pending: its cause and node summary; None when none is."""
+    blocked = a["blocked"]
+    if blocked is None:
+        return None
+    summary = blocked["node_summary"]
+    return blocked["cause"] + (f": {summary}" if summary else "")

@@ -17,10 +17,12 @@ from advisor.render.common.html import escape, format_mib, page, with_code
 from advisor.render.common.style import CAUSE_COLOURS
 from advisor.render.diagnose.advice import grouped_advice
 from advisor.render.diagnose.data import (
+    NO_TEMPLATE,
     any_age,
     explanation,
     format_cards,
     headline,
+    more_replicas,
     oldest_first,
     pod_request_text,
     pods_for_node,
@@ -29,7 +31,7 @@ from advisor.render.diagnose.data import (
     waited,
 )
 from advisor.render.diagnose.read import read_diagnosis
-from advisor.schemas import DiagnosisJson, PodDiagnosisJson
+from advisor.schemas import AutoscalerJson, DiagnosisJson, PodDiagnosisJson
 from advisor.words import plural
 
 
@@ -162,6 +164,50 @@ def pending_table(diagnosis: DiagnosisJson) -> str:
     )
 
 
+# An autoscaler's status as a tag: blocked ones take their cause's colour (as a Pending
+# pod's tag does), so a fragmentation-blocked HPA reads like a fragmentation-Pending pod.
+_STATUS_COLOURS = {"reachable": CAUSE_COLOURS["schedulable"], "unknown-template": "#64748b"}
+
+
+def autoscalers_panel(diagnosis: DiagnosisJson) -> str:
+    """The "Autoscalers" table (docs/design.md §12.2): how many of the replicas each HPA may
+    still add place now, and why the next stays Pending (empty when none is listed)."""
+    rows = "".join(_autoscaler_row(a) for a in diagnosis.get("autoscalers", []))
+    if not rows:
+        return ""
+    head = (
+        '<th>Autoscaler</th><th>Target</th><th class="num">Replicas</th>'
+        '<th class="num">Max</th><th class="num">More that place</th><th>Status</th>'
+        "<th>Why the next stays Pending</th>"
+    )
+    return (
+        '<section class="panel" id="autoscalers"><h3>Autoscalers</h3>'
+        f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+        '<p class="none">Each replica up to max is shaped like the target\'s newest running '
+        "pod and tried in this cycle, one by one, after the Pending pods queued before it."
+        "</p></section>"
+    )
+
+
+def _autoscaler_row(a: AutoscalerJson) -> str:
+    placeable, blocked, more = a["placeable"], a["blocked"], more_replicas(a)
+    status = a["status"] if blocked is None else blocked["cause"]
+    colour = CAUSE_COLOURS.get(status) or _STATUS_COLOURS.get(status, "#334155")
+    if placeable is None:
+        reach, why = "?", NO_TEMPLATE
+    else:
+        reach = f"{placeable} of {more}" if more else "none to add"
+        why = (blocked["node_summary"] if blocked is not None else None) or ""
+    return (
+        f'<tr><td class="pod mono">{escape(a["name"])}</td>'
+        f'<td class="name mono">{escape(a["target"])}</td>'
+        f'<td class="num">{a["replicas"]}</td><td class="num">{a["max_replicas"]}</td>'
+        f'<td class="num">{reach}</td>'
+        f'<td><span class="tag" style="background:{colour}">{escape(status)}</span></td>'
+        f"<td>{escape(why)}</td></tr>"
+    )
+
+
 def render_html(
     diagnosis: Mapping[str, Any], view: Mapping[str, Any], title: str = "xgpu-advisor diagnosis"
 ) -> str:
@@ -174,6 +220,7 @@ def render_html(
             card_legend() if nodes else "",
             *(node_panel(data, node) for node in nodes),
             pending_table(data),
+            autoscalers_panel(data),
         ]
     )
     return page(title, ("base",), body, data["schema"])

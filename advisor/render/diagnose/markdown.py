@@ -11,10 +11,12 @@ from advisor.render.common.markdown import escape_cell, markdown_table
 from advisor.render.diagnose.advice import grouped_advice
 from advisor.render.diagnose.data import (
     any_age,
+    blocked_text,
     explanation,
     headline,
     judged_by,
     oldest_first,
+    placeable_text,
     pod_request_text,
     waited,
 )
@@ -69,18 +71,11 @@ def autoscalers_section(diagnosis: DiagnosisJson) -> list[str]:
 def autoscaler_line(a: AutoscalerJson) -> str:
     """'web/hpa (Deployment/web/infer): 3 of 4 more replicas place; the next stays Pending
     (capacity: 0/2 nodes are unavailable: …)'."""
-    head = f"{a['name']} ({a['target']})"
+    text = f"{a['name']} ({a['target']}): {placeable_text(a)}"
     if a["placeable"] is None:
-        return f"{head}: no running pod to copy a replica from (unknown-template)"
-    more = max(0, a["max_replicas"] - a["replicas"])
-    if not more:
-        return f"{head}: at max_replicas ({a['max_replicas']}), none to add"
-    text = f"{head}: {a['placeable']} of {more} more replicas place"
-    blocked = a["blocked"]
-    if blocked is not None:
-        why = blocked["cause"] + (f": {blocked['node_summary']}" if blocked["node_summary"] else "")
-        text += f"; the next stays Pending ({why})"
-    return text
+        return f"{text} (unknown-template)"
+    why = blocked_text(a)
+    return text if why is None else f"{text}; the next stays Pending ({why})"
 
 
 def cards_section(view: Mapping[str, Any]) -> list[str]:

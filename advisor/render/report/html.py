@@ -24,7 +24,12 @@ from advisor.render.common.html import (
 )
 from advisor.render.common.style import CAUSE_COLOURS
 from advisor.render.diagnose.data import headline
-from advisor.render.diagnose.html import advice_panel, node_panel, pending_table
+from advisor.render.diagnose.html import (
+    advice_panel,
+    autoscalers_panel,
+    node_panel,
+    pending_table,
+)
 from advisor.render.diagnose.read import read_diagnosis
 from advisor.render.plan.html import caps_panel, plan_panel, unresolved_panel
 from advisor.render.plan.script import kubectl_script
@@ -160,6 +165,7 @@ def _pending(report: ReportJson) -> str:
         f'<p class="headline">{escape(headline(diagnosis))}</p>{chart}</section>'
         + advice_panel(diagnosis)
         + pending_table(diagnosis)
+        + autoscalers_panel(diagnosis)
     )
 
 

@@ -68,6 +68,9 @@ def dress(data: dict[str, Any], suffix: Callable[[int], str]) -> dict[str, Any]:
     for node in out["nodes"]:
         for taint in node.get("taints", []):
             taints[taint["value"]] = taint["value"] = more(taint["value"])
+    # An autoscaler's target is Kind/namespace/name, with no room for a slash in a suffix:
+    # the owner it targets keeps its name, so that its pods stay its replicas' template.
+    targets = {a["target"] for a in out.get("autoscalers", [])}
     namespaces: dict[str, str] = {}
     for pod in out["pods"]:
         namespace, name = pod["name"].split("/")
@@ -76,12 +79,15 @@ def dress(data: dict[str, Any], suffix: Callable[[int], str]) -> dict[str, Any]:
         pod["name"] = f"{namespaces[namespace]}/{more(name)}"
         if "node" in pod:
             pod["node"] = nodes[pod["node"]]
-        if "owner" in pod:
+        if "owner" in pod and pod["owner"] not in targets:
             pod["owner"] = more(pod["owner"])
         pod["labels"] = {"app": more("a")}
         pod["annotations"] = {"note": more("n")}
         for toleration in pod.get("tolerations", []):
             toleration["value"] = taints.get(toleration.get("value"), toleration.get("value"))
+    for autoscaler in out.get("autoscalers", []):  # last: the names above keep their suffixes
+        namespace, name = autoscaler["name"].split("/")
+        autoscaler["name"] = f"{namespace}/{more(name).replace('/', '')}"
     return out
 
 
