@@ -45,11 +45,13 @@ def add_room(entries: Iterable[schemas.AutoscalerJson], trial: Trial | None) -> 
     """Each autoscaler's `remedy` (docs/design.md §12.2): what would make room for its
     replicas that do not fit, read off `trial` (`core.scaling.replicas`) in the plan JSON's
     own forms; null where it is not blocked."""
-    whole = None if trial is None else plan_json(trial.plans, trial.cluster, trial.scale_up)
+    if trial is None:
+        for entry in entries:
+            entry["remedy"] = None
+        return
+    whole = plan_json(trial.plans, trial.cluster, trial.scale_up)
     for entry in entries:
-        name = entry["name"]
-        found = None if trial is None or whole is None else _room_json(trial, whole, name)
-        entry["remedy"] = found
+        entry["remedy"] = _room_json(trial, whole, entry["name"])
 
 
 def _room_json(
