@@ -26,12 +26,13 @@ from advisor.core.scaling import (
     pod_remedies,
     scaling_advice,
 )
+from advisor.core.scaling.replicas import replica_trial
 from advisor.core.waiting import pending_ages, run_time, scheduling_latencies
 from advisor.defaults import RightsizingSettings
 from advisor.metrics import RunFigures
 from advisor.output import cluster_view, diagnosis_json
 from advisor.output.fragmentation import fragmentation_json
-from advisor.output.plan import add_advice, plan_json
+from advisor.output.plan import add_advice, add_room, plan_json
 from advisor.output.scaling import headroom_json
 from advisor.rightsizing import rightsize
 from advisor.schemas import (
@@ -153,6 +154,7 @@ def build_report(
     timer.end("diagnose")
     budget = PlanOptions(time_budget_s=options.time_budget_s)
     plans = plan(cluster, budget, clock=clock, diagnosis=diagnosis)
+    trial = replica_trial(cluster, reaches, budget, clock)  # the HPAs' replicas that do not fit
     timer.end("plan")
     frag = fragmentation(cluster)
     timer.end("fragmentation")
@@ -195,6 +197,7 @@ def build_report(
     add_advice(
         [*data["diagnosis"]["pods"], *data["plan"]["unresolved"]], pod_remedies(diagnosis, plans)
     )
+    add_room(data["diagnosis"].get("autoscalers", []), trial)
     timer.end("assemble")  # the JSON-ready tables above
     duration = timer.duration
     # The `report` command adds its own phases (rendering) after these.

@@ -12,9 +12,10 @@ from advisor.commands.flags.scheduler import scheduler_choice
 from advisor.core.autoscalers import judged
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import pod_remedies
+from advisor.core.scaling.replicas import replica_trial
 from advisor.core.waiting import pending_ages, run_time
 from advisor.output import cluster_view, diagnosis_json
-from advisor.output.plan import add_advice
+from advisor.output.plan import add_advice, add_room
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,6 +29,9 @@ def run(args: argparse.Namespace) -> int:
     # (its defaults), so that every command gives a pod the same advice.
     plans = plan(cluster, PlanOptions(), clock=time.monotonic, diagnosis=diagnosis)
     add_advice(data["pods"], pod_remedies(diagnosis, plans))
+    # What makes room for the replicas that do not fit: the same run, with them Pending.
+    trial = replica_trial(cluster, reaches, PlanOptions(), time.monotonic)
+    add_room(data.get("autoscalers", []), trial)
     if args.format == "json":
         text = json.dumps(data, indent=2)
     elif args.format == "markdown":

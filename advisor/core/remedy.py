@@ -4,13 +4,14 @@ cannot contradict each other.
 
 The cause is a fact of the current cycle (docs/design.md §3); the advice also weighs the
 rebalancing plans. A `Remedy` is the one value every output renders for a pod (diagnose,
-plan, report, in every format): its cause and headline, the advice key, the scale-up, why,
-and what to do (`ACTIONS`). A `capacity` pod whose nodes' free memory would cover it in total, or a
-`fragmentation` pod, is advised to consolidate only while a plan makes room for it (found,
-or held back by a cap on evictions): then no node is proposed, since one would waste money.
-When no plan makes room (pods that may not move, cards too small to take the moved pods,
-the nodes' other filters) the free memory is there only on paper: the advice is `no-plan`
-and a scale-up is proposed. Advice keys:
+plan, report, in every format; an autoscaler's replicas that do not fit get theirs as
+Pending pods, `core.scaling.replicas`): its cause and headline, the advice key, the
+scale-up, why, and what to do (`ACTIONS`). A `capacity` pod whose nodes' free memory
+would cover it in total, or a `fragmentation` pod, is advised to consolidate only while a
+plan makes room for it (found, or held back by a cap on evictions): then no node is
+proposed, since one would waste money. When no plan makes room (pods that may not move,
+cards too small to take the moved pods, the nodes' other filters) the free memory is there
+only on paper: the advice is `no-plan` and a scale-up is proposed. Advice keys:
 
 | key | scale-up | when |
 |---|---|---|

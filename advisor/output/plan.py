@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 
 from advisor import schemas
 from advisor.core.model import Cluster
@@ -11,6 +11,7 @@ from advisor.core.plan.above import HeldBack
 from advisor.core.remedy import Remedy
 from advisor.core.scaling import ScaleUp, ScaleUpAdvice
 from advisor.core.scaling.down import ScaleDownAdvice
+from advisor.core.scaling.replicas import Trial
 from advisor.output import placement_json, scheduler_json
 from advisor.output.scaling import (
     held_node_json,
@@ -38,6 +39,45 @@ def add_advice(
 
 def remedy_json(r: Remedy) -> schemas.RemedyJson:
     return {"key": r.advice, "scale_up": r.scale_up, "why": r.why}
+
+
+def add_room(entries: Iterable[schemas.AutoscalerJson], trial: Trial | None) -> None:
+    """Each autoscaler's `remedy` (docs/design.md §12.2): what would make room for its
+    replicas that do not fit, read off `trial` (`core.scaling.replicas`) in the plan JSON's
+    own forms; null where it is not blocked."""
+    if trial is None:
+        for entry in entries:
+            entry["remedy"] = None
+        return
+    whole = plan_json(trial.plans, trial.cluster, trial.scale_up)
+    for entry in entries:
+        entry["remedy"] = _room_json(trial, whole, entry["name"])
+
+
+def _room_json(
+    trial: Trial, whole: schemas.PlanJson, autoscaler: str
+) -> schemas.ReplicaRemedyJson | None:
+    names = trial.replicas.get(autoscaler)
+    if names is None:
+        return None
+    mine = set(names)
+    return {
+        "replicas": [
+            {"pod": r.pod, "cause": r.cause, "advice": remedy_json(r)}
+            for r in trial.left[autoscaler]
+        ],
+        "plans": [p for p in whole["plans"] if _names_any(p["rescues"], mine)],
+        "held_back": [h for h in whole["held_back"] if _names_any(h["rescues"], mine)],
+        "scale_up": [s for s in whole["scale_up"] if _names_any(s["for"], mine)],
+        "scale_up_not_triggered": [
+            n for n in whole.get("scale_up_not_triggered", []) if n["pod"] in mine
+        ],
+        "relief": [r for r in whole.get("relief", []) if r["pod"] in mine],
+    }
+
+
+def _names_any(pods: Iterable[str], names: Set[str]) -> bool:
+    return any(pod in names for pod in pods)
 
 
 def _gpus(value: float) -> float:

@@ -1,9 +1,10 @@
 """The shapes every output shares: placements, requests, policies, each Pending pod's
-diagnosis and advice, and the card view (docs/design.md §5)."""
+diagnosis and advice, what to do about it (plans, scale-up: §8), and the card view
+(docs/design.md §5)."""
 
 from __future__ import annotations
 
-from typing import NotRequired
+from typing import Literal, NotRequired
 
 from typing_extensions import TypedDict  # pydantic writes the JSON Schemas from these (3.11)
 
@@ -105,11 +106,141 @@ class GroupsPartJson(TypedDict, total=False):
     groups: list[GroupJson]
 
 
+# -- what to do: plans, scale-up, relief (the plan's, and an autoscaler's remedy) ------------
+
+
+class EvictionCostJson(TypedDict):
+    pod: str
+    cost: float | None  # None: a saved file without a number
+    why: str
+
+
+class PlanCostJson(TypedDict, total=False):
+    """What a plan costs (`output.plan`, of `core.plan.greedy.Plan`; absent from older files)."""
+
+    rescued_cards: int
+    cost: float | None
+    costs: list[EvictionCostJson]
+
+
+class PlanEntryJson(PlanCostJson):
+    """One plan: the pods it rescues and evicts, where each lands, and what it costs."""
+
+    rescues: list[str]
+    evict: list[str]
+    placements: dict[str, PlacementJson | None]
+    evicted_from: dict[str, PlacementJson | None]
+    evictions: int
+    rescued_gpus: float | None  # None: a saved file without a number
+    rescued_mib: int
+    moved_mib: int
+    moved_gpus: float | None
+    unowned: list[str]  # evicted pods with no known controller
+
+
+class HeldBackJson(TypedDict):
+    """A plan above a cap, with the value of the flag that would let it through."""
+
+    rescues: list[str]
+    evict: list[str]
+    evictions: int
+    cost: float | None
+    flag: str
+    limit: str
+    needs: str
+    waiting: int
+
+
+class UnresolvedJson(TypedDict):
+    pod: str
+    cause: str
+    cluster_free_sufficient: NotRequired[bool]
+    # why no plan rescues its gang though plans made room for some of it (§10.4)
+    reason: NotRequired[str]
+    advice: NotRequired[RemedyJson]  # in the report only
+
+
+class TaintJson(TypedDict):
+    key: str
+    value: str
+    effect: str
+
+
+class NodeShapeJson(TypedDict):
+    """A node group's template (`output.scaling.node_shape_json`)."""
+
+    cards: int
+    memory_mib: int | None  # per card; None: a saved file without a number
+    model: str
+    allocatable: NotRequired[dict[str, str | int]]  # cpu, memory, pods: those it sets
+    labels: NotRequired[dict[str, str]]
+    taints: NotRequired[list[TaintJson]]
+    # the pods a fresh node runs from the start (DaemonSet, mirror): pods, cpu, memory
+    reserved: NotRequired[dict[str, str | int]]
+
+
+ScaleUpJson = TypedDict(
+    "ScaleUpJson",
+    {
+        "shape": NodeShapeJson,
+        "nodes": int,
+        "for": list[str],  # a keyword: hence the functional form
+        "new_shape": NotRequired[bool],
+        "note": NotRequired[str],
+        "packed_estimate": NotRequired[int],
+        "note_estimate": NotRequired[str],
+        "verified": NotRequired[bool],
+        # who adds the nodes (§8): "person" where no autoscaler scales them (CCE), with
+        # the node pool where its nodes name one and the resize in words
+        "actor": NotRequired[Literal["person", "cluster-autoscaler"]],
+        "node_pool": NotRequired[str],
+        "resize": NotRequired[str],
+    },
+)
+
+
+class NotTriggeredJson(TypedDict):
+    pod: str
+    reason: str
+    note: NotRequired[str]  # on CCE: its Autoscaler add-on would not act either
+
+
+class ReliefMoveJson(TypedDict):
+    pod: str
+    to: str | None  # None: no node the model holds has room
+
+
+class ReliefJson(TypedDict):
+    """A node-resources pod: what frees the cpu or memory it lacks (never a GPU node)."""
+
+    pod: str
+    node: str
+    short: list[str]
+    move: list[ReliefMoveJson]
+    new_node: NotRequired[dict[str, int | str]]
+    advice: str
+
+
 class BlockedReplicaJson(TypedDict):
     """The first replica an autoscaler would add that stays Pending (docs/design.md §12.2)."""
 
     cause: str
     node_summary: str | None
+
+
+class ReplicaRemedyJson(TypedDict):
+    """What would make room for an autoscaler's replicas that do not fit (docs/design.md
+    §12.2): the run every command makes, on the cluster with the blocked autoscalers'
+    replicas Pending. `replicas`: its replicas that run leaves Pending, each with the advice
+    a Pending pod gets there; the plans, held-back plans, scale-up steps, pods no node would
+    help and relief of that run that name any of them, as the plan JSON gives them."""
+
+    replicas: list[UnresolvedJson]
+    plans: list[PlanEntryJson]
+    held_back: list[HeldBackJson]
+    scale_up: list[ScaleUpJson]
+    scale_up_not_triggered: list[NotTriggeredJson]
+    relief: list[ReliefJson]
 
 
 class AutoscalerJson(TypedDict):
@@ -125,6 +256,9 @@ class AutoscalerJson(TypedDict):
     placeable: int | None  # replicas beyond `replicas` that place, 0..max − replicas
     blocked: BlockedReplicaJson | None
     status: str  # reachable | blocked | unknown-template
+    # what would make room for the replicas that do not fit; null unless blocked. Written
+    # by `diagnose` and `report`; older files lack it.
+    remedy: NotRequired[ReplicaRemedyJson | None]
 
 
 class AutoscalersPartJson(TypedDict, total=False):

@@ -138,6 +138,31 @@ def test_diagnose_and_report_carry_the_reachable_replicas(tmp_path: Path) -> Non
             "placeable": 3,  # 24 GiB free in 8 GiB replicas: the fourth stays Pending
             "blocked": blocked,
             "status": "blocked",
+            "remedy": {  # the fifth as a Pending pod: no room in total, a node of n1's shape
+                "replicas": [
+                    {
+                        "pod": "web/infer (replica 5)",
+                        "cause": "capacity",
+                        "advice": {
+                            "key": "capacity-scale-up",
+                            "scale_up": True,
+                            "why": "the cards that could hold it lack the free memory or core, "
+                            "even in total",
+                        },
+                    }
+                ],
+                "plans": [],
+                "held_back": [],
+                "scale_up": [
+                    {
+                        "shape": {"cards": 2, "memory_mib": 16384, "model": ""},
+                        "nodes": 1,
+                        "for": ["web/infer (replica 5)"],
+                    }
+                ],
+                "scale_up_not_triggered": [],
+                "relief": [],
+            },
         },
         {
             "name": "web/lost",
@@ -148,6 +173,7 @@ def test_diagnose_and_report_carry_the_reachable_replicas(tmp_path: Path) -> Non
             "placeable": None,
             "blocked": None,
             "status": "unknown-template",
+            "remedy": None,
         },
     ]
     assert main(["report", "--scenario", str(source), "--output-dir", str(tmp_path)]) == 0
@@ -158,11 +184,16 @@ def test_diagnose_and_report_carry_the_reachable_replicas(tmp_path: Path) -> Non
         "- web/infer-hpa (Deployment/web/infer): 3 of 4 more replicas place; the next stays "
         "Pending (capacity: 0/1 nodes are unavailable: 1 card-memory.)"
     )
+    room = (
+        "  - What would make room for the replicas left Pending, as for Pending pods:\n"
+        "    - Capacity, scale up: web/infer (replica 5).\n"
+        "    - Scale up: 1 node of 2 × 16,384 MiB cards, any model, for web/infer (replica 5)."
+    )
     lost_line = "- web/lost (Deployment/web/gone): no running pod to copy a replica from"
     markdown = tmp_path / "d.md"
     assert main(["diagnose", "--scenario", str(source), "--output", str(markdown)]) == 0
     for text in (markdown.read_text(), (tmp_path / "report.md").read_text()):
-        assert f"## Autoscalers\n\n{line}\n{lost_line}" in text
+        assert f"## Autoscalers\n\n{line}\n{room}\n{lost_line}" in text
 
 
 def test_the_report_s_series_are_its_json_s(tmp_path: Path) -> None:

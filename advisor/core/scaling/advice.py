@@ -33,7 +33,11 @@ def scaling_advice(
     pods onto is also proposed for removal. Each advice is a sequence of steps; scale-up's
     carries the pods no node would help (`not_triggered`), scale-down's the idle nodes kept
     (`held`)."""
-    rescued, held = plan_outcome(plans)
-    ups = scale_up_advice(cluster, rescued=rescued, diagnosis=diagnosis, held=held)
     downs = scale_down_advice(apply_plans(cluster, plans), threshold=scale_down_threshold)
-    return ups, downs
+    return scale_up_after(cluster, plans, diagnosis), downs
+
+
+def scale_up_after(cluster: Cluster, plans: PlanReport, diagnosis: Diagnosis) -> ScaleUpAdvice:
+    """Scale-up for what the plans leave Pending: `scaling_advice`'s, without scale-down."""
+    rescued, held = plan_outcome(plans)
+    return scale_up_advice(cluster, rescued=rescued, diagnosis=diagnosis, held=held)

@@ -1,6 +1,6 @@
 """The diagnosis (§5 JSON, `advisor.output.diagnosis_json`, read by `read.read_diagnosis`) as
 both pages word it: the headline, each pod's request, cause and explanation; and who judged
-it (`profile_of`, `policy_text`: also read from the plan's and the report's JSON)."""
+it (`policy_text`, `judged_by`: also read from the plan's and the report's JSON)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 # CAUSES: the causes in the core's order (docs/design.md §3), one list, so a new cause reaches
 # every report, chart and count without a second copy here.
 from advisor.core.diagnosis import shown_causes
-from advisor.core.profiles import named_in_reports
+from advisor.render.common.parts import profile_of
 from advisor.render.common.values import as_map, as_str, fmt_age
 from advisor.schemas import (
     AutoscalerJson,
@@ -51,13 +51,6 @@ def headline(diagnosis: DiagnosisJson) -> str:
         if parts
         else f"{pending} Pending GPU {noun}"
     )
-
-
-def profile_of(data: Mapping[str, Any]) -> str | None:
-    """The scheduler profile that judged a diagnosis or plan JSON, when reports name it (they
-    read as they always did for cce clusters, and for JSON that names none)."""
-    profile = as_str(as_map(data.get("scheduler")).get("profile"))
-    return profile if profile and named_in_reports(profile) else None
 
 
 def policy_text(diagnosis: Mapping[str, Any]) -> str:

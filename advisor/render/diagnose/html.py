@@ -14,6 +14,7 @@ from advisor.render.common.advice import advice_key, cause_label
 from advisor.render.common.cards import NodeView, node_views
 from advisor.render.common.cards_html import card_legend, card_row
 from advisor.render.common.html import escape, format_mib, page, with_code
+from advisor.render.common.parts import profile_of
 from advisor.render.common.style import CAUSE_COLOURS
 from advisor.render.diagnose.advice import grouped_advice
 from advisor.render.diagnose.data import (
@@ -27,7 +28,6 @@ from advisor.render.diagnose.data import (
     pod_request_text,
     pods_for_node,
     policy_text,
-    profile_of,
     waited,
 )
 from advisor.render.diagnose.read import read_diagnosis

@@ -21,6 +21,7 @@ from advisor.render.diagnose.data import (
     waited,
 )
 from advisor.render.diagnose.read import read_diagnosis
+from advisor.render.plan.room import room_lines
 from advisor.schemas import AutoscalerJson, DiagnosisJson
 
 
@@ -62,9 +63,19 @@ def advice_section(diagnosis: DiagnosisJson) -> list[str]:
     return ["## What to do", "", *lines, ""] if lines else []
 
 
+ROOM_LEAD = "What would make room for the replicas left Pending, as for Pending pods:"
+
+
 def autoscalers_section(diagnosis: DiagnosisJson) -> list[str]:
-    """The "Autoscalers" section, a line each (no lines when the cluster lists none)."""
-    lines = [f"- {escape_cell(autoscaler_line(a))}" for a in diagnosis.get("autoscalers", [])]
+    """The "Autoscalers" section, a line each, and under a blocked one what would make room
+    for its replicas left Pending (no lines when the cluster lists none)."""
+    lines = []
+    for a in diagnosis.get("autoscalers", []):
+        lines.append(f"- {escape_cell(autoscaler_line(a))}")
+        room = a.get("remedy")
+        if room is not None:
+            lines.append(f"  - {ROOM_LEAD}")
+            lines += [f"    - {escape_cell(line)}" for line in room_lines(room)]
     return ["## Autoscalers", "", *lines, ""] if lines else []
 
 

@@ -10,17 +10,17 @@ from typing import Any
 
 from advisor.core.diagnosis import JOB_CAUSES, shown_causes
 from advisor.render.common.advice import read_remedy
+from advisor.render.common.parts import read_placement, read_scheduler
 from advisor.render.common.values import as_float, as_int, as_list, as_map, as_str
+from advisor.render.plan.read import read_room
 from advisor.schemas import (
     DIAGNOSIS_SCHEMA,
     AutoscalerJson,
     BlockedReplicaJson,
     DiagnosisJson,
-    PlacementJson,
     PodDiagnosisJson,
     PreemptionJson,
     RequestJson,
-    SchedulerJson,
 )
 
 
@@ -69,29 +69,8 @@ def read_autoscaler(raw: Mapping[str, Any]) -> AutoscalerJson:
         "placeable": as_int(placeable) if isinstance(placeable, int) else None,
         "blocked": blocked,
         "status": as_str(raw.get("status"), "?"),
+        "remedy": read_room(raw.get("remedy")),
     }
-
-
-def read_scheduler(value: Any) -> SchedulerJson | None:
-    """The profile that judged the output, with the settings it names; None when it names no
-    profile (the pages then read as they always did, for cce)."""
-    raw = as_map(value)
-    profile = as_str(raw.get("profile"))
-    if not profile:
-        return None
-    scheduler: SchedulerJson = {"profile": profile}
-    if isinstance(memory := raw.get("default_memory_mib"), int) and not isinstance(memory, bool):
-        scheduler["default_memory_mib"] = memory
-    weights = {
-        str(key): weight
-        for key, weight in as_map(raw.get("weights")).items()
-        if isinstance(weight, int | float) and not isinstance(weight, bool)
-    }
-    if weights:
-        scheduler["weights"] = weights
-    if isinstance(weight := raw.get("schedule_weight"), int) and not isinstance(weight, bool):
-        scheduler["schedule_weight"] = weight
-    return scheduler
 
 
 def _summary(summary: Mapping[str, Any], pods: list[PodDiagnosisJson]) -> dict[str, int]:
@@ -158,17 +137,6 @@ def read_preemption(value: Any) -> PreemptionJson | None:
         "node": node if isinstance(node, str) else None,
         "victims": [as_str(v) for v in as_list(raw.get("victims"))],
         "helps": helps if isinstance(helps, bool) else None,
-    }
-
-
-def read_placement(value: Any) -> PlacementJson | None:
-    """None when there is none (null, absent, or not an object with anything in it)."""
-    raw = as_map(value)
-    if not raw:
-        return None
-    return {
-        "node": as_str(raw.get("node"), "?"),
-        "cards": [as_int(card) for card in as_list(raw.get("cards"))],
     }
 
 

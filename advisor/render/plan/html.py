@@ -12,9 +12,9 @@ from typing import Any
 from advisor.render.common.cards import NodeView, node_views
 from advisor.render.common.cards_html import card_row
 from advisor.render.common.html import escape, format_mib, page
+from advisor.render.common.parts import profile_of
 from advisor.render.common.style import MODE_PALETTES, MODE_TAGS
 from advisor.render.common.values import as_map
-from advisor.render.diagnose.data import profile_of
 from advisor.render.plan.data import unresolved_causes, unresolved_reasons
 from advisor.render.plan.read import read_plan
 from advisor.render.plan.scaling import (

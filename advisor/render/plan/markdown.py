@@ -7,8 +7,8 @@ from typing import Any
 
 from advisor.render.common.cards import node_views
 from advisor.render.common.markdown import escape_cell, markdown_table
+from advisor.render.common.parts import profile_of
 from advisor.render.common.values import as_map
-from advisor.render.diagnose.data import profile_of
 from advisor.render.plan.data import unresolved_causes, unresolved_reasons
 from advisor.render.plan.read import read_plan
 from advisor.render.plan.scaling import (

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from advisor.render.common.advice import read_remedy
+from advisor.render.common.parts import read_placement, read_scheduler
 from advisor.render.common.values import as_float, as_int, as_list, as_map, as_str
-from advisor.render.diagnose.read import read_placement, read_scheduler
 from advisor.schemas import (
     PLAN_SCHEMA,
     EvictionCostJson,
@@ -26,6 +26,7 @@ from advisor.schemas import (
     PlanSummaryJson,
     ReliefJson,
     ReliefMoveJson,
+    ReplicaRemedyJson,
     ScaleDownJson,
     ScaleUpJson,
     TaintJson,
@@ -84,12 +85,46 @@ def read_plan(raw: Mapping[str, Any]) -> PlanJson:
             "max_evictions": as_str(limits.get("max_evictions"), "?"),
             "never_evict": _names(limits.get("never_evict")),
         }
-    helpless = [_not_triggered(n) for n in map(as_map, as_list(raw.get("scale_up_not_triggered")))]
+    helpless = _not_triggered(raw.get("scale_up_not_triggered"))
     if helpless:
         data["scale_up_not_triggered"] = helpless
     if isinstance(note := raw.get("scale_up_note"), str):
         data["scale_up_note"] = note
-    freed = [
+    freed = _relief(raw.get("relief"))
+    if freed:
+        data["relief"] = freed
+    return data
+
+
+def read_room(value: Any) -> ReplicaRemedyJson | None:
+    """An autoscaler's `remedy` (docs/design.md §12.2), its parts read as the plan's own;
+    None when the file has none (null, absent, or not an object)."""
+    raw = as_map(value)
+    if not raw:
+        return None
+    return {
+        "replicas": [_unresolved(as_map(u)) for u in as_list(raw.get("replicas"))],
+        "plans": [_entry(as_map(p)) for p in as_list(raw.get("plans"))],
+        "held_back": [_held_back(as_map(h)) for h in as_list(raw.get("held_back"))],
+        "scale_up": [_scale_up(as_map(u)) for u in as_list(raw.get("scale_up"))],
+        "scale_up_not_triggered": _not_triggered(raw.get("scale_up_not_triggered")),
+        "relief": _relief(raw.get("relief")),
+    }
+
+
+def _not_triggered(value: Any) -> list[NotTriggeredJson]:
+    return [_one_not_triggered(n) for n in map(as_map, as_list(value))]
+
+
+def _one_not_triggered(raw: Mapping[str, Any]) -> NotTriggeredJson:
+    entry = NotTriggeredJson(pod=as_str(raw.get("pod"), "?"), reason=as_str(raw.get("reason"), "?"))
+    if isinstance(note := raw.get("note"), str):
+        entry["note"] = note
+    return entry
+
+
+def _relief(value: Any) -> list[ReliefJson]:
+    return [
         ReliefJson(
             pod=as_str(r.get("pod"), "?"),
             node=as_str(r.get("node"), "?"),
@@ -100,11 +135,8 @@ def read_plan(raw: Mapping[str, Any]) -> PlanJson:
             ],
             advice=as_str(r.get("advice")),
         )
-        for r in map(as_map, as_list(raw.get("relief")))
+        for r in map(as_map, as_list(value))
     ]
-    if freed:
-        data["relief"] = freed
-    return data
 
 
 def _entry(raw: Mapping[str, Any]) -> PlanEntryJson:
@@ -188,13 +220,6 @@ def read_shape(raw: Mapping[str, Any]) -> NodeShapeJson:
     if taints:
         shape["taints"] = taints
     return shape
-
-
-def _not_triggered(raw: Mapping[str, Any]) -> NotTriggeredJson:
-    entry = NotTriggeredJson(pod=as_str(raw.get("pod"), "?"), reason=as_str(raw.get("reason"), "?"))
-    if isinstance(note := raw.get("note"), str):
-        entry["note"] = note
-    return entry
 
 
 def _scale_up(raw: Mapping[str, Any]) -> ScaleUpJson:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from advisor.render.common.values import as_int, fmt_mib, fmt_pct
-from advisor.schemas import NodeShapeJson, PlacementJson, PlanJson
+from advisor.schemas import NodeShapeJson, PlacementJson, PlanJson, ScaleUpJson
 from advisor.words import noun_for, plural
 
 
@@ -85,18 +85,17 @@ class ScaleUpRow:
 
 
 def scale_up_rows(plan: PlanJson) -> list[ScaleUpRow]:
-    rows = []
-    for entry in plan["scale_up"]:
-        text = shape_text(entry["shape"])
-        notes = [entry.get("resize", ""), entry.get("note", ""), entry.get("note_estimate", "")]
-        if entry.get("new_shape"):
-            text += " (a new node shape)"
-        if entry.get("verified") is False:
-            notes.append("not verified: the whole queue did not land with these nodes")
-        rows.append(
-            ScaleUpRow(str(entry["nodes"]), text, entry["for"], "; ".join(n for n in notes if n))
-        )
-    return rows
+    return [scale_up_row(entry) for entry in plan["scale_up"]]
+
+
+def scale_up_row(entry: ScaleUpJson) -> ScaleUpRow:
+    text = shape_text(entry["shape"])
+    notes = [entry.get("resize", ""), entry.get("note", ""), entry.get("note_estimate", "")]
+    if entry.get("new_shape"):
+        text += " (a new node shape)"
+    if entry.get("verified") is False:
+        notes.append("not verified: the whole queue did not land with these nodes")
+    return ScaleUpRow(str(entry["nodes"]), text, entry["for"], "; ".join(n for n in notes if n))
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ looked when it found nothing, and why it stopped when it stopped early (docs/des
 
 from __future__ import annotations
 
-from advisor.schemas import PlanJson
+from advisor.schemas import HeldBackJson, PlanJson
 from advisor.words import plural
 
 MAX_HELD_BACK_LISTED = 10  # one sentence each; the JSON's `held_back` has them all
@@ -59,19 +59,24 @@ def held_back_lines(data: PlanJson) -> list[str]:
     entries = data["held_back"]
     lines = []
     for entry in entries[:MAX_HELD_BACK_LISTED]:
-        rescues = ", ".join(entry["rescues"])
-        flag, limit = entry["flag"], entry["limit"]
-        evictions = plural(entry["evictions"], "eviction")
-        alike = entry["waiting"] - 1
-        more = f"; {alike} more Pending of its shape" if alike > 0 else ""
-        lines.append(
-            f"1 plan rescues {rescues} with {evictions}, above {flag} {limit} (cost "
-            f"{cost_text(entry['cost'])}{more}): {flag} {entry['needs']} would allow it."
-        )
+        lines.append(held_back_text(entry))
     if len(entries) > MAX_HELD_BACK_LISTED:
         left = len(entries) - MAX_HELD_BACK_LISTED
         lines.append(f"And {plural(left, 'more plan')} above a cap (the JSON lists them all).")
     return lines
+
+
+def held_back_text(entry: HeldBackJson) -> str:
+    """One plan above a cap, with the value that would let it through."""
+    rescues = ", ".join(entry["rescues"])
+    flag, limit = entry["flag"], entry["limit"]
+    evictions = plural(entry["evictions"], "eviction")
+    alike = entry["waiting"] - 1
+    more = f"; {alike} more Pending of its shape" if alike > 0 else ""
+    return (
+        f"1 plan rescues {rescues} with {evictions}, above {flag} {limit} (cost "
+        f"{cost_text(entry['cost'])}{more}): {flag} {entry['needs']} would allow it."
+    )
 
 
 def no_plan_text(data: PlanJson) -> str:

@@ -14,8 +14,9 @@ from typing import Any, cast
 
 from advisor.core.diagnosis import CAUSES
 from advisor.render.common.cards import NodeView, node_fit_json, node_views
+from advisor.render.common.parts import profile_of
 from advisor.render.common.values import fmt_age, fmt_mib, fmt_num, fmt_pct
-from advisor.render.diagnose.data import policy_text, profile_of
+from advisor.render.diagnose.data import policy_text
 from advisor.render.plan.text import unit_text
 from advisor.schemas import (
     CardViewJson,
