@@ -36,10 +36,11 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
     selector, affinity, tolerations, PodGroup, whether Volcano may evict it); of each node
     what its Node object and its other pods would say (allocatable, labels, taints, cordon,
     CPU-only pods) and what the scheduler registered of its cards (NUMA, slots); the
-    PodGroups, Queues and ResourceQuotas (docs/design.md §10.1); and, with `--scheduler
-    auto`, the profile, which the Kubernetes API's annotations would have told, else, under
-    a profile that runs Volcano's session, the file's actions and plugin options (Volcano's
-    configmap, as the Kubernetes source applies it)."""
+    PodGroups, Queues and ResourceQuotas (docs/design.md §10.1); the HorizontalPodAutoscalers
+    (§12.1); and, with `--scheduler auto`, the profile, which the Kubernetes API's
+    annotations would have told, else, under a profile that runs Volcano's session, the
+    file's actions and plugin options (Volcano's configmap, as the Kubernetes source applies
+    it)."""
     scenario = load_scenario(path)
     if auto and scenario.scheduler != cluster.scheduler:
         cluster = dataclasses.replace(
@@ -94,7 +95,13 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
     )
     # The Pending pods name their PodGroups: the groups come with them (the cycle looks
     # each one up).
-    return dataclasses.replace(cluster, nodes=merged, pods=running + pending, jobs=scenario.jobs)
+    return dataclasses.replace(
+        cluster,
+        nodes=merged,
+        pods=running + pending,
+        jobs=scenario.jobs,
+        autoscalers=scenario.autoscalers,
+    )
 
 
 def _registered(cards: tuple[Card, ...], described: tuple[Card, ...]) -> tuple[Card, ...]:

@@ -6,6 +6,7 @@ the cluster is judged as the file itself is. The demo's training page reads it s
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from types import MappingProxyType
 
@@ -73,3 +74,34 @@ def test_a_profile_without_volcanos_session_keeps_its_settings() -> None:
     hami = load_scenario(EXAMPLES / "hami.yaml")
     merged = with_pods_from(as_exporters_see_it(hami), TRAINING, auto=False)
     assert merged.scheduler == Scheduler("hami")
+
+
+def test_the_file_brings_the_autoscalers(tmp_path: Path) -> None:
+    """The HorizontalPodAutoscalers are the Kubernetes API's too: the file's replace none."""
+    data = {
+        "nodes": [{"name": "n0", "cards": [{"index": 0, "memory_mib": 16384}]}],
+        "pods": [
+            {
+                "name": "web/infer-7d9f8-aaaaa",
+                "node": "n0",
+                "cards": [0],
+                "request": {"gpus": 1, "memory_mib": 8192},
+                "owner": "ReplicaSet/web/infer-7d9f8",
+            }
+        ],
+        "autoscalers": [
+            {
+                "name": "web/infer-hpa",
+                "target": "Deployment/web/infer",
+                "max_replicas": 3,
+                "replicas": 1,
+            }
+        ],
+    }
+    path = tmp_path / "pods.yaml"
+    path.write_text(json.dumps(data))  # JSON is YAML
+    described = load_scenario(path)
+    bare = dataclasses.replace(as_exporters_see_it(described), autoscalers=())
+    merged = with_pods_from(bare, path, auto=True)
+    assert merged.autoscalers == described.autoscalers
+    assert [a.target for a in merged.autoscalers] == ["Deployment/web/infer"]
