@@ -243,7 +243,7 @@ def recommend(
     target = AIM * allotted
     if ceiling is not None and _replicas(p95, target) > max(ceiling, 1):
         target = p95 / max(ceiling, 1)  # the lowest at which the p95 step fits
-    most = math.floor(round(MOST * allotted / unit, 9)) * unit
+    most = max(math.floor(round(MOST * allotted / unit, 9)), 1) * unit  # at least one unit
     target = min(ceil_to(target, unit), most)
     if ceiling is not None and _replicas(p95, target) > max(ceiling, 1):
         notes.append(
