@@ -40,10 +40,16 @@ import pandas as pd
 
 from advisor import metricnames as M
 from advisor.core.autoscalers import Reach, reach, reachable
-from advisor.core.history import History, evidence_of, not_enough
+from advisor.core.history import History, not_enough
 from advisor.core.hpa import Autoscaler, PodMetric, targets_of
 from advisor.core.model import Cluster
-from advisor.rightsizing import MIB, RightsizingSettings, ceil_to, validate_history
+from advisor.rightsizing import (
+    MIB,
+    RightsizingSettings,
+    ceil_to,
+    history_evidence,
+    validate_history,
+)
 
 AIM = 0.7  # of a pod's allotment: the target aimed at
 MOST = 0.9  # of a pod's allotment: never a higher target
@@ -181,7 +187,7 @@ def _entry(
         "notes": [],
         "observed": _observed(seen) if len(seen) else None,
         "reachable_replicas": None if r.template is None else a.replicas + (r.placeable or 0),
-        "evidence": evidence_of(history),
+        "evidence": history_evidence(history),
         "series": {
             "timestamps": [float(t) for t in seen.index],
             "average": [round(float(v), 2) for v in seen["average"]],

@@ -41,7 +41,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from advisor.core.diagnose import diagnose
-from advisor.core.history import History, evidence_of, not_enough
+from advisor.core.history import History, duration_text, not_enough
 from advisor.core.model import CORE_STEP, MAX_MEMORY_UNITS, MIB_PER_UNIT, Cluster, Pod, Request
 from advisor.core.profiles import profile_of
 from advisor.core.whatif import held_mib
@@ -238,6 +238,19 @@ def _wanted(stats: dict[str, float], basis: Basis, settings: RightsizingSettings
     return max(stats[basis] * (1 + settings.headroom), stats["peak"] * (1 + settings.peak_margin))
 
 
+def history_evidence(history: History) -> dict[str, Any]:
+    """The history an advice stands on, as its JSON `evidence` opens with it (right-sizing's
+    and the autoscaler targets', `advisor.hpatargets`)."""
+    return {
+        "first": history.first,
+        "last": history.last,
+        "window_seconds": history.covered_s,
+        "window": duration_text(history.covered_s),
+        "step_seconds": history.step,
+        "samples": history.samples,
+    }
+
+
 def _evidence(
     history: History,
     memory: dict[str, float],
@@ -256,7 +269,7 @@ def _evidence(
         }
 
     return {
-        **evidence_of(history),
+        **history_evidence(history),
         "headroom": settings.headroom,
         "peak_margin": settings.peak_margin,
         "memory_mib": basis(memory, settings.memory_basis, 1),

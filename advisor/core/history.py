@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 from statistics import median
-from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,19 +48,6 @@ def not_enough(history: History, min_samples: int, min_seconds: float) -> str | 
         f"{duration_text(history.covered_s)}; need {min_samples} over "
         f"{duration_text(min_seconds)})"
     )
-
-
-def evidence_of(history: History) -> dict[str, Any]:
-    """The history a piece of advice stands on, as its JSON `evidence` opens with it
-    (right-sizing's and the autoscaler targets' alike)."""
-    return {
-        "first": history.first,
-        "last": history.last,
-        "window_seconds": history.covered_s,
-        "window": duration_text(history.covered_s),
-        "step_seconds": history.step,
-        "samples": history.samples,
-    }
 
 
 def duration_text(seconds: float) -> str:

@@ -161,7 +161,7 @@ class TargetObservedJson(TypedDict):
 
 
 class HistoryEvidenceJson(TypedDict):
-    """The history an advice stands on (`core.history.evidence_of`)."""
+    """The history an advice stands on (`rightsizing.history_evidence`)."""
 
     first: float | None
     last: float | None
