@@ -29,6 +29,7 @@ from advisor.core.scaling import (
 from advisor.core.scaling.replicas import replica_trial
 from advisor.core.waiting import pending_ages, run_time, scheduling_latencies
 from advisor.defaults import RightsizingSettings
+from advisor.hpatargets import autoscaler_targets
 from advisor.metrics import RunFigures
 from advisor.output import cluster_view, diagnosis_json
 from advisor.output.fragmentation import fragmentation_json
@@ -37,6 +38,7 @@ from advisor.output.scaling import headroom_json
 from advisor.rightsizing import rightsize
 from advisor.schemas import (
     REPORT_SCHEMA,
+    AutoscalerTargetJson,
     ReportJson,
     RightsizingJson,
     StaleJson,
@@ -177,6 +179,9 @@ def build_report(
     if inputs.history is not None:
         usage = usage_series(inputs.history)
         rightsizing = rightsize(inputs.history, cluster, options.rightsizing)
+    targets = None
+    if inputs.history is not None and cluster.autoscalers:  # gated as right-sizing is (§12.2)
+        targets = autoscaler_targets(inputs.history, cluster, reaches, options.rightsizing)
     timer.end("rightsizing")
     # Right-sizing's and the sources' JSON forms are plain dicts; their shapes are the
     # TypedDicts named here (advisor.schemas), which the report's readers check against.
@@ -194,6 +199,8 @@ def build_report(
         "rightsizing": cast(RightsizingJson | None, rightsizing),
         "usage": cast(UsageJson | None, usage),
     }
+    if targets is not None:
+        data["autoscaler_targets"] = cast(list[AutoscalerTargetJson], targets)
     add_advice(
         [*data["diagnosis"]["pods"], *data["plan"]["unresolved"]], pod_remedies(diagnosis, plans)
     )

@@ -186,11 +186,11 @@ def _entry(
     memory_rec = None
     if used.size and short is None:
         wanted = _wanted(memory_stats, settings.memory_basis, settings)
-        memory_rec = min(max(_ceil_to(wanted, MIB_PER_UNIT), MIB_PER_UNIT), ceiling)
+        memory_rec = min(max(ceil_to(wanted, MIB_PER_UNIT), MIB_PER_UNIT), ceiling)
     core_rec = None
     if not memory_isolation and core.size and short is None:
         wanted = _wanted(core_stats, settings.core_basis, settings)
-        core_rec = min(max(_ceil_to(wanted, CORE_STEP), CORE_STEP), 100)
+        core_rec = min(max(ceil_to(wanted, CORE_STEP), CORE_STEP), 100)
     vgpus = group[["namespace", "pod", "node", "gpu_index"]].drop_duplicates()
     span = float(group["timestamp"].max() - group["timestamp"].min())
     return {
@@ -224,6 +224,19 @@ def _wanted(stats: dict[str, float], basis: Basis, settings: RightsizingSettings
     return max(stats[basis] * (1 + settings.headroom), stats["peak"] * (1 + settings.peak_margin))
 
 
+def history_evidence(history: History) -> dict[str, Any]:
+    """The history an advice stands on, as its JSON `evidence` opens with it (right-sizing's
+    and the autoscaler targets', `advisor.hpatargets`)."""
+    return {
+        "first": history.first,
+        "last": history.last,
+        "window_seconds": history.covered_s,
+        "window": duration_text(history.covered_s),
+        "step_seconds": history.step,
+        "samples": history.samples,
+    }
+
+
 def _evidence(
     history: History,
     memory: dict[str, float],
@@ -242,12 +255,7 @@ def _evidence(
         }
 
     return {
-        "first": history.first,
-        "last": history.last,
-        "window_seconds": history.covered_s,
-        "window": duration_text(history.covered_s),
-        "step_seconds": history.step,
-        "samples": history.samples,
+        **history_evidence(history),
         "headroom": settings.headroom,
         "peak_margin": settings.peak_margin,
         "memory_mib": basis(memory, settings.memory_basis, 1),
@@ -261,7 +269,7 @@ def _stats(values: pd.Series[float]) -> dict[str, float]:
     return {"peak": float(values.max()), "p95": float(values.quantile(0.95))}
 
 
-def _ceil_to(value: float, step: int) -> int:
+def ceil_to(value: float, step: int) -> int:
     # Round off float noise first: 1000 MiB × 1.2 must give 1280, not 1408.
     return math.ceil(round(value / step, 9)) * step
 

@@ -267,6 +267,72 @@ class AutoscalersPartJson(TypedDict, total=False):
     autoscalers: list[AutoscalerJson]
 
 
+class TargetSettingsJson(TypedDict):
+    """An autoscaler's settings for one metric: as it is (`current`), or as advised
+    (`recommended`: `target_average` and `max_replicas` only)."""
+
+    target_average: float | None
+    max_replicas: int
+    min_replicas: NotRequired[int]
+    replicas: NotRequired[int]
+
+
+class TargetConfidenceJson(TypedDict):
+    level: str  # high | low
+    why: list[str]  # what makes it low; empty when high
+
+
+class TargetObservedJson(TypedDict):
+    """What the HPA saw over the history: per-pod figures in the metric's unit."""
+
+    per_pod_allotted: float | None  # the median pod's allotment
+    average_p95: float | None  # the HPA's metric (the pods' average) at p95 and peak
+    average_peak: float | None
+    demand_p95: float | None  # the pods' values summed, at p95 and peak
+    demand_peak: float | None
+    replicas_min: int
+    replicas_max: int
+
+
+class HistoryEvidenceJson(TypedDict):
+    """The history an advice stands on (`rightsizing.history_evidence`)."""
+
+    first: float | None
+    last: float | None
+    window_seconds: float | None
+    window: str
+    step_seconds: float | None
+    samples: int
+
+
+class TargetSeriesJson(TypedDict):
+    """The HPA's metric and the replicas sampled, per step, as long as each other."""
+
+    timestamps: list[float]
+    average: list[float]
+    replicas: list[int]
+
+
+class AutoscalerTargetJson(TypedDict):
+    """An autoscaler metric's target from history (docs/design.md §12.2, `report` only).
+    `status`: advised, not-advised (`reason` says what history it lacks) or not-applicable
+    (no metric on an exporter per-pod series; `metric` null)."""
+
+    name: str
+    target: str
+    metric: str | None
+    status: str
+    reason: str | None
+    current: TargetSettingsJson
+    recommended: TargetSettingsJson | None
+    confidence: TargetConfidenceJson | None
+    notes: list[str]
+    observed: TargetObservedJson | None
+    reachable_replicas: int | None  # replicas + placeable, as tried; null: no running pod
+    evidence: HistoryEvidenceJson | None
+    series: NotRequired[TargetSeriesJson | None]
+
+
 class DiagnosisJson(TypedDict):
     schema: str
     policy: PolicyJson

@@ -7,7 +7,7 @@ from typing import NotRequired
 
 from typing_extensions import TypedDict  # pydantic writes the JSON Schemas from these (3.11)
 
-from advisor.schemas.parts import CardViewJson, DiagnosisJson
+from advisor.schemas.parts import AutoscalerTargetJson, CardViewJson, DiagnosisJson
 from advisor.schemas.plan import PlanJson
 from advisor.schemas.sizing import RightsizingJson
 
@@ -96,4 +96,6 @@ class ReportJson(TypedDict):
     headroom: NotRequired[HeadroomJson]
     rightsizing: RightsizingJson | None  # None: no history
     usage: UsageJson | None
+    # where the cluster lists autoscalers and history was read (§12.2)
+    autoscaler_targets: NotRequired[list[AutoscalerTargetJson]]
     run: NotRequired[RunJson]  # added when the run is over

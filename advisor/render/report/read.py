@@ -15,6 +15,7 @@ from advisor.render.diagnose.read import read_diagnosis
 from advisor.render.plan.read import read_plan
 from advisor.render.plan.script import kubectl_input
 from advisor.render.report.data import view_of
+from advisor.render.report.targets import read_targets
 from advisor.schemas import (
     REPORT_SCHEMA,
     RIGHTSIZING_SCHEMA,
@@ -58,6 +59,8 @@ def read_report(raw: Mapping[str, Any]) -> ReportJson:
         report["fragmentation"] = _fragmentation(frag)
     if room := as_map(raw.get("headroom")):
         report["headroom"] = _headroom(room)
+    if (targets := read_targets(raw.get("autoscaler_targets"))) is not None:
+        report["autoscaler_targets"] = targets
     if isinstance(run := raw.get("run"), Mapping):
         phases = as_map(run.get("phases"))
         report["run"] = {
