@@ -319,6 +319,20 @@ def test_the_keda_query_is_one_element_the_sum_of_the_replicas_values(served: Se
     )
 
 
+def test_the_pages_allotment_query_for_keda_is_one_element_the_replicas_sum(
+    served: Served,
+) -> None:
+    """docs/autoscaling.md's KEDA query for `_of_allotted`: the adapter rule's per-pod
+    figure, summed over the Deployment's pods."""
+    page = (REPO / "docs" / "autoscaling.md").read_text().splitlines()
+    (query,) = [line for line in page if line.startswith("sum(100 * sum by (pod) (")]
+    result = served.prometheus.query(query)
+    assert len(result) == 1, result
+    name = "xgpu_core_percentage_used_of_allotted"
+    expected = sum(EXPECTED[name](served, "web", pod) for pod in INFER)
+    assert float(result[0]["value"][1]) == pytest.approx(expected, rel=1e-9)
+
+
 # The ScaledObject's fields as KEDA documents them (keda.sh docs, "ScaledObject
 # specification" and the Prometheus scaler, 2.16): checked by name and type, as the
 # Prometheus Operator's kinds are in test_manifests.py.
