@@ -194,7 +194,11 @@ class NvmlReader:
         )
         if rows is not None and rows[3]:  # (corrected, uncorrected, pending, failure)
             card.problems.append("row remapping failed")
-        mode = self._on_card(card, "nvmlDeviceGetMigMode", pynvml.nvmlDeviceGetMigMode, handle)
+        mode = self._answer("nvmlDeviceGetMigMode", pynvml.nvmlDeviceGetMigMode, handle)
+        if isinstance(mode, NvmlError):  # a driver older than MIG (R450) lacks the call
+            if mode.code != "function_not_found":
+                self._card_failure(card, _Failed(mode.function, mode.code))
+            mode = None
         card.mig_mode = None if mode is None else int(mode[0])  # (current, pending)
         if card.mig_mode == pynvml.NVML_DEVICE_MIG_ENABLE:
             mig = read_mig(self._mig_calls(card), handle, card.index, card.uuid)
@@ -359,10 +363,19 @@ class NvmlReader:
 
             return run
 
-        # the memory and process calls the cards use (drivers before R510: older versions)
-        last = (_MIG_MEMORY[self._memory_v2], _MIG_PROCESSES[self._processes_v3])
-        calls = [calling(function, call) for function, call in (*_MIG_CALLS, *last)]
-        return MigCalls(pynvml.NVML_GPU_INSTANCE_PROFILE_COUNT, *calls)
+        def processes(device: Any) -> Any:
+            if self._processes_v3:
+                answer = calling(*_MIG_PROCESSES[True])(device)
+                if not isinstance(answer, NvmlError) or answer.code != "function_not_found":
+                    return answer
+                self._processes_v3 = False  # a driver older than R510 (MIG since R450): v2
+            return calling(*_MIG_PROCESSES[False])(device)
+
+        # memory as the card's own was read (v1 on a driver older than R510)
+        memory = calling(*_MIG_MEMORY[self._memory_v2])
+        calls = {name: calling(*symbol_call) for name, symbol_call in _MIG_CALLS.items()}
+        return MigCalls(pynvml.NVML_GPU_INSTANCE_PROFILE_COUNT, **calls, memory=memory,
+                        processes=processes)  # fmt: skip
 
     def _optional(self, function: str, call: Callable[..., Any], *args: Any) -> Any:
         """A call whose failure is only recorded (None when it fails or is not supported)."""
@@ -413,15 +426,17 @@ def _gpu_instances(handle: Any, profile_id: int, most: int) -> list[Any]:
     return [found[i] for i in range(count.value)]
 
 
-# MigCalls' order: (C symbol, call)
-_MIG_CALLS: tuple[tuple[str, Callable[..., Any]], ...] = (
-    ("nvmlDeviceGetGpuInstanceProfileInfoV", pynvml.nvmlDeviceGetGpuInstanceProfileInfo),
-    ("nvmlDeviceGetGpuInstances", _gpu_instances),
-    ("nvmlGpuInstanceGetInfo", pynvml.nvmlGpuInstanceGetInfo),
-    ("nvmlDeviceGetMaxMigDeviceCount", pynvml.nvmlDeviceGetMaxMigDeviceCount),
-    ("nvmlDeviceGetMigDeviceHandleByIndex", pynvml.nvmlDeviceGetMigDeviceHandleByIndex),
-    ("nvmlDeviceGetGpuInstanceId", pynvml.nvmlDeviceGetGpuInstanceId),
-)
+_MIG_CALLS: dict[str, tuple[str, Callable[..., Any]]] = {  # MigCalls field: (C symbol, call)
+    "profile_info": (
+        "nvmlDeviceGetGpuInstanceProfileInfoV",
+        pynvml.nvmlDeviceGetGpuInstanceProfileInfo,
+    ),
+    "gpu_instances": ("nvmlDeviceGetGpuInstances", _gpu_instances),
+    "gpu_instance_info": ("nvmlGpuInstanceGetInfo", pynvml.nvmlGpuInstanceGetInfo),
+    "max_devices": ("nvmlDeviceGetMaxMigDeviceCount", pynvml.nvmlDeviceGetMaxMigDeviceCount),
+    "device": ("nvmlDeviceGetMigDeviceHandleByIndex", pynvml.nvmlDeviceGetMigDeviceHandleByIndex),
+    "gpu_instance_id": ("nvmlDeviceGetGpuInstanceId", pynvml.nvmlDeviceGetGpuInstanceId),
+}
 _MIG_MEMORY: dict[bool, tuple[str, Callable[..., Any]]] = {  # by "v2 works"
     True: (
         "nvmlDeviceGetMemoryInfo_v2",

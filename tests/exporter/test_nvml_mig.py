@@ -17,6 +17,7 @@ from exporter.metrics import render
 from exporter.nvml import MigInstanceReading, NvmlError, NvmlReader, NvmlReading
 from exporter.snapshot import CollectorRun, build_snapshot
 from tests.exporter.fakenvml.state import (
+    FUNCTION_NOT_FOUND,
     GPU_IS_LOST,
     NO_PERMISSION,
     FakeCard,
@@ -191,6 +192,32 @@ def test_without_the_privilege_to_list_instances_only_profile_and_start_are_miss
         (9, "", None),
     ]
     assert instance_ids(reading, "memory_used_bytes") == [1, 9]
+
+
+def test_a_driver_before_r510_lists_mig_processes_with_v2(
+    fake_nvml: FakeNvml, make_reader: MakeReader
+) -> None:
+    """MIG came with R450, `nvmlDeviceGetComputeRunningProcesses_v3` with R510."""
+    fault = FakeFault("nvmlDeviceGetComputeRunningProcesses_v3", FUNCTION_NOT_FOUND)
+    fake_nvml.write(mixed(cards=mixed().cards[:1], faults=[fault]))
+    reader = make_reader()
+    for _ in range(2):  # the second read asks v2 at once
+        reading = reader.read()
+        assert [(p.pid, p.gpu_instance_id) for p in reading.processes] == [(4242, 1), (4343, 9)]
+        assert reading.errors == ()
+
+
+def test_a_driver_without_mig_reads_cards_as_before(
+    fake_nvml: FakeNvml, make_reader: MakeReader
+) -> None:
+    """Before R450 NVML has no nvmlDeviceGetMigMode: no MIG, and no failure to count."""
+    fault = FakeFault("nvmlDeviceGetMigMode", FUNCTION_NOT_FOUND)
+    fake_nvml.write(FakeState(cards=[FakeCard(T4, mem_used=GIB)], faults=[fault]))
+    reading = make_reader().read()
+    assert reading.errors == ()
+    assert [(c.mig_mode, c.memory_used_bytes, c.healthy) for c in reading.cards] == [
+        (None, GIB, True)
+    ]
 
 
 def test_a_card_lost_in_a_mig_call_is_unhealthy_and_the_other_is_read(
