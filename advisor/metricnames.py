@@ -15,6 +15,9 @@ from typing import Literal
 
 VGPU_LABELS = ("namespace", "pod", "container", "gpu_index", "gpu_uuid")
 CARD_LABELS = ("gpu_index", "gpu_uuid")
+# A MIG GPU instance: its card, its id and profile as dcgm-exporter names them, and the first
+# memory slice it takes (docs/design.md §6).
+MIG_LABELS = (*CARD_LABELS, "GPU_I_ID", "GPU_I_PROFILE", "mig_start")
 CACHED = " Collected at most once per freshness window; concurrent scrapes share it."
 
 
@@ -150,6 +153,27 @@ CARD_CORE_ALLOTTED = Family(
     "Sum of the vGPUs' core allotments on the card / 100.",
 )
 CARD_VGPUS = Family("xgpu_card_vgpus", "gauge", CARD_LABELS, "exporter", "vGPUs on the card.")
+CARD_MIG_MODE = Family(
+    "xgpu_card_mig_mode",
+    "gauge",
+    CARD_LABELS,
+    "exporter",
+    "MIG mode of the card: 0 off, 1 on (NVML); absent on a card without MIG.",
+)
+MIG_MEMORY_TOTAL = Family(
+    "xgpu_mig_instance_memory_total_bytes",
+    "gauge",
+    MIG_LABELS,
+    "exporter",
+    "Memory of the MIG GPU instance in bytes (NVML).",
+)
+MIG_MEMORY_USED = Family(
+    "xgpu_mig_instance_memory_used_bytes",
+    "gauge",
+    MIG_LABELS,
+    "exporter",
+    "Memory in use in the MIG GPU instance in bytes (NVML).",
+)
 COLLECTOR_SUCCESS = Family(
     "xgpu_exporter_collector_success",
     "gauge",
@@ -296,6 +320,9 @@ FAMILIES: tuple[Family, ...] = (
     CARD_CORE_ALLOTTED,
     CARD_UTILIZATION,
     CARD_VGPUS,
+    CARD_MIG_MODE,
+    MIG_MEMORY_TOTAL,
+    MIG_MEMORY_USED,
     COLLECTOR_SUCCESS,
     COLLECTOR_DURATION,
     NVML_ERRORS,

@@ -20,7 +20,7 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 
 from advisor import metricnames as M
 from advisor.errors import known
-from exporter.readings import CardReading
+from exporter.readings import CardReading, MigInstanceReading
 from exporter.snapshot import CardKey, CardRow, Snapshot, VgpuRow
 
 # Metric families that can be switched off (`--no-collector.<group>`), as node_exporter's
@@ -51,7 +51,7 @@ class SnapshotCollector:
     def collect(self) -> Iterator[Metric]:
         snap = self.snapshot
         yield _gauge(M.NODE_INFO, [([snap.node], 1)])
-        families = [*_vgpu_families(snap.vgpus), *_card_families(snap)]
+        families = [*_vgpu_families(snap.vgpus), *_card_families(snap), *_mig_families(snap)]
         if "cce" not in self.families:
             families = [f for f in families if f.name not in CCE_FAMILIES]
         yield from families
@@ -131,6 +131,28 @@ def _card_families(snap: Snapshot) -> Iterator[Metric]:
         M.CARD_CORE_ALLOTTED, [(c, c.core_allotted_percent / 100.0) for c in cards]
     )
     yield _optional_card_gauge(M.CARD_VGPUS, [(c, c.vgpus) for c in cards])
+
+
+def _mig_families(snap: Snapshot) -> Iterator[Metric]:
+    """MIG's families: samples only where a card has MIG, so a card without it is served the
+    series it was served before (a card with MIG off adds its mode's 0)."""
+    yield _optional_card_gauge(
+        M.CARD_MIG_MODE, [(c, _reading(c).mig_mode) for c in snap.cards if c.reading is not None]
+    )
+    instances = snap.reading.mig_instances if snap.reading is not None else ()
+    totals = [(_mig_labels(i), i.memory_total_bytes) for i in instances]
+    used = [(_mig_labels(i), i.memory_used_bytes) for i in instances]
+    # a value NVML did not give is an absent series, as for cards
+    yield _gauge(M.MIG_MEMORY_TOTAL, [(ls, v) for ls, v in totals if v is not None])
+    yield _gauge(M.MIG_MEMORY_USED, [(ls, v) for ls, v in used if v is not None])
+
+
+def _mig_labels(instance: MigInstanceReading) -> list[str]:
+    start = "" if instance.placement_start is None else str(instance.placement_start)
+    return [
+        str(instance.gpu_index), instance.gpu_uuid, str(instance.gpu_instance_id),
+        instance.profile, start,
+    ]  # fmt: skip
 
 
 def _reading(card: CardRow) -> CardReading:

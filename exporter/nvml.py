@@ -15,6 +15,7 @@ Failure rules:
 - INSUFFICIENT_SIZE from nvmlDeviceGetProcessUtilization (a sample came between pynvml's
   sizing call and its read) is asked once more before it counts;
 - critical Xids hold a card unhealthy (`exporter.nvml_events`, whose NVML calls run here);
+- a MIG-enabled card is read per GPU instance (`exporter.nvml_mig`, whose calls run here);
 - a call that drivers before R510 lack (`nvmlDeviceGetMemoryInfo_v2`,
   `nvmlDeviceGetComputeRunningProcesses_v3`) is replaced by its older version for good;
 - driver-level failures (library missing, driver not loaded, uninitialised, RM version
@@ -24,6 +25,7 @@ Failure rules:
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import threading
 import time
 from collections.abc import Callable
@@ -34,8 +36,10 @@ import pynvml
 
 from exporter.nvml_calls import CallThread, CallTimedOut
 from exporter.nvml_events import CRITICAL_XIDS, EventCalls, XidWatch
+from exporter.nvml_mig import MigCalls, read_mig
 from exporter.readings import (
     CardReading,
+    MigInstanceReading,
     NvmlError,
     NvmlReading,
     NvmlUnavailable,
@@ -45,6 +49,7 @@ from exporter.readings import (
 __all__ = [
     "CRITICAL_XIDS",
     "CardReading",
+    "MigInstanceReading",
     "NvmlError",
     "NvmlReader",
     "NvmlReading",
@@ -87,6 +92,7 @@ class _CardDraft:
     memory_total_bytes: int | None = None
     memory_used_bytes: int | None = None
     utilization_ratio: float | None = None
+    mig_mode: int | None = None
     problems: list[str] = field(default_factory=list)
 
 
@@ -115,12 +121,13 @@ class NvmlReader:
         self._memory_v2 = True
         self._processes_v3 = True
         self._errors: list[NvmlError] = []  # failures of the reading in progress
+        self._mig: list[MigInstanceReading] = []  # MIG instances of the reading in progress
 
     def read(self) -> NvmlReading:
         with self._read_lock:
             if self._closed:
                 raise RuntimeError("NvmlReader is closed")
-            self._errors = []
+            self._errors, self._mig = [], []
             try:
                 return self._read()
             except CallTimedOut as stuck:
@@ -155,7 +162,9 @@ class NvmlReader:
         now = self._clock()
         cards = tuple(self._finish(draft, now) for draft in drafts)
         driver_version = None if driver is None else str(driver)
-        return NvmlReading(driver_version, cards, tuple(processes), tuple(self._errors))
+        return NvmlReading(
+            driver_version, cards, tuple(processes), tuple(self._errors), tuple(self._mig)
+        )
 
     def _read_card(self, card: _CardDraft) -> list[ProcessReading]:
         handle = self._on_card(
@@ -185,7 +194,19 @@ class NvmlReader:
         )
         if rows is not None and rows[3]:  # (corrected, uncorrected, pending, failure)
             card.problems.append("row remapping failed")
-        processes = self._read_processes(card, handle)
+        mode = self._answer("nvmlDeviceGetMigMode", pynvml.nvmlDeviceGetMigMode, handle)
+        if isinstance(mode, NvmlError):  # a driver older than MIG (R450) lacks the call
+            if mode.code != "function_not_found":
+                self._card_failure(card, _Failed(mode.function, mode.code))
+            mode = None
+        card.mig_mode = None if mode is None else int(mode[0])  # (current, pending)
+        if card.mig_mode == pynvml.NVML_DEVICE_MIG_ENABLE:
+            mig = read_mig(self._mig_calls(card), handle, card.index, card.uuid)
+            self._errors.extend(mig.errors)
+            self._mig.extend(mig.instances)
+            processes = mig.processes
+        else:
+            processes = self._read_processes(card, handle)
         failure = self._xids.watch(handle, card.uuid)
         if failure is not None:  # registered again on the next read
             self._card_failure(card, _Failed(failure.function, failure.code))
@@ -272,6 +293,7 @@ class NvmlReader:
         return CardReading(
             card.index, card.uuid, card.name, card.memory_total_bytes, card.memory_used_bytes,
             card.utilization_ratio, healthy=not problems, health_problems=problems,
+            mig_mode=card.mig_mode,
         )  # fmt: skip
 
     # --- session and calls ---
@@ -331,6 +353,30 @@ class NvmlReader:
             calling("nvmlDeviceGetUUID", pynvml.nvmlDeviceGetUUID),
         )
 
+    def _mig_calls(self, card: _CardDraft) -> MigCalls:
+        def calling(function: str, call: Callable[..., Any]) -> Callable[..., Any]:
+            def run(*args: Any) -> Any:
+                answer = self._answer(function, call, *args)
+                if isinstance(answer, NvmlError) and answer.code in _CARD_GONE:
+                    self._card_failure(card, _Failed(function, answer.code))  # ends the card
+                return answer
+
+            return run
+
+        def processes(device: Any) -> Any:
+            if self._processes_v3:
+                answer = calling(*_MIG_PROCESSES[True])(device)
+                if not isinstance(answer, NvmlError) or answer.code != "function_not_found":
+                    return answer
+                self._processes_v3 = False  # a driver older than R510 (MIG since R450): v2
+            return calling(*_MIG_PROCESSES[False])(device)
+
+        # memory as the card's own was read (v1 on a driver older than R510)
+        memory = calling(*_MIG_MEMORY[self._memory_v2])
+        calls = {name: calling(*symbol_call) for name, symbol_call in _MIG_CALLS.items()}
+        return MigCalls(pynvml.NVML_GPU_INSTANCE_PROFILE_COUNT, **calls, memory=memory,
+                        processes=processes)  # fmt: skip
+
     def _optional(self, function: str, call: Callable[..., Any], *args: Any) -> Any:
         """A call whose failure is only recorded (None when it fails or is not supported)."""
         try:
@@ -370,3 +416,41 @@ class NvmlReader:
 
 def _ratio(percent: int) -> float:
     return min(max(percent / 100.0, 0.0), 1.0)
+
+
+def _gpu_instances(handle: Any, profile_id: int, most: int) -> list[Any]:
+    """The card's GPU instances of one profile (NVML fills a buffer of the profile's size)."""
+    found = (pynvml.c_nvmlGpuInstance_t * max(int(most), 1))()
+    count = ctypes.c_uint(0)
+    pynvml.nvmlDeviceGetGpuInstances(handle, profile_id, found, ctypes.byref(count))
+    return [found[i] for i in range(count.value)]
+
+
+_MIG_CALLS: dict[str, tuple[str, Callable[..., Any]]] = {  # MigCalls field: (C symbol, call)
+    "profile_info": (
+        "nvmlDeviceGetGpuInstanceProfileInfoV",
+        pynvml.nvmlDeviceGetGpuInstanceProfileInfo,
+    ),
+    "gpu_instances": ("nvmlDeviceGetGpuInstances", _gpu_instances),
+    "gpu_instance_info": ("nvmlGpuInstanceGetInfo", pynvml.nvmlGpuInstanceGetInfo),
+    "max_devices": ("nvmlDeviceGetMaxMigDeviceCount", pynvml.nvmlDeviceGetMaxMigDeviceCount),
+    "device": ("nvmlDeviceGetMigDeviceHandleByIndex", pynvml.nvmlDeviceGetMigDeviceHandleByIndex),
+    "gpu_instance_id": ("nvmlDeviceGetGpuInstanceId", pynvml.nvmlDeviceGetGpuInstanceId),
+}
+_MIG_MEMORY: dict[bool, tuple[str, Callable[..., Any]]] = {  # by "v2 works"
+    True: (
+        "nvmlDeviceGetMemoryInfo_v2",
+        lambda h: pynvml.nvmlDeviceGetMemoryInfo(h, pynvml.nvmlMemory_v2),
+    ),
+    False: ("nvmlDeviceGetMemoryInfo", pynvml.nvmlDeviceGetMemoryInfo),
+}
+_MIG_PROCESSES: dict[bool, tuple[str, Callable[..., Any]]] = {  # by "v3 works"
+    True: (
+        "nvmlDeviceGetComputeRunningProcesses_v3",
+        pynvml.nvmlDeviceGetComputeRunningProcesses_v3,
+    ),
+    False: (
+        "nvmlDeviceGetComputeRunningProcesses_v2",
+        pynvml.nvmlDeviceGetComputeRunningProcesses_v2,
+    ),
+}

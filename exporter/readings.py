@@ -19,6 +19,7 @@ class CardReading:
     utilization_ratio: float | None  # share of time a kernel ran, 0..1
     healthy: bool
     health_problems: tuple[str, ...]
+    mig_mode: int | None = None  # current MIG mode, 0 off, 1 on; None: no MIG (or unread)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,20 @@ class ProcessReading:
     gpu_index: int
     memory_used_bytes: int | None
     sm_utilization_ratio: float | None  # 0..1; 0.0 when NVML has no sample since last read
+    gpu_instance_id: int | None = None  # the MIG GPU instance it runs in; None: a whole card
+
+
+@dataclass(frozen=True, slots=True)
+class MigInstanceReading:
+    """One MIG GPU instance of a card (its compute instances share its memory)."""
+
+    gpu_index: int  # the card's
+    gpu_uuid: str
+    gpu_instance_id: int
+    profile: str  # "1g.5gb"; "" when NVML would not list the card's GPU instances
+    placement_start: int | None  # the first memory slice it takes
+    memory_total_bytes: int | None
+    memory_used_bytes: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +56,7 @@ class NvmlReading:
     cards: tuple[CardReading, ...]
     processes: tuple[ProcessReading, ...]
     errors: tuple[NvmlError, ...]
+    mig_instances: tuple[MigInstanceReading, ...] = ()
 
 
 class NvmlUnavailable(Exception):

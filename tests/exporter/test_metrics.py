@@ -16,7 +16,7 @@ from advisor import metricnames
 from exporter.allotments import Allotment, PodsView
 from exporter.attribution import Owner
 from exporter.metrics import SnapshotCollector, render
-from exporter.nvml import CardReading, NvmlReading, ProcessReading
+from exporter.nvml import CardReading, MigInstanceReading, NvmlReading, ProcessReading
 from exporter.snapshot import CollectorRun, Snapshot, build_snapshot
 from tests.realparts import promtool_check_metrics
 
@@ -31,11 +31,15 @@ def snapshot() -> Snapshot:
         CardReading(0, "GPU-a", "Tesla T4", 16 * GIB, 6 * GIB, 0.42, True, ()),
         # a card that reports no utilisation and is lost
         CardReading(1, "GPU-b", "Tesla T4", 16 * GIB, None, None, False, ("gpu lost",)),
+        # an A100 in MIG mode with one GPU instance
+        # (NVML gives no card utilisation in MIG mode)
+        CardReading(2, "GPU-c", "NVIDIA A100-SXM4-40GB", 40 * GIB, GIB, None, True, (), mig_mode=1),
     )
+    mig = (MigInstanceReading(2, "GPU-c", 1, "3g.20gb", 4, 20 * GIB, GIB),)
     return build_snapshot(
         node="gpu-node-1",
         collected_at=0.0,
-        reading=NvmlReading("550.54.15", cards, (ProcessReading(7, 0, GIB, 0.3),), ()),
+        reading=NvmlReading("550.54.15", cards, (ProcessReading(7, 0, GIB, 0.3),), (), mig),
         pods=PodsView(
             (
                 Allotment("team", "infer", "server", "0", 4 * GIB, 25, pod_uid="u1"),
@@ -109,12 +113,16 @@ def test_values() -> None:
     assert value("xgpu_card_utilization_ratio", gpu_index="0") == pytest.approx(0.42)
     # not reported by the card: absent, not zero
     assert [ls["gpu_index"] for ls, _ in got["xgpu_card_utilization_ratio"]] == ["0"]
-    assert [ls["gpu_index"] for ls, _ in got["xgpu_card_memory_used_bytes"]] == ["0"]
+    assert [ls["gpu_index"] for ls, _ in got["xgpu_card_memory_used_bytes"]] == ["0", "2"]
     assert value("xgpu_card_info", gpu_index="1") == 1
     assert value("xgpu_card_info", gpu_index="0", driver_version="550.54.15", model="Tesla T4") == 1
     assert value("xgpu_exporter_collector_success", collector="nvml") == 0
     assert value("xgpu_exporter_nvml_errors_total", code="gpu_is_lost") == 3
     assert value("xgpu_node_info", node="gpu-node-1") == 1
+    # MIG: the mode of the cards that have it, and each GPU instance's memory
+    assert [(ls["gpu_index"], v) for ls, v in got["xgpu_card_mig_mode"]] == [("2", 1)]
+    assert value("xgpu_mig_instance_memory_total_bytes", GPU_I_PROFILE="3g.20gb") == 20 * GIB
+    assert value("xgpu_mig_instance_memory_used_bytes", GPU_I_ID="1", mig_start="4") == GIB
 
 
 def test_openmetrics_carries_the_same_samples() -> None:

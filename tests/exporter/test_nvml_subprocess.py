@@ -82,11 +82,19 @@ def test_a_running_process_sees_the_state_file_change(fake_nvml: FakeNvml) -> No
             "utilization_ratio": 0.0,
             "healthy": True,
             "health_problems": [],
+            "mig_mode": None,  # a T4: no MIG
         }
     ]
     assert first["processes"] == [
-        {"pid": 99, "gpu_index": 0, "memory_used_bytes": 2**30, "sm_utilization_ratio": 0.0}
+        {
+            "pid": 99,
+            "gpu_index": 0,
+            "memory_used_bytes": 2**30,
+            "sm_utilization_ratio": 0.0,
+            "gpu_instance_id": None,
+        }
     ]
+    assert first["mig_instances"] == []
     assert second["errors"] == [
         {"function": "nvmlDeviceGetHandleByIndex_v2", "code": "gpu_is_lost"}
     ]

@@ -33,10 +33,15 @@ typedef int nvmlReturn_t;
 #define MEMORY_V2_VERSION 0x02000028u /* sizeof(nvmlMemory_v2_t) | 2 << 24 */
 #define VALUE_NOT_AVAILABLE_ULL (~0ULL)
 #define NO_CARD (-1)
+#define ANY_MIG (-1)      /* a fault line without mig=: every call on the card */
+#define NO_MIG (-2)       /* a call on a whole-card handle or none */
+#define NO_INSTANCE 0xFFFFFFFFu
 #define OTHER_DEVICE_UUID "GPU-not-a-listed-card"
 
 #define MAX_CARDS 16
 #define MAX_ROWS 256
+#define MAX_MIG 7   /* MIG devices per card (every table here allows 7 instances) */
+#define MAX_GI_ID 32
 #define FN_LEN 64
 #define TEXT_LEN 96
 
@@ -71,19 +76,31 @@ struct card {
     unsigned long long mem_total, mem_used, mem_reserved, ecc_uncorrected, ecc_corrected;
     unsigned int util, mem_util, remap_corrected, remap_uncorrected, remap_pending, remap_failed;
     int lost;
+    int mig_table; /* index into mig_tables (fake_nvml_mig.c); -1: no MIG */
+    unsigned int mig_current, mig_pending;
 };
-struct proc { int card; unsigned int pid; unsigned long long mem; };
+struct proc { int card; unsigned int pid; unsigned long long mem; unsigned int gi, ci; };
+/* a GPU instance (`gi`) and a compute instance, i.e. a MIG device (`ci`) */
+struct gi {
+    int card;
+    unsigned int id, start;
+    char profile[32]; /* a name of the card's table, e.g. 1g.5gb */
+    unsigned long long mem_total, mem_used;
+};
+struct ci { int card; unsigned int gi, id; char uuid[TEXT_LEN]; };
 struct procutil { int card; unsigned int pid, sm, mem; unsigned long long ts; };
 enum handle_kind { HANDLE_SAME, HANDLE_ALIAS, HANDLE_INVALID, HANDLE_OTHER };
 struct xid { int card; unsigned long long xid; enum handle_kind handle; };
 struct race { int card; unsigned int times; char tag[TEXT_LEN]; };
-struct fault { char fn[FN_LEN]; int code; int card; };   /* error / unsupported */
+struct fault { char fn[FN_LEN]; int code; int card; int mig; };   /* error / unsupported */
 struct hang { char fn[FN_LEN]; unsigned int ms; int card; };
 
 struct state {
     char driver[80];
-    int n_cards, n_procs, n_procutils, n_xids, n_faults, n_hangs, n_races;
+    int n_cards, n_procs, n_procutils, n_xids, n_faults, n_hangs, n_races, n_gis, n_cis;
     struct card cards[MAX_CARDS];
+    struct gi gis[MAX_ROWS];
+    struct ci cis[MAX_ROWS];
     struct proc procs[MAX_ROWS];
     struct procutil procutils[MAX_ROWS];
     struct xid xids[MAX_ROWS];
@@ -101,6 +118,14 @@ static struct fake_device devices[MAX_CARDS]; /* the handles nvmlDeviceGetHandle
 static struct fake_device aliases[MAX_CARDS]; /* the same cards behind other pointers */
 static struct fake_device invalid_device;     /* a pointer NVML does not know: INVALID_ARGUMENT */
 static struct fake_device other_device;       /* a device that is none of the cards */
+static struct fake_device mig_devices[MAX_CARDS][MAX_MIG]; /* MIG device handles */
+
+/* MIG (fake_nvml_mig.c, included at the end of this file) */
+static int mig_table_named(const char *name);
+static nvmlReturn_t begin_any(const char *fn, nvmlDevice_t device, struct state **out, int *card,
+                              int *ci);
+static const struct gi *gi_of(const struct state *s, int card, unsigned int id);
+static unsigned long long gi_mem_total(const struct state *s, const struct gi *g);
 static int init_count;
 static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -176,11 +201,32 @@ static void parse_line(struct state *s, char *line) {
         c->remap_pending = (unsigned int)ull_field(tokens, n, "remap_pending", 0);
         c->remap_failed = (unsigned int)ull_field(tokens, n, "remap_failed", 0);
         c->lost = (int)ull_field(tokens, n, "lost", 0);
+        c->mig_table = mig_table_named(field(tokens, n, "mig_profiles"));
+        c->mig_current = (unsigned int)ull_field(tokens, n, "mig", 0);
+        c->mig_pending = (unsigned int)ull_field(tokens, n, "mig_pending", c->mig_current);
     } else if (strcmp(kind, "proc") == 0 && n >= 2 && s->n_procs < MAX_ROWS) {
         struct proc *p = &s->procs[s->n_procs++];
         p->card = atoi(tokens[1]);
         p->pid = (unsigned int)ull_field(tokens, n, "pid", 0);
         p->mem = ull_field(tokens, n, "mem", VALUE_NOT_AVAILABLE_ULL);
+        p->gi = (unsigned int)ull_field(tokens, n, "gi", NO_INSTANCE);
+        p->ci = (unsigned int)ull_field(tokens, n, "ci", p->gi == NO_INSTANCE ? NO_INSTANCE : 0);
+    } else if (strcmp(kind, "gi") == 0 && n >= 2 && s->n_gis < MAX_ROWS) {
+        struct gi *g = &s->gis[s->n_gis++];
+        g->card = atoi(tokens[1]);
+        g->id = (unsigned int)ull_field(tokens, n, "id", 0);
+        g->start = (unsigned int)ull_field(tokens, n, "start", 0);
+        snprintf(g->profile, sizeof g->profile, "%s", field(tokens, n, "profile") ? field(tokens, n, "profile") : "");
+        g->mem_total = ull_field(tokens, n, "mem_total", 0); /* 0: the profile's size */
+        g->mem_used = ull_field(tokens, n, "mem_used", 0);
+    } else if (strcmp(kind, "ci") == 0 && n >= 2 && s->n_cis < MAX_ROWS) {
+        struct ci *m = &s->cis[s->n_cis++];
+        char fallback_uuid[TEXT_LEN];
+        m->card = atoi(tokens[1]);
+        m->gi = (unsigned int)ull_field(tokens, n, "gi", 0);
+        m->id = (unsigned int)ull_field(tokens, n, "id", 0);
+        snprintf(fallback_uuid, sizeof fallback_uuid, "MIG-fake-%d-%u-%u", m->card, m->gi, m->id);
+        copy_text(m->uuid, field(tokens, n, "uuid") ? field(tokens, n, "uuid") : fallback_uuid, 0);
     } else if (strcmp(kind, "procutil") == 0 && n >= 2 && s->n_procutils < MAX_ROWS) {
         struct procutil *u = &s->procutils[s->n_procutils++];
         u->card = atoi(tokens[1]);
@@ -208,11 +254,13 @@ static void parse_line(struct state *s, char *line) {
         snprintf(f->fn, FN_LEN, "%s", tokens[1]);
         f->code = atoi(tokens[2]);
         f->card = card_option(tokens, n);
+        f->mig = field(tokens, n, "mig") ? atoi(field(tokens, n, "mig")) : ANY_MIG;
     } else if (strcmp(kind, "unsupported") == 0 && n >= 3 && s->n_faults < MAX_ROWS) {
         struct fault *f = &s->faults[s->n_faults++];
         snprintf(f->fn, FN_LEN, "%s", tokens[2]);
         f->code = NVML_ERROR_NOT_SUPPORTED;
         f->card = atoi(tokens[1]);
+        f->mig = ANY_MIG;
     } else if (strcmp(kind, "hang") == 0 && n >= 3 && s->n_hangs < MAX_ROWS) {
         struct hang *h = &s->hangs[s->n_hangs++];
         snprintf(h->fn, FN_LEN, "%s", tokens[1]);
@@ -249,7 +297,8 @@ static int matches(const char *pattern_fn, int pattern_card, const char *fn, int
  * injected fault, "not initialised", a lost card or a bad card index.  On NVML_SUCCESS *out
  * holds the state (caller frees); otherwise nothing is allocated.
  */
-static nvmlReturn_t begin(const char *fn, int card, int needs_init, struct state **out) {
+static nvmlReturn_t begin_at(const char *fn, int card, int mig, int needs_init,
+                             struct state **out) {
     *out = NULL;
     struct state *s = load_state();
     if (s == NULL) return NVML_ERROR_DRIVER_NOT_LOADED;
@@ -257,7 +306,9 @@ static nvmlReturn_t begin(const char *fn, int card, int needs_init, struct state
         if (matches(s->hangs[i].fn, s->hangs[i].card, fn, card)) sleep_ms(s->hangs[i].ms);
     nvmlReturn_t ret = NVML_SUCCESS;
     for (int i = 0; i < s->n_faults && ret == NVML_SUCCESS; i++)
-        if (matches(s->faults[i].fn, s->faults[i].card, fn, card)) ret = s->faults[i].code;
+        if (matches(s->faults[i].fn, s->faults[i].card, fn, card) &&
+            (s->faults[i].mig == ANY_MIG || s->faults[i].mig == mig))
+            ret = s->faults[i].code;
     if (ret == NVML_SUCCESS && needs_init && __atomic_load_n(&init_count, __ATOMIC_SEQ_CST) <= 0)
         ret = NVML_ERROR_UNINITIALIZED;
     if (ret == NVML_SUCCESS && card != NO_CARD) {
@@ -270,6 +321,10 @@ static nvmlReturn_t begin(const char *fn, int card, int needs_init, struct state
     }
     *out = s;
     return NVML_SUCCESS;
+}
+
+static nvmlReturn_t begin(const char *fn, int card, int needs_init, struct state **out) {
+    return begin_at(fn, card, NO_MIG, needs_init, out);
 }
 
 static int device_index(nvmlDevice_t device) {
@@ -388,9 +443,10 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
         free(s);
         return copy_out(OTHER_DEVICE_UUID, uuid, length);
     }
-    nvmlReturn_t ret = begin_device("nvmlDeviceGetUUID", device, &s, &card);
+    int ci;
+    nvmlReturn_t ret = begin_any("nvmlDeviceGetUUID", device, &s, &card, &ci);
     if (ret != NVML_SUCCESS) return ret;
-    ret = copy_out(s->cards[card].uuid, uuid, length);
+    ret = copy_out(ci < 0 ? s->cards[card].uuid : s->cis[ci].uuid, uuid, length);
     free(s);
     return ret;
 }
@@ -408,13 +464,19 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) {
     struct state *s;
     int card;
-    nvmlReturn_t ret = begin_device("nvmlDeviceGetMemoryInfo", device, &s, &card);
+    int ci;
+    nvmlReturn_t ret = begin_any("nvmlDeviceGetMemoryInfo", device, &s, &card, &ci);
     if (ret != NVML_SUCCESS) return ret;
     const struct card *c = &s->cards[card];
-    /* v1 counts the driver's reserved memory as used */
-    memory->total = c->mem_total;
-    memory->used = c->mem_used + c->mem_reserved;
-    memory->free = c->mem_total - memory->used;
+    if (ci >= 0) { /* a MIG device: its GPU instance's memory */
+        const struct gi *g = gi_of(s, card, s->cis[ci].gi);
+        memory->total = g ? gi_mem_total(s, g) : 0;
+        memory->used = g ? g->mem_used : 0;
+    } else { /* v1 counts the driver's reserved memory as used */
+        memory->total = c->mem_total;
+        memory->used = c->mem_used + c->mem_reserved;
+    }
+    memory->free = memory->total - memory->used;
     free(s);
     return NVML_SUCCESS;
 }
@@ -422,13 +484,23 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) 
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory) {
     struct state *s;
     int card;
-    nvmlReturn_t ret = begin_device("nvmlDeviceGetMemoryInfo_v2", device, &s, &card);
+    int ci;
+    nvmlReturn_t ret = begin_any("nvmlDeviceGetMemoryInfo_v2", device, &s, &card, &ci);
     if (ret != NVML_SUCCESS) return ret;
     if (memory->version != MEMORY_V2_VERSION) {
         free(s);
         return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     }
     const struct card *c = &s->cards[card];
+    if (ci >= 0) { /* a MIG device: its GPU instance's memory, nothing reserved */
+        const struct gi *g = gi_of(s, card, s->cis[ci].gi);
+        memory->total = g ? gi_mem_total(s, g) : 0;
+        memory->reserved = 0;
+        memory->used = g ? g->mem_used : 0;
+        memory->free = memory->total - memory->used;
+        free(s);
+        return NVML_SUCCESS;
+    }
     memory->total = c->mem_total;
     memory->reserved = c->mem_reserved;
     memory->used = c->mem_used;
@@ -448,15 +520,23 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
     return NVML_SUCCESS;
 }
 
+/* Whether process row i runs on the device: a whole card (every process of the card, as NVML
+ * answers a privileged caller on a MIG-enabled card) or one MIG device (ci row). */
+static int runs_on(const struct state *s, int i, int card, int ci) {
+    const struct proc *p = &s->procs[i];
+    if (p->card != card) return 0;
+    return ci < 0 || (p->gi == s->cis[ci].gi && p->ci == s->cis[ci].id);
+}
+
 /* _v2 (drivers before R510) and _v3 share the struct layout; only the symbol differs. */
 static nvmlReturn_t running_processes(const char *fn, nvmlDevice_t device, unsigned int *infoCount,
                                       nvmlProcessInfo_t *infos) {
     struct state *s;
-    int card;
-    nvmlReturn_t ret = begin_device(fn, device, &s, &card);
+    int card, ci;
+    nvmlReturn_t ret = begin_any(fn, device, &s, &card, &ci);
     if (ret != NVML_SUCCESS) return ret;
     unsigned int n = 0;
-    for (int i = 0; i < s->n_procs; i++) n += s->procs[i].card == card;
+    for (int i = 0; i < s->n_procs; i++) n += runs_on(s, i, card, ci);
     if (n == 0) {
         *infoCount = 0;
     } else if (infos == NULL || *infoCount < n) {
@@ -465,11 +545,11 @@ static nvmlReturn_t running_processes(const char *fn, nvmlDevice_t device, unsig
     } else {
         unsigned int k = 0;
         for (int i = 0; i < s->n_procs; i++) {
-            if (s->procs[i].card != card) continue;
+            if (!runs_on(s, i, card, ci)) continue;
             infos[k].pid = s->procs[i].pid;
             infos[k].usedGpuMemory = s->procs[i].mem;
-            infos[k].gpuInstanceId = 0xFFFFFFFFu;
-            infos[k].computeInstanceId = 0xFFFFFFFFu;
+            infos[k].gpuInstanceId = s->procs[i].gi;
+            infos[k].computeInstanceId = s->procs[i].ci;
             k++;
         }
         *infoCount = n;
@@ -670,3 +750,5 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
     free(set);
     return NVML_SUCCESS;
 }
+
+#include "fake_nvml_mig.c" /* MIG: one translation unit, it uses the statics above */

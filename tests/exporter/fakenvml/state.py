@@ -20,6 +20,8 @@ GPU_IS_LOST = 15
 UNKNOWN = 999
 
 STATE_ENV = "FAKE_NVML_STATE"
+# the MIG profile tables of fake_nvml_mig.c (FakeCard.mig_profiles)
+MIG_TABLES = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM5-141GB")
 OTHER_DEVICE_UUID = "GPU-not-a-listed-card"  # the UUID of an Xid event's handle="other"
 _race_tags = itertools.count(1)
 
@@ -38,6 +40,11 @@ class FakeCard:
     remap_failed: bool = False
     remap_pending: bool = False
     lost: bool = False  # every call on the card answers GPU_IS_LOST
+    # MIG: the card's profile table (one of MIG_TABLES; None: no MIG, MIG calls answer
+    # NOT_SUPPORTED) and its current and pending mode (pending None: as current)
+    mig_profiles: str | None = None
+    mig: bool = False
+    mig_pending: bool | None = None
 
     def line(self, index: int) -> str:
         if " " in self.uuid or "_" in self.name:
@@ -48,8 +55,14 @@ class FakeCard:
             f" mem_reserved={self.mem_reserved} util={self.util} mem_util={self.mem_util}"
             f" ecc_uncorrected={self.ecc_uncorrected} ecc_corrected={self.ecc_corrected}"
             f" remap_failed={int(self.remap_failed)} remap_pending={int(self.remap_pending)}"
-            f" lost={int(self.lost)}"
+            f" lost={int(self.lost)}" + self._mig_fields()
         )
+
+    def _mig_fields(self) -> str:
+        if self.mig_profiles is None:
+            return ""
+        pending = self.mig if self.mig_pending is None else self.mig_pending
+        return f" mig_profiles={self.mig_profiles} mig={int(self.mig)} mig_pending={int(pending)}"
 
 
 @dataclass
@@ -57,6 +70,47 @@ class FakeProcess:
     card: int
     pid: int
     mem: int | None  # None: NVML_VALUE_NOT_AVAILABLE
+    gi: int | None = None  # the GPU instance it runs in (MIG), None: the whole card
+    ci: int = 0  # its compute instance in that GPU instance
+
+    def line(self) -> str:
+        mig = "" if self.gi is None else f" gi={self.gi} ci={self.ci}"
+        return f"proc {self.card} pid={self.pid} mem={'na' if self.mem is None else self.mem}{mig}"
+
+
+@dataclass
+class FakeGpuInstance:
+    """A MIG GPU instance on `card`: a profile of the card's table (e.g. "1g.5gb") placed at
+    memory slice `start`; its memory total defaults to the profile's."""
+
+    card: int
+    id: int
+    profile: str
+    start: int
+    mem_used: int = 0
+    mem_total: int | None = None
+
+    def line(self) -> str:
+        total = "" if self.mem_total is None else f" mem_total={self.mem_total}"
+        return (
+            f"gi {self.card} id={self.id} profile={self.profile} start={self.start}"
+            f" mem_used={self.mem_used}{total}"
+        )
+
+
+@dataclass
+class FakeComputeInstance:
+    """A compute instance of GPU instance `gi`, i.e. one MIG device; MIG device index k of a
+    card is its k-th compute instance in this list."""
+
+    card: int
+    gi: int
+    id: int = 0
+    uuid: str | None = None
+
+    def line(self) -> str:
+        uuid = "" if self.uuid is None else f" uuid={self.uuid}"
+        return f"ci {self.card} gi={self.gi} id={self.id}{uuid}"
 
 
 @dataclass
@@ -100,11 +154,13 @@ class FakeSampleRace:
 
 @dataclass
 class FakeFault:
-    """Function `function` ("*" = every function) answers `code`, on one card or all."""
+    """Function `function` ("*" = every function) answers `code`, on one card or all; with
+    `mig`, only when called on that MIG device (index) of the card."""
 
     function: str
     code: int
     card: int | None = None
+    mig: int | None = None
 
 
 @dataclass
@@ -121,6 +177,8 @@ class FakeState:
     driver: str = "550.54.15"
     cards: list[FakeCard] = field(default_factory=list)
     processes: list[FakeProcess] = field(default_factory=list)
+    gpu_instances: list[FakeGpuInstance] = field(default_factory=list)
+    compute_instances: list[FakeComputeInstance] = field(default_factory=list)
     samples: list[FakeSample] = field(default_factory=list)
     xids: list[tuple[int, int] | FakeXid] = field(default_factory=list)  # (card, xid), in order
     sample_races: list[FakeSampleRace] = field(default_factory=list)
@@ -131,17 +189,20 @@ class FakeState:
     def render(self) -> str:
         lines = [f"driver {self.driver}"]
         lines += [card.line(index) for index, card in enumerate(self.cards)]
-        lines += [
-            f"proc {p.card} pid={p.pid} mem={'na' if p.mem is None else p.mem}"
-            for p in self.processes
-        ]
+        lines += [p.line() for p in self.processes]
+        lines += [g.line() for g in self.gpu_instances]
+        lines += [c.line() for c in self.compute_instances]
         lines += [
             f"procutil {s.card} pid={s.pid} sm={s.sm} mem={s.mem}" + (f" ts={s.ts}" if s.ts else "")
             for s in self.samples
         ]
         lines += [x.line() if isinstance(x, FakeXid) else f"xid {x[0]} {x[1]}" for x in self.xids]
         lines += [f"procutil_race {r.card} times={r.times} tag={r.tag}" for r in self.sample_races]
-        lines += [f"error {f.function} {f.code}{_card_option(f.card)}" for f in self.faults]
+        lines += [
+            f"error {f.function} {f.code}{_card_option(f.card)}"
+            + ("" if f.mig is None else f" mig={f.mig}")
+            for f in self.faults
+        ]
         lines += [f"hang {h.function} {h.ms}{_card_option(h.card)}" for h in self.hangs]
         lines += [f"unsupported {card} {function}" for card, function in self.unsupported]
         return "\n".join(lines) + "\n"
