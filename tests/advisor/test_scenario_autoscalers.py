@@ -117,6 +117,13 @@ def test_the_writer_writes_it_back(tmp_path: Path, suffix: str) -> None:
     assert "autoscalers" not in yaml.safe_load(path.read_text())  # absent: nothing written
 
 
+RESIZE = (
+    "by hand: add 1 node to the node pool of this shape (which one is not known: its nodes "
+    "carry no cce.cloud.com/cce-nodepool label; nodes in none, CCE's DefaultPool, need a pool "
+    "created)"
+)
+
+
 def test_diagnose_and_report_carry_the_reachable_replicas(tmp_path: Path) -> None:
     source = tmp_path / "s.yaml"
     lost = {**HPA, "name": "web/lost", "target": "Deployment/web/gone"}
@@ -158,6 +165,8 @@ def test_diagnose_and_report_carry_the_reachable_replicas(tmp_path: Path) -> Non
                         "shape": {"cards": 2, "memory_mib": 16384, "model": ""},
                         "nodes": 1,
                         "for": ["web/infer (replica 5)"],
+                        "actor": "person",  # cce: its Autoscaler add-on does not scale xGPU
+                        "resize": RESIZE,
                     }
                 ],
                 "scale_up_not_triggered": [],
@@ -187,7 +196,8 @@ def test_diagnose_and_report_carry_the_reachable_replicas(tmp_path: Path) -> Non
     room = (
         "  - What would make room for the replicas left Pending, as for Pending pods:\n"
         "    - Capacity, scale up: web/infer (replica 5).\n"
-        "    - Scale up: 1 node of 2 × 16,384 MiB cards, any model, for web/infer (replica 5)."
+        "    - Scale up: 1 node of 2 × 16,384 MiB cards, any model, for web/infer (replica 5) "
+        f"({RESIZE})."
     )
     lost_line = "- web/lost (Deployment/web/gone): no running pod to copy a replica from"
     markdown = tmp_path / "d.md"
