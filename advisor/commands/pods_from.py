@@ -31,8 +31,9 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
     (§12.1); and, with `--scheduler
     auto`, the profile, which the Kubernetes API's annotations would have told, else, under
     a profile that runs Volcano's session, the file's actions and plugin options (Volcano's
-    configmap, as the Kubernetes source applies it). The file's `now` is not taken: as a
-    live read, the run counts ages to its own clock."""
+    configmap, as the Kubernetes source applies it). The file's `now`, where it has one, is
+    taken too: its Pending pods' creation times are of that moment, so their ages are
+    counted to it (a file without one: to the run's own clock, as a live read)."""
     scenario = load_scenario(path)
     if auto and scenario.scheduler != cluster.scheduler:
         cluster = dataclasses.replace(
@@ -93,6 +94,7 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
         pods=running + pending,
         jobs=scenario.jobs,
         autoscalers=scenario.autoscalers,
+        now=scenario.now or cluster.now,
     )
 
 

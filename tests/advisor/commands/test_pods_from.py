@@ -76,11 +76,11 @@ def test_a_profile_without_volcanos_session_keeps_its_settings() -> None:
     assert merged.scheduler == Scheduler("hami")
 
 
-def test_the_file_brings_the_autoscalers_and_the_run_keeps_its_own_clock(
+def test_the_file_brings_the_autoscalers_and_its_clock(
     tmp_path: Path,
 ) -> None:
-    """HPAs come from the Kubernetes API, so from the file; its `now` does not: the run
-    counts ages to its own clock (None), as a live read does."""
+    """HPAs come from the Kubernetes API, so from the file; and its `now`, the moment its
+    Pending pods' creation times belong to (ages are counted to it, not to the run's clock)."""
     hpa = Autoscaler("ml/workers-hpa", "Deployment/ml/workers", 1, 4, 2)
     described = dataclasses.replace(
         load_scenario(TRAINING), autoscalers=(hpa,), now="2024-05-01T12:00:00Z"
@@ -90,4 +90,7 @@ def test_the_file_brings_the_autoscalers_and_the_run_keeps_its_own_clock(
     live = dataclasses.replace(as_exporters_see_it(described), autoscalers=(), now=None)
     merged = with_pods_from(live, path, auto=True)
     assert merged.autoscalers == (hpa,)
-    assert merged.now is None
+    assert merged.now == "2024-05-01T12:00:00Z"
+    unset = dataclasses.replace(described, now=None)
+    save_scenario(path, unset)
+    assert with_pods_from(live, path, auto=True).now is None  # the run's own clock
