@@ -18,9 +18,6 @@ from advisor.output.plan import add_advice, plan_json
 from advisor.render.plan.data import plan_views
 from advisor.render.plan.script import kubectl_script
 
-DEFAULT_PICTURES = 50
-DEFAULTS = PlanOptions()
-
 
 def options_from(args: argparse.Namespace) -> PlanOptions:
     """The plan options the flags ask for; InputError (exit 2) naming the flag otherwise."""

@@ -25,8 +25,7 @@ from advisor.commands.archive import INDEX, store_run
 from advisor.commands.cluster_input import read_input
 from advisor.commands.flags.rightsizing import rightsizing_settings
 from advisor.commands.flags.scheduler import scheduler_choice
-from advisor.core.diagnosis import CAUSES, JOB_CAUSES, shown_causes
-from advisor.durations import parse_duration
+from advisor.core.diagnosis import EVERY_CAUSE, shown_causes
 from advisor.errors import EXIT_FINDINGS, InputError
 from advisor.metrics import push, write_textfile
 from advisor.report import Report, ReportInputs, ReportOptions, build_report
@@ -35,30 +34,6 @@ from advisor.sources.history import usage_history
 from advisor.words import plural
 
 REPORT_FILES = ("report.json", "report.md", "report.html")
-DEFAULT_KEEP = 30
-
-
-def duration(text: str) -> float:
-    """Prometheus durations (advisor.durations): 90s, 15m, 1h30m, 24h, 7d; 0 turns a feature
-    off."""
-    try:
-        return parse_duration(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-# --fail-on takes every cause, the job layer's too (a summary counts those only when found)
-EVERY_CAUSE = CAUSES + JOB_CAUSES
-
-
-def causes(text: str) -> frozenset[str]:
-    chosen = frozenset(c.strip() for c in text.split(",") if c.strip())
-    unknown = sorted(chosen - set(EVERY_CAUSE))
-    if unknown or not chosen:
-        raise argparse.ArgumentTypeError(
-            f"unknown cause {', '.join(unknown) or '(none)'}; known: {', '.join(EVERY_CAUSE)}"
-        )
-    return chosen
 
 
 def _inputs(args: argparse.Namespace) -> ReportInputs:

@@ -12,8 +12,6 @@ from advisor.connections import limits_of
 from advisor.errors import InputError
 from advisor.listen import parse_listen as listen_address
 
-DEFAULT_LISTEN = ":19401"
-
 
 def parse_listen(listen: str) -> tuple[str | None, int]:
     try:
