@@ -31,6 +31,7 @@ from advisor.render.diagnose.data import (
     waited,
 )
 from advisor.render.diagnose.read import read_diagnosis
+from advisor.render.plan.room import ROOM_LEAD, room_lines
 from advisor.schemas import AutoscalerJson, DiagnosisJson, PodDiagnosisJson
 from advisor.words import plural
 
@@ -171,11 +172,12 @@ _STATUS_COLOURS = {"reachable": CAUSE_COLOURS["schedulable"], "unknown-template"
 
 def autoscalers_panel(diagnosis: DiagnosisJson) -> str:
     """The "Autoscalers" table (docs/design.md §12.2): how many of the replicas each HPA may
-    still add place now, and why the next stays Pending (empty when none is listed)."""
+    still add place now, why the next stays Pending, and under a blocked one what would make
+    room for its replicas (empty when none is listed)."""
     rows = "".join(_autoscaler_row(a) for a in diagnosis.get("autoscalers", []))
     if not rows:
         return ""
-    head = (
+    head = (  # _room's colspan counts these
         '<th>Autoscaler</th><th>Target</th><th class="num">Replicas</th>'
         '<th class="num">Max</th><th class="num">More that place</th><th>Status</th>'
         "<th>Why the next stays Pending</th>"
@@ -198,14 +200,26 @@ def _autoscaler_row(a: AutoscalerJson) -> str:
     else:
         reach = f"{placeable} of {more}" if more else "none to add"
         why = (blocked["node_summary"] if blocked is not None else None) or ""
+    room = _room(a)
+    led = ' class="led"' if room else ""
     return (
-        f'<tr><td class="pod mono">{escape(a["name"])}</td>'
+        f'<tr{led}><td class="pod mono">{escape(a["name"])}</td>'
         f'<td class="name mono">{escape(a["target"])}</td>'
         f'<td class="num">{a["replicas"]}</td><td class="num">{a["max_replicas"]}</td>'
         f'<td class="num">{reach}</td>'
         f'<td><span class="tag" style="background:{colour}">{escape(status)}</span></td>'
-        f"<td>{escape(why)}</td></tr>"
+        f"<td>{escape(why)}</td></tr>{room}"
     )
+
+
+def _room(a: AutoscalerJson) -> str:
+    """A row under a blocked autoscaler's: what would make room for its replicas, in the
+    Markdown's sentences (`room_lines`); "" where it has no remedy."""
+    room = a.get("remedy")
+    if room is None:
+        return ""
+    items = "".join(f"<li>{escape(line)}</li>" for line in room_lines(room))
+    return f'<tr class="room"><td colspan="7">{escape(ROOM_LEAD)}<ul>{items}</ul></td></tr>'
 
 
 def render_html(

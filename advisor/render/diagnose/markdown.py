@@ -21,7 +21,7 @@ from advisor.render.diagnose.data import (
     waited,
 )
 from advisor.render.diagnose.read import read_diagnosis
-from advisor.render.plan.room import room_lines
+from advisor.render.plan.room import ROOM_LEAD, room_lines
 from advisor.schemas import AutoscalerJson, DiagnosisJson
 
 
@@ -61,9 +61,6 @@ def advice_section(diagnosis: DiagnosisJson) -> list[str]:
         names = ", ".join(escape_cell(name) for name in pods)
         lines.append(f"- **{advice.title}** ({names}): {advice.text}")
     return ["## What to do", "", *lines, ""] if lines else []
-
-
-ROOM_LEAD = "What would make room for the replicas left Pending, as for Pending pods:"
 
 
 def autoscalers_section(diagnosis: DiagnosisJson) -> list[str]:

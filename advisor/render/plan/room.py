@@ -11,6 +11,9 @@ from advisor.render.plan.text import held_back_text
 from advisor.schemas import ReplicaRemedyJson
 from advisor.words import plural
 
+# The lead of the sentences under a blocked autoscaler, on the Markdown and HTML pages alike.
+ROOM_LEAD = "What would make room for the replicas left Pending, as for Pending pods:"
+
 
 def room_lines(room: ReplicaRemedyJson) -> list[str]:
     """One sentence per advice (the replicas it is given to), plan, held-back plan, scale-up

@@ -47,6 +47,7 @@ from advisor.render.report.html_findings import (
     fragmentation_section,
     rightsizing_section,
     scaling_section,
+    targets_section,
     usage_section,
 )
 from advisor.render.report.plan_views import plan_view_pairs
@@ -65,6 +66,7 @@ SECTIONS = (
     ("usage", "Usage"),
     ("rightsizing", "Right-sizing"),
 )
+TARGETS = ("targets", "Autoscaler targets")  # linked only where the report has them
 
 
 # -- header and summary --------------------------------------------------------------------------
@@ -98,7 +100,8 @@ def _header(report: ReportJson, title: str) -> str:
             + html_table(["Left out", "Series", "Newest sample"], rows)
             + "</div>"
         )
-    nav = " · ".join(f'<a href="#{anchor}">{escape(text)}</a>' for anchor, text in SECTIONS)
+    sections = (*SECTIONS, TARGETS) if report.get("autoscaler_targets") else SECTIONS
+    nav = " · ".join(f'<a href="#{anchor}">{escape(text)}</a>' for anchor, text in sections)
     return (
         f'<header class="panel"><h1>{escape(title)}</h1><p class="meta top">{meta}</p>'
         f'{"".join(alerts)}<nav class="toc">{nav}</nav></header>'
@@ -228,6 +231,7 @@ def render_report_html(raw: Mapping[str, Any], title: str = "xgpu-advisor report
             fragmentation_section(report),
             usage_section(report),
             rightsizing_section(report),
+            targets_section(report),
         ]
     )
     return page(title, ("base", "plan", "report"), body, report["schema"])

@@ -27,6 +27,7 @@ from advisor.render.report.findings import (
     usage_of,
 )
 from advisor.render.report.svg import ALLOTTED_COLOUR, USED_COLOUR, sizing_bar, usage_line_chart
+from advisor.render.report.targets import target_parts
 from advisor.schemas import ReportJson
 from advisor.words import plural
 
@@ -163,4 +164,32 @@ def rightsizing_section(report: ReportJson) -> str:
         heading
         + f'<section class="panel"><p class="fit">{escape(pending_fit_text(sizing))}</p>'
         + f'<p class="meta">{escape(sizing_window(sizing))}</p>{key}{table}{more}</section>'
+    )
+
+
+TARGETS_HEAD = ["Autoscaler", "Metric", "Advice", "What the HPA saw", "History", "Confidence"]
+
+
+def targets_section(report: ReportJson) -> str:
+    """The autoscaler targets from history (docs/design.md §12.2), a row each in the words of
+    the Markdown's lines (`report.targets`); "" where the report has none, as there."""
+    targets = report.get("autoscaler_targets")
+    if not targets:
+        return ""
+    rows = []
+    for t in targets:
+        parts = target_parts(t)
+        advice = escape(parts.advice)
+        advice += f'<div class="sub">{escape(parts.notes)}</div>' if parts.notes else ""
+        rows.append(
+            [
+                f'<span class="mono">{escape(t["name"])}</span>',
+                f'<span class="mono">{escape(t["metric"] or "")}</span>',
+                advice,
+                *(escape(text or "") for text in (parts.seen, parts.evidence, parts.confidence)),
+            ]
+        )
+    return (
+        section_heading("targets", "Autoscaler targets")
+        + f'<section class="panel">{html_table(TARGETS_HEAD, rows)}</section>'
     )

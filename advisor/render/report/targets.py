@@ -1,11 +1,12 @@
 """The report's autoscaler targets from history (docs/design.md §12.2): read tolerantly from
-the file, and a line each for the Markdown ("Autoscaler targets"; the HTML page does not
-show them yet). The per-step series is not read: no page draws it."""
+the file, and their wording: a line each in the Markdown ("Autoscaler targets"), the same
+parts in the columns of the HTML page's table. The per-step series is not read: no page
+draws it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from advisor import metricnames as M
 from advisor.render.common.markdown import escape_cell
@@ -99,38 +100,86 @@ def amount(metric: str | None, value: float | None) -> str:
     return f"{value:g} %" if metric == M.CORE_USED.name else f"{value:g}"
 
 
+def advice_text(t: AutoscalerTargetJson) -> str:
+    """'target_average 60 % → 35 %, max_replicas 4 → 2', or why there is no advice:
+    'not advised: …', 'not applicable: …'."""
+    if t["status"] == "not-applicable":
+        return f"not applicable: {t['reason'] or '?'}"
+    now, rec, metric = t["current"], t["recommended"], t["metric"]
+    if rec is None:
+        return f"not advised: {t['reason'] or '?'}"
+    return (
+        f"target_average {amount(metric, now['target_average'])} → "
+        f"{amount(metric, rec['target_average'])}, max_replicas {now['max_replicas']} → "
+        f"{rec['max_replicas']}"
+    )
+
+
+def observed_text(t: AutoscalerTargetJson) -> str | None:
+    """What the HPA saw: '30 % at p95 (peak 30 %) over 2–2 replicas'; None where unknown."""
+    seen, metric = t["observed"], t["metric"]
+    if seen is None:
+        return None
+    return (
+        f"{amount(metric, seen['average_p95'])} at p95 (peak "
+        f"{amount(metric, seen['average_peak'])}) over {seen['replicas_min']}–"
+        f"{seen['replicas_max']} replicas"
+    )
+
+
+def evidence_text(t: AutoscalerTargetJson) -> str | None:
+    """'24 h, 288 samples': the history the advice rests on."""
+    evidence = t["evidence"]
+    return None if evidence is None else f"{evidence['window']}, {evidence['samples']} samples"
+
+
+def confidence_text(t: AutoscalerTargetJson) -> str | None:
+    """'high', or 'low (why; why)'."""
+    confidence = t["confidence"]
+    if confidence is None:
+        return None
+    why = "; ".join(confidence["why"])
+    return confidence["level"] + (f" ({why})" if why else "")
+
+
+def notes_text(t: AutoscalerTargetJson) -> str:
+    """The notes as one sentence, capitalised; "" where none."""
+    notes = "; ".join(t["notes"])
+    return f"{notes[:1].upper()}{notes[1:]}"
+
+
+class TargetParts(NamedTuple):
+    """What a target's line says, part by part (None or "": the line leaves it out); the
+    HTML table's columns."""
+
+    advice: str
+    seen: str | None
+    evidence: str | None
+    confidence: str | None
+    notes: str
+
+
+def target_parts(t: AutoscalerTargetJson) -> TargetParts:
+    """Without advice, the line says only why: no figures, history, confidence or notes."""
+    if t["recommended"] is None or t["status"] == "not-applicable":
+        return TargetParts(advice_text(t), None, None, None, "")
+    return TargetParts(
+        advice_text(t), observed_text(t), evidence_text(t), confidence_text(t), notes_text(t)
+    )
+
+
 def target_line(t: AutoscalerTargetJson) -> str:
     """'web/infer-hpa on xgpu_core_percentage_used: target_average 60 % → 35 %, max_replicas
     4 → 2; the HPA saw 30 % at p95 (peak 30 %) over 2–2 replicas; 24 h, 288 samples;
     confidence high'."""
-    metric = t["metric"]
-    head = t["name"] + (f" on {metric}" if metric else "")
+    metric, parts = t["metric"], target_parts(t)
     if t["status"] == "not-applicable":
-        return f"{t['name']}: not applicable: {t['reason'] or '?'}"
-    if t["recommended"] is None:
-        return f"{head}: not advised: {t['reason'] or '?'}"
-    now, rec = t["current"], t["recommended"]
-    text = (
-        f"{head}: target_average {amount(metric, now['target_average'])} → "
-        f"{amount(metric, rec['target_average'])}, max_replicas {now['max_replicas']} → "
-        f"{rec['max_replicas']}"
-    )
-    seen = t["observed"]
-    if seen is not None:
-        text += (
-            f"; the HPA saw {amount(metric, seen['average_p95'])} at p95 (peak "
-            f"{amount(metric, seen['average_peak'])}) over {seen['replicas_min']}–"
-            f"{seen['replicas_max']} replicas"
-        )
-    evidence = t["evidence"]
-    if evidence is not None:
-        text += f"; {evidence['window']}, {evidence['samples']} samples"
-    confidence = t["confidence"]
-    if confidence is not None:
-        why = "; ".join(confidence["why"])
-        text += f"; confidence {confidence['level']}" + (f" ({why})" if why else "")
-    notes = "; ".join(t["notes"])
-    return text + (f". {notes[:1].upper()}{notes[1:]}" if notes else "")
+        return f"{t['name']}: {parts.advice}"
+    text = t["name"] + (f" on {metric}" if metric else "") + f": {parts.advice}"
+    text += f"; the HPA saw {parts.seen}" if parts.seen else ""
+    text += f"; {parts.evidence}" if parts.evidence else ""
+    text += f"; confidence {parts.confidence}" if parts.confidence else ""
+    return text + (f". {parts.notes}" if parts.notes else "")
 
 
 def targets_section(targets: list[AutoscalerTargetJson] | None) -> list[str]:

@@ -15,7 +15,9 @@ import yaml
 
 from advisor.cli import main
 from advisor.render.common.style import CAUSE_COLOURS
+from advisor.render.plan.room import ROOM_LEAD, room_lines
 from advisor.render.report.html import render_report_html
+from advisor.render.report.read import read_report
 from tests.advisor.chromium import chromium_path, dump_dom, page_widths
 from tests.advisor.render.sample_report import sample_report
 
@@ -69,21 +71,29 @@ ROWS = [
 
 
 class Table(HTMLParser):
-    """The cell texts of each row of the element with id="autoscalers"."""
+    """The cell texts of each row of the element with id="autoscalers"; a row of what would
+    make room (class "room") as its lead and its items, apart."""
 
     def __init__(self) -> None:
         super().__init__()
         self.depth = 0  # sections open since the autoscalers' one (0: outside it)
         self.rows: list[list[str]] = []
+        self.rooms: dict[int, list[str]] = {}  # by the index of the row it is under
+        self.room: list[str] | None = None
         self.cell: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self.depth:
             self.depth += tag == "section"
-            if tag == "tr":
+            if tag == "tr" and ("class", "room") in attrs:
+                self.room = self.rooms.setdefault(len(self.rows) - 2, [""])  # the head row
+            elif tag == "tr":
                 self.rows.append([])
-            elif tag == "td":
+                self.room = None
+            elif tag == "td" and self.room is None:
                 self.cell = []
+            elif tag == "li" and self.room is not None:
+                self.room.append("")
         elif tag == "section" and ("id", "autoscalers") in attrs:
             self.depth = 1
 
@@ -98,12 +108,24 @@ class Table(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self.cell is not None:
             self.cell.append(data)
+        elif self.room is not None:
+            self.room[-1] += data
+
+
+def parsed(page: str) -> Table:
+    parser = Table()
+    parser.feed(page)
+    return parser
 
 
 def table_rows(page: str) -> list[list[str]]:
-    parser = Table()
-    parser.feed(page)
-    return [row for row in parser.rows if row]  # the head row has no td
+    return [row for row in parsed(page).rows if row]  # the head row has no td
+
+
+def room_rows(page: str) -> dict[int, list[str]]:
+    """What would make room, by the index (in table_rows) of the autoscaler it is under:
+    the lead, then a sentence each."""
+    return parsed(page).rooms
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +166,42 @@ def test_the_diagnosis_page_has_the_same_table(written: Path) -> None:
     assert table_rows((written / "diagnose.html").read_text()) == ROWS
 
 
+def room_of(written: Path) -> list[str]:
+    """What would make room for web/infer-hpa's replicas, as the JSON report's sentences."""
+    report = read_report(json.loads((written / "report.json").read_text()))
+    (blocked,) = [a for a in report["diagnosis"]["autoscalers"] if a.get("remedy")]
+    assert blocked["name"] == "web/infer-hpa"
+    remedy = blocked.get("remedy")
+    assert remedy is not None
+    return [ROOM_LEAD, *room_lines(remedy)]
+
+
+def test_under_the_blocked_autoscaler_what_would_make_room(written: Path) -> None:
+    room = room_of(written)
+    # its two replicas that do not place: capacity, and the scale-up that takes them
+    assert room[1] == "Capacity, scale up: web/infer (replica 4), web/infer (replica 5)."
+    assert room[2].startswith("Scale up: 1 node of 2 × 16,384 MiB cards")
+    for name in ("report.html", "diagnose.html"):
+        page = (written / name).read_text()
+        assert room_rows(page) == {0: room}, name  # under web/infer-hpa's row, and no other
+        assert table_rows(page) == ROWS, name
+    # the Markdown says the same sentences under the same autoscaler
+    markdown = (written / "report.md").read_text()
+    at = markdown.index("- web/infer-hpa (")
+    for line in room:
+        assert line in markdown[at : markdown.index("- web/small-hpa (")]
+
+
+def test_no_remedy_no_room_row(written: Path) -> None:
+    raw = json.loads((written / "report.json").read_text())
+    for autoscaler in raw["diagnosis"]["autoscalers"]:
+        autoscaler.pop("remedy", None)
+    page = render_report_html(raw)
+    assert room_rows(page) == {}
+    assert table_rows(page) == ROWS
+    assert 'class="led"' not in page
+
+
 def test_no_autoscalers_no_table() -> None:
     report = sample_report()
     assert "autoscalers" not in report["diagnosis"]  # the sample lists none
@@ -158,6 +216,7 @@ def test_chromium_reads_the_table_and_the_long_target_wraps(written: Path, tmp_p
     for name in ("report.html", "diagnose.html"):
         dom = dump_dom(chromium, written / name, tmp_path / f"dom-{name}")
         assert table_rows(dom) == ROWS, name
+        assert room_rows(dom) == {0: room_of(written)}, name
         for window in (1024, 1400):  # a 130-character target wraps: no sideways scroll
             scroll, viewport = page_widths(
                 chromium, written / name, window, tmp_path / f"width-{name}-{window}"
