@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from advisor.core.hpa import Autoscaler
 from advisor.core.model import Cluster, Node, OtherPod, Pod
 from advisor.core.nodefilters import bytes_text, cpu_text
 from advisor.output import resources_json
@@ -141,7 +142,27 @@ def kubernetes_holding(cluster: Cluster, home: Path) -> Iterator[tuple[KubeApiTh
             kube.call(kube.api.add_node, kube_node(node))
             for other in node.other_pods or ():
                 kube.call(kube.api.add_pod, kube_other_pod(node.name, other))
+        for autoscaler in cluster.autoscalers:
+            kube.call(kube.api.create, "horizontalpodautoscalers", kube_hpa(autoscaler))
         yield kube, kube.api.write_kubeconfig(home / "kubeconfig")
+
+
+def kube_hpa(autoscaler: Autoscaler) -> JsonObject:
+    """A scenario's autoscaler as the HorizontalPodAutoscaler the API would hold."""
+    namespace, name = autoscaler.name.split("/")
+    kind, _, target = autoscaler.target.split("/")
+    metrics = [
+        objects.pods_metric(m.pod_metric, f"{m.target_average:g}") for m in autoscaler.metrics
+    ]
+    return objects.hpa(
+        name,
+        namespace=namespace,
+        target=(kind, target),
+        min_replicas=autoscaler.min_replicas,
+        max_replicas=autoscaler.max_replicas,
+        current_replicas=autoscaler.replicas,
+        metrics=metrics or None,
+    )
 
 
 @dataclass
