@@ -27,7 +27,8 @@ from conformance.session_queues import add_queues
 def generate_gangs(seed: int) -> dict[str, Any]:
     """A volcano-vgpu cluster (generate.py's nodes and running pods) whose Pending pods
     come in PodGroups of min_member 2 to 8, some members alike, some groups short of
-    members, beside pods of no group; on most, queues (conformance/session_queues.py)."""
+    members, beside pods of no group; on most, queues (conformance/session_queues.py); some
+    groups with their status.phase given (the others inferred)."""
     data = generate(seed, max_pending=10, profile="volcano-vgpu")
     data["policy"] = {"card": "legacy"}
     data["scheduler"].pop("schedule_weight", None)
@@ -60,7 +61,17 @@ def generate_gangs(seed: int) -> dict[str, Any]:
     if groups:
         data["groups"] = groups
     add_queues(data, random.Random(seed * 7919 + 2))  # its own draws: the gangs stay as they were
+    phases = random.Random(seed * 7919 + 4)
+    for group in groups:  # an admitted one (Inqueue) skips enqueue, which judges only
+        # minResources: those groups are given a phase most often
+        weights = (2, 6, 2, 1, 1, 1) if "min_resources" in group else (9, 6, 3, 1, 1, 1)
+        (phase,) = phases.choices(PHASES, weights=weights)
+        if phase is not None:
+            group["phase"] = phase
     return data
+
+
+PHASES = (None, "Inqueue", "Pending", "Running", "Unknown", "Completed")
 
 
 def advisor_side(

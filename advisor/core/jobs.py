@@ -49,6 +49,9 @@ QueuePlugin = Literal["proportion", "capacity"]
 
 DEFAULT_QUEUE = "default"  # Volcano creates it; a PodGroup naming no queue is in it
 QUEUE_STATES = ("Open", "Closed", "Closing")  # scheduling.volcano.sh/v1beta1 QueueState
+# scheduling.volcano.sh/v1beta1 PodGroupPhase. Only Pending goes through enqueue
+# (api/job_info.go IsPending, actions/enqueue/enqueue.go); the others go straight to allocate.
+GROUP_PHASES = ("Pending", "Inqueue", "Running", "Unknown", "Completed")
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")  # core/v1 PreemptionPolicy
 # Volcano files a pod under the PodGroup this annotation names, in the pod's namespace
 # (pkg/scheduler/api/job_info.go, getJobID; apis KubeGroupNameAnnotationKey).
@@ -134,6 +137,8 @@ class Group:
     queue: str = DEFAULT_QUEUE
     priority: int = 0  # of its priorityClassName
     min_resources: ResourceList = field(default_factory=frozen_resources)
+    # its status.phase (GROUP_PHASES); None: inferred from its running members (§10.2)
+    phase: str | None = None
 
     @property
     def namespace(self) -> str:

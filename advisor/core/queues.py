@@ -303,7 +303,18 @@ class JobLoad:
     allocated: Res  # its running members
     request: Res  # running and Pending members
     min_resources: Res | None  # None: the PodGroup gives none
-    phase: str  # Pending (nothing running yet), Inqueue, Running (min_member running)
+    phase: str  # its PodGroup's (jobs.GROUP_PHASES), given or inferred (core.session)
+    # min_member running (util.CalculateAllocatedTaskNum ≥ minMember): only then does a
+    # Running job's minResources less what it holds count inqueue
+    full: bool = True
+
+    def reserves(self) -> bool:
+        """Whether proportion, capacity and overcommit count its minResources less what it
+        holds inqueue (v1.15.1 proportion.go OnSessionOpen: Inqueue, or Running with
+        min_member allocated: "a Spark job ... completed while the podgroup keeps running")."""
+        return self.min_resources is not None and (
+            self.phase == "Inqueue" or (self.phase == "Running" and self.full)
+        )
 
 
 def open_session(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, QueueAttr]:
@@ -341,7 +352,7 @@ def gather(
             attrs[queue.name] = attr
         attr.allocate(load.allocated)
         attr.request = add(attr.request, load.request)
-        if load.min_resources is not None and load.phase in ("Inqueue", "Running"):
+        if load.min_resources is not None and load.reserves():
             # util.GetInqueueResource: minResources less what the job holds, per resource
             held = {
                 n: max(v - load.allocated.get(n, 0.0), 0.0) for n, v in load.min_resources.items()
@@ -375,7 +386,7 @@ def overcommit(cluster: Cluster, loads: Iterable[JobLoad], used: Mapping[str, fl
             continue
         if load.phase == "Inqueue":  # the whole minResources, not less what it holds
             inqueue = add(inqueue, load.min_resources)
-        elif load.phase == "Running":
+        elif load.reserves():
             held = {
                 n: max(v - load.allocated.get(n, 0.0), 0.0) for n, v in load.min_resources.items()
             }

@@ -15,8 +15,10 @@ Read from Volcano v1.15.1:
   (core.queues) or capacity's (core.capacity: its own deserved and order, Allocatable within
   realCapability, never Overused); enqueue's are the same for both.
 
-A group's phase is not read: one with min_member running is Running, one with fewer but
-some running Inqueue, one with none Pending (it goes through enqueue when the action runs).
+A group's phase is its `phase` where the scenario gives one (the PodGroup's status.phase);
+else it is inferred: one with min_member running is Running, one with fewer but some running
+Inqueue, one with none Pending. Only a Pending group goes through enqueue when the action
+runs (api/job_info.go IsPending); an Inqueue one was admitted by an earlier session.
 Under a profile without Volcano's session every job is in one queue and nothing is checked.
 The refusals are worded here, in Volcano's log and event words (`allocate_refusal`,
 `overused_words`); the rules themselves are core.queues'.
@@ -243,7 +245,9 @@ def _loads(
         else:
             min_resources = resource_list(group.min_resources) if group.min_resources else None
         phase = "Running" if running >= minimum else "Inqueue" if running else "Pending"
-        out[name] = JobLoad(queue, allocated, request, min_resources, phase)
+        if group is not None and group.phase is not None:
+            phase = group.phase
+        out[name] = JobLoad(queue, allocated, request, min_resources, phase, running >= minimum)
     return out
 
 

@@ -8,7 +8,7 @@ scheduler: {profile: cce, actions: [enqueue, allocate, backfill], gang: {preempt
             queue_plugin: capacity}
 queues: [{name: training, weight: 3, capability: {cpu: "64"}, deserved: {cpu: "32"},
           reclaimable: true, state: Open}]
-groups: [{name: ml/job-a, min_member: 4, queue: training, priority: 100}]
+groups: [{name: ml/job-a, min_member: 4, queue: training, priority: 100, phase: Inqueue}]
 quotas: [{namespace: ml, hard: {limits.nvidia.com/gpumem: "40000"}}]
 pods: [{name: ml/job-a-0, group: ml/job-a, preemptable: false, preemption_policy: Never}]
 ```
@@ -25,6 +25,7 @@ from typing import Any
 
 from advisor.core.jobs import (
     DEFAULT_QUEUE,
+    GROUP_PHASES,
     PREEMPTION_POLICIES,
     QUEUE_PLUGINS,
     QUEUE_STATES,
@@ -150,17 +151,23 @@ def _queue(r: Reader, raw: object, where: str) -> Queue:
 
 
 def _group(r: Reader, raw: object, where: str) -> Group:
-    keys = {"name", "min_member", "queue", "priority", "min_resources"}
+    keys = {"name", "min_member", "queue", "priority", "min_resources", "phase"}
     m = r.mapping(raw, where, keys, {"name"})
     name = r.string(m["name"], f"{where}.name")
     if name.count("/") != 1 or not all(name.split("/")):
         raise r.fail(f"{where}.name", f"expected namespace/name, got {name!r}")
+    phase = m.get("phase")
+    if phase is not None and phase not in GROUP_PHASES:
+        raise r.fail(
+            f"{where}.phase", f"expected one of {', '.join(GROUP_PHASES)}, got {kind(phase)}"
+        )
     return Group(
         name=name,
         min_member=r.integer(m.get("min_member", 1), f"{where}.min_member", 0),
         queue=r.string(m.get("queue", DEFAULT_QUEUE), f"{where}.queue"),
         priority=r.integer(m.get("priority", 0), f"{where}.priority", MIN_PRIORITY),
         min_resources=_resources(r, m, "min_resources", where),
+        phase=phase,
     )
 
 
@@ -236,6 +243,8 @@ def _group_data(g: Group) -> dict[str, Any]:
         data["priority"] = g.priority
     if g.min_resources:
         data["min_resources"] = dict(g.min_resources)
+    if g.phase is not None:
+        data["phase"] = g.phase
     return data
 
 

@@ -22,6 +22,7 @@ import yaml
 from advisor.core.jobs import (
     DEFAULT_QUEUE,
     GROUP_ANNOTATION,
+    GROUP_PHASES,
     PREEMPTABLE_KEY,
     PREEMPTION_POLICIES,
     QUEUE_STATES,
@@ -170,12 +171,16 @@ def podgroup(item: object, classes: Mapping[str, int]) -> Group | None:
         return None
     queue_name = spec.get("queue")
     priority_class = spec.get("priorityClassName")
+    phase = _object(_object(item).get("status")).get("phase")
     return Group(
         name=f"{namespace}/{name}",
         min_member=max(0, _int(spec.get("minMember"), 0)),  # omitempty: absent is 0
         queue=queue_name if isinstance(queue_name, str) and queue_name else DEFAULT_QUEUE,
         priority=classes.get(priority_class, 0) if isinstance(priority_class, str) else 0,
         min_resources=_resources(spec.get("minResources")),
+        # none written yet is Pending to Volcano (api/job_info.go IsPending); a phase this
+        # reader does not know is left to be inferred
+        phase="Pending" if phase in (None, "") else phase if phase in GROUP_PHASES else None,
     )
 
 

@@ -186,10 +186,13 @@ func (c *Cluster) jobs(s *Scenario, priorities map[int32]bool) error {
 		if queue == "" {
 			queue = queueName
 		}
-		// The phase as the advisor infers it (docs/design.md §10.2): min_member running,
-		// Running; some, Inqueue (admitted once, not all scheduled); none, Pending.
+		// The scenario's phase, else as the advisor infers it (docs/design.md §10.2):
+		// min_member running, Running; some, Inqueue (admitted once, not all scheduled);
+		// none, Pending.
 		phase := vcv1beta1.PodGroupPending
-		if running[g.Name] >= min {
+		if g.Phase != "" {
+			phase = vcv1beta1.PodGroupPhase(g.Phase)
+		} else if running[g.Name] >= min {
 			phase = vcv1beta1.PodGroupRunning
 		} else if running[g.Name] > 0 {
 			phase = vcv1beta1.PodGroupInqueue

@@ -103,6 +103,19 @@ def test_the_queue_plugin_and_a_queues_deserved_read_and_write_back() -> None:
     assert "scheduler" not in scenario_to_data(default)
 
 
+def test_a_groups_phase_reads_and_writes_back_and_absent_is_inferred() -> None:
+    """`phase` is the PodGroup's status.phase; absent, the model infers it (§10.2) and
+    nothing is written."""
+    cluster = load(groups=[{"name": "ml/g", "min_member": 2, "phase": "Inqueue"}])
+    assert cluster.jobs.groups[0].phase == "Inqueue"
+    written = scenario_to_data(cluster)
+    assert written["groups"] == [{"name": "ml/g", "min_member": 2, "phase": "Inqueue"}]
+    assert scenario_from_data(written, "s.yaml") == cluster
+    inferred = load(groups=[{"name": "ml/g", "min_member": 2}])
+    assert inferred.jobs.groups[0].phase is None
+    assert "phase" not in scenario_to_data(inferred)["groups"][0]
+
+
 def test_a_scenario_without_the_keys_writes_back_without_them() -> None:
     written = scenario_to_data(load())
     assert "scheduler" not in written
@@ -154,6 +167,11 @@ def test_a_scenario_without_the_keys_writes_back_without_them() -> None:
             "s.yaml: queues[0].state: expected one of Open, Closed, Closing, got the string",
         ),
         ({"queues": [{"name": "q", "weight": 0}]}, "s.yaml: queues[0].weight: must be at least 1"),
+        (
+            {"groups": [{"name": "ml/g", "phase": "Scheduled"}]},
+            "s.yaml: groups[0].phase: expected one of Pending, Inqueue, Running, Unknown, "
+            "Completed, got the string 'Scheduled'",
+        ),
         (
             {"queues": [{"name": "q"}, {"name": "q"}]},
             "s.yaml: queues[1].name: duplicate queue name 'q'",

@@ -161,6 +161,7 @@ type Group struct {
 	Queue        string              `json:"queue"`
 	Priority     int32               `json:"priority"`
 	MinResources map[string]Quantity `json:"min_resources"`
+	Phase        string              `json:"phase"` // status.phase; empty: inferred (objects.go)
 }
 
 type Policy struct {

@@ -152,6 +152,107 @@ def test_enqueue_when_podgroup_status_is_pending() -> None:
     assert states(result) == {"c1/pg1": "placed", "c1/pg2": "placed"}
 
 
+def test_enqueue_when_podgroup_status_is_inqueue() -> None:
+    """Upstream runs enqueue alone and expects pg1 still Inqueue: enqueue takes only Pending
+    groups (enqueue.go Execute, `job.IsPending()`). Here allocate runs after it and places
+    both members, which it does only for a group past enqueue."""
+    data = {
+        "nodes": [node("n1", "16", "16G")],
+        "queues": [queue("c1", cpu="4", memory="4G"), queue("c2", cpu="4", memory="4G")],
+        "groups": [{**group("c1/pg1", "c1"), "min_member": 2, "phase": "Inqueue"}],
+        "pods": [pod("c1/p1", "c1/pg1", "1", "1G"), pod("c1/p2", "c1/pg1", "1", "1G")],
+    }
+    result = judge(data)
+    assert states(result) == {"c1/pg1": "placed"}
+    assert binds(result) == {"c1/p1": "n1", "c1/p2": "n1"}
+
+
+def test_enqueue_when_podgroup_status_is_running() -> None:
+    """Both members run and the group is Running: nothing is Pending, nothing changes."""
+    data = {
+        "nodes": [node("n1", "16", "16G")],
+        "queues": [queue("c1", cpu="4", memory="4G")],
+        "groups": [{**group("c1/pg1", "c1"), "min_member": 2, "phase": "Running"}],
+        "pods": [
+            pod("c1/p1", "c1/pg1", "1", "1G", on="n1"),
+            pod("c1/p2", "c1/pg1", "1", "1G", on="n1"),
+        ],
+    }
+    result = judge(data)
+    assert result.groups == ()
+    assert result.diagnosis.pods == ()
+
+
+def _admitted_before(phase: str | None) -> dict[str, Any]:
+    """A group whose minResources (8 cpu) its queue's capability (4 cpu) refuses, one
+    member of 1 cpu Pending, nothing running; `phase` its PodGroup's, None: inferred."""
+    too_big = group("c1/pg1", "c1", {"cpu": "8", "memory": "1G"})
+    if phase is not None:
+        too_big["phase"] = phase
+    return {
+        "nodes": [node("n1", "16", "16G")],
+        "queues": [queue("c1", cpu="4", memory="4G")],
+        "groups": [too_big],
+        "pods": [pod("c1/p1", "c1/pg1", "1", "1G")],
+    }
+
+
+@pytest.mark.parametrize(
+    ("phase", "placed"),
+    [(None, False), ("Pending", False), ("Inqueue", True), ("Unknown", True), ("Running", True)],
+)
+def test_only_a_pending_podgroup_goes_through_enqueue(phase: str | None, placed: bool) -> None:
+    """Hand case: enqueue judges only a Pending PodGroup (api/job_info.go IsPending: Pending
+    or no phase); one admitted by an earlier session (Inqueue), or Running or Unknown, goes
+    straight to allocate, whose per-task test (1 cpu within the 4) passes. Inferred, a group
+    with nothing running is Pending and its minResources are refused."""
+    result = judge(_admitted_before(phase))
+    assert (binds(result) == {"c1/p1": "n1"}) is placed
+    if not placed:
+        assert states(result) == {"c1/pg1": "not-admitted"}
+        assert result.diagnosis.pods[0].cause == "queue"
+
+
+def test_an_inqueue_podgroup_holds_its_min_resources_against_later_groups() -> None:
+    """Hand case: pg1 is Inqueue (admitted earlier, 16 cpu of minResources, nothing running
+    yet) and counts in overcommit's inqueue (overcommit.go OnSessionOpen), so pg2's 4 cpu
+    pass 1.2 × 16 = 19.2 and it is refused, though its priority is higher. Inferred, both
+    are Pending, pg2 is enqueued first, and pg1 is the one refused."""
+    data: dict[str, Any] = {
+        "nodes": [node("n1", "16", "64G")],
+        "groups": [
+            {"name": "ns/pg1", "min_member": 1, "min_resources": {"cpu": "16"}},
+            {"name": "ns/pg2", "min_member": 1, "min_resources": {"cpu": "4"}, "priority": 10},
+        ],
+        "pods": [pod("ns/a1", "ns/pg1", "12", "1G"), pod("ns/b1", "ns/pg2", "4", "1G")],
+    }
+    inferred = judge(data)
+    assert states(inferred) == {"ns/pg1": "not-admitted", "ns/pg2": "placed"}
+    data["groups"][0]["phase"] = "Inqueue"
+    given = judge(data)
+    assert states(given) == {"ns/pg1": "placed", "ns/pg2": "not-admitted"}
+    (b1,) = [d for d in given.diagnosis.pods if d.pod.name == "ns/b1"]
+    assert b1.message == "resource in cluster is overused: overused cpu"
+
+
+def test_a_running_podgroup_below_min_member_reserves_nothing() -> None:
+    """Hand case: pg1 is Running with one of its min_member 2 running (a finished driver:
+    the "Spark job" of proportion.go and overcommit.go OnSessionOpen), so its minResources
+    count inqueue only where min_member are allocated: not here, and pg2 (8 cpu) is
+    admitted. Inferred, pg1 is Inqueue and its 16 cpu refuse pg2."""
+    data: dict[str, Any] = {
+        "nodes": [node("n1", "16", "64G")],
+        "groups": [
+            {"name": "ns/pg1", "min_member": 2, "min_resources": {"cpu": "16"}},
+            {"name": "ns/pg2", "min_member": 1, "min_resources": {"cpu": "8"}},
+        ],
+        "pods": [pod("ns/a1", "ns/pg1", "1", "1G", on="n1"), pod("ns/b1", "ns/pg2", "8", "1G")],
+    }
+    assert states(judge(data))["ns/pg2"] == "not-admitted"
+    data["groups"][0]["phase"] = "Running"
+    assert states(judge(data))["ns/pg2"] == "placed"
+
+
 def test_enqueue_cannot_because_the_specified_queue_is_c1_but_there_is_only_c2() -> None:
     """The scenario reader refuses a group naming an unknown queue; a live cluster can carry
     one, so the cluster is built with queue c2 and the group moved to c1 after."""

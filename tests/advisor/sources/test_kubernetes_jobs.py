@@ -15,7 +15,7 @@ from advisor.core.jobs import Gang, Group, Jobs, Queue, Quota
 from advisor.core.model import Scheduler
 from advisor.scenario import load_scenario, scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble
-from advisor.sources.kubejobs import pod_job, scheduler_conf
+from advisor.sources.kubejobs import pod_job, podgroup, scheduler_conf
 from advisor.sources.kubernetes import read_kubernetes
 from advisor.sources.values import Sample
 from tests.advisor.sources.builders import card, cce_pod, node_info, vgpu
@@ -69,6 +69,7 @@ def populate(api: KubeStore, *, conf: str | None = CONF) -> None:
             queue="training",
             priority_class="high",
             min_resources={"volcano.sh/gpu-mem.128Mi": "96"},
+            phase="Inqueue",  # admitted, one of its three running
         ),
     )
     api.create(
@@ -106,7 +107,7 @@ EXPECTED = Jobs(
         Queue("default", 1, {}, {}, False, 0, "Closed"),
         Queue("training", 3, {"cpu": "64"}, {"cpu": "8"}, True, 0, "Open", {"cpu": "32"}),
     ),
-    groups=(Group("ml/job", 3, "training", 100, {"volcano.sh/gpu-mem.128Mi": "96"}),),
+    groups=(Group("ml/job", 3, "training", 100, {"volcano.sh/gpu-mem.128Mi": "96"}, "Inqueue"),),
     quotas=(Quota("ml", {"limits.nvidia.com/gpumem": "40000"}),),
 )
 
@@ -265,6 +266,25 @@ def test_preemptable_follows_get_pod_preemptable(
     """Volcano v1.15.1 pkg/scheduler/api/pod_info.go, GetPodPreemptable."""
     pod = objects.pod("p", namespace="ml", annotations=annotations, labels=labels)
     assert pod_job(pod) == (None, preemptable, "PreemptLowerPriority")
+
+
+@pytest.mark.parametrize(
+    ("status", "phase"),
+    [
+        ({"phase": "Inqueue"}, "Inqueue"),
+        ({"phase": "Unknown"}, "Unknown"),
+        ({}, "Pending"),  # none written yet: Volcano's IsPending is true
+        ({"phase": ""}, "Pending"),
+        ({"phase": "Scheduling"}, None),  # not a phase of v1beta1: inferred
+    ],
+)
+def test_a_podgroups_phase_is_its_status_phase(status: dict[str, str], phase: str | None) -> None:
+    """Volcano v1.15.1 pkg/scheduler/api/job_info.go IsPending: Pending or no phase."""
+    item = objects.podgroup("pg", namespace="ml")
+    item["status"] = status
+    group = podgroup(item, {})
+    assert group is not None
+    assert group.phase == phase
 
 
 # -- `snapshot` and `report --kubernetes`, end to end --------------------------------------
