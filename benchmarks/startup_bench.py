@@ -5,7 +5,8 @@ Cases:
 - `help`: `xgpu-advisor --help`, and `xgpu-advisor COMMAND --help` for each command: the
   parser alone (`advisor.commands.flags.commands`), none of the model or the sources.
 - `refusal`: `xgpu-advisor diagnose` with a scenario file that is not there: the command's
-  own code loaded (the model, the scenario reader), and stopped where it would read.
+  own module loaded and stopped where it reads, refused before the model (the core, the
+  scenario parser and reader, their libraries) loads.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def cases(quick: bool) -> list[Case]:
             "`xgpu-advisor diagnose --scenario MISSING`: the command loaded, stopped at its input",
             repeats=repeats,
             goal_phase="whole process",
+            goal_seconds=GOAL_S,
         ),
     ]
 

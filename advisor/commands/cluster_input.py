@@ -20,19 +20,16 @@ from advisor.commands.flags.sources import (
     refuse_prometheus_flags,
     source_config,
 )
-from advisor.commands.pods_from import (
-    with_pods_from,
-    without_kubernetes_warning,
-)
-from advisor.core.jobs import not_modelled
-from advisor.core.model import Cluster, ProfileName
-from advisor.core.profiles import profile_of
 from advisor.errors import InputError
 from advisor.flagparse import given_flags
-from advisor.scenario import load_scenario
+from advisor.scenario.text import read_scenario_text
 from advisor.terminal import one_line
 
-if TYPE_CHECKING:  # the sources and their libraries load only for a live read
+# The model (the core, numpy, the scenario reader) loads once the input is read, so that a
+# missing or unreadable file is refused at once (README "Start-up"); the sources and their
+# libraries only for a live read.
+if TYPE_CHECKING:
+    from advisor.core.model import Cluster, ProfileName
     from advisor.sources import Gathered
     from advisor.sources.gather import SourceConfig
     from advisor.sources.values import Stale
@@ -92,13 +89,20 @@ async def read_input(args: argparse.Namespace, scheduler: ProfileName | None) ->
             if getattr(args, dest) not in (None, False) or flag in given:
                 raise InputError(f"{flag} applies to --prometheus or --exporters only")
         _refuse(given, LIVE_TUNING, "applies to --prometheus or --exporters only")
-        cluster = load_scenario(args.scenario, scheduler, scenario_limits(args))
+        limits = scenario_limits(args)
+        text = read_scenario_text(args.scenario, limits.max_bytes)
+        from advisor.scenario import scenario_from_text  # the model, now that there is input
+
+        cluster = scenario_from_text(text, args.scenario, scheduler, limits)
         source = f"scenario {args.scenario}"
         read = ClusterInput(cluster, source, args.scenario.name, cluster.scheduler.profile)
     else:
         _refuse(given_flags(args), SCENARIO_ONLY, "applies to --scenario only")
         read = await _live(args, scheduler)
     read = _with_pods_from(read, args.pods_from, auto=scheduler is None)
+    from advisor.core.jobs import not_modelled
+    from advisor.core.profiles import profile_of
+
     session = profile_of(read.cluster.scheduler).session  # what its cycle judges (core.gang)
     unmodelled = not_modelled(
         read.cluster.jobs, session.volcano, session.volcano, session.device_quota
@@ -126,6 +130,8 @@ async def _live(args: argparse.Namespace, scheduler: ProfileName | None) -> Clus
 
     gathered = await gather(config)
     if args.pods_from is not None:
+        from advisor.commands.pods_from import without_kubernetes_warning
+
         gathered = without_kubernetes_warning(gathered)
     print_notes(gathered)
     return ClusterInput(
@@ -142,6 +148,8 @@ async def _live(args: argparse.Namespace, scheduler: ProfileName | None) -> Clus
 def _with_pods_from(read: ClusterInput, path: Path | None, *, auto: bool) -> ClusterInput:
     if path is None:
         return read
+    from advisor.commands.pods_from import with_pods_from
+
     cluster = with_pods_from(read.cluster, path, auto)
     source = f"{read.source} + pods from {path}"
     scheduler = f"{cluster.scheduler.profile} (auto: from {path})" if auto else read.scheduler

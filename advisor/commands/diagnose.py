@@ -9,17 +9,20 @@ import time
 from advisor.commands import emit
 from advisor.commands.cluster_input import read_cluster
 from advisor.commands.flags.scheduler import scheduler_choice
-from advisor.core.autoscalers import judged
-from advisor.core.plan import PlanOptions, plan
-from advisor.core.scaling import pod_remedies
-from advisor.core.scaling.replicas import replica_trial
-from advisor.core.waiting import pending_ages, run_time
-from advisor.output import cluster_view, diagnosis_json
-from advisor.output.plan import add_advice, add_room
 
 
 def run(args: argparse.Namespace) -> int:
     read = read_cluster(args, scheduler_choice(args))
+    # The judging code only now, once there is a cluster: a missing or unreadable input is
+    # refused before it loads (README "Start-up").
+    from advisor.core.autoscalers import judged
+    from advisor.core.plan import PlanOptions, plan
+    from advisor.core.scaling import pod_remedies
+    from advisor.core.scaling.replicas import replica_trial
+    from advisor.core.waiting import pending_ages, run_time
+    from advisor.output import cluster_view, diagnosis_json
+    from advisor.output.plan import add_advice, add_room
+
     cluster = read.cluster
     limit = None if args.node_detail < 0 else args.node_detail
     diagnosis, reaches = judged(cluster, node_detail_limit=limit)  # and the HPAs' (§12.2)

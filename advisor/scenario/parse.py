@@ -1,8 +1,7 @@
-"""Scenario text to plain data, within bounds: at most MAX_SCENARIO_BYTES read (a file
-larger, or a stream such as /dev/zero, is refused before parsing), YAML or JSON nested at
-most MAX_DEPTH deep, at most MAX_VALUES values once YAML aliases are expanded, no key twice
-in one mapping, integers within int64 and floats finite. Each refusal is one
-`ScenarioError` line naming the file, the place and the problem.
+"""Scenario text to plain data, within bounds (the text is read within its own by
+`scenario.text`): YAML or JSON nested at most MAX_DEPTH deep, at most MAX_VALUES values once
+YAML aliases are expanded, no key twice in one mapping, integers within int64 and floats
+finite. Each refusal is one `ScenarioError` line naming the file, the place and the problem.
 
 Both parsers keep Python's own recursion limit under the bound: libyaml stops at 1,000
 levels, `json` raises RecursionError (caught here) past about as many.
@@ -12,16 +11,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import stat
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from advisor.defaults import MAX_SCENARIO_BYTES
-from advisor.infile import open_input
 from advisor.scenario.errors import ScenarioError
 from advisor.scenario.strict import join
 
@@ -53,29 +47,6 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc]  # libyaml's loader has 
                 seen.add(key)
         mapping: dict[Any, Any] = super().construct_mapping(node, deep)
         return mapping
-
-
-def read_scenario_text(path: Path, max_bytes: int = MAX_SCENARIO_BYTES) -> str:
-    """The file's text, refused unread when larger than `max_bytes`; never more than that
-    read from anything (a pipe, a device)."""
-    limit = f"more than the {max_bytes:,} bytes a scenario may have (--scenario.max-bytes)"
-    try:
-        with open_input(path) as handle:
-            info = os.fstat(handle.fileno())
-            if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
-                raise ScenarioError(f"{path}: (file): {info.st_size:,} bytes, {limit}")
-            raw = handle.read(max_bytes + 1)
-    except OSError as err:
-        raise ScenarioError(f"{path}: (file): {err}") from None
-    if len(raw) > max_bytes:
-        raise ScenarioError(f"{path}: (file): {limit}")
-    try:
-        text = raw.decode("utf-8-sig")  # a byte-order mark is no part of the text
-    except UnicodeDecodeError as err:
-        raise ScenarioError(f"{path}: (file): not UTF-8 text (byte {err.start:,})") from None
-    if not text.strip():  # also a FIFO no one writes to (advisor.infile)
-        raise ScenarioError(f"{path}: (file): empty")
-    return text
 
 
 class _DuplicateKey(Exception):

@@ -44,7 +44,7 @@ from advisor.scenario.jobs import (
     read_jobs,
     read_pod_jobs,
 )
-from advisor.scenario.parse import parse_text, read_scenario_text
+from advisor.scenario.parse import parse_text
 from advisor.scenario.profile import (
     default_max_vgpus,
     read_policy,
@@ -54,6 +54,7 @@ from advisor.scenario.profile import (
 from advisor.scenario.strict import MAX_MEMORY_MIB, UNREAD_MIB
 from advisor.scenario.strict import Reader as _Reader
 from advisor.scenario.strict import kind as _kind
+from advisor.scenario.text import read_scenario_text
 
 
 def load_scenario(
@@ -61,10 +62,20 @@ def load_scenario(
     scheduler: ProfileName | None = None,
     limits: ScenarioLimits = DEFAULT_LIMITS,
 ) -> Cluster:
-    """The scenario in the file; its size, depth and numbers are bounded (`scenario.parse`),
-    and so are its nodes, cards and pods (`limits`)."""
+    """The scenario in the file; its size is bounded (`scenario.text`), its depth and numbers
+    (`scenario.parse`), and so are its nodes, cards and pods (`limits`)."""
     path = Path(path)
-    text = read_scenario_text(path, limits.max_bytes)
+    return scenario_from_text(read_scenario_text(path, limits.max_bytes), path, scheduler, limits)
+
+
+def scenario_from_text(
+    text: str,
+    path: Path | str,
+    scheduler: ProfileName | None = None,
+    limits: ScenarioLimits = DEFAULT_LIMITS,
+) -> Cluster:
+    """`load_scenario` of the file's text, read already (`scenario.text.read_scenario_text`:
+    a command reads its input before it loads the core)."""
     return scenario_from_data(parse_text(text, str(path)), str(path), scheduler, limits)
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from advisor import infile
 from advisor.scenario import ScenarioError
-from advisor.scenario.parse import read_scenario_text
+from advisor.scenario.text import read_scenario_text
 from advisor.trace_rows import TraceError, read_rows
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from advisor import scenario
 from advisor.cli import _parser
 from advisor.commands.flags.commands import COMMANDS, DEFAULT_MAX_EVICTIONS_TEXT
 from advisor.core.model import POLICIES
@@ -71,10 +72,28 @@ def test_a_bad_flag_is_refused_before_the_command_loads() -> None:
 
 
 @pytest.mark.realservices
+def test_a_missing_scenario_is_refused_before_the_model_loads(tmp_path: Path) -> None:
+    # The command's own module and the file's reader load; the core, the scenario parser
+    # and reader, the output and their libraries wait for something to judge.
+    modules = loaded("diagnose", "--scenario", str(tmp_path / "missing.yaml"))
+    assert "advisor.commands.diagnose" in modules
+    assert under(modules, HEAVY) == []
+    reader = ["advisor.scenario", "advisor.scenario.errors", "advisor.scenario.text"]
+    assert under(modules, MODEL) == reader
+
+
+@pytest.mark.realservices
 def test_a_scenario_read_loads_none_of_the_live_sources() -> None:
     modules = loaded("diagnose", "--scenario", str(DEMO), "--format", "json")
     assert "advisor.scenario.read" in modules  # it did read the file
     assert under(modules, ("advisor.sources", "aiohttp", "pandas", "kubernetes")) == []
+
+
+def test_the_scenario_package_gives_every_name_it_exports() -> None:
+    # Its readers and writers load on first use (advisor/scenario/__init__.py): each name
+    # listed must come from its module.
+    for name in scenario.__all__:
+        assert getattr(scenario, name) is not None, name
 
 
 def test_the_built_in_profiles_are_the_ones_registered() -> None:
