@@ -203,6 +203,9 @@ def outputs(scenario: Path, out: Path) -> Shown:
     return shown
 
 
+# seven whole commands per example, each planning: the training cluster's take about 50 s
+# alone, past the suite's 120 s on a busy machine
+@pytest.mark.timeout(360)
 @pytest.mark.parametrize("scenario", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_every_output_gives_each_pending_pod_the_same_advice(
     scenario: Path, tmp_path: Path
