@@ -9,10 +9,10 @@ preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
   ready first, drf's lower share, the older), tasks in task order; a job's pipelines and
   evictions commit only if the job ends pipelined (gang: ready + pipelined >=
   minAvailable), else they are discarded.
-- preempt's pass within jobs: then every job starving when the action began tries its tasks
-  still Pending again, each in a statement of its own that commits when the task is
-  pipelined, whatever the gang; the first task not pipelined ends the job's pass. Its
-  victims would be the job's own tasks: none are counted (not modelled).
+- preempt's pass within jobs: then every job of the queue starving when the action began
+  tries its tasks still Pending again, each in a statement of its own that commits when the
+  task is pipelined, whatever the gang; the first task not pipelined ends the job's pass.
+  Its victims would be the job's own tasks: none are counted (not modelled).
 - Nodes: every node whose predicates do not answer UnschedulableAndUnresolvable (node
   affinity, taints and cordons do; the vGPU filter answers Unschedulable,
   api/devices/nvidia/vgpu/device_info.go FilterNode, so full nodes stay candidates), taken
@@ -42,8 +42,8 @@ preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
 Not modelled: tiers other than Volcano's default ones, victims within the preemptor's own
 job, topology-aware preemption, the capacity plugin's hierarchical queues, the `pods`
 resource in the queues' arithmetic (deserved, Allocatable, Overused: core.queues' and
-core.capacity's, in `queues`). Jobs are taken in one order over every queue where v1.15.1
-takes queue by queue (QueueOrderFn), the pass within jobs after all of them.
+core.capacity's, in `queues`). Both actions take queue by queue, each queue's key
+(QueueOrderFn) as the action begins: upstream's heap compares shares that move as it pops.
 """
 
 from __future__ import annotations
@@ -91,12 +91,24 @@ def judge_volcano(
         if not getattr(options, action):
             continue
         starving = [j for j in order if _job_refusal(j, options, book) is None]
-        for job in order:
-            _job_pass(board, book, job, job_of, options, action, verdicts)
-        if action == "preempt":
-            for job in starving:
-                _within_job(board, book, job, job_of, options, verdicts)
+        for queue in _queues_in_order(book, order):
+            for job in order:
+                if job.queue == queue:
+                    _job_pass(board, book, job, job_of, options, action, verdicts)
+            for job in starving if action == "preempt" else ():
+                if job.queue == queue:
+                    _within_job(board, book, job, job_of, options, verdicts)
     return verdicts
+
+
+def _queues_in_order(book: QueueBook, order: Sequence[Job]) -> list[str]:
+    """Both actions take queue by queue (preempt.go and reclaim.go Execute): the queues of
+    their jobs by QueueOrderFn as the action begins; each queue's jobs (and preempt's pass
+    within them) before the next queue. One the session does not know comes last: its jobs
+    are refused whole."""
+    queues = list(dict.fromkeys(j.queue for j in order))
+    known = sorted((book.queue_order(q), q) for q in queues if book.knows(q))
+    return [q for _, q in known] + [q for q in queues if not book.knows(q)]
 
 
 def _within_job(

@@ -302,3 +302,40 @@ def test_volcano_queues_upstream(case: Case) -> None:
     assert got.node == case.node, where
     if case.verdict == "evicts":
         assert got.helps is True, where
+
+
+@pytest.mark.parametrize(("q2_priority", "winner", "victim"), [(0, "p1", "v1"), (10, "p2", "v2")])
+def test_preempt_takes_queue_by_queue(q2_priority: int, winner: str, victim: str) -> None:
+    """Hand case: preempt takes the queues in QueueOrderFn order, each queue's jobs before
+    the next queue's (v1.15.1 preempt.go Execute: `queues.Pop()`, then preemptorsMap of that
+    queue). n1 has 1 cpu free; p1 (q1, the higher job priority, 3 cpu) can evict v1 (2 cpu)
+    and p2 (q2, 2 cpu) can evict v2 (1 cpu), but the room is for one of them. Equal queues
+    tie on share and go in listing order, so q1's p1 wins; with q2's spec.priority higher,
+    q2 goes first and p2 wins, though p1's job priority is higher (one order over all jobs
+    would take p1 first). A tainted node adds cpu to the total, so that each queue deserves
+    its request."""
+    tainted = {**node("n2", "16", "16G"), "taints": [{"key": "x", "effect": "NoSchedule"}]}
+    data: dict[str, Any] = {
+        "scheduler": {"profile": "cce", "actions": ["allocate", "preempt"], "gang": UPSTREAM_GANG},
+        "nodes": [node("n1", "4", "16G"), tainted],
+        "queues": [{"name": "q1"}, {"name": "q2", "priority": q2_priority}],
+        "groups": [
+            group("pg-v1", "q1", 0, LOW),
+            group("pg-v2", "q2", 0, LOW),
+            group("pg-p1", "q1", 1, HIGH),
+            group("pg-p2", "q2", 1, 1000),
+        ],
+        "pods": [
+            pod("v1", "pg-v1", "2", "1G", on="n1", preemptable=True),
+            pod("v2", "pg-v2", "1", "1G", on="n1", card=1, preemptable=True),
+            pod("p1", "pg-p1", "3", "1G"),
+            pod("p2", "pg-p2", "2", "1G"),
+        ],
+    }
+    found = {d.pod.name: d.preemption for d in judge(scenario_from_data(data, "q.yaml")).pods}
+    won = found[f"c1/{winner}"]
+    assert won is not None
+    assert (won.verdict, won.node, won.victims) == ("evicts", "n1", (f"c1/{victim}",))
+    (lost,) = [v for name, v in found.items() if name != f"c1/{winner}"]
+    assert lost is not None
+    assert lost.verdict == "no-victims"
