@@ -139,10 +139,20 @@ class Group:
     min_resources: ResourceList = field(default_factory=frozen_resources)
     # its status.phase (GROUP_PHASES); None: inferred from its running members (§10.2)
     phase: str | None = None
+    # spec.minTaskMember: each task role's own minimum (its pods' `volcano.sh/task-spec`);
+    # read, not modelled (`role_checked`)
+    min_task_member: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def namespace(self) -> str:
         return self.name.split("/", 1)[0]
+
+    def role_checked(self) -> bool:
+        """Whether Volcano checks its roles one by one: some role asks a minimum and
+        minMember is not below their sum (api/job_info.go CheckTaskValid, CheckTaskReady:
+        "if job minAvailable is less than sum of(task minAvailable), skip this check")."""
+        wanted = self.min_task_member.values()
+        return any(n > 0 for n in wanted) and self.min_member >= sum(wanted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +196,8 @@ def not_modelled(
     """What the cluster carries that a verdict would depend on but the model does not judge
     under its profile: gangs (min_member above 1) and queues other than `default` unless
     Volcano's session judges them (core.gang, core.session), quotas unless HAMi's card fit
-    does (core.quota; `SessionRules.device_quota`)."""
+    does (core.quota; `SessionRules.device_quota`), and task roles' own minimums (none
+    does)."""
     found = []
     gangs = [] if gangs_judged else [g.name for g in jobs.groups if g.min_member > 1]
     if gangs:
@@ -198,6 +209,9 @@ def not_modelled(
     if jobs.quotas and not quotas_judged:
         spaces = sorted({q.namespace for q in jobs.quotas})
         found.append(f"resource quotas in {_some(spaces)}")
+    roles = [g.name for g in jobs.groups if g.role_checked()]
+    if roles:  # no profile judges them: verdicts count min_member over every role
+        found.append(f"task roles' own minimums of {_some(roles)}")
     return found
 
 

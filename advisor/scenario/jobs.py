@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from advisor.core.jobs import (
@@ -152,6 +153,7 @@ def _queue(r: Reader, raw: object, where: str) -> Queue:
 
 def _group(r: Reader, raw: object, where: str) -> Group:
     keys = {"name", "min_member", "queue", "priority", "min_resources", "phase"}
+    keys.add("min_task_member")
     m = r.mapping(raw, where, keys, {"name"})
     name = r.string(m["name"], f"{where}.name")
     if name.count("/") != 1 or not all(name.split("/")):
@@ -168,7 +170,20 @@ def _group(r: Reader, raw: object, where: str) -> Group:
         priority=r.integer(m.get("priority", 0), f"{where}.priority", MIN_PRIORITY),
         min_resources=_resources(r, m, "min_resources", where),
         phase=phase,
+        min_task_member=_roles(r, m.get("min_task_member", {}), f"{where}.min_task_member"),
     )
+
+
+def _roles(r: Reader, raw: object, where: str) -> Mapping[str, int]:
+    """spec.minTaskMember: task role (its pods' `volcano.sh/task-spec`) -> its minimum."""
+    if not isinstance(raw, Mapping):
+        raise r.fail(where, f"expected a mapping, got {kind(raw)}")
+    out: dict[str, int] = {}
+    for role, n in raw.items():
+        if not isinstance(role, str) or not role:
+            raise r.fail(where, f"task roles are strings, got {kind(role)}")
+        out[role] = r.integer(n, f"{where}.{role}", 0)
+    return MappingProxyType(out)
 
 
 def _quota(r: Reader, raw: object, where: str) -> Quota:
@@ -245,6 +260,8 @@ def _group_data(g: Group) -> dict[str, Any]:
         data["min_resources"] = dict(g.min_resources)
     if g.phase is not None:
         data["phase"] = g.phase
+    if g.min_task_member:
+        data["min_task_member"] = dict(g.min_task_member)
     return data
 
 

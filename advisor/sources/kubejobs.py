@@ -181,6 +181,13 @@ def podgroup(item: object, classes: Mapping[str, int]) -> Group | None:
         # none written yet is Pending to Volcano (api/job_info.go IsPending); a phase this
         # reader does not know is left to be inferred
         phase="Pending" if phase in (None, "") else phase if phase in GROUP_PHASES else None,
+        min_task_member=MappingProxyType(
+            {
+                role: _int(n, 0)
+                for role, n in _object(spec.get("minTaskMember")).items()
+                if isinstance(role, str) and role and _int(n, -1) >= 0
+            }
+        ),
     )
 
 

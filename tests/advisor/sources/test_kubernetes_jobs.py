@@ -287,6 +287,15 @@ def test_a_podgroups_phase_is_its_status_phase(status: dict[str, str], phase: st
     assert group.phase == phase
 
 
+def test_a_podgroups_task_roles_are_its_min_task_member() -> None:
+    """spec.minTaskMember (map[string]int32); an entry the API would refuse is left out."""
+    item = objects.podgroup("pg", namespace="ml", min_member=3)
+    item["spec"]["minTaskMember"] = {"master": 1, "worker": 2, "": 1, "bad": "x", "neg": -1}
+    group = podgroup(item, {})
+    assert group is not None
+    assert dict(group.min_task_member) == {"master": 1, "worker": 2}
+
+
 # -- `snapshot` and `report --kubernetes`, end to end --------------------------------------
 
 
