@@ -7,6 +7,7 @@ The modules that use these values import them from here; nothing is written twic
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,6 +17,13 @@ MIB = 2**20
 # order: a test holds the two together) and the policies the flags offer.
 BUILT_IN_PROFILES = ("cce", "hami", "volcano-vgpu")
 NODE_POLICIES: tuple[Literal["binpack", "spread"], ...] = ("binpack", "spread")
+# The card policies each built-in profile knows (core.profiles', held together by the same
+# test), so that `replay` refuses one its profile does not know before the model loads.
+BUILT_IN_CARD_POLICIES: dict[str, tuple[str, ...]] = {
+    "cce": ("binpack", "spread"),
+    "hami": ("binpack", "spread"),
+    "volcano-vgpu": ("binpack", "spread", "legacy"),
+}
 # replay: GPUs only, or the nodes' and pods' cpu and memory too
 ResourceMode = Literal["gpu", "all"]
 RESOURCE_MODES: tuple[ResourceMode, ...] = ("gpu", "all")
@@ -30,6 +38,8 @@ DEFAULT_MAX_EVICTIONS = 3.0  # per card the rescued pods get (EvictionBudget's d
 # (6,212 cards) need at most a third of it; about 45 s on 2,000 nodes of 8 cards
 DEFAULT_WORK = 200_000
 DEFAULT_TIME_BUDGET_S = 300.0  # a safety stop only: the work budget is what bounds a run
+# what --max-evictions counts per: the whole advice, a rescued card, a rescued GPU of memory
+Per = Literal["advice", "card", "gpu"]
 
 # live sources
 DEFAULT_STALE_AFTER_S = 300.0
@@ -47,6 +57,39 @@ def size_text(n: int) -> str:
     if n % 1024 == 0:
         return f"{n // 1024} KiB"
     return f"{n} bytes"
+
+
+def eviction_budget_parts(text: str) -> tuple[float, Per]:
+    """`--max-evictions`: "N" (a count), "N/card" or "N/gpu" as (amount, per); ValueError
+    saying what is wrong otherwise. `core.plan.limits.EvictionBudget` parses with it; here so
+    that `plan` refuses a bad value before it loads the model (README "Start-up")."""
+    amount_text, _, per = text.strip().partition("/")
+    per = per.strip().lower() or "advice"
+    if per not in ("advice", "card", "gpu") or (per == "advice" and "/" in text):
+        raise ValueError(f"expected N, N/card or N/gpu, got {text!r}")
+    try:
+        amount = float(amount_text)
+    except ValueError:
+        raise ValueError(f"expected N, N/card or N/gpu, got {text!r}") from None
+    if not math.isfinite(amount) or amount < 0:
+        raise ValueError(f"expected a number >= 0 before the unit, got {text!r}")
+    if per == "advice" and amount != int(amount):
+        raise ValueError(f"a count of evictions is a whole number, got {text!r}")
+    return amount, "card" if per == "card" else "gpu" if per == "gpu" else "advice"
+
+
+def never_evict_parts(text: str) -> tuple[str | None, str | None, str | None]:
+    """`--never-evict`: "key=value" (a label) or a Kind ("StatefulSet") as (kind, key, value);
+    ValueError otherwise. `core.plan.limits.NeverEvict` parses with it, as above."""
+    text = text.strip()
+    if "=" in text:
+        key, _, value = text.partition("=")
+        if not key.strip():
+            raise ValueError(f"expected key=value or an owner kind, got {text!r}")
+        return None, key.strip(), value.strip()
+    if not text or not text.replace(".", "").isalnum():
+        raise ValueError(f"expected key=value or an owner kind, got {text!r}")
+    return text, None, None
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ from advisor.defaults import ResourceMode
 from advisor.scenario.profile import default_max_vgpus
 from advisor.schemas import REPLAY_SCHEMA, CpuOnlyPodsJson, NodeAllocationJson, ReplayJson
 from advisor.trace_rows import TraceError as TraceError  # where the CLI catches it
-from advisor.trace_rows import read_int, read_name, read_rows
+from advisor.trace_rows import TraceRows, once, read_int, read_name, read_trace_rows
 from advisor.words import plural
 
 CARD_UNITS = 1000  # gpu_milli of a whole card
@@ -162,13 +162,6 @@ def _resources(path: Path, line: int, row: dict[str, str]) -> Resources:
     return Resources(cpu, read_int(path, line, row, "memory_mib") * MIB)
 
 
-def _once(path: Path, line: int, what: str, name: str, seen: dict[str, int]) -> None:
-    """A node or pod row names its node or pod once: a second row would count it twice."""
-    if name in seen:
-        raise TraceError(f"{path}: line {line}: {what} {name!r} again (first on line {seen[name]})")
-    seen[name] = line
-
-
 def read_trace(
     nodes_csv: Path,
     pods_csv: Path,
@@ -181,30 +174,30 @@ def read_trace(
     gpu_milli is read as the share of each card it asks (`memory_percent`), as HAMi's and
     Volcano's percentage requests say it; on the trace's 1000-unit cards both readings give
     the same MiB."""
-    every = resources == "all"
-    node_columns = {"sn", "gpu"} | ({"cpu_milli", "memory_mib"} if every else set())
+    rows = read_trace_rows(nodes_csv, pods_csv, resources == "all")
+    return trace_from_rows(rows, policy, resources, scheduler)
+
+
+def trace_from_rows(
+    rows: TraceRows,
+    policy: Policy,
+    resources: ResourceMode = "gpu",
+    scheduler: Scheduler = CCE,
+) -> Trace:
+    """`read_trace` of the files' rows, read already (`trace_rows.read_trace_rows`: `replay`
+    reads its input before it loads the model)."""
+    every, pods_csv = resources == "all", rows.pods_csv
     nodes = []
-    seen: dict[str, int] = {}
-    for line, row in read_rows(nodes_csv, node_columns):
-        sn = read_name(nodes_csv, line, row, "sn")
-        _once(nodes_csv, line, "node", sn, seen)
-        gpus = read_int(nodes_csv, line, row, "gpu")
-        if gpus:
-            model = row.get("model") or ""
-            cards = tuple(Card(i, CARD_MIB, model) for i in range(gpus))
-            node = Node(sn, cards)
-            if every:
-                r = _resources(nodes_csv, line, row)
-                node = replace(node, allocatable=Allocatable(r.cpu_milli, r.memory_bytes))
-            nodes.append(node)
-    pod_columns = {"name", "num_gpu", "gpu_milli"} | (
-        {"cpu_milli", "memory_mib"} if every else set()
-    )
+    for n in rows.nodes:
+        node = Node(n.name, tuple(Card(i, CARD_MIB, n.model) for i in range(n.gpus)))
+        if n.cpu_milli is not None and n.memory_mib is not None:
+            node = replace(node, allocatable=Allocatable(n.cpu_milli, n.memory_mib * MIB))
+        nodes.append(node)
     arrivals: list[tuple[int, int, Pod | OtherPod]] = []
-    seen = {}
-    for order, (line, row) in enumerate(read_rows(pods_csv, pod_columns)):
+    seen: dict[str, int] = {}
+    for order, (line, row) in enumerate(rows.pods):
         name = f"openb/{read_name(pods_csv, line, row, 'name')}"
-        _once(pods_csv, line, "pod", name.removeprefix("openb/"), seen)
+        once(pods_csv, line, "pod", name.removeprefix("openb/"), seen)
         gpus = read_int(pods_csv, line, row, "num_gpu")
         if gpus == 0 and not every:
             continue  # CPU-only pods are not GPU demand, and `gpu` sees no cpu

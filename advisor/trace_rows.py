@@ -13,6 +13,7 @@ import csv
 import io
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -88,3 +89,57 @@ def read_name(path: Path, line: int, row: dict[str, str], column: str) -> str:
     if not name.strip():
         raise TraceError(f"{path}: line {line}: {column} is empty")
     return name
+
+
+def once(path: Path, line: int, what: str, name: str, seen: dict[str, int]) -> None:
+    """A node or pod row names its node or pod once: a second row would count it twice."""
+    if name in seen:
+        raise TraceError(f"{path}: line {line}: {what} {name!r} again (first on line {seen[name]})")
+    seen[name] = line
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRow:
+    """A node of the trace with GPUs, as its row says it; cpu_milli and memory_mib only when
+    the nodes' resources are read."""
+
+    name: str
+    gpus: int
+    model: str
+    cpu_milli: int | None = None
+    memory_mib: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRows:
+    """The trace's GPU nodes, checked, and its pod rows as read (what a pod may ask depends on
+    the scheduler's profile: `replay.trace_from_rows` checks them)."""
+
+    nodes: list[NodeRow]
+    pods_csv: Path
+    pods: list[tuple[int, dict[str, str]]]
+
+
+def read_trace_rows(nodes_csv: Path, pods_csv: Path, every: bool) -> TraceRows:
+    """Both files read, each problem refused in the order a reader meets it: the node file,
+    its rows, then the pod file. Apart from `replay` because it loads none of the model:
+    the `replay` command reads its input with it before the model loads (README "Start-up");
+    `every`: the nodes' and pods' cpu_milli and memory_mib too."""
+    node_columns = {"sn", "gpu"} | ({"cpu_milli", "memory_mib"} if every else set())
+    nodes = []
+    seen: dict[str, int] = {}
+    for line, row in read_rows(nodes_csv, node_columns):
+        sn = read_name(nodes_csv, line, row, "sn")
+        once(nodes_csv, line, "node", sn, seen)
+        gpus = read_int(nodes_csv, line, row, "gpu")
+        if gpus:
+            node = NodeRow(sn, gpus, row.get("model") or "")
+            if every:
+                cpu = read_int(nodes_csv, line, row, "cpu_milli")
+                memory = read_int(nodes_csv, line, row, "memory_mib")
+                node = replace(node, cpu_milli=cpu, memory_mib=memory)
+            nodes.append(node)
+    pod_columns = {"name", "num_gpu", "gpu_milli"} | (
+        {"cpu_milli", "memory_mib"} if every else set()
+    )
+    return TraceRows(nodes, pods_csv, read_rows(pods_csv, pod_columns))

@@ -4,9 +4,10 @@
 Cases:
 - `help`: `xgpu-advisor --help`, and `xgpu-advisor COMMAND --help` for each command: the
   parser alone (`advisor.commands.flags.commands`), none of the model or the sources.
-- `refusal`: `xgpu-advisor diagnose` with a scenario file that is not there: the command's
-  own module loaded and stopped where it reads, refused before the model (the core, the
-  scenario parser and reader, their libraries) loads.
+- `refusal`: each command given an input file that is not there (`--scenario` for the
+  commands that read one, `--pods` for replay): the command's own module loaded and stopped
+  where it reads, refused before the model (the core, the scenario parser and reader, the
+  trace replay, their libraries) loads.
 """
 
 from __future__ import annotations
@@ -19,6 +20,14 @@ from benchmarks.measure import Case, Outcome, Params, Timings, cli_command, run_
 MODULE = "benchmarks.startup_bench"
 COMMANDS = ("diagnose", "plan", "report", "snapshot", "whatif", "replay", "serve")
 GOAL_S = 0.15
+# Each refusal case's flags; MISSING (and the rest of {tmp}) is not there, NODES is a node list.
+REFUSALS = {
+    "diagnose": ("--scenario", "MISSING"),
+    "plan": ("--scenario", "MISSING"),
+    "whatif": ("--scenario", "MISSING"),
+    "report": ("--scenario", "MISSING", "--output-dir", "{tmp}/out"),
+    "replay": ("--nodes", "NODES", "--pods", "MISSING"),
+}
 
 
 def cases(quick: bool) -> list[Case]:
@@ -45,15 +54,23 @@ def cases(quick: bool) -> list[Case]:
             )
             for name in COMMANDS
         ),
-        Case(
-            MODULE,
-            "refusal",
-            "`xgpu-advisor diagnose --scenario MISSING`: the command loaded, stopped at its input",
-            repeats=repeats,
-            goal_phase="whole process",
-            goal_seconds=GOAL_S,
+        *(
+            Case(
+                MODULE,
+                "refusal",
+                f"`xgpu-advisor {name} {_shown(flags)}`: refused at its input",
+                params={"command": name},
+                repeats=repeats,
+                goal_phase="whole process",
+                goal_seconds=GOAL_S,
+            )
+            for name, flags in REFUSALS.items()
         ),
     ]
+
+
+def _shown(flags: tuple[str, ...]) -> str:
+    return " ".join(flags).replace("{tmp}/", "")
 
 
 def _help(params: Params, repeats: int) -> Outcome:
@@ -68,11 +85,16 @@ def _help(params: Params, repeats: int) -> Outcome:
     return Outcome(timings, {"peak_rss_kib": peak})
 
 
-def _refusal(repeats: int) -> Outcome:
+def _refusal(params: Params, repeats: int) -> Outcome:
+    name = str(params.get("command", "diagnose"))
     timings = Timings()
     peak = 0
     with tempfile.TemporaryDirectory(prefix="xgpu-bench-") as tmp:
-        command = [*cli_command(), "diagnose", "--scenario", str(Path(tmp) / "missing.yaml")]
+        nodes = Path(tmp) / "nodes.csv"
+        nodes.write_text("sn,gpu,model\nn1,2,V100\n")  # read, so that replay stops at --pods
+        named = {"MISSING": str(Path(tmp) / "missing"), "NODES": str(nodes)}
+        flags = [named.get(f, f).replace("{tmp}", tmp) for f in REFUSALS[name]]
+        command = [*cli_command(), name, *flags]
         for _ in range(repeats):
             child = run_child(command, expect=2)  # a missing file: one line, exit 2
             timings.add("whole process", child.wall, child.cpu)
@@ -84,5 +106,5 @@ def run_case(name: str, params: Params, repeats: int) -> Outcome:
     if name == "help":
         return _help(params, repeats)
     if name == "refusal":
-        return _refusal(repeats)
+        return _refusal(params, repeats)
     raise ValueError(f"unknown case {name!r}")

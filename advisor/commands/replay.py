@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from advisor.commands import emit
-from advisor.core.fragmentation import fragmentation
-from advisor.core.model import Policy, Scheduler
+from advisor.defaults import BUILT_IN_CARD_POLICIES
 from advisor.errors import InputError
-from advisor.output.fragmentation import replay_fragmentation_json
-from advisor.replay import read_trace, replay
-from advisor.scenario import save_scenario
-from advisor.scenario.profile import defaults
-from advisor.schemas import ReplayJson
+from advisor.trace_rows import read_trace_rows
+
+# The model (the core, numpy, the output) loads once the trace is read, so that a missing or
+# unreadable file is refused at once (README "Start-up").
+if TYPE_CHECKING:
+    from advisor.schemas import ReplayJson
 
 
 def markdown(figures: ReplayJson) -> str:
@@ -59,15 +60,24 @@ def _node_rows(figures: ReplayJson) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    scheduler = Scheduler(args.scheduler)
-    default, card_policies, _ = defaults(scheduler.profile)
-    card = args.card_policy or default.card
-    if card not in card_policies:
+    # The profile's default card policy is one it knows; a given one is checked here.
+    card_policies = BUILT_IN_CARD_POLICIES[args.scheduler]
+    if args.card_policy is not None and args.card_policy not in card_policies:
         raise InputError(
-            f"--card-policy {card}: {scheduler.profile} knows {', '.join(card_policies)}"
+            f"--card-policy {args.card_policy}: {args.scheduler} knows {', '.join(card_policies)}"
         )
-    policy = Policy(node=args.node_policy or default.node, card=card)
-    result = replay(read_trace(args.nodes, args.pods, policy, args.resources, scheduler))
+    rows = read_trace_rows(args.nodes, args.pods, args.resources == "all")
+    from advisor.core.fragmentation import fragmentation
+    from advisor.core.model import Policy, Scheduler
+    from advisor.output.fragmentation import replay_fragmentation_json
+    from advisor.replay import replay, trace_from_rows
+    from advisor.scenario import save_scenario
+    from advisor.scenario.profile import defaults
+
+    scheduler = Scheduler(args.scheduler)
+    default, _, _ = defaults(scheduler.profile)
+    policy = Policy(node=args.node_policy or default.node, card=args.card_policy or default.card)
+    result = replay(trace_from_rows(rows, policy, args.resources, scheduler))
     figures = result.figures()
     figures["fragmentation"] = replay_fragmentation_json(fragmentation(result.end_state()))
     text = json.dumps(figures, indent=2) if args.format == "json" else markdown(figures)

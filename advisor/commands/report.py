@@ -18,20 +18,21 @@ import time
 import urllib.error
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from advisor.commands.archive import INDEX, store_run
 from advisor.commands.cluster_input import read_input
 from advisor.commands.flags.rightsizing import rightsizing_settings
 from advisor.commands.flags.scheduler import scheduler_choice
-from advisor.core.diagnosis import EVERY_CAUSE, shown_causes
 from advisor.errors import EXIT_FINDINGS, InputError
-from advisor.metrics import push, write_textfile
-from advisor.report import Report, ReportInputs, ReportOptions, build_report
-from advisor.scenario import write_atomic
-from advisor.sources.history import usage_history
 from advisor.words import plural
+
+# The model, the report's code and their libraries (numpy, pandas, prometheus_client) load
+# once the cluster is read, so that a missing or unreadable input is refused at once
+# (README "Start-up").
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from advisor.report import Report, ReportInputs
 
 REPORT_FILES = ("report.json", "report.md", "report.html")
 
@@ -44,6 +45,8 @@ def _inputs(args: argparse.Namespace) -> ReportInputs:
 async def _read(args: argparse.Namespace, now: float) -> ReportInputs:
     """State, then history, in one event loop (one connection pool, one loop to set up)."""
     read = await read_input(args, scheduler_choice(args))
+    from advisor.report import ReportInputs
+
     stale = tuple(
         {
             "subject": s.subject,
@@ -59,6 +62,8 @@ async def _read(args: argparse.Namespace, now: float) -> ReportInputs:
         # Owners from the final cluster: with --pods-from only the file knows them, and
         # right-sizing groups (and shrinks) running pods by owner.
         owners = {p.name: p.owner for p in inputs.cluster.pods if p.owner}
+        from advisor.sources.history import usage_history
+
         history = await usage_history(
             config.prometheus, args.history, args.history_step, owners=owners, source=config
         )
@@ -108,6 +113,8 @@ def _writable_later(directory: Path, created: list[Path]) -> bool:
 
 def _summary_line(report: Report) -> str:
     """Pending pods by cause and what the plans rescue: the run in one line."""
+    from advisor.core.diagnosis import shown_causes
+
     summary = report.data["diagnosis"]["summary"]
     plan = report.data["plan"]["summary"]
     # the job layer's causes too (gang, queue, quota), as every page counts them
@@ -121,6 +128,10 @@ def _summary_line(report: Report) -> str:
 
 def _write(args: argparse.Namespace, report: Report, texts: dict[str, str]) -> str:
     """Every output of the run; where its reports went."""
+    from advisor.commands.archive import INDEX, store_run
+    from advisor.metrics import write_textfile
+    from advisor.scenario import write_atomic
+
     where = []
     if args.reports is not None:  # first: a run that fails there leaves nothing behind
         summary = {"generated_at": report.data["generated_at"], "summary": _summary_line(report)}
@@ -149,6 +160,10 @@ def run(args: argparse.Namespace) -> int:
         # Found before any report is replaced: a run writes all of its outputs or none.
         raise InputError(f"--textfile {args.textfile}: {args.textfile.parent} is not a directory")
     inputs = _inputs(args)
+    from advisor.core.diagnosis import EVERY_CAUSE
+    from advisor.metrics import push
+    from advisor.report import ReportOptions, build_report
+
     options = ReportOptions(time_budget_s=args.time_budget, rightsizing=rightsizing_settings(args))
     report = build_report(inputs, options, time.monotonic)
     texts = _render(report)  # everything rendered before anything is written

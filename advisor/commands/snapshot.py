@@ -14,14 +14,17 @@ from datetime import UTC, datetime
 
 from advisor.commands.cluster_input import read_cluster
 from advisor.commands.flags.scheduler import scheduler_choice
-from advisor.core.times import rfc3339
 from advisor.errors import InputError
-from advisor.scenario import ScenarioError, save_scenario, scenario_from_data, scenario_to_data
 from advisor.words import plural
 
 
 def run(args: argparse.Namespace) -> int:
     read = read_cluster(args, scheduler_choice(args))
+    # The scenario writer and its reader (the core, PyYAML) only now, once there is a
+    # cluster: an unusable input is refused before they load (README "Start-up").
+    from advisor.core.times import rfc3339
+    from advisor.scenario import ScenarioError, save_scenario, scenario_from_data, scenario_to_data
+
     cluster, source, scheduler = read.cluster, read.source, read.scheduler
     # The time it was taken: the file's Pending ages stay those of this moment (§12).
     cluster = replace(cluster, now=cluster.now or rfc3339(datetime.now(UTC)))

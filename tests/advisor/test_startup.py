@@ -18,8 +18,14 @@ from advisor.commands.flags.commands import COMMANDS, DEFAULT_MAX_EVICTIONS_TEXT
 from advisor.core.model import POLICIES
 from advisor.core.plan import DEFAULT_BUDGET, PlanOptions
 from advisor.core.profiles import profile_names
-from advisor.defaults import BUILT_IN_PROFILES, NODE_POLICIES, RightsizingSettings
+from advisor.defaults import (
+    BUILT_IN_CARD_POLICIES,
+    BUILT_IN_PROFILES,
+    NODE_POLICIES,
+    RightsizingSettings,
+)
 from advisor.scenario import DEFAULT_LIMITS
+from advisor.scenario.profile import defaults
 from tests.realparts import DEMO
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,15 +77,38 @@ def test_a_bad_flag_is_refused_before_the_command_loads() -> None:
     assert under(modules, HEAVY + MODEL) == []
 
 
+# The scenario's text reader, which every command that reads a cluster imports.
+READER = ["advisor.scenario", "advisor.scenario.errors", "advisor.scenario.text"]
+# Each command given an input file that is not there ({tmp}: a fresh folder), and the
+# modules of MODEL it may load before it refuses it: the reader of that file only.
+MISSING_INPUT = [
+    *(
+        ([name, "--scenario", "{tmp}/missing.yaml"], READER)
+        for name in ("diagnose", "plan", "whatif")
+    ),
+    (["report", "--scenario", "{tmp}/missing.yaml", "--output-dir", "{tmp}/out"], READER),
+    (["replay", "--nodes", "{tmp}/missing.csv", "--pods", "{tmp}/pods.csv"], []),
+    (["replay", "--nodes", "{tmp}/nodes.csv", "--pods", "{tmp}/pods.csv"], []),  # nodes read
+]
+
+
 @pytest.mark.realservices
-def test_a_missing_scenario_is_refused_before_the_model_loads(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("argv", "reader"),
+    MISSING_INPUT,
+    ids=["diagnose", "plan", "whatif", "report", "replay-nodes", "replay-pods"],
+)
+def test_a_missing_input_is_refused_before_the_model_loads(
+    argv: list[str], reader: list[str], tmp_path: Path
+) -> None:
     # The command's own module and the file's reader load; the core, the scenario parser
-    # and reader, the output and their libraries wait for something to judge.
-    modules = loaded("diagnose", "--scenario", str(tmp_path / "missing.yaml"))
-    assert "advisor.commands.diagnose" in modules
+    # and reader, the trace replay, the output and their libraries
+    # wait for something to judge.
+    (tmp_path / "nodes.csv").write_text("sn,gpu,model\nn1,2,V100\n")
+    modules = loaded(*(a.replace("{tmp}", str(tmp_path)) for a in argv))
+    assert f"advisor.commands.{argv[0]}" in modules
     assert under(modules, HEAVY) == []
-    reader = ["advisor.scenario", "advisor.scenario.errors", "advisor.scenario.text"]
-    assert under(modules, MODEL) == reader
+    assert under(modules, (*MODEL, "advisor.replay", "advisor.report", "advisor.metrics")) == reader
 
 
 @pytest.mark.realservices
@@ -98,6 +127,11 @@ def test_the_scenario_package_gives_every_name_it_exports() -> None:
 
 def test_the_built_in_profiles_are_the_ones_registered() -> None:
     assert profile_names()[: len(BUILT_IN_PROFILES)] == BUILT_IN_PROFILES
+    assert list(BUILT_IN_CARD_POLICIES) == list(BUILT_IN_PROFILES)
+    for name in BUILT_IN_PROFILES:  # replay checks a given card policy with these alone
+        default, card_policies, _ = defaults(name)
+        assert BUILT_IN_CARD_POLICIES[name] == card_policies
+        assert default.card in card_policies
     assert NODE_POLICIES == POLICIES
 
 

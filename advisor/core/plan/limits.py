@@ -16,16 +16,12 @@ The ratio of evictions (or their cost) to rescued GPUs only ranks plans.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 from advisor.core.model import Pod
 from advisor.core.plan.cost import owner_kind
-from advisor.defaults import DEFAULT_MAX_EVICTIONS
-
-Per = Literal["advice", "card", "gpu"]
+from advisor.defaults import DEFAULT_MAX_EVICTIONS, Per, eviction_budget_parts, never_evict_parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,21 +51,7 @@ class EvictionBudget:
     @staticmethod
     def parse(text: str) -> EvictionBudget:
         """ "N" (a count), "N/card" or "N/gpu"; ValueError saying what is wrong otherwise."""
-        amount_text, _, per = text.strip().partition("/")
-        per = per.strip().lower() or "advice"
-        if per not in ("advice", "card", "gpu") or (per == "advice" and "/" in text):
-            raise ValueError(f"expected N, N/card or N/gpu, got {text!r}")
-        try:
-            amount = float(amount_text)
-        except ValueError:
-            raise ValueError(f"expected N, N/card or N/gpu, got {text!r}") from None
-        if not math.isfinite(amount) or amount < 0:
-            raise ValueError(f"expected a number >= 0 before the unit, got {text!r}")
-        if per == "advice" and amount != int(amount):
-            raise ValueError(f"a count of evictions is a whole number, got {text!r}")
-        return EvictionBudget(
-            amount, "card" if per == "card" else "gpu" if per == "gpu" else "advice"
-        )
+        return EvictionBudget(*eviction_budget_parts(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,15 +66,7 @@ class NeverEvict:
     @staticmethod
     def parse(text: str) -> NeverEvict:
         """ "key=value" (a label) or a Kind ("StatefulSet"); ValueError otherwise."""
-        text = text.strip()
-        if "=" in text:
-            key, _, value = text.partition("=")
-            if not key.strip():
-                raise ValueError(f"expected key=value or an owner kind, got {text!r}")
-            return NeverEvict(key=key.strip(), value=value.strip())
-        if not text or not text.replace(".", "").isalnum():
-            raise ValueError(f"expected key=value or an owner kind, got {text!r}")
-        return NeverEvict(kind=text)
+        return NeverEvict(*never_evict_parts(text))
 
     @property
     def text(self) -> str:
