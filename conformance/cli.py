@@ -84,6 +84,15 @@ def main(argv: list[str] | None = None) -> int:
         )
         for d in diffs:
             print(f"  {d}")
+        files, pods, diffs = session_preempt.run_files(args.scenarios)
+        explained = [d for d in diffs if d.startswith(session_compare.EXPLAINED)]
+        print(
+            f"{len(diffs) - len(explained)} differences ({len(explained)} more explained) for "
+            f"{pods} pods in {files} volcano-vgpu scenario files (Volcano v1.14.1's session: "
+            "placed or not, node, gang states, preemption)"
+        )
+        for d in diffs:
+            print(f"  {d}")
     return 0
 
 

@@ -23,11 +23,12 @@ whole.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from advisor.core.gang import diagnose_jobs
 from advisor.core.preemption import Preemption
-from advisor.scenario import ScenarioError, scenario_from_data
+from advisor.scenario import ScenarioError, parse_text, scenario_from_data
 from conformance import harness, session_compare
 from conformance.session_compare import EXPLAINED, generate_gangs
 
@@ -304,3 +305,28 @@ def report(n: int, seed: int) -> list[str]:
     ]
     lines += [f"    {d}" for d in apart[:20]]
     return lines
+
+
+def run_files(paths: list[Path]) -> tuple[int, int, list[str]]:
+    """The scenario files of profile volcano-vgpu (another profile's cards are not what
+    Volcano's deviceshare reads) through Volcano's session beside the advisor: (files, their
+    Pending pods, what differs: session_compare's lines and the preemption's, each after its
+    file's name, an explained one starting with EXPLAINED)."""
+    datas = []
+    for path in paths:
+        data = parse_text(path.read_text(), str(path))
+        if isinstance(data, dict) and (data.get("scheduler") or {}).get("profile") == PROFILE:
+            datas.append((path, data))
+    results = harness.run_scenarios("volcano", [data for _, data in datas])
+    pods, diffs = 0, []
+    for (path, data), result in zip(datas, results, strict=True):
+        pods += len(result["pods"])
+        lines = session_compare.differences(data, result) + differences(data, result)[0]
+        diffs += [
+            (EXPLAINED if line.startswith(EXPLAINED) else "") + f"{path.name}: {line}"
+            for line in lines
+        ]
+    return len(datas), pods, diffs
+
+
+PROFILE = "volcano-vgpu"
