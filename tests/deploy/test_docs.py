@@ -278,6 +278,7 @@ def test_documented_commands_use_only_real_flags(parsers: dict[str, set[str]]) -
 # the Pushgateway, kubectl (the plan script), the cluster-autoscaler.
 OTHER_PROGRAMS_FLAGS = {
     "--quick",
+    "--only",  # python -m benchmarks.run
     "--strict",
     "--persistence.file",
     "--raw",
