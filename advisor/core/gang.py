@@ -24,8 +24,10 @@ Read from Volcano v1.15.1:
 
 Queues, enqueue (core.session, core.queues) and HAMi's namespace quotas (core.quota) decide
 before the cards: a task its queue refuses, or its quota, gets cause `queue` or `quota`.
-Not modelled here: task roles (minTaskMember) and pipelining; preemption is judged after
-the cycle, on its final state (`core.preemption`). Every output judges by `judge`; plans
+Not modelled here: task roles (minTaskMember: read, and named in the run's "not yet
+modelled" warning where Volcano would check them, `Group.role_checked`) and pipelining;
+preemption is judged after the cycle, on its final state (`core.preemption`). Every output
+judges by `judge`; plans
 move and rescue gangs only whole and are checked by `judge` (`core.plan.board`), and
 scale-down never moves a member (`model.gang_members`), so none of them contradicts it.
 """
