@@ -28,7 +28,7 @@ def generate_gangs(seed: int) -> dict[str, Any]:
     """A volcano-vgpu cluster (generate.py's nodes and running pods) whose Pending pods
     come in PodGroups of min_member 2 to 8, some members alike, some groups short of
     members, beside pods of no group; on most, queues (conformance/session_queues.py); some
-    groups with their status.phase given (the others inferred)."""
+    groups with their status.phase given (the others inferred), some with task roles."""
     data = generate(seed, max_pending=10, profile="volcano-vgpu")
     data["policy"] = {"card": "legacy"}
     data["scheduler"].pop("schedule_weight", None)
@@ -68,7 +68,29 @@ def generate_gangs(seed: int) -> dict[str, Any]:
         (phase,) = phases.choices(PHASES, weights=weights)
         if phase is not None:
             group["phase"] = phase
+    add_roles(data, random.Random(seed * 7919 + 5))
     return data
+
+
+def add_roles(data: dict[str, Any], rng: random.Random) -> None:
+    """Task roles on some groups (their own draws: the rest stays as it was): each member a
+    `ps` or a `worker` (`volcano.sh/task-spec`), and on most of those a `min_task_member`
+    at, below or above what the members give, so Volcano's per-role checks, its skipping
+    of a failed role's tasks and NeedContinueAllocating's two rules all come up."""
+    members: dict[str, list[dict[str, Any]]] = {}
+    for pod in data["pods"]:
+        if "group" in pod and "node" not in pod:
+            members.setdefault(pod["group"], []).append(pod)
+    for group in data.get("groups", []):
+        pods = members.get(group["name"], [])
+        if len(pods) < 2 or rng.random() < 0.6:
+            continue
+        for pod in pods:
+            pod["role"] = "ps" if rng.random() < 0.3 else "worker"
+        if rng.random() < 0.7:
+            ps = sum(1 for p in pods if p["role"] == "ps")
+            wanted = {"ps": rng.randint(0, ps + 1), "worker": rng.randint(0, len(pods) - ps + 1)}
+            group["min_task_member"] = {r: n for r, n in wanted.items() if n or rng.random() < 0.5}
 
 
 PHASES = (None, "Inqueue", "Pending", "Running", "Unknown", "Completed")

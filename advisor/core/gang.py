@@ -22,14 +22,16 @@ Read from Volcano v1.15.1:
   cause `gang` and the job's FitError, the message upstream writes on its pod
   (cache.go RecordJobStatusEvent: no fit error of its own, so `job.FitError()`).
 
+Task roles (minTaskMember, the pods' `volcano.sh/task-spec`) follow core.roles: each role's
+own minimum in validity and readiness where Volcano checks it, a role's later tasks skipped
+once one failed, and when a failure ends the job's turn.
+
 Queues, enqueue (core.session, core.queues) and HAMi's namespace quotas (core.quota) decide
 before the cards: a task its queue refuses, or its quota, gets cause `queue` or `quota`.
-Not modelled here: task roles (minTaskMember: read, and named in the run's "not yet
-modelled" warning where Volcano would check them, `Group.role_checked`) and pipelining;
-preemption is judged after the cycle, on its final state (`core.preemption`). Every output
-judges by `judge`; plans move and rescue gangs only whole and are checked by `judge`
-(`core.plan.board`), and scale-down never moves a member (`model.gang_members`), so none of
-them contradicts it.
+Not modelled here: pipelining; preemption is judged after the cycle, on its final state
+(`core.preemption`). Every output judges by `judge`; plans move and rescue gangs only
+whole and are checked by `judge` (`core.plan.board`), and scale-down never moves a member
+(`model.gang_members`), so none of them contradicts it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from advisor.core.jobs import DEFAULT_QUEUE, GroupOutcome, GroupState
 from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.quota import QuotaBook
+from advisor.core.roles import Roles, skip_message
 from advisor.core.session import QueueSession
 from advisor.core.state import CardState, Shape
 from advisor.defaults import DEFAULT_NODE_DETAIL
@@ -74,9 +77,20 @@ class _Job:
     members: int = 0  # running + Pending: len(JobInfo.Tasks)
     valid_checked: bool = False
     queue: str = DEFAULT_QUEUE
+    roles: Roles | None = None  # its task roles (core.roles); set by `_jobs`
+    # its members with a fit error this session, first per role what a skipped task echoes
+    failures: list[tuple[PodDiagnosis, list[int], Shape]] = field(default_factory=list)
 
     def key(self) -> tuple[int, bool, int]:
         return (-self.priority, self.ready + self.placed >= self.min_member, self.first)
+
+    def role_book(self) -> Roles:
+        assert self.roles is not None
+        return self.roles
+
+    def is_ready(self) -> bool:
+        """The gang plugin's JobReadyFn: the count (IsReady) and each role (CheckTaskReady)."""
+        return self.ready + self.placed >= self.min_member and self.role_book().ready_roles()
 
 
 def diagnose_jobs(
@@ -98,10 +112,15 @@ def diagnose_jobs(
     outcomes: dict[str, GroupState] = {}
     while (i := session.pop()) is not None:
         job = jobs[i]
+        roles = job.role_book()
         valid = job.ready + len(job.tasks) + job.placed
-        if not job.valid_checked and valid < job.min_member:
+        if not job.valid_checked and (not roles.valid() or valid < job.min_member):
+            # the gang plugin's validJobFn: each role (CheckTaskValid), then the count
             message = (
-                f"Not enough valid tasks for gang-scheduling, valid: {valid}, min: {job.min_member}"
+                "Not enough valid pods of each task for gang-scheduling"
+                if not roles.valid()
+                else f"Not enough valid tasks for gang-scheduling, valid: {valid}, "
+                f"min: {job.min_member}"
             )
             verdicts.extend(
                 cycle.fails_alone(p) or PodDiagnosis(p, "gang", message) for p in job.tasks
@@ -112,30 +131,42 @@ def diagnose_jobs(
             continue
         job.valid_checked = True
         tried: list[tuple[PodDiagnosis, list[int], Shape]] = []
+        tried_before = job.failures  # fit errors of earlier turns count (NodesFitErrors)
         while job.tasks:  # until a placement leaves the job ready, or NeedContinueAllocating
             pod = job.tasks.pop(0)
             held = session.refusal(job, pod)  # the queue's Allocatable, then HAMi's quota
             cause: Cause = "queue"
             if held is None:
                 held, cause = quotas.refusal(pod), "quota"
+            if held is None and roles.skipped(pod):  # its role already failed: not tried
+                first = next(v for v, _, _ in tried_before if v.pod.role == pod.role)
+                verdict = replace(first, pod=pod, message=skip_message(pod))
+                tried.append((verdict, [], Shape.of_pod(pod)))
+                tried_before.append((verdict, [], Shape.of_pod(pod)))
+                continue
             verdict = PodDiagnosis(pod, cause, held) if held is not None else cycle.visit(pod)
             tried.append((verdict, _positions(cycle, verdict.placement), Shape.of_pod(pod)))
             if verdict.placement is not None:
                 job.placed += 1
+                roles.place(pod)
                 session.placed(job, pod)
                 quotas.add(pod, verdict.placement)
-                if job.ready + job.placed >= job.min_member:
+                if job.is_ready():
                     break
-            elif held is None and job.min_member >= job.members:
-                break  # every member needed: one that fits nowhere ends the turn
+            elif held is None:
+                roles.fail(pod)
+                tried_before.append(tried[-1])
+                if job.min_member >= job.members or not roles.go_on():
+                    break  # NeedContinueAllocating: the job's turn ends here
         refused = session.left_to_nodes.get(i)
-        if refused is not None and job.ready + job.placed >= job.min_member:
+        if refused is not None and job.is_ready():
             # Volcano's enqueue refused it and allocate never tries it: where the nodes
             # would take it, the cluster's size does not explain it, so it stays Pending
             for verdict, positions, shape in tried:
                 if verdict.placement is not None:
                     cycle.state.release(positions, shape)
                     session.placed(job, verdict.pod, placed=False)
+                    roles.place(verdict.pod, placed=False)
             held_pods = [v.pod for v, _, _ in tried] + job.tasks
             job.tasks, job.placed = [], 0
             verdicts.extend(PodDiagnosis(p, "queue", refused) for p in held_pods)
@@ -143,7 +174,7 @@ def diagnose_jobs(
                 outcomes[key] = "not-admitted"
             session.done()
             continue
-        if job.ready + job.placed >= job.min_member:
+        if job.is_ready():
             verdicts.extend(v for v, _, _ in tried)
             if job.tasks:  # a ready job comes back for one more task per turn
                 session.again(i)
@@ -224,6 +255,10 @@ def _with_preemption(
 def _jobs(cluster: Cluster, volcano: bool) -> list[_Job]:
     groups = {g.name: g for g in cluster.jobs.groups} if volcano else {}
     running = Counter(p.group for p in cluster.running if p.group is not None)
+    running_pods: dict[str, list[Pod]] = {}
+    for pod in cluster.running:
+        if pod.group is not None:
+            running_pods.setdefault(pod.group, []).append(pod)
     jobs: dict[str, _Job] = {}
     order: list[_Job] = []
     for index, pod in enumerate(cluster.pods):
@@ -242,6 +277,8 @@ def _jobs(cluster: Cluster, volcano: bool) -> list[_Job]:
         job.tasks.append(pod)
     for job in order:  # task order: priority, then creation
         job.members = job.ready + len(job.tasks)
+        mins = groups[job.name].min_task_member if job.name is not None else {}
+        job.roles = Roles.of(job.min_member, mins, running_pods.get(job.name or "", ()), job.tasks)
         ranked = sorted(enumerate(job.tasks), key=lambda item: (-item[1].priority, item[0]))
         job.tasks = [pod for _, pod in ranked]
     return order

@@ -56,6 +56,8 @@ PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")  # core/v1 PreemptionPol
 # Volcano files a pod under the PodGroup this annotation names, in the pod's namespace
 # (pkg/scheduler/api/job_info.go, getJobID; apis KubeGroupNameAnnotationKey).
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+# A pod's task role in its job (apis batch TaskSpecKey, read by api/job_info.go getTaskRole).
+TASK_SPEC = "volcano.sh/task-spec"
 # A pod Volcano may evict (pkg/scheduler/api/pod_info.go, GetPodPreemptable): the
 # annotation, else the label; absent: true; a value strconv.ParseBool refuses: false.
 PREEMPTABLE_KEY = "volcano.sh/preemptable"
@@ -139,8 +141,8 @@ class Group:
     min_resources: ResourceList = field(default_factory=frozen_resources)
     # its status.phase (GROUP_PHASES); None: inferred from its running members (§10.2)
     phase: str | None = None
-    # spec.minTaskMember: each task role's own minimum (its pods' `volcano.sh/task-spec`);
-    # read, not modelled (`role_checked`)
+    # spec.minTaskMember: each task role's own minimum (its pods' `volcano.sh/task-spec`;
+    # core.roles)
     min_task_member: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
@@ -196,8 +198,8 @@ def not_modelled(
     """What the cluster carries that a verdict would depend on but the model does not judge
     under its profile: gangs (min_member above 1) and queues other than `default` unless
     Volcano's session judges them (core.gang, core.session), quotas unless HAMi's card fit
-    does (core.quota; `SessionRules.device_quota`), and task roles' own minimums (none
-    does)."""
+    does (core.quota; `SessionRules.device_quota`), and task roles' own minimums unless the
+    gangs are judged (core.roles)."""
     found = []
     gangs = [] if gangs_judged else [g.name for g in jobs.groups if g.min_member > 1]
     if gangs:
@@ -209,8 +211,8 @@ def not_modelled(
     if jobs.quotas and not quotas_judged:
         spaces = sorted({q.namespace for q in jobs.quotas})
         found.append(f"resource quotas in {_some(spaces)}")
-    roles = [g.name for g in jobs.groups if g.role_checked()]
-    if roles:  # no profile judges them: verdicts count min_member over every role
+    roles = [] if gangs_judged else [g.name for g in jobs.groups if g.role_checked()]
+    if roles:  # judged with the gangs (core.roles); elsewhere min_member over every role
         found.append(f"task roles' own minimums of {_some(roles)}")
     return found
 

@@ -168,6 +168,8 @@ class Pod:
     group: str | None = None
     preemptable: bool = True
     preemption_policy: str = "PreemptLowerPriority"
+    # its task role in its job: `volcano.sh/task-spec` (annotation, else label; §10.1)
+    role: str | None = None
 
     @property
     def namespace(self) -> str:

@@ -44,7 +44,7 @@ from advisor.core.quantity import quantity_milli
 from advisor.scenario.strict import Reader, kind
 
 JOB_KEYS = ("queues", "groups", "quotas")  # top-level
-POD_JOB_KEYS = {"group", "preemptable", "preemption_policy"}
+POD_JOB_KEYS = {"group", "preemptable", "preemption_policy", "role"}
 # under `scheduler:`
 SESSION_KEYS = ("actions", "gang", "overcommit_factor", "queue_plugin", "preemption")
 MAX_OVERCOMMIT = 1000.0
@@ -269,10 +269,13 @@ def _group_data(g: Group) -> dict[str, Any]:
 
 
 def read_pod_jobs(r: Reader, m: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """A pod's `group`, `preemptable` and `preemption_policy`, as keyword arguments of `Pod`."""
+    """A pod's `group`, `role`, `preemptable` and `preemption_policy`, as keyword arguments
+    of `Pod`."""
     fields: dict[str, Any] = {}
     if "group" in m:
         fields["group"] = r.string(m["group"], f"{where}.group")
+    if "role" in m:
+        fields["role"] = r.string(m["role"], f"{where}.role")
     if "preemptable" in m:
         fields["preemptable"] = r.boolean(m["preemptable"], f"{where}.preemptable")
     if "preemption_policy" in m:
@@ -304,6 +307,8 @@ def pod_jobs_data(pod: Pod) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if pod.group is not None:
         data["group"] = pod.group
+    if pod.role is not None:
+        data["role"] = pod.role
     if not pod.preemptable:
         data["preemptable"] = False
     if pod.preemption_policy != "PreemptLowerPriority":

@@ -26,6 +26,7 @@ from advisor.core.jobs import (
     PREEMPTABLE_KEY,
     PREEMPTION_POLICIES,
     QUEUE_STATES,
+    TASK_SPEC,
     VOLCANO_ACTIONS,
     Gang,
     Group,
@@ -278,9 +279,9 @@ def scheduler_conf(configmaps: Sequence[Any], warnings: list[str]) -> dict[str, 
     return settings
 
 
-def pod_job(item: object) -> tuple[str | None, bool, str]:
+def pod_job(item: object) -> tuple[str | None, bool, str, str | None]:
     """The pod's group (namespace/name, None: no annotation), whether Volcano may evict it,
-    and its preemption policy."""
+    its preemption policy and its task role."""
     metadata, spec = _object(_object(item).get("metadata")), _object(_object(item).get("spec"))
     annotations, labels = _object(metadata.get("annotations")), _object(metadata.get("labels"))
     namespace = metadata.get("namespace")
@@ -288,7 +289,22 @@ def pod_job(item: object) -> tuple[str | None, bool, str]:
     group = f"{namespace}/{name}" if isinstance(name, str) and name and namespace else None
     policy = spec.get("preemptionPolicy")
     known = policy if isinstance(policy, str) and policy in PREEMPTION_POLICIES else None
-    return group, _preemptable(annotations, labels), known or "PreemptLowerPriority"
+    return (
+        group,
+        _preemptable(annotations, labels),
+        known or "PreemptLowerPriority",
+        _role(annotations, labels),
+    )
+
+
+def _role(annotations: Mapping[str, Any], labels: Mapping[str, Any]) -> str | None:
+    """Volcano's getTaskRole (pkg/scheduler/api/job_info.go): the `volcano.sh/task-spec`
+    annotation, else the label (the job controller writes both); empty: none."""
+    for where in (annotations, labels):
+        value = where.get(TASK_SPEC)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 # What Go's strconv.ParseBool reads as true (anything else is false or refused: false).

@@ -99,6 +99,7 @@ def _fact_fields(facts: PodFacts) -> dict[str, Any]:
         "group": facts.group,
         "preemptable": facts.preemptable,
         "preemption_policy": facts.preemption_policy,
+        "role": facts.role,
     }
 
 

@@ -179,7 +179,7 @@ def pod_facts(obj: Any, volcano: bool = False) -> PodFacts:
     item = _object(obj)
     metadata, status = _object(item.get("metadata")), _object(item.get("status"))
     labels = metadata.get("labels")
-    group, preemptable, policy = pod_job(item)
+    group, preemptable, policy, role = pod_job(item)
     return PodFacts(
         _time(status.get("startTime")),
         MappingProxyType(
@@ -192,6 +192,7 @@ def pod_facts(obj: Any, volcano: bool = False) -> PodFacts:
         policy,
         created=_time(metadata.get("creationTimestamp")),
         scheduled=_scheduled(status.get("conditions")),
+        role=role if volcano else None,
     )
 
 

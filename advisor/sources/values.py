@@ -58,6 +58,7 @@ class PodFacts:
     # metadata.creationTimestamp and the PodScheduled condition's time (§12.3), as started.
     created: str | None = None
     scheduled: str | None = None
+    role: str | None = None  # its task role: `volcano.sh/task-spec`, annotation else label
 
 
 def _frozen_facts() -> Mapping[str, PodFacts]:

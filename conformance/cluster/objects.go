@@ -34,12 +34,14 @@ const (
 	handshakeValue      = "Requesting_2099.01.01 00:00:00"
 	preemptableKey      = "volcano.sh/preemptable"
 	IDsAnnotation       = "volcano.sh/vgpu-ids-new" // vgpu.AssignedIDsAnnotations
-	vgpuNumber          = "volcano.sh/vgpu-number"
-	vgpuMemory          = "volcano.sh/vgpu-memory"
-	vgpuCores           = "volcano.sh/vgpu-cores"
-	vgpuPercent         = "volcano.sh/vgpu-memory-percentage"
-	defaultVgpus        = 10 // docs/design.md §9.2: volcano-vgpu's max_vgpus_per_card
-	queueName           = "default"
+	// TaskSpecAnnotation is a pod's task role (batch.TaskSpecKey, read by getTaskRole).
+	TaskSpecAnnotation = "volcano.sh/task-spec"
+	vgpuNumber         = "volcano.sh/vgpu-number"
+	vgpuMemory         = "volcano.sh/vgpu-memory"
+	vgpuCores          = "volcano.sh/vgpu-cores"
+	vgpuPercent        = "volcano.sh/vgpu-memory-percentage"
+	defaultVgpus       = 10 // docs/design.md §9.2: volcano-vgpu's max_vgpus_per_card
+	queueName          = "default"
 )
 
 // Allocatable of a node whose scenario says nothing: unconstrained, as the advisor reads it.
@@ -202,6 +204,7 @@ func (c *Cluster) jobs(s *Scenario, priorities map[int32]bool) error {
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: c.groupCreated[g.Name]},
 			Spec: vcv1beta1.PodGroupSpec{
 				Queue: queue, MinMember: min, PriorityClassName: className(g.Priority),
+				MinTaskMember: g.MinTaskMember,
 			},
 			Status: vcv1beta1.PodGroupStatus{Phase: phase},
 		}
@@ -341,6 +344,9 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 	}
 	if !p.System {
 		annotations[vcv1beta1.KubeGroupNameAnnotationKey] = group
+	}
+	if p.Role != "" {
+		annotations[TaskSpecAnnotation] = p.Role
 	}
 	if p.Preemptable != nil {
 		annotations[preemptableKey] = fmt.Sprint(*p.Preemptable)

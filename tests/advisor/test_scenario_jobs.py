@@ -237,10 +237,11 @@ def test_not_modelled_names_what_a_verdict_would_depend_on() -> None:
 
 
 def test_task_roles_read_write_back_and_warn_where_volcano_checks_them() -> None:
-    """`min_task_member` is a PodGroup's spec.minTaskMember. Volcano checks each role's own
-    minimum only where minMember is not below their sum (v1.15.1 api/job_info.go
-    CheckTaskValid, CheckTaskReady); no profile models the roles, so such a group is named
-    in the warning, under Volcano's session too, and the others are not."""
+    """`min_task_member` is a PodGroup's spec.minTaskMember, a pod's `role` its
+    `volcano.sh/task-spec`. Volcano checks each role's own minimum only where minMember is
+    not below their sum (v1.15.1 api/job_info.go CheckTaskValid, CheckTaskReady); the job
+    cycle judges them with the gangs (core.roles), so such a group is named in the warning
+    only where gangs are not judged, and the others never are."""
     groups = [
         {"name": "ml/checked", "min_member": 3, "min_task_member": {"master": 1, "worker": 2}},
         {"name": "ml/skipped", "min_member": 2, "min_task_member": {"master": 1, "worker": 2}},
@@ -253,8 +254,21 @@ def test_task_roles_read_write_back_and_warn_where_volcano_checks_them() -> None
     assert scenario_from_data(written, "s.yaml") == cluster
     assert "min_task_member" not in scenario_to_data(load(groups=[{"name": "ml/g"}]))["groups"][0]
     assert [g.role_checked() for g in cluster.jobs.groups] == [True, False, False]
-    judged = not_modelled(cluster.jobs, gangs_judged=True, queues_judged=True)
-    assert judged == ["task roles' own minimums of ml/checked"]
+    assert not_modelled(cluster.jobs, gangs_judged=True, queues_judged=True) == []
+    unjudged = not_modelled(cluster.jobs, gangs_judged=False, queues_judged=True)
+    assert unjudged[-1] == "task roles' own minimums of ml/checked"
+    pods = [
+        {
+            "name": "ml/w",
+            "group": "ml/checked",
+            "role": "worker",
+            "request": {"gpus": 1, "memory_mib": 1024},
+        }
+    ]
+    with_role = load(groups=groups, pods=pods)
+    assert with_role.pods[0].role == "worker"
+    assert scenario_to_data(with_role)["pods"][0]["role"] == "worker"
+    assert scenario_from_data(scenario_to_data(with_role), "s.yaml") == with_role
 
 
 def demo_with_jobs() -> tuple[dict[str, Any], dict[str, Any]]:

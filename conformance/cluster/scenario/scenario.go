@@ -117,6 +117,7 @@ type Pod struct {
 	Created   string `json:"created"`
 	Scheduled string `json:"scheduled"`
 	Group     string `json:"group"` // a PodGroup of the scenario's groups
+	Role      string `json:"role"`  // its task role: the volcano.sh/task-spec annotation
 	// The session's preemption rules (its preempt and reclaim actions, and kube's
 	// DefaultPreemption).
 	Preemptable      *bool  `json:"preemptable"`
@@ -162,6 +163,8 @@ type Group struct {
 	Priority     int32               `json:"priority"`
 	MinResources map[string]Quantity `json:"min_resources"`
 	Phase        string              `json:"phase"` // status.phase; empty: inferred (objects.go)
+	// spec.minTaskMember: each task role's own minimum
+	MinTaskMember map[string]int32 `json:"min_task_member"`
 }
 
 type Policy struct {

@@ -265,7 +265,24 @@ def test_preemptable_follows_get_pod_preemptable(
 ) -> None:
     """Volcano v1.15.1 pkg/scheduler/api/pod_info.go, GetPodPreemptable."""
     pod = objects.pod("p", namespace="ml", annotations=annotations, labels=labels)
-    assert pod_job(pod) == (None, preemptable, "PreemptLowerPriority")
+    assert pod_job(pod) == (None, preemptable, "PreemptLowerPriority", None)
+
+
+@pytest.mark.parametrize(
+    ("annotations", "labels", "role"),
+    [
+        ({"volcano.sh/task-spec": "worker"}, {"volcano.sh/task-spec": "ps"}, "worker"),
+        ({}, {"volcano.sh/task-spec": "ps"}, "ps"),  # no annotation: the label
+        ({"volcano.sh/task-spec": ""}, {"volcano.sh/task-spec": "ps"}, "ps"),  # empty: the label
+        ({}, {}, None),
+    ],
+)
+def test_a_pods_task_role_follows_get_task_role(
+    annotations: dict[str, str], labels: dict[str, str], role: str | None
+) -> None:
+    """Volcano v1.15.1 pkg/scheduler/api/job_info.go, getTaskRole."""
+    pod = objects.pod("p", namespace="ml", annotations=annotations, labels=labels)
+    assert pod_job(pod)[3] == role
 
 
 @pytest.mark.parametrize(
