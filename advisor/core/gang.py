@@ -27,9 +27,9 @@ before the cards: a task its queue refuses, or its quota, gets cause `queue` or 
 Not modelled here: task roles (minTaskMember: read, and named in the run's "not yet
 modelled" warning where Volcano would check them, `Group.role_checked`) and pipelining;
 preemption is judged after the cycle, on its final state (`core.preemption`). Every output
-judges by `judge`; plans move and rescue gangs only whole and are checked by `judge`
-(`core.plan.board`), and scale-down never moves a member (`model.gang_members`), so none of
-them contradicts it.
+judges by `judge`; plans never leave a running gang below min_member unless they evict it
+whole, rescue a Pending gang only whole and are checked by `judge` (`core.plan.board`), and
+scale-down never moves a member (`model.gang_members`), so none of them contradicts it.
 """
 
 from __future__ import annotations
