@@ -4,8 +4,9 @@ of the gang counted together; more than that, and the plan evicts the gang whole
 member counted, the restart charged once). No plan leaves a gang between 1 and
 min_member - 1 running.
 
-Upstream: Volcano v1.15.1, pkg/scheduler/plugins/gang/gang.go, `preemptableFn` (the
-session's PreemptableFn and ReclaimableFn): per job it starts from `job.ReadyTaskNum()` and
+Upstream: Volcano v1.15.1, pkg/scheduler/plugins/gang/gang.go lines 97-125, `preemptableFn`
+(the session's PreemptableFn and ReclaimableFn): per job it starts from `job.ReadyTaskNum()`
+(api/job_info.go lines 889-898: Bound, Binding, Running, Allocated and Succeeded tasks) and
 takes a preemptee as a victim only while that count is above `job.MinAvailable`,
 decrementing it per victim, so one preemptor's victims of a job are counted together and
 the job keeps min_member ready. A plan's evictions are the advisor's, not the preempt
