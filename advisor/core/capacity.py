@@ -27,8 +27,9 @@ realCapability, "queue resource quota insufficient", queue Open). What differs i
   exceeds deserved in some resource it asks that deserved names
   (GreaterPartlyWithRelevantDimensions).
 
-Not modelled: hierarchical queues (enableHierarchy, `spec.parent`, ancestorReclaimLevel),
-the DRA quotas, the scheduling-gate reservations (SchedulingGatesQueueAdmission).
+With enableHierarchy (`scheduler.enable_hierarchy`) the queues form a tree: core.capacity_tree.
+
+Not modelled: the DRA quotas, the scheduling-gate reservations (SchedulingGatesQueueAdmission).
 """
 
 from __future__ import annotations
@@ -153,7 +154,12 @@ def open_capacity(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, Queue
 
 def open_queues(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, QueueAttr]:
     """The queue plugin's queueAttrs the session opens with: capacity's where the
-    configuration names it, else proportion's (core.queues)."""
+    configuration names it (hierarchical with its enableHierarchy, core.capacity_tree), else
+    proportion's (core.queues)."""
     if cluster.scheduler.queue_plugin == "capacity":
+        if cluster.scheduler.enable_hierarchy:
+            from advisor.core.capacity_tree import open_hierarchy  # it builds on this module
+
+            return open_hierarchy(cluster, loads)
         return open_capacity(cluster, loads)
     return open_session(cluster, loads)

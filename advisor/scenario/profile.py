@@ -65,6 +65,11 @@ def read_scheduler(r: Reader, raw: object) -> Scheduler:
             settings[key] = read_session_setting(r, key, m[key])
         else:
             settings[key] = r.integer(m[key], f"scheduler.{key}", 0)
+    if settings.get("enable_hierarchy") and settings.get("queue_plugin") != "capacity":
+        raise r.fail(
+            "scheduler.enable_hierarchy",
+            "the capacity plugin's option: it needs queue_plugin: capacity",
+        )
     return Scheduler(profile=profile, **settings)
 
 

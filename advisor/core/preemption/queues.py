@@ -15,6 +15,7 @@ it): it preempts nothing and is no victim.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from advisor.core.capacity import open_queues
 from advisor.core.model import Cluster, Pod
@@ -68,9 +69,14 @@ class QueueBook:
         """PreemptiveFn: None where the queue may reclaim for the pod, else why not."""
         return self.attrs[queue].unpreemptive(self._resreq[pod.name])
 
-    def queue_order(self, queue: str) -> tuple[int, float, int, int]:
+    def queue_order(self, queue: str) -> Any:
         """QueueOrderFn's key of a queue (smallest first), its share as it stands now."""
-        return self.attrs[queue].key()
+        return self.attrs[queue].order_key()
+
+    def victim_order(self, queue: str, reclaimer: str) -> Any:
+        """BuildVictimsPriorityQueue's key of a victim's queue for a task of `reclaimer`'s
+        (first evicted smallest)."""
+        return self.attrs[queue].victim_order(self.attrs[reclaimer])
 
     def victims(self, reclaimer: Pod, reclaimees: Sequence[tuple[str, Pod]]) -> list[Pod]:
         """The queue plugin's ReclaimableFn (core.queues `reclaimed`): of `reclaimees` (queue,
