@@ -198,8 +198,8 @@ def open_hierarchy(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, Queu
     root = attrs[ROOT_QUEUE]
     own = resource_list(root.queue.capability)
     if is_empty(own):
-        own = {n: math.inf for n in (*BASIC, *total)}
-    root.capability = {**{n: 0.0 for n in BASIC}, **own}
+        own = dict.fromkeys((*BASIC, *total), math.inf)
+    root.capability = {**dict.fromkeys(BASIC, 0.0), **own}
     root.real_capability = dict(root.capability)
     root.deserved = resource_list(root.queue.deserved)
     _check(root)

@@ -1,7 +1,7 @@
 """The scenario keys of the job layer (docs/design.md §10.1), read strictly and written back
 in the same form: the session settings under `scheduler:` (actions, gang, overcommit_factor,
-queue_plugin, enable_hierarchy, preemption), the top-level `queues`, `groups` and `quotas`, and each pod's
-`group`, `preemptable` and `preemption_policy`.
+queue_plugin, enable_hierarchy, preemption), the top-level `queues`, `groups` and `quotas`,
+and each pod's `group`, `preemptable` and `preemption_policy`.
 
 ```yaml
 scheduler: {profile: cce, actions: [enqueue, allocate, backfill], gang: {preemptable: false},

@@ -381,7 +381,8 @@ def test_a_queues_parent_is_read_and_one_volcano_would_refuse_is_dropped() -> No
         "Kubernetes: Queue lost: parent gone is not a queue; taken as the root's child",
         "Kubernetes: Queue a: parent b closes a cycle; taken as the root's child",
     ]
-    data: dict[str, object] = {"nodes": [{"name": "n1", "cards": [{"index": 0, "memory_mib": 1024}]}]}
+    card = {"index": 0, "memory_mib": 1024}
+    data: dict[str, object] = {"nodes": [{"name": "n1", "cards": [card]}]}
     data["queues"] = [
         {"name": q.name, **({"parent": q.parent} if q.parent else {})} for q in jobs.queues
     ]
