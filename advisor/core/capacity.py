@@ -44,7 +44,6 @@ from advisor.core.queues import (
     QueueAttr,
     cluster_total,
     gather,
-    open_session,
 )
 from advisor.core.resource_info import (
     BASIC,
@@ -150,16 +149,3 @@ def open_capacity(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, Queue
     for attr in attrs.values():
         attr.deserved = capacity_deserved(attr.queue, attr.real_capability, attr.guarantee)
     return dict(attrs)
-
-
-def open_queues(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, QueueAttr]:
-    """The queue plugin's queueAttrs the session opens with: capacity's where the
-    configuration names it (hierarchical with its enableHierarchy, core.capacity_tree), else
-    proportion's (core.queues)."""
-    if cluster.scheduler.queue_plugin == "capacity":
-        if cluster.scheduler.enable_hierarchy:
-            from advisor.core.capacity_tree import open_hierarchy  # it builds on this module
-
-            return open_hierarchy(cluster, loads)
-        return open_capacity(cluster, loads)
-    return open_session(cluster, loads)

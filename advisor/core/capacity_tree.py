@@ -29,6 +29,9 @@ checkJobEnqueueableHierarchically, the hierarchical QueueOrderFn and VictimQueue
 - PreemptiveFn and ReclaimableFn read the leaf alone, as flat (core.capacity), with the
   deserved above.
 
+`open_queues` is where the session and preemption open the configuration's queue plugin:
+proportion's (core.queues), flat capacity's (core.capacity) or this.
+
 Not modelled: `ancestorReclaimLevel` (capacity's argument: reclaim that also weighs
 ancestors' deserved; 0, its default, is what is modelled), the DRA quotas.
 """
@@ -41,10 +44,18 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
 
-from advisor.core.capacity import CapacityAttr
+from advisor.core.capacity import CapacityAttr, open_capacity
 from advisor.core.jobs import ROOT_QUEUE, Queue
 from advisor.core.model import Cluster
-from advisor.core.queues import JobLoad, Pool, QueueAttr, cluster_total, gather, queues_of
+from advisor.core.queues import (
+    JobLoad,
+    Pool,
+    QueueAttr,
+    cluster_total,
+    gather,
+    open_session,
+    queues_of,
+)
 from advisor.core.resource_info import (
     BASIC,
     Res,
@@ -165,6 +176,17 @@ def _reversed(left: HierAttr, right: HierAttr) -> int:
 
 
 _REVERSE = cmp_to_key(_reversed)
+
+
+def open_queues(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, QueueAttr]:
+    """The queue plugin's queueAttrs the session opens with: capacity's where the
+    configuration names it (hierarchical with its enableHierarchy), else proportion's
+    (core.queues)."""
+    if cluster.scheduler.queue_plugin == "capacity":
+        if cluster.scheduler.enable_hierarchy:
+            return open_hierarchy(cluster, loads)
+        return open_capacity(cluster, loads)
+    return open_session(cluster, loads)
 
 
 def open_hierarchy(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, QueueAttr]:

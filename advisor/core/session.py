@@ -31,7 +31,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from advisor.core.capacity import open_queues
+from advisor.core.capacity_tree import open_queues
 from advisor.core.jobs import DEFAULT_QUEUE
 from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of

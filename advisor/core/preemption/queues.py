@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from advisor.core.capacity import open_queues
+from advisor.core.capacity_tree import open_queues
 from advisor.core.model import Cluster, Pod
 from advisor.core.queues import JobLoad, QueueAttr, pod_resources, reclaimed
 from advisor.core.resource_info import Res, add

@@ -78,7 +78,7 @@ def res(cpu: str | None, memory: str | None, **scalars: str) -> dict[str, str]:
 
 
 def group(name: str, queue: str, phase: str, min_member: int = 1, **extra: Any) -> Any:
-    return {"name": f"ns1/{name}", "queue": queue, "min_member": min_member, "phase": phase, **extra}
+    return {"name": f"ns1/{name}", "queue": queue, "min_member": min_member, "phase": phase} | extra
 
 
 def judge(data: dict[str, Any]) -> Any:
@@ -239,9 +239,7 @@ def test_case5_capability_cpu_or_memory_not_specified_is_inherited_from_parent()
     assert binds(judge(data)) == {"ns1/p11": "n1"}
 
 
-def test_case6_podgroup_cant_be_enqueued_when_any_ancestor_queues_capability_not_enough() -> (
-    None
-):
+def test_case6_podgroup_cant_be_enqueued_when_any_ancestor_queues_capability_not_enough() -> None:
     """WITH case6: pg10 and pg11 (minResources 2 cpu, 4Gi each) in q61 and q62, whose
     capability is q6's (2 cpu, 4Gi): pg10 is admitted and counted inqueue in q6, so pg11
     exceeds q6's. Upstream's groups have no pods; here each has one (the outcome is the
@@ -363,9 +361,9 @@ def test_case11_capability_scalars_not_specified_are_inherited_from_parent() -> 
 
 
 def test_case12_can_reclaim_when_allocated_le_deserved_on_a_single_scalar_dimension() -> None:
-    """WITH case12 (the a100s whole cards): n3's 5 a100s hold p17 and p18 (2 each, case12_queue12, which deserves
-    nothing; p18 not preemptable); p16 (2) of case12_queue11 (deserves 2) reclaims: p17,
-    an immediate victim, is evicted."""
+    """WITH case12 (the a100s as whole cards): n3's 5 a100s hold p17 and p18 (2 each,
+    case12_queue12, which deserves nothing; p18 not preemptable); p16 (2) of case12_queue11
+    (deserves 2) reclaims: p17, an immediate victim, is evicted."""
     data = {
         "max_vgpus_per_card": 1,  # a card one device, as upstream's a100s count
         "nodes": [node("n3", "16", "16Gi", cards=5)],
