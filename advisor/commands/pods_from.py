@@ -50,6 +50,7 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
             gang=given.gang,
             overcommit_factor=given.overcommit_factor,
             queue_plugin=given.queue_plugin,
+            enable_hierarchy=given.enable_hierarchy,
         )
         cluster = dataclasses.replace(cluster, scheduler=scheduler)
     described = {p.name: p for p in scenario.pods}
