@@ -44,7 +44,13 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
 
-from advisor.core.capacity import CapacityAttr, open_capacity
+from advisor.core.capacity import (
+    CapacityAttr,
+    below_deserved,
+    beyond,
+    immediate,
+    open_capacity,
+)
 from advisor.core.jobs import ROOT_QUEUE, Queue
 from advisor.core.model import Cluster
 from advisor.core.queues import (
@@ -58,21 +64,27 @@ from advisor.core.queues import (
 )
 from advisor.core.resource_info import (
     BASIC,
+    IGNORED,
     Res,
     add,
     cap,
     exceeded,
     is_empty,
+    less_equal,
+    names_of,
     resource_list,
     share,
+    sub,
 )
 
 
 @dataclass(slots=True)
 class Tree:
-    """What the queues of one session share: why the plugin refuses all, if it does."""
+    """What the queues of one session share: why the plugin refuses all, if it does, and
+    its ancestorReclaimLevel."""
 
     unready: str | None = None
+    level: int = 0
 
 
 @dataclass(slots=True)
@@ -111,9 +123,82 @@ class HierAttr(CapacityAttr):
             ancestor.allocated = add(ancestor.allocated, change)
 
     def unpreemptive(self, task: Mapping[str, float]) -> str | None:
+        """PreemptiveFn: the leaf's (core.capacity); with ancestorReclaimLevel, a leaf at
+        its deserved may still reclaim where an ancestor within the level, not the root, is
+        below its own in some resource the task asks."""
         if self.tree.unready is not None:
             return self.tree.unready
-        return CapacityAttr.unpreemptive(self, task)
+        why = CapacityAttr.unpreemptive(self, task)
+        if why is None or not why.endswith("the pod asks"):  # realCapability refuses outright
+            return why
+        for depth in range(1, self.tree.level + 1):
+            ancestor = self.at_depth(depth)
+            if ancestor is None or not ancestor.ancestors:
+                continue
+            if below_deserved(add(ancestor.allocated, task), ancestor.deserved, task):
+                return None
+        return why
+
+    def at_depth(self, depth: int) -> HierAttr | None:
+        """queueAncestorAtDepth: the ancestor `depth` levels up (1: the parent)."""
+        if depth <= 0 or len(self.ancestors) < depth:
+            return None
+        return self.ancestors[-depth]
+
+    def victims(
+        self,
+        attrs: Mapping[str, QueueAttr],
+        reclaimer: Mapping[str, float],
+        reclaimees: Iterable[tuple[str, Mapping[str, float]]],
+    ) -> list[int]:
+        """ReclaimableFn for a reclaimer of this queue, each reclaimee judged on its queue as
+        flat, then, with ancestorReclaimLevel, on each of its ancestors within the level
+        that the reclaimer's queue does not share at that depth (not the root): a victim
+        only where each such ancestor holds more than it deserves in a resource the victim
+        asks (or deserves none of them); the ancestors' allocated less the victims before."""
+        level = self.tree.level
+        if self.tree.unready is not None or level == 0:
+            return QueueAttr.victims(self, attrs, reclaimer, reclaimees)
+        allocations: dict[str, Res] = {}
+        out = []
+        for i, (name, task) in enumerate(reclaimees):
+            attr = attrs[name]
+            if (
+                not isinstance(attr, HierAttr)
+                or not (set(names_of(task)) & set(names_of(reclaimer))) - IGNORED
+            ):
+                continue  # shouldSkipReclaimee
+            allocated = allocations.setdefault(name, dict(attr.allocated))
+            if not less_equal(attr.guarantee, sub(allocated, task)):
+                continue  # checkGuaranteeConstraint
+            if immediate(task, attr.deserved):
+                if self.shares_within(attr) and immediate(reclaimer, self.deserved):
+                    continue  # no real contention under an ancestor both share
+            elif not beyond(allocated, attr.deserved, task):
+                continue
+            checked = []
+            for depth in range(1, level + 1):  # getReclaimeeAncestorToCheck
+                ancestor = attr.at_depth(depth)
+                if ancestor is None or not ancestor.ancestors or ancestor is self.at_depth(depth):
+                    continue
+                held = allocations.setdefault(ancestor.queue.name, dict(ancestor.allocated))
+                checked.append(ancestor.queue.name)
+                if not immediate(task, ancestor.deserved) and not beyond(
+                    held, ancestor.deserved, task
+                ):
+                    break
+            else:
+                for each in (name, *checked):
+                    allocations[each] = sub(allocations[each], task)
+                out.append(i)
+        return out
+
+    def shares_within(self, other: HierAttr) -> bool:
+        """sharesAnyNonRootAncestorWithinLevel: an ancestor within the level, not the root,
+        of both queues."""
+        depths = range(1, self.tree.level + 1)
+        mine = {id(a) for d in depths if (a := self.at_depth(d)) is not None and a.ancestors}
+        return any(id(a) in mine for d in depths if (a := other.at_depth(d)) is not None)
 
     def reclaimable(
         self, task: Mapping[str, float], allocated: Res, reclaimer: Mapping[str, float]
@@ -194,7 +279,7 @@ def open_hierarchy(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, Queu
     queues = queues_of(cluster)
     queues.setdefault(ROOT_QUEUE, Queue(ROOT_QUEUE))
     total = cluster_total(cluster)
-    tree = Tree()
+    tree = Tree(level=cluster.scheduler.ancestor_reclaim_level)
     attrs = {
         name: HierAttr(queue, i, tree=tree, guarantee=resource_list(queue.guarantee))
         for i, (name, queue) in enumerate(queues.items())

@@ -108,7 +108,14 @@ class SessionRules:
 
 
 # The `Scheduler` settings (scenario keys) of a profile that runs Volcano's session.
-VOLCANO_SETTINGS = ("actions", "gang", "overcommit_factor", "queue_plugin", "enable_hierarchy")
+VOLCANO_SETTINGS = (
+    "actions",
+    "gang",
+    "overcommit_factor",
+    "queue_plugin",
+    "enable_hierarchy",
+    "ancestor_reclaim_level",
+)
 VOLCANO_SESSION = SessionRules("volcano", UPSTREAM_ACTIONS)
 # CCE's add-on turns the gang plugin's preemptable and job-starving options off.
 CCE_SESSION = SessionRules("volcano", CCE_ACTIONS, (False, False))

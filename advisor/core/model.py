@@ -199,6 +199,7 @@ class Scheduler:
     queue_plugin: QueuePlugin = "proportion"  # volcano-based: proportion, or capacity instead
     # volcano-based, capacity's: its `enableHierarchy` option (queues under `spec.parent`)
     enable_hierarchy: bool = False
+    ancestor_reclaim_level: int = 0  # its `ancestorReclaimLevel` argument (with the hierarchy)
     preemption: bool | None = None  # hami: kube-scheduler's DefaultPreemption
 
 

@@ -229,6 +229,16 @@ class QueueAttr:
         the victims chosen before it (proportion: allocated not within deserved)."""
         return not less_equal(allocated, self.deserved)
 
+    def victims(
+        self,
+        attrs: Mapping[str, QueueAttr],
+        reclaimer: Mapping[str, float],
+        reclaimees: Iterable[tuple[str, Mapping[str, float]]],
+    ) -> list[int]:
+        """ReclaimableFn for a reclaimer of this queue (`reclaimed`; capacity's hierarchy
+        with ancestorReclaimLevel weighs ancestors too)."""
+        return reclaimed(attrs, reclaimer, reclaimees)
+
 
 A = TypeVar("A", bound=QueueAttr)
 

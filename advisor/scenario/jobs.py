@@ -1,6 +1,7 @@
 """The scenario keys of the job layer (docs/design.md §10.1), read strictly and written back
 in the same form: the session settings under `scheduler:` (actions, gang, overcommit_factor,
-queue_plugin, enable_hierarchy, preemption), the top-level `queues`, `groups` and `quotas`,
+queue_plugin, enable_hierarchy, ancestor_reclaim_level, preemption), the top-level
+`queues`, `groups` and `quotas`,
 and each pod's `group`, `preemptable` and `preemption_policy`.
 
 ```yaml
@@ -53,6 +54,7 @@ SESSION_KEYS = (
     "overcommit_factor",
     "queue_plugin",
     "enable_hierarchy",
+    "ancestor_reclaim_level",
     "preemption",
 )
 MAX_OVERCOMMIT = 1000.0
@@ -96,6 +98,8 @@ def read_session_setting(r: Reader, key: str, raw: object) -> Any:
         return raw
     if key in ("preemption", "enable_hierarchy"):
         return r.boolean(raw, where)
+    if key == "ancestor_reclaim_level":
+        return r.integer(raw, where, 0)
     raise r.fail(where, "not a session setting")
 
 

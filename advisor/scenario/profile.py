@@ -70,6 +70,11 @@ def read_scheduler(r: Reader, raw: object) -> Scheduler:
             "scheduler.enable_hierarchy",
             "the capacity plugin's option: it needs queue_plugin: capacity",
         )
+    if settings.get("ancestor_reclaim_level") and not settings.get("enable_hierarchy"):
+        raise r.fail(
+            "scheduler.ancestor_reclaim_level",
+            "capacity's hierarchy argument: it needs enable_hierarchy: true",
+        )
     return Scheduler(profile=profile, **settings)
 
 

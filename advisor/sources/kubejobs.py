@@ -299,11 +299,9 @@ def scheduler_conf(configmaps: Sequence[Any], warnings: list[str]) -> dict[str, 
         if capacity.get("enableHierarchy") is True:  # conf.PluginOption EnabledHierarchy
             settings["enable_hierarchy"] = True
             level = _object(capacity.get("arguments")).get("ancestorReclaimLevel")
+            # Arguments.GetInt; a negative level falls back to 0 (parseArguments)
             if isinstance(level, int) and not isinstance(level, bool) and level > 0:
-                warnings.append(
-                    f"Kubernetes: {where}: capacity's ancestorReclaimLevel is not modelled; "
-                    "reclaim is judged on each queue's own deserved (level 0)"
-                )
+                settings["ancestor_reclaim_level"] = level
     return settings
 
 

@@ -104,11 +104,16 @@ def test_the_queue_plugin_and_a_queues_deserved_read_and_write_back() -> None:
 
 
 def test_capacitys_hierarchy_and_a_queues_parent_read_and_write_back() -> None:
-    """`enable_hierarchy` (capacity's enableHierarchy) and a queue's `parent` (spec.parent,
+    """`enable_hierarchy` (capacity's enableHierarchy), `ancestor_reclaim_level` (its
+    ancestorReclaimLevel argument) and a queue's `parent` (spec.parent,
     `root` or `default` though not listed: Volcano creates both) come back as written;
     absent, nothing is written."""
     cluster = load(
-        scheduler={"queue_plugin": "capacity", "enable_hierarchy": True},
+        scheduler={
+            "queue_plugin": "capacity",
+            "enable_hierarchy": True,
+            "ancestor_reclaim_level": 2,
+        },
         queues=[
             {"name": "ml", "parent": "root"},
             {"name": "training", "parent": "ml"},
@@ -117,12 +122,14 @@ def test_capacitys_hierarchy_and_a_queues_parent_read_and_write_back() -> None:
         ],
     )
     assert cluster.scheduler.enable_hierarchy
+    assert cluster.scheduler.ancestor_reclaim_level == 2
     assert [q.parent for q in cluster.jobs.queues] == ["root", "ml", "default", None]
     written = scenario_to_data(cluster)
     assert written["scheduler"] == {
         "profile": "cce",
         "queue_plugin": "capacity",
         "enable_hierarchy": True,
+        "ancestor_reclaim_level": 2,
     }
     assert [q.get("parent") for q in written["queues"]] == ["root", "ml", "default", None]
     assert scenario_from_data(written, "s.yaml") == cluster
@@ -265,6 +272,15 @@ def test_a_scenario_without_the_keys_writes_back_without_them() -> None:
         (
             {"scheduler": {"queue_plugin": "capacity", "enable_hierarchy": "yes"}},
             "s.yaml: scheduler.enable_hierarchy: expected true or false",
+        ),
+        (
+            {"scheduler": {"queue_plugin": "capacity", "ancestor_reclaim_level": 1}},
+            "s.yaml: scheduler.ancestor_reclaim_level: capacity's hierarchy argument: it needs "
+            "enable_hierarchy: true",
+        ),
+        (
+            {"scheduler": {"queue_plugin": "capacity", "ancestor_reclaim_level": -1}},
+            "s.yaml: scheduler.ancestor_reclaim_level: must be at least 0",
         ),
     ],
 )

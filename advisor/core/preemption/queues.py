@@ -78,11 +78,19 @@ class QueueBook:
         (first evicted smallest)."""
         return self.attrs[queue].victim_order(self.attrs[reclaimer])
 
-    def victims(self, reclaimer: Pod, reclaimees: Sequence[tuple[str, Pod]]) -> list[Pod]:
-        """The queue plugin's ReclaimableFn (core.queues `reclaimed`): of `reclaimees` (queue,
-        pod), in victim order, those it gives up."""
-        asked = [(queue, self._resreq[pod.name]) for queue, pod in reclaimees]
-        chosen = reclaimed(self.attrs, self._resreq[reclaimer.name], asked)
+    def victims(
+        self, reclaimer: Pod, queue: str, reclaimees: Sequence[tuple[str, Pod]]
+    ) -> list[Pod]:
+        """The queue plugin's ReclaimableFn (core.queues `reclaimed`) for `reclaimer` of
+        `queue`: of `reclaimees` (queue, pod), in victim order, those it gives up."""
+        asked = [(q, self._resreq[pod.name]) for q, pod in reclaimees]
+        task = self._resreq[reclaimer.name]
+        attr = self.attrs.get(queue)
+        chosen = (
+            reclaimed(self.attrs, task, asked)
+            if attr is None
+            else attr.victims(self.attrs, task, asked)
+        )
         return [reclaimees[i][1] for i in chosen]
 
     def move(self, queue: str, pod: Pod, *, evicted: bool) -> None:

@@ -238,9 +238,14 @@ async def test_a_pod_naming_a_missing_podgroup_keeps_no_group(
         (
             "tiers: [{plugins: [{name: capacity, enableHierarchy: true,"
             " arguments: {ancestorReclaimLevel: 1}}]}]",
+            {"queue_plugin": "capacity", "enable_hierarchy": True, "ancestor_reclaim_level": 1},
+            None,
+        ),
+        (  # parseArguments: a negative level is 0
+            "tiers: [{plugins: [{name: capacity, enableHierarchy: true,"
+            " arguments: {ancestorReclaimLevel: -2}}]}]",
             {"queue_plugin": "capacity", "enable_hierarchy": True},
-            "capacity's ancestorReclaimLevel is not modelled; reclaim is judged on each "
-            "queue's own deserved (level 0)",
+            None,
         ),
         (
             "tiers: [{plugins: [{name: proportion}]}, {plugins: [{name: capacity}]}]",
