@@ -26,14 +26,19 @@ checkJobEnqueueableHierarchically, the hierarchical QueueOrderFn and VictimQueue
   queue with a deserved), equal: creation. A parent's share is the session's opening one
   (the events update only the leaf's). VictimQueueOrderFn: a victim whose queue shares a
   deeper ancestor with the reclaimer's first, then reverse QueueOrderFn.
-- PreemptiveFn and ReclaimableFn read the leaf alone, as flat (core.capacity), with the
-  deserved above.
+- PreemptiveFn and ReclaimableFn read the leaf as flat (core.capacity), with the deserved
+  above. With `ancestorReclaimLevel` L above 0 (`scheduler.ancestor_reclaim_level`):
+  PreemptiveFn also lets a leaf at its deserved reclaim where an ancestor within L levels
+  (not the root) has allocated + task ≤ deserved in some resource; ReclaimableFn keeps an
+  immediate victim whose queue shares such an ancestor with the reclaimer's when the
+  reclaimer's own deserved names nothing it asks, and checks each of the victim's
+  ancestors within L (not the root, not the reclaimer's at the same depth): each must hold
+  more than it deserves in a resource the victim asks, or deserve none of them.
 
 `open_queues` is where the session and preemption open the configuration's queue plugin:
 proportion's (core.queues), flat capacity's (core.capacity) or this.
 
-Not modelled: `ancestorReclaimLevel` (capacity's argument: reclaim that also weighs
-ancestors' deserved; 0, its default, is what is modelled), the DRA quotas.
+Not modelled: the DRA quotas.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ allocate, given here in that order (the advisor judges reclaim after allocate: i
 cases allocate places nothing reclaim would have changed). Queues are listed in upstream's
 order, `root` included.
 
-Not converted: Test_capacityPlugin_AncestorReclaimScenarios (ancestorReclaimLevel above 0,
-not modelled); Test_buildHierarchicalQueueAttrs_nilSafety (a session without the root queue
+Test_capacityPlugin_AncestorReclaimScenarios is converted in
+test_capacity_ancestor_reclaim_upstream.py. Not converted:
+Test_buildHierarchicalQueueAttrs_nilSafety (a session without the root queue
 or with a job whose queue was deleted mid-session: the advisor always has `root`, and a
 scenario's groups name listed queues).
 """

@@ -23,8 +23,8 @@ Not converted, and why:
 
 - Test_capacityPlugin_OnSessionOpenWithHierarchy: converted in
   tests/advisor/core/test_capacity_hierarchy_upstream.py (core.capacity_tree), which also
-  says why Test_capacityPlugin_AncestorReclaimScenarios (ancestorReclaimLevel, not
-  modelled) and Test_buildHierarchicalQueueAttrs_nilSafety are not.
+  says why Test_buildHierarchicalQueueAttrs_nilSafety is not;
+  Test_capacityPlugin_AncestorReclaimScenarios in test_capacity_ancestor_reclaim_upstream.py.
 - TestCapacityPluginDRA, TestParseDRAResourceListCombinesCountAndCapacity,
   TestSharedResourceClaimIsChargedOnce, TestJobEnqueueableChecksDRAWithoutMinResources,
   TestJobEnqueueableAccountsDRAInqueue, TestDRAAllocatableIgnoresInqueue,
