@@ -197,6 +197,9 @@ class Scheduler:
     gang: Gang = GANG_DEFAULTS  # volcano-based: the gang plugin's options
     overcommit_factor: float | None = None  # volcano-based: the overcommit plugin's factor
     queue_plugin: QueuePlugin = "proportion"  # volcano-based: proportion, or capacity instead
+    # volcano-based, capacity's: its `enableHierarchy` option (queues under `spec.parent`)
+    enable_hierarchy: bool = False
+    ancestor_reclaim_level: int = 0  # its `ancestorReclaimLevel` argument (with the hierarchy)
     preemption: bool | None = None  # hami: kube-scheduler's DefaultPreemption
 
 
