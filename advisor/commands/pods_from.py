@@ -50,6 +50,8 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
             gang=given.gang,
             overcommit_factor=given.overcommit_factor,
             queue_plugin=given.queue_plugin,
+            enable_hierarchy=given.enable_hierarchy,
+            ancestor_reclaim_level=given.ancestor_reclaim_level,
         )
         cluster = dataclasses.replace(cluster, scheduler=scheduler)
     described = {p.name: p for p in scenario.pods}

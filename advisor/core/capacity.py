@@ -27,8 +27,9 @@ realCapability, "queue resource quota insufficient", queue Open). What differs i
   exceeds deserved in some resource it asks that deserved names
   (GreaterPartlyWithRelevantDimensions).
 
-Not modelled: hierarchical queues (enableHierarchy, `spec.parent`, ancestorReclaimLevel),
-the DRA quotas, the scheduling-gate reservations (SchedulingGatesQueueAdmission).
+With enableHierarchy (`scheduler.enable_hierarchy`) the queues form a tree: core.capacity_tree.
+
+Not modelled: the DRA quotas, the scheduling-gate reservations (SchedulingGatesQueueAdmission).
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ from advisor.core.queues import (
     QueueAttr,
     cluster_total,
     gather,
-    open_session,
 )
 from advisor.core.resource_info import (
     BASIC,
@@ -92,23 +92,12 @@ class CapacityAttr(QueueAttr):
         future = add(self.allocated, task)
         if short_of(future, self.real_capability, task):
             return "its allocated plus the pod's request exceeds its realCapability"
-        if not self._below_deserved(future, task):
+        if not below_deserved(future, self.deserved, task):
             return (
                 "its allocated plus the pod's request exceeds its deserved in every resource "
                 "the pod asks"
             )
         return None
-
-    def _below_deserved(self, future: Mapping[str, float], task: Mapping[str, float]) -> bool:
-        """LessEqualPartlyWithDimensionZeroFiltered(deserved, task): some resource the task
-        asks, used by `future` or named by deserved, has future ≤ deserved."""
-        for name, asked in task.items():
-            used, deserved = future.get(name, 0.0), self.deserved.get(name, 0.0)
-            if asked <= 0 or name in IGNORED or (used < MIN_RESOURCE and deserved < MIN_RESOURCE):
-                continue
-            if used <= deserved or abs(used - deserved) < MIN_RESOURCE:
-                return True
-        return False
 
     def reclaimable(
         self, task: Mapping[str, float], allocated: Res, reclaimer: Mapping[str, float]
@@ -117,22 +106,48 @@ class CapacityAttr(QueueAttr):
             return False  # shouldSkipReclaimee: no resource but `pods` in common
         if not less_equal(self.guarantee, sub(allocated, task)):
             return False  # checkGuaranteeConstraint
-        if not set(names_of(task)) & set(names_of(self.deserved)):
-            return True  # isImmediateVictim
+        if immediate(task, self.deserved):
+            return True
         return bool(self.beyond(allocated, task))
 
     def beyond(self, allocated: Mapping[str, float], task: Mapping[str, float]) -> list[str]:
-        """GreaterPartlyWithRelevantDimensions(deserved, task): the resources the task asks in
-        which `allocated` exceeds deserved, among cpu and memory that deserved holds (at
-        least the smallest quantity) and the other resources it names."""
-        names = [
-            n
-            for n, asked in task.items()
-            if asked > 0
-            and n not in IGNORED
-            and (self.deserved.get(n, 0.0) >= MIN_RESOURCE if n in BASIC else n in self.deserved)
-        ]
-        return [n for n in names if allocated.get(n, 0.0) > self.deserved.get(n, 0.0)]
+        return beyond(allocated, self.deserved, task)
+
+
+def below_deserved(
+    future: Mapping[str, float], deserved: Mapping[str, float], task: Mapping[str, float]
+) -> bool:
+    """LessEqualPartlyWithDimensionZeroFiltered(deserved, task): some resource the task
+    asks, used by `future` or named by deserved, has future ≤ deserved."""
+    for name, asked in task.items():
+        used, limit = future.get(name, 0.0), deserved.get(name, 0.0)
+        if asked <= 0 or name in IGNORED or (used < MIN_RESOURCE and limit < MIN_RESOURCE):
+            continue
+        if used <= limit or abs(used - limit) < MIN_RESOURCE:
+            return True
+    return False
+
+
+def immediate(task: Mapping[str, float], deserved: Mapping[str, float]) -> bool:
+    """isImmediateVictim: the task asks none of deserved's resources (hasRelevantDeserved
+    false)."""
+    return not set(names_of(task)) & set(names_of(deserved))
+
+
+def beyond(
+    allocated: Mapping[str, float], deserved: Mapping[str, float], task: Mapping[str, float]
+) -> list[str]:
+    """GreaterPartlyWithRelevantDimensions(deserved, task): the resources the task asks in
+    which `allocated` exceeds deserved, among cpu and memory that deserved holds (at least
+    the smallest quantity) and the other resources it names."""
+    names = [
+        n
+        for n, asked in task.items()
+        if asked > 0
+        and n not in IGNORED
+        and (deserved.get(n, 0.0) >= MIN_RESOURCE if n in BASIC else n in deserved)
+    ]
+    return [n for n in names if allocated.get(n, 0.0) > deserved.get(n, 0.0)]
 
 
 def capacity_deserved(queue: Queue, real_capability: Res, guarantee: Res) -> Res:
@@ -149,11 +164,3 @@ def open_capacity(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, Queue
     for attr in attrs.values():
         attr.deserved = capacity_deserved(attr.queue, attr.real_capability, attr.guarantee)
     return dict(attrs)
-
-
-def open_queues(cluster: Cluster, loads: Iterable[JobLoad]) -> dict[str, QueueAttr]:
-    """The queue plugin's queueAttrs the session opens with: capacity's where the
-    configuration names it, else proportion's (core.queues)."""
-    if cluster.scheduler.queue_plugin == "capacity":
-        return open_capacity(cluster, loads)
-    return open_session(cluster, loads)

@@ -29,9 +29,10 @@ once one failed, and when a failure ends the job's turn.
 Queues, enqueue (core.session, core.queues) and HAMi's namespace quotas (core.quota) decide
 before the cards: a task its queue refuses, or its quota, gets cause `queue` or `quota`.
 Not modelled here: pipelining; preemption is judged after the cycle, on its final state
-(`core.preemption`). Every output judges by `judge`; plans move and rescue gangs only
-whole and are checked by `judge` (`core.plan.board`), and scale-down never moves a member
-(`model.gang_members`), so none of them contradicts it.
+(`core.preemption`). Every output judges by `judge`; plans never leave a running gang below
+min_member unless they evict it whole, rescue a Pending gang only whole and are checked by
+`judge` (`core.plan.board`), and scale-down never moves a member (`model.gang_members`), so
+none of them contradicts it.
 """
 
 from __future__ import annotations

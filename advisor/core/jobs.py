@@ -48,6 +48,9 @@ QUEUE_PLUGINS = ("proportion", "capacity")
 QueuePlugin = Literal["proportion", "capacity"]
 
 DEFAULT_QUEUE = "default"  # Volcano creates it; a PodGroup naming no queue is in it
+# Volcano's cache creates it too (pkg/scheduler/cache/cache.go): the top of capacity's
+# hierarchy, every queue's parent that names none (plugins/capacity/capacity.go rootQueueID)
+ROOT_QUEUE = "root"
 QUEUE_STATES = ("Open", "Closed", "Closing")  # scheduling.volcano.sh/v1beta1 QueueState
 # scheduling.volcano.sh/v1beta1 PodGroupPhase. Only Pending goes through enqueue
 # (api/job_info.go IsPending, actions/enqueue/enqueue.go); the others go straight to allocate.
@@ -107,7 +110,14 @@ class SessionRules:
 
 
 # The `Scheduler` settings (scenario keys) of a profile that runs Volcano's session.
-VOLCANO_SETTINGS = ("actions", "gang", "overcommit_factor", "queue_plugin")
+VOLCANO_SETTINGS = (
+    "actions",
+    "gang",
+    "overcommit_factor",
+    "queue_plugin",
+    "enable_hierarchy",
+    "ancestor_reclaim_level",
+)
 VOLCANO_SESSION = SessionRules("volcano", UPSTREAM_ACTIONS)
 # CCE's add-on turns the gang plugin's preemptable and job-starving options off.
 CCE_SESSION = SessionRules("volcano", CCE_ACTIONS, (False, False))
@@ -118,7 +128,8 @@ HAMI_SESSION = SessionRules("kube-scheduler", device_quota=True)
 @dataclass(frozen=True, slots=True)
 class Queue:
     """A Volcano Queue (cluster-scoped): its weight, capability, guarantee and deserved (the
-    capacity plugin's; proportion computes its own)."""
+    capacity plugin's; proportion computes its own), and its `spec.parent` (read by the
+    capacity plugin with enableHierarchy; None: the root queue's child)."""
 
     name: str
     weight: int = 1
@@ -128,6 +139,7 @@ class Queue:
     priority: int = 0
     state: str = "Open"
     deserved: ResourceList = field(default_factory=frozen_resources)
+    parent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -199,6 +199,9 @@ class Scheduler:
     gang: Gang = GANG_DEFAULTS  # volcano-based: the gang plugin's options
     overcommit_factor: float | None = None  # volcano-based: the overcommit plugin's factor
     queue_plugin: QueuePlugin = "proportion"  # volcano-based: proportion, or capacity instead
+    # volcano-based, capacity's: its `enableHierarchy` option (queues under `spec.parent`)
+    enable_hierarchy: bool = False
+    ancestor_reclaim_level: int = 0  # its `ancestorReclaimLevel` argument (with the hierarchy)
     preemption: bool | None = None  # hami: kube-scheduler's DefaultPreemption
 
 
@@ -285,8 +288,9 @@ def gangs_of(cluster: Cluster, volcano: bool) -> dict[str, int]:
 def gang_members(cluster: Cluster, volcano: bool) -> dict[str, str]:
     """The pods of gangs (`gangs_of`), each with why no node removal moves it: moving one
     member could leave a running gang below min_member (docs/design.md §10.4). Scale-down
-    leaves every member where it is; plans move a running gang only whole and rescue a
-    Pending one only when min_member of it place at once (`core.plan.board`)."""
+    leaves every member where it is; plans move a running gang's members only above its
+    min_member, or the gang whole, and rescue a Pending one only when min_member of it place
+    at once (`core.plan.board`)."""
     mins = gangs_of(cluster, volcano)
     return {
         p.name: f"a member of gang {p.group} (min_member {mins[p.group]}): moved alone it "

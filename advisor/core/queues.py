@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from advisor.core.jobs import DEFAULT_OVERCOMMIT, DEFAULT_QUEUE, Queue
 from advisor.core.model import Cluster, Pod
@@ -138,12 +138,42 @@ class QueueAttr:
         resource (`overused` is the cycle's reading of it)."""
         return less_equal(self.deserved, self.allocated)
 
+    def order_key(self) -> Any:
+        """QueueOrderFn as a sort key, smallest first (capacity's hierarchy compares pairs)."""
+        return self.key()
+
+    def victim_order(self, preemptor: QueueAttr) -> Any:
+        """BuildVictimsPriorityQueue's order of victims' queues for a reclaimer in `preemptor`,
+        first evicted smallest: reverse QueueOrderFn (VictimQueueOrderFn's fallback)."""
+        return tuple(-x for x in self.key())
+
+    def chain(self) -> list[QueueAttr]:
+        """The queues whose limit a task or a group must fit, its own first (capacity's
+        hierarchy adds each ancestor up to the root)."""
+        return [self]
+
+    def unready(self) -> str | None:
+        """Why the plugin refuses every task and group of the session (capacity's hierarchy
+        when its structure is broken); None: it judges them."""
+        return None
+
+    def refusing(self, task: Mapping[str, float]) -> tuple[QueueAttr, list[str]] | None:
+        """queueAllocatable over `chain`: None when the task may enter; else the queue that
+        refuses and the resources in which its allocated + task exceeds its limit (empty:
+        not Open, or the plugin `unready`)."""
+        if not self.open or self.unready() is not None:
+            return self, []
+        for attr in self.chain():
+            short = short_of(add(attr.allocated, task), attr.limit(), task)
+            if short:
+                return attr, short
+        return None
+
     def short(self, task: Mapping[str, float]) -> list[str] | None:
         """queueAllocatable (AllocatableFn, PreemptiveFn): None when the task may enter; else
         the resources in which allocated + task exceeds deserved (empty: not Open)."""
-        if not self.open:
-            return []
-        return short_of(add(self.allocated, task), self.limit(), task) or None
+        found = self.refusing(task)
+        return None if found is None else found[1]
 
     def overused(self) -> bool:
         """OverusedFn (`full`) where the queue and not the cluster's size holds it:
@@ -179,10 +209,11 @@ class QueueAttr:
         """queueAllocatable: None when the task may enter; else the resources short (empty
         when the queue is not Open). A shortage only the cluster's size explains is left to
         the node cycle."""
-        short = self.short(task)
-        if not short:  # may enter, or not Open
-            return short
-        return self.binding(short, self.limit()) or None
+        found = self.refusing(task)
+        if found is None or not found[1]:  # may enter, or not Open
+            return None if found is None else found[1]
+        attr, short = found
+        return attr.binding(short, attr.limit()) or None
 
     def unpreemptive(self, task: Mapping[str, float]) -> str | None:
         """PreemptiveFn (reclaim: may the queue reclaim for the task?), proportion's:
@@ -197,6 +228,16 @@ class QueueAttr:
         """ReclaimableFn's test of one reclaimee of this queue, `allocated` the queue's less
         the victims chosen before it (proportion: allocated not within deserved)."""
         return not less_equal(allocated, self.deserved)
+
+    def victims(
+        self,
+        attrs: Mapping[str, QueueAttr],
+        reclaimer: Mapping[str, float],
+        reclaimees: Iterable[tuple[str, Mapping[str, float]]],
+    ) -> list[int]:
+        """ReclaimableFn for a reclaimer of this queue (`reclaimed`; capacity's hierarchy
+        with ancestorReclaimLevel weighs ancestors too)."""
+        return reclaimed(attrs, reclaimer, reclaimees)
 
 
 A = TypeVar("A", bound=QueueAttr)
@@ -402,12 +443,26 @@ def enqueue_refusal(attr: QueueAttr, commit: Overcommit, min_resources: Res | No
     short = commit.refuses(min_resources)
     if short:
         return f"resource in cluster is overused: overused {words(short)}"
+    unready = attr.unready()
+    if unready is not None:
+        return unready
     if not attr.open:
         return f"queue {attr.queue.name} is {attr.queue.state}: it admits no job"
-    need = sub(add(add(min_resources, attr.allocated), attr.inqueue), attr.elastic)
-    short = attr.binding(short_of(need, attr.real_capability, min_resources), attr.real_capability)
-    if short:
-        return f"queue resource quota insufficient: insufficient {words(short)}"
-    attr.inqueue = add(attr.inqueue, min_resources)
-    commit.inqueue = add(commit.inqueue, min_resources)
+    for each in attr.chain():  # the queue, then its ancestors (capacity's hierarchy)
+        need = sub(add(add(min_resources, each.allocated), each.inqueue), each.elastic)
+        limit = each.real_capability
+        short = each.binding(short_of(need, limit, min_resources), limit)
+        if short:
+            return f"queue resource quota insufficient: insufficient {words(short)}"
+    admit(attr, commit, min_resources)
     return None
+
+
+def admit(attr: QueueAttr, commit: Overcommit, min_resources: Res, admitted: bool = True) -> None:
+    """An admitted group's minResources counted inqueue in its queue and, under capacity's
+    hierarchy, each ancestor (JobEnqueueableFn), and by overcommit; `admitted` False takes
+    them back."""
+    change = min_resources if admitted else {n: -v for n, v in min_resources.items()}
+    for each in attr.chain():
+        each.inqueue = add(each.inqueue, change)
+    commit.inqueue = add(commit.inqueue, change)

@@ -29,9 +29,9 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
-from advisor.core.capacity import open_queues
+from advisor.core.capacity_tree import open_queues
 from advisor.core.jobs import DEFAULT_QUEUE
 from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
@@ -39,6 +39,7 @@ from advisor.core.queues import (
     JobLoad,
     Overcommit,
     QueueAttr,
+    admit,
     enqueue_refusal,
     overcommit,
     pod_resources,
@@ -97,9 +98,9 @@ class QueueSession:
     def _queue(self, job: JobLike) -> str:
         return job.queue if self.volcano else DEFAULT_QUEUE
 
-    def _queue_key(self, name: str) -> tuple[int, float, int, int, str]:
+    def _queue_key(self, name: str) -> tuple[Any, str]:
         attr = self.attrs.get(name)
-        return (0, 0.0, 0, 0, name) if attr is None else (*attr.key(), name)
+        return ((), name) if attr is None else (attr.order_key(), name)
 
     def _open(self) -> None:
         cluster = self.cluster
@@ -141,8 +142,7 @@ class QueueSession:
                     # Volcano enqueued nothing: its minResources hold no room for later
                     # groups (proportion's JobEnqueuedFn, capacity's JobEnqueueableFn add it
                     # only when they admit).
-                    attr.inqueue = sub(attr.inqueue, wanted)
-                    commit.inqueue = sub(commit.inqueue, wanted)
+                    admit(attr, commit, wanted, admitted=False)
                     self.left_to_nodes[i] = beyond
 
     def pop(self) -> int | None:
@@ -201,10 +201,13 @@ def _volcano_refusal(
     short = short_of(add(commit.inqueue, wanted), commit.idle, wanted)
     if short:
         return f"resource in cluster is overused: overused {words(short)}"
-    need = sub(add(add(wanted, attr.allocated), attr.inqueue), attr.elastic)
-    short = short_of(need, attr.real_capability, wanted)
-    if short:
-        return f"queue resource quota insufficient: insufficient {words(short)}"
+    if attr.unready() is not None:
+        return attr.unready()
+    for each in attr.chain():  # the queue, then its ancestors (capacity's hierarchy)
+        need = sub(add(add(wanted, each.allocated), each.inqueue), each.elastic)
+        short = short_of(need, each.real_capability, wanted)
+        if short:
+            return f"queue resource quota insufficient: insufficient {words(short)}"
     return None
 
 
@@ -254,20 +257,25 @@ def _loads(
 def allocate_refusal(attr: QueueAttr, task: Mapping[str, float]) -> str | None:
     """Why allocate's queueAllocatable refuses the task, in words; None: it may enter."""
     short = attr.refuses(task)
-    if short is None:
+    found = attr.refusing(task)
+    if short is None or found is None:
         return None
     name = attr.queue.name
     if not short:
+        if attr.open and attr.unready() is not None:
+            return attr.unready()
         return f"Queue {name} is {attr.queue.state}, not Open: it takes no task"
-    limit = attr.limit()
+    by = found[0]  # the queue, or (capacity's hierarchy) the ancestor whose limit refuses
+    limit = by.limit()
     detail = ", ".join(
-        f"{n}: {_show(n, attr.allocated.get(n, 0.0))} allocated + {_show(n, task.get(n, 0.0))} "
-        f"> {_show(n, limit.get(n, 0.0))} {attr.LIMIT}"
+        f"{n}: {_show(n, by.allocated.get(n, 0.0))} allocated + {_show(n, task.get(n, 0.0))} "
+        f"> {_show(n, limit.get(n, 0.0))} {by.LIMIT}"
         for n in short
     )
+    where = "" if by is attr else f"in its ancestor queue {by.queue.name}: "
     return (
         f"Queue {name} is overused when considering this task: insufficient {words(short)} "
-        f"({detail})"
+        f"({where}{detail})"
     )
 
 

@@ -1,13 +1,14 @@
 """The scenario keys of the job layer (docs/design.md §10.1), read strictly and written back
 in the same form: the session settings under `scheduler:` (actions, gang, overcommit_factor,
-queue_plugin, preemption), the top-level `queues`, `groups` and `quotas`, and each pod's
-`group`, `preemptable` and `preemption_policy`.
+queue_plugin, enable_hierarchy, ancestor_reclaim_level, preemption), the top-level
+`queues`, `groups` and `quotas`,
+and each pod's `group`, `preemptable` and `preemption_policy`.
 
 ```yaml
 scheduler: {profile: cce, actions: [enqueue, allocate, backfill], gang: {preemptable: false},
-            queue_plugin: capacity}
-queues: [{name: training, weight: 3, capability: {cpu: "64"}, deserved: {cpu: "32"},
-          reclaimable: true, state: Open}]
+            queue_plugin: capacity, enable_hierarchy: true}
+queues: [{name: ml}, {name: training, parent: ml, weight: 3, capability: {cpu: "64"},
+          deserved: {cpu: "32"}, reclaimable: true, state: Open}]
 groups: [{name: ml/job-a, min_member: 4, queue: training, priority: 100, phase: Inqueue}]
 quotas: [{namespace: ml, hard: {limits.nvidia.com/gpumem: "40000"}}]
 pods: [{name: ml/job-a-0, group: ml/job-a, preemptable: false, preemption_policy: Never}]
@@ -30,6 +31,7 @@ from advisor.core.jobs import (
     PREEMPTION_POLICIES,
     QUEUE_PLUGINS,
     QUEUE_STATES,
+    ROOT_QUEUE,
     VOLCANO_ACTIONS,
     Gang,
     Group,
@@ -46,7 +48,15 @@ from advisor.scenario.strict import Reader, kind
 JOB_KEYS = ("queues", "groups", "quotas")  # top-level
 POD_JOB_KEYS = {"group", "preemptable", "preemption_policy", "role"}
 # under `scheduler:`
-SESSION_KEYS = ("actions", "gang", "overcommit_factor", "queue_plugin", "preemption")
+SESSION_KEYS = (
+    "actions",
+    "gang",
+    "overcommit_factor",
+    "queue_plugin",
+    "enable_hierarchy",
+    "ancestor_reclaim_level",
+    "preemption",
+)
 MAX_OVERCOMMIT = 1000.0
 MIN_PRIORITY = -(2**31)
 
@@ -86,8 +96,10 @@ def read_session_setting(r: Reader, key: str, raw: object) -> Any:
         if raw not in QUEUE_PLUGINS:
             raise r.fail(where, f"expected one of {', '.join(QUEUE_PLUGINS)}, got {kind(raw)}")
         return raw
-    if key == "preemption":
+    if key in ("preemption", "enable_hierarchy"):
         return r.boolean(raw, where)
+    if key == "ancestor_reclaim_level":
+        return r.integer(raw, where, 0)
     raise r.fail(where, "not a session setting")
 
 
@@ -119,6 +131,7 @@ def read_jobs(r: Reader, top: Mapping[str, Any]) -> Jobs:
         for i, raw in enumerate(r.sequence(top.get("groups", []), "groups"))
     )
     _unique(r, [(f"groups[{i}].name", g.name) for i, g in enumerate(groups)], "group name")
+    _parents(r, queues)
     known = {q.name for q in queues} | {DEFAULT_QUEUE}
     for i, g in enumerate(groups):
         if g.queue not in known:
@@ -130,9 +143,32 @@ def read_jobs(r: Reader, top: Mapping[str, Any]) -> Jobs:
     return Jobs(queues, groups, quotas)
 
 
+def _parents(r: Reader, queues: Sequence[Queue]) -> None:
+    """Each `parent` a queue (listed, or `default` or `root`, which Volcano creates), and no
+    queue its own ancestor (capacity.go updateAncestors refuses both, and with them the whole
+    hierarchy)."""
+    parent_of = {q.name: q.parent for q in queues if q.parent is not None}
+    known = {q.name for q in queues} | {DEFAULT_QUEUE, ROOT_QUEUE}
+    for i, q in enumerate(queues):
+        where = f"queues[{i}].parent"
+        if q.parent is None:
+            continue
+        if q.name == ROOT_QUEUE:
+            raise r.fail(where, f"the {ROOT_QUEUE} queue has no parent")
+        if q.parent not in known:
+            raise r.fail(where, f"unknown queue {q.parent!r} (not under queues)")
+        seen = [q.name]
+        at: str | None = q.parent
+        while at is not None:
+            if at in seen:
+                raise r.fail(where, f"queues form a cycle: {' -> '.join([*seen, at])}")
+            seen.append(at)
+            at = parent_of.get(at)
+
+
 def _queue(r: Reader, raw: object, where: str) -> Queue:
     keys = {"name", "weight", "capability", "guarantee", "deserved", "reclaimable", "priority"}
-    keys.add("state")
+    keys |= {"state", "parent"}
     m = r.mapping(raw, where, keys, {"name"})
     state = m.get("state", "Open")
     if state not in QUEUE_STATES:
@@ -148,6 +184,7 @@ def _queue(r: Reader, raw: object, where: str) -> Queue:
         reclaimable=r.boolean(m.get("reclaimable", True), f"{where}.reclaimable"),
         priority=r.integer(m.get("priority", 0), f"{where}.priority", MIN_PRIORITY),
         state=state,
+        parent=r.string(m["parent"], f"{where}.parent") if "parent" in m else None,
     )
 
 
@@ -247,6 +284,8 @@ def _queue_data(q: Queue) -> dict[str, Any]:
         data["priority"] = q.priority
     if q.state != "Open":
         data["state"] = q.state
+    if q.parent is not None:
+        data["parent"] = q.parent
     return data
 
 

@@ -65,6 +65,16 @@ def read_scheduler(r: Reader, raw: object) -> Scheduler:
             settings[key] = read_session_setting(r, key, m[key])
         else:
             settings[key] = r.integer(m[key], f"scheduler.{key}", 0)
+    if settings.get("enable_hierarchy") and settings.get("queue_plugin") != "capacity":
+        raise r.fail(
+            "scheduler.enable_hierarchy",
+            "the capacity plugin's option: it needs queue_plugin: capacity",
+        )
+    if settings.get("ancestor_reclaim_level") and not settings.get("enable_hierarchy"):
+        raise r.fail(
+            "scheduler.ancestor_reclaim_level",
+            "capacity's hierarchy argument: it needs enable_hierarchy: true",
+        )
     return Scheduler(profile=profile, **settings)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -26,6 +26,7 @@ from advisor.core.jobs import (
     PREEMPTABLE_KEY,
     PREEMPTION_POLICIES,
     QUEUE_STATES,
+    ROOT_QUEUE,
     TASK_SPEC,
     VOLCANO_ACTIONS,
     Gang,
@@ -102,7 +103,7 @@ def kube_jobs(lists: JobLists, pod_items: Sequence[Any], warnings: list[str]) ->
     classes = priority_classes(pod_items)
     groups = [g for item in lists.podgroups if (g := podgroup(item, classes)) is not None]
     settings = scheduler_conf(lists.configmaps, warnings) if lists.volcano else {}
-    queues = [q for item in lists.queues if (q := queue(item)) is not None]
+    queues = _parents([q for item in lists.queues if (q := queue(item)) is not None], warnings)
     listed = {q.name for q in queues} | {DEFAULT_QUEUE}
     unlisted = sorted({g.queue for g in groups} - listed)
     if unlisted:  # kept, so the snapshot reads back: a scenario's groups name listed queues
@@ -200,6 +201,7 @@ def queue(item: object) -> Queue | None:
         return None
     state = status.get("state")
     reclaimable = spec.get("reclaimable")
+    parent = spec.get("parent")
     return Queue(
         name=name,
         weight=max(1, _int(spec.get("weight"), 1)),  # the admission webhook's default is 1
@@ -209,7 +211,31 @@ def queue(item: object) -> Queue | None:
         reclaimable=reclaimable if isinstance(reclaimable, bool) else True,
         priority=_int(spec.get("priority"), 0),
         state=state if state in QUEUE_STATES else "Open",
+        parent=parent if isinstance(parent, str) and parent and name != ROOT_QUEUE else None,
     )
+
+
+def _parents(queues: list[Queue], warnings: list[str]) -> list[Queue]:
+    """The queues with each `spec.parent` that is no queue, or closes a cycle, dropped (the
+    queue taken as the root's child), with a warning: Volcano's admission refuses both, and
+    its capacity plugin, meeting one, would refuse every task."""
+    known = {q.name for q in queues} | {DEFAULT_QUEUE, ROOT_QUEUE}
+    parent_of = {q.name: q.parent for q in queues if q.parent is not None}
+    out = []
+    for q in queues:
+        seen, at = [q.name], q.parent
+        while at is not None and at in known and at not in seen:
+            seen.append(at)
+            at = parent_of.get(at)
+        if at is not None:
+            why = "is not a queue" if at not in known else "closes a cycle"
+            warnings.append(
+                f"Kubernetes: Queue {q.name}: parent {q.parent} {why}; taken as the root's child"
+            )
+            parent_of.pop(q.name, None)
+            q = replace(q, parent=None)
+        out.append(q)
+    return out
 
 
 def quota(item: object) -> Quota | None:
@@ -271,11 +297,12 @@ def scheduler_conf(configmaps: Sequence[Any], warnings: list[str]) -> dict[str, 
         )
     elif capacity is not None:
         settings["queue_plugin"] = "capacity"
-        if capacity.get("enableHierarchy") is True:
-            warnings.append(
-                f"Kubernetes: {where}: capacity's hierarchical queues (enableHierarchy) are "
-                "not modelled; queues are judged flat, each on its own deserved and capability"
-            )
+        if capacity.get("enableHierarchy") is True:  # conf.PluginOption EnabledHierarchy
+            settings["enable_hierarchy"] = True
+            level = _object(capacity.get("arguments")).get("ancestorReclaimLevel")
+            # Arguments.GetInt; a negative level falls back to 0 (parseArguments)
+            if isinstance(level, int) and not isinstance(level, bool) and level > 0:
+                settings["ancestor_reclaim_level"] = level
     return settings
 
 

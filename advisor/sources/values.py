@@ -120,7 +120,7 @@ def _frozen_settings() -> Mapping[str, Any]:
 class KubeJobs:
     """What the API says of jobs (advisor.sources.kubejobs): `volcano` whether its CRDs are
     served; `settings` the `Scheduler` fields its configmap gives (actions, gang,
-    overcommit_factor, queue_plugin)."""
+    overcommit_factor, queue_plugin, enable_hierarchy, ancestor_reclaim_level)."""
 
     jobs: Jobs = NO_JOBS
     volcano: bool = False

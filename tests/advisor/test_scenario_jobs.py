@@ -103,6 +103,40 @@ def test_the_queue_plugin_and_a_queues_deserved_read_and_write_back() -> None:
     assert "scheduler" not in scenario_to_data(default)
 
 
+def test_capacitys_hierarchy_and_a_queues_parent_read_and_write_back() -> None:
+    """`enable_hierarchy` (capacity's enableHierarchy), `ancestor_reclaim_level` (its
+    ancestorReclaimLevel argument) and a queue's `parent` (spec.parent,
+    `root` or `default` though not listed: Volcano creates both) come back as written;
+    absent, nothing is written."""
+    cluster = load(
+        scheduler={
+            "queue_plugin": "capacity",
+            "enable_hierarchy": True,
+            "ancestor_reclaim_level": 2,
+        },
+        queues=[
+            {"name": "ml", "parent": "root"},
+            {"name": "training", "parent": "ml"},
+            {"name": "dev", "parent": "default"},
+            {"name": "other"},
+        ],
+    )
+    assert cluster.scheduler.enable_hierarchy
+    assert cluster.scheduler.ancestor_reclaim_level == 2
+    assert [q.parent for q in cluster.jobs.queues] == ["root", "ml", "default", None]
+    written = scenario_to_data(cluster)
+    assert written["scheduler"] == {
+        "profile": "cce",
+        "queue_plugin": "capacity",
+        "enable_hierarchy": True,
+        "ancestor_reclaim_level": 2,
+    }
+    assert [q.get("parent") for q in written["queues"]] == ["root", "ml", "default", None]
+    assert scenario_from_data(written, "s.yaml") == cluster
+    flat = load(scheduler={"queue_plugin": "capacity", "enable_hierarchy": False})
+    assert scenario_to_data(flat)["scheduler"] == {"profile": "cce", "queue_plugin": "capacity"}
+
+
 def test_a_groups_phase_reads_and_writes_back_and_absent_is_inferred() -> None:
     """`phase` is the PodGroup's status.phase; absent, the model infers it (§10.2) and
     nothing is written."""
@@ -211,6 +245,42 @@ def test_a_scenario_without_the_keys_writes_back_without_them() -> None:
         (
             {"groups": [{"name": "ml/g", "min_task_member": ["worker"]}]},
             "s.yaml: groups[0].min_task_member: expected a mapping, got a list",
+        ),
+        # capacity's hierarchy: Volcano's admission refuses these, its plugin all tasks
+        (
+            {"queues": [{"name": "q", "parent": "gone"}]},
+            "s.yaml: queues[0].parent: unknown queue 'gone' (not under queues)",
+        ),
+        (
+            {"queues": [{"name": "a", "parent": "b"}, {"name": "b", "parent": "a"}]},
+            "s.yaml: queues[0].parent: queues form a cycle: a -> b -> a",
+        ),
+        (
+            {"queues": [{"name": "a", "parent": "a"}]},
+            "s.yaml: queues[0].parent: queues form a cycle: a -> a",
+        ),
+        (
+            {"queues": [{"name": "root", "parent": "default"}]},
+            "s.yaml: queues[0].parent: the root queue has no parent",
+        ),
+        ({"queues": [{"name": "q", "parent": ""}]}, "s.yaml: queues[0].parent: expected a non"),
+        (
+            {"scheduler": {"enable_hierarchy": True}},
+            "s.yaml: scheduler.enable_hierarchy: the capacity plugin's option: it needs "
+            "queue_plugin: capacity",
+        ),
+        (
+            {"scheduler": {"queue_plugin": "capacity", "enable_hierarchy": "yes"}},
+            "s.yaml: scheduler.enable_hierarchy: expected true or false",
+        ),
+        (
+            {"scheduler": {"queue_plugin": "capacity", "ancestor_reclaim_level": 1}},
+            "s.yaml: scheduler.ancestor_reclaim_level: capacity's hierarchy argument: it needs "
+            "enable_hierarchy: true",
+        ),
+        (
+            {"scheduler": {"queue_plugin": "capacity", "ancestor_reclaim_level": -1}},
+            "s.yaml: scheduler.ancestor_reclaim_level: must be at least 0",
         ),
     ],
 )

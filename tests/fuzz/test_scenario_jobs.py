@@ -46,10 +46,17 @@ def job_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         )
         _maybe(draw, "gang", gang, scheduler)
         _maybe(draw, "overcommit_factor", st.sampled_from([1, 1.0, 1.2, 2.5, 1000]), scheduler)
+        _maybe(draw, "queue_plugin", st.sampled_from(["proportion", "capacity"]), scheduler)
+        if scheduler.get("queue_plugin") == "capacity":
+            _maybe(draw, "enable_hierarchy", st.booleans(), scheduler)
+            if scheduler.get("enable_hierarchy"):
+                _maybe(draw, "ancestor_reclaim_level", st.integers(0, 3), scheduler)
     queue_names = draw(st.lists(NAMES, unique=True, max_size=3))
     queues = []
-    for name in queue_names:
+    for i, name in enumerate(queue_names):
         queue: dict[str, Any] = {"name": name}
+        # a parent listed before it (no cycle), or one Volcano creates
+        _maybe(draw, "parent", st.sampled_from([*queue_names[:i], "root", "default"]), queue)
         _maybe(draw, "weight", st.integers(1, 100), queue)
         _maybe(draw, "capability", RESOURCES, queue)
         _maybe(draw, "guarantee", RESOURCES, queue)

@@ -248,9 +248,12 @@ def queue(
     priority: int | None = None,
     state: str = "Open",
     deserved: Mapping[str, str] | None = None,
+    parent: str | None = None,
 ) -> JsonObject:
     """A Volcano Queue (cluster-scoped), with the state its controller reports."""
     spec: JsonObject = {}
+    if parent is not None:
+        spec["parent"] = parent
     if weight is not None:
         spec["weight"] = weight
     if capability is not None:

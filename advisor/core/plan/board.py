@@ -14,10 +14,11 @@ literal simulation agrees.
 
 Gangs (docs/design.md §10.4): a Pending gang is placed as one job, all-or-nothing, where its
 first member comes in the queue (`_place_gang`); its members may fit one by one now, so the
-quick shortcut never skips them. A running gang is evicted whole or not at all
-(`whole_gangs`). Where Volcano's session decides jobs or queues, a plan is committed only
-when the job cycle (`gang.judge`) places what the literal simulation lands
-(`cycle_agrees`).
+quick shortcut never skips them. A plan evicts a running gang's members one by one only
+while min_member of it stay running (its surplus, as Volcano's gang plugin lets preempt take
+them); more than that, and it evicts the gang whole (`whole_gangs`, `splits_gang`). Where
+Volcano's session decides jobs or queues, a plan is committed only when the job cycle
+(`gang.judge`) places what the literal simulation lands (`cycle_agrees`).
 """
 
 from __future__ import annotations
@@ -102,9 +103,10 @@ class Board:
             for p in self.pods
         ]
         # Gangs (PodGroups with min_member above 1, under Volcano's session; §10.4): the
-        # members of each, and each gang's min_member. A running member is evicted only with
-        # every other member of its gang (`whole_gangs`): none of a gang some member of which
-        # may not go, or is Pending or bound by the current cycle, is ever evicted.
+        # members of each, and each gang's min_member. A plan evicts a running gang's
+        # surplus member by member, or the gang whole (`whole_gangs`): none of a gang some
+        # member of which may not go, or is Pending or bound by the current cycle, is ever
+        # evicted.
         self.gang_min = gangs_of(cluster, self.state.profile.session.volcano)
         self.gang_of: list[str | None] = [
             p.group if p.group in self.gang_min else None for p in self.pods
@@ -256,14 +258,46 @@ class Board:
         return not budgets_overrun(self.budget[pod] for pod in evict)
 
     def whole_gangs(self, pods: Iterable[int]) -> list[int]:
-        """`pods` and every other member of the running gangs among them: a plan evicts a
-        gang whole or not at all, so it never leaves one below min_member (§10.4)."""
+        """`pods`, and every other member of each running gang of which they take more than
+        its surplus (`gang_surplus`): a plan leaves min_member of a gang running or evicts
+        it whole, never anything between (§10.4)."""
         out = list(dict.fromkeys(pods))
         if not self.members:
             return out
-        for group in dict.fromkeys(g for p in out if (g := self.gang_of[p]) is not None):
-            out.extend(m for m in self.members[group] if m not in out)
+        for group, taken in self._gang_counts(out).items():
+            if taken > self.gang_surplus(group):
+                out.extend(m for m in self.members[group] if m not in out)
         return out
+
+    def splits_gang(self, evict: Iterable[int]) -> bool:
+        """Whether evicting these pods together leaves some gang running with fewer than
+        min_member of it, but not none (what no plan does)."""
+        if not self.members:
+            return False
+        gone = list(dict.fromkeys(evict))
+        for group, taken in self._gang_counts(gone).items():
+            if taken > self.gang_surplus(group) and taken < self.gang_running(group):
+                return True
+        return False
+
+    def gang_running(self, group: str) -> int:
+        """The gang's members running on the board (or bound by the current cycle)."""
+        return sum(1 for m in self.members[group] if self.where[m] is not None)
+
+    def gang_surplus(self, group: str) -> int:
+        """How many of the gang's running members a plan may evict and leave it at
+        min_member. Volcano's gang plugin lets preempt and reclaim take a job's task while
+        the job keeps more than min_member ready, counting the victims of one preemptor
+        together (v1.15.1 pkg/scheduler/plugins/gang/gang.go, preemptableFn)."""
+        return self.gang_running(group) - self.gang_min[group]
+
+    def _gang_counts(self, pods: Iterable[int]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for p in pods:
+            group = self.gang_of[p]
+            if group is not None and self.where[p] is not None:
+                counts[group] = counts.get(group, 0) + 1
+        return counts
 
     def gang_need(self, group: str, evict: Iterable[int] = ()) -> int:
         """How many of the gang's Pending members must place at once for it to start:
@@ -458,13 +492,19 @@ class Board:
         self.where[pod] = None
         return positions
 
+    def loose(self, pod: int) -> bool:
+        """Whether the pod may be evicted alone: it is in no gang, or in one with surplus
+        (a chain or a set that takes more of a gang than that is dropped: `splits_gang`)."""
+        group = self.gang_of[pod]
+        return group is None or self.gang_surplus(group) > 0
+
     def _refresh_fodder(self, positions: Iterable[int]) -> None:
         """Per card, the smallest evictable single-card pods: what a chain may move away."""
         for k in positions:
             small = sorted(
                 (self.card_mib[p], p)
                 for p in self.on_card[k]
-                if self.evictable[p] and self.shape_of(p).gpus == 1 and self.gang_of[p] is None
+                if self.evictable[p] and self.shape_of(p).gpus == 1 and self.loose(p)
             )[:FODDER]
             self.fodder_size[k] = BIG
             self.fodder_core[k] = 0

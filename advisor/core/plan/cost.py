@@ -12,7 +12,8 @@ for hours costs hours. The cost of one eviction comes from what the cluster know
   nothing says a restart is cheap (and a pod with no controller is not even recreated);
 - pods of one batch workload evicted by one plan are charged once: a gang restarts together;
   so are the members of a gang (a PodGroup with min_member above 1 under Volcano's session),
-  which a plan evicts only all together (docs/design.md §10.4), whatever their owners;
+  whatever their owners, which a plan evicts whole or only its surplus over min_member
+  (docs/design.md §10.4): never more than the whole gang costs;
 - the annotation `xgpu.io/eviction-cost` (a number >= 0) overrides all of it.
 
 Pure: the run times are measured from `now`, which the caller passes or which defaults to the

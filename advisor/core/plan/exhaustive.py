@@ -37,11 +37,9 @@ def smallest_plan(
     budget; the per-plan cap is `search.limits`), or None when there is none that small
     or the board is too large to search whole."""
     b = board
-    # a gang's members go only all together (`Board.whole_gangs`): the greedy's targets
+    # a gang's members only where it has surplus: whole gangs are the greedy's targets
     movable = [
-        p
-        for p in range(len(b.pods))
-        if b.where[p] is not None and b.evictable[p] and b.gang_of[p] is None
+        p for p in range(len(b.pods)) if b.where[p] is not None and b.evictable[p] and b.loose(p)
     ]
     largest = min(search.limits.max_evictions, MAX_SIZE)
     if perm(len(movable), 1) + perm(len(movable), min(2, largest)) > MAX_SIMULATIONS:
@@ -56,6 +54,8 @@ def smallest_plan(
             # The queue sorts evicted pods by priority: one order per priority arrangement.
             if any(b.priority[x] < b.priority[y] for x, y in itertools.pairwise(evict)):
                 continue
+            if b.splits_gang(evict):
+                continue  # a gang's surplus, or all of it (`Board.whole_gangs`)
             found = _try(b, search, evict)
             if found is not None and allows(found) and (best is None or found.key < best.key):
                 best = found

@@ -103,7 +103,7 @@ class Greedy:
         self.heap: list[_Entry] = []
         self.latest: dict[TargetKey, int] = {}
         self.counter = itertools.count()
-        self.mismatches = 0  # quick and literal simulations disagreeing (never, if correct)
+        self.mismatches = 0  # simulations disagreeing, or a gang split (never, if correct)
         self.stop: Stop = lambda: None  # set by `run`
         self.stopped: str | None = None
 
@@ -216,7 +216,7 @@ class Greedy:
         exact = b.simulate(proposal.evict, quick=False)
         same = tuple(exact.rescued) == proposal.rescued and exact.landed == proposal.landed
         agrees = same and b.cycle_agrees(proposal.evict, exact)  # the job cycle, where it decides
-        if exact.stranded or exact.intruders or not agrees:
+        if exact.stranded or exact.intruders or not agrees or b.splits_gang(proposal.evict):
             self.mismatches += 1
             return None
         made = made_plan(b, proposal.evict, exact, self.search.reference_mib)

@@ -28,9 +28,10 @@ The budget is work, counted in units (`Board.work`): the same input gives the sa
 on any machine. Wall time is only a safety stop, and the report says when it fired.
 Gangs (PodGroups with min_member above 1, under Volcano's session; docs/design.md §10.4):
 a Pending gang is a target as a whole, and a plan succeeds for it only when min_member of it
-place at once in the simulation (`Board.simulate`); a running gang is evicted only whole
-(`Board.whole_gangs`). Where Volcano's session decides jobs or queues, every plan is also
-checked by the job cycle (`Board.cycle_agrees`, `gang.judge`).
+place at once in the simulation (`Board.simulate`); a running gang gives up only members
+above its min_member, or goes whole (`Board.whole_gangs`). Where Volcano's session decides
+jobs or queues, every plan is also checked by the job cycle (`Board.cycle_agrees`,
+`gang.judge`).
 
 Pure: frozen values in and out; the only outside input is the optional `clock` for that
 safety stop.

@@ -173,7 +173,8 @@ class Search:
         if not self.node_admits(target.node, target.level, chosen):
             return None
         if self.board.members:
-            return tuple(self.board.whole_gangs(chosen))  # a running gang goes whole (§10.4)
+            # a running gang gives its surplus, or goes whole (§10.4)
+            return tuple(self.board.whole_gangs(chosen))
         return tuple(chosen)
 
     def node_admits(self, node: int, level: Shape, leaving: Sequence[int]) -> bool:
@@ -295,6 +296,8 @@ class Search:
             extra = self.chains.extra_evictions(outcome, homeless, evict, target.cards)
             if extra is None or len(evict) + len(extra) > allowed:
                 return None
+            if b.splits_gang([*evict, *extra]):
+                return None  # the chain takes more of a gang than its surplus
             evict = self._ordered([*evict, *extra])
         return None
 

@@ -15,8 +15,9 @@ it): it preempts nothing and is no victim.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from advisor.core.capacity import open_queues
+from advisor.core.capacity_tree import open_queues
 from advisor.core.model import Cluster, Pod
 from advisor.core.queues import JobLoad, QueueAttr, pod_resources, reclaimed
 from advisor.core.resource_info import Res, add
@@ -68,15 +69,28 @@ class QueueBook:
         """PreemptiveFn: None where the queue may reclaim for the pod, else why not."""
         return self.attrs[queue].unpreemptive(self._resreq[pod.name])
 
-    def queue_order(self, queue: str) -> tuple[int, float, int, int]:
+    def queue_order(self, queue: str) -> Any:
         """QueueOrderFn's key of a queue (smallest first), its share as it stands now."""
-        return self.attrs[queue].key()
+        return self.attrs[queue].order_key()
 
-    def victims(self, reclaimer: Pod, reclaimees: Sequence[tuple[str, Pod]]) -> list[Pod]:
-        """The queue plugin's ReclaimableFn (core.queues `reclaimed`): of `reclaimees` (queue,
-        pod), in victim order, those it gives up."""
-        asked = [(queue, self._resreq[pod.name]) for queue, pod in reclaimees]
-        chosen = reclaimed(self.attrs, self._resreq[reclaimer.name], asked)
+    def victim_order(self, queue: str, reclaimer: str) -> Any:
+        """BuildVictimsPriorityQueue's key of a victim's queue for a task of `reclaimer`'s
+        (first evicted smallest)."""
+        return self.attrs[queue].victim_order(self.attrs[reclaimer])
+
+    def victims(
+        self, reclaimer: Pod, queue: str, reclaimees: Sequence[tuple[str, Pod]]
+    ) -> list[Pod]:
+        """The queue plugin's ReclaimableFn (core.queues `reclaimed`) for `reclaimer` of
+        `queue`: of `reclaimees` (queue, pod), in victim order, those it gives up."""
+        asked = [(q, self._resreq[pod.name]) for q, pod in reclaimees]
+        task = self._resreq[reclaimer.name]
+        attr = self.attrs.get(queue)
+        chosen = (
+            reclaimed(self.attrs, task, asked)
+            if attr is None
+            else attr.victims(self.attrs, task, asked)
+        )
         return [reclaimees[i][1] for i in chosen]
 
     def move(self, queue: str, pod: Pod, *, evicted: bool) -> None:

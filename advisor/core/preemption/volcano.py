@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -225,7 +226,7 @@ def _task(
             ]
             if not pool:
                 continue
-            pool.sort(key=_victim_order(board, book, job_of))
+            pool.sort(key=_victim_order(board, book, job_of, job.queue))
             victims = reclaimable(board, pod, pool, job_of, book)
         elif within:
             victims = []
@@ -240,7 +241,7 @@ def _task(
         held = {v.name: board.held(v) for v in victims}
         if not covers(request, idle + sum(held.values(), np.zeros_like(idle))):
             continue  # util.ValidateVictims
-        victims.sort(key=_victim_order(board, book, job_of))
+        victims.sort(key=_victim_order(board, book, job_of, job.queue))
         before = book.snapshot()
 
         def enough(room: FloatArray) -> bool:
@@ -290,20 +291,22 @@ def _pipelined(action: str, node: str, helps: bool, within: bool) -> Preemption:
 
 
 def _victim_order(
-    board: Board, book: QueueBook, job_of: Mapping[str, Job]
-) -> Callable[[Pod], tuple[float, ...]]:
+    board: Board, book: QueueBook, job_of: Mapping[str, Job], queue: str
+) -> Callable[[Pod], tuple[Any, ...]]:
     """BuildVictimsPriorityQueue's order as a key, first evicted smallest: victims of
     different queues in reverse QueueOrderFn (VictimQueueOrderFn: the lowest spec.priority,
     then the highest share, taken as the node's attempt starts, then the queue listed last),
     then reverse JobOrderFn (the lowest job priority, the ready, the highest share, the
-    youngest), then reverse TaskOrderFn (the lowest pod priority, the youngest)."""
+    youngest), then reverse TaskOrderFn (the lowest pod priority, the youngest). Under
+    capacity's hierarchy a victim whose queue shares a deeper ancestor with the task's
+    (`queue`) comes first (core.capacity_tree)."""
 
-    def key(pod: Pod) -> tuple[float, ...]:
+    def key(pod: Pod) -> tuple[Any, ...]:
         job = job_of[pod.name]
-        queue = tuple(-x for x in book.queue_order(job.queue))
+        order = book.victim_order(job.queue, queue)
         waiting, job_share, created = _standing(board, job)
         return (
-            *queue,
+            order,
             job.priority, -waiting, -job_share, -created,
             pod.priority, -board.order[pod.name],
         )  # fmt: skip

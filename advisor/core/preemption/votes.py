@@ -57,7 +57,9 @@ def reclaimable(
     or capacity's: `QueueBook.victims`, on `pool` in victim order)."""
     first = [lambda ps: _gang(ps, job_of, board.evicted), _conformance]
     second: list[Vote] = [
-        lambda ps: book.victims(reclaimer, [(job_of[p.name].queue, p) for p in ps])
+        lambda ps: book.victims(
+            reclaimer, job_of[reclaimer.name].queue, [(job_of[p.name].queue, p) for p in ps]
+        )
     ]
     return _tiers(pool, first, second)
 

@@ -94,3 +94,16 @@ def test_the_file_brings_the_autoscalers_and_its_clock(
     unset = dataclasses.replace(described, now=None)
     save_scenario(path, unset)
     assert with_pods_from(live, path, auto=True).now is None  # the run's own clock
+
+
+def test_the_files_capacity_hierarchy_applies_as_the_configmaps(tmp_path: Path) -> None:
+    """The file's queue plugin and capacity's enableHierarchy (`enable_hierarchy`) are
+    plugin options of Volcano's configmap: they apply with the rest."""
+    base = load_scenario(TRAINING)
+    scheduler = dataclasses.replace(base.scheduler, queue_plugin="capacity", enable_hierarchy=True)
+    described = dataclasses.replace(base, scheduler=scheduler)
+    path = tmp_path / "pods.yaml"
+    save_scenario(path, described)
+    merged = with_pods_from(as_exporters_see_it(base), path, auto=False)
+    assert merged.scheduler.enable_hierarchy
+    assert merged.scheduler.queue_plugin == "capacity"

@@ -21,10 +21,10 @@ checks.
 
 Not converted, and why:
 
-- Test_capacityPlugin_OnSessionOpenWithHierarchy, Test_capacityPlugin_AncestorReclaimScenarios,
-  Test_buildHierarchicalQueueAttrs_nilSafety: hierarchical queues (enableHierarchy, a
-  queue's parent, ancestorReclaimLevel) are not modelled; a configuration that enables them
-  is read flat, with a warning (advisor/sources/kubejobs.py `scheduler_conf`).
+- Test_capacityPlugin_OnSessionOpenWithHierarchy: converted in
+  tests/advisor/core/test_capacity_hierarchy_upstream.py (core.capacity_tree), which also
+  says why Test_buildHierarchicalQueueAttrs_nilSafety is not;
+  Test_capacityPlugin_AncestorReclaimScenarios in test_capacity_ancestor_reclaim_upstream.py.
 - TestCapacityPluginDRA, TestParseDRAResourceListCombinesCountAndCapacity,
   TestSharedResourceClaimIsChargedOnce, TestJobEnqueueableChecksDRAWithoutMinResources,
   TestJobEnqueueableAccountsDRAInqueue, TestDRAAllocatableIgnoresInqueue,

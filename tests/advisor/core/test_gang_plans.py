@@ -59,13 +59,15 @@ def replica(name: str, where: str, index: int, mib: int = 8192, **extra: Any) ->
 
 def cycle_after(cluster: Cluster, report: PlanReport) -> dict[str, Placement]:
     """What the job cycle places once the plans' evicted pods are Pending again (each plan
-    in turn, as `plan` applies them), checked against each plan's own placements."""
+    in turn, as `plan` applies them; recreated in the order they are evicted), checked
+    against each plan's own placements."""
     where = {d.pod.name: d.placement for d in judge(cluster).pods if d.placement is not None}
     pods = [replace(p, placement=where.get(p.name, p.placement)) for p in cluster.pods]
     for p in report.plans:
         gone = set(p.evict)
         kept = [q for q in pods if q.name not in gone]
-        again = [replace(q, placement=None) for q in pods if q.name in gone]
+        by_name = {q.name: q for q in pods}
+        again = [replace(by_name[name], placement=None) for name in p.evict]
         trial = replace(cluster, pods=(*kept, *again))
         landed = {d.pod.name: d.placement for d in judge(trial).pods if d.placement is not None}
         assert landed == dict(p.placements)

@@ -15,7 +15,7 @@ from advisor.core.jobs import Gang, Group, Jobs, Queue, Quota
 from advisor.core.model import Scheduler
 from advisor.scenario import load_scenario, scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble
-from advisor.sources.kubejobs import pod_job, podgroup, scheduler_conf
+from advisor.sources.kubejobs import JobLists, kube_jobs, pod_job, podgroup, scheduler_conf
 from advisor.sources.kubernetes import read_kubernetes
 from advisor.sources.values import Sample
 from tests.advisor.sources.builders import card, cce_pod, node_info, vgpu
@@ -224,11 +224,28 @@ async def test_a_pod_naming_a_missing_podgroup_keeps_no_group(
             {"queue_plugin": "capacity"},
             None,
         ),
+        # enableHierarchy is a plugin option (conf.PluginOption EnabledHierarchy)
         (
             "tiers: [{plugins: [{name: capacity, enableHierarchy: true}]}]",
+            {"queue_plugin": "capacity", "enable_hierarchy": True},
+            None,
+        ),
+        (
+            "tiers: [{plugins: [{name: capacity, enableHierarchy: false}]}]",
             {"queue_plugin": "capacity"},
-            "capacity's hierarchical queues (enableHierarchy) are not modelled; queues are "
-            "judged flat, each on its own deserved and capability",
+            None,
+        ),
+        (
+            "tiers: [{plugins: [{name: capacity, enableHierarchy: true,"
+            " arguments: {ancestorReclaimLevel: 1}}]}]",
+            {"queue_plugin": "capacity", "enable_hierarchy": True, "ancestor_reclaim_level": 1},
+            None,
+        ),
+        (  # parseArguments: a negative level is 0
+            "tiers: [{plugins: [{name: capacity, enableHierarchy: true,"
+            " arguments: {ancestorReclaimLevel: -2}}]}]",
+            {"queue_plugin": "capacity", "enable_hierarchy": True},
+            None,
         ),
         (
             "tiers: [{plugins: [{name: proportion}]}, {plugins: [{name: capacity}]}]",
@@ -357,3 +374,40 @@ def test_snapshot_writes_the_keys_and_report_warns_once(
     # the same report from the snapshot: one warning too
     assert main(["report", "--scenario", str(out), "--output-dir", str(tmp_path / "r2")]) == 0
     assert capsys.readouterr().err.startswith(WARNING + "xgpu-advisor: 2 Pending GPU pods")
+
+
+def test_a_queues_parent_is_read_and_one_volcano_would_refuse_is_dropped() -> None:
+    """Queue spec.parent (capacity's hierarchy): kept where it names a queue (or `root`,
+    which Volcano creates); one naming no queue, or closing a cycle, is dropped with a
+    warning, so the snapshot reads back (a scenario refuses both)."""
+    items = [
+        objects.queue("root"),
+        objects.queue("ml", parent="root"),
+        objects.queue("training", parent="ml"),
+        objects.queue("lost", parent="gone"),
+        objects.queue("a", parent="b"),
+        objects.queue("b", parent="a"),
+    ]
+    warnings: list[str] = []
+    jobs = kube_jobs(JobLists([], items, [], [], True), [], warnings).jobs
+    parents = {q.name: q.parent for q in jobs.queues}
+    assert parents == {
+        "root": None,
+        "ml": "root",
+        "training": "ml",
+        "lost": None,
+        "a": None,
+        "b": "a",
+    }
+    assert warnings == [
+        "Kubernetes: Queue lost: parent gone is not a queue; taken as the root's child",
+        "Kubernetes: Queue a: parent b closes a cycle; taken as the root's child",
+    ]
+    card = {"index": 0, "memory_mib": 1024}
+    data: dict[str, object] = {"nodes": [{"name": "n1", "cards": [card]}]}
+    data["queues"] = [
+        {"name": q.name, **({"parent": q.parent} if q.parent else {})} for q in jobs.queues
+    ]
+    assert [q.parent for q in scenario_from_data(data, "s.yaml").jobs.queues] == [
+        parents[q.name] for q in jobs.queues
+    ]
