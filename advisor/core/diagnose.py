@@ -55,6 +55,7 @@ class Cycle:
         self.node_detail_limit = node_detail_limit
         self._satisfiable: dict[tuple[object, ...], str | None] = {}
         self._big: dict[tuple[int, int, int], BoolArray] = {}
+        self._last: Verdicts | None = None  # the last visit's verdicts (`passing`)
 
     def fails_alone(self, pod: Pod) -> PodDiagnosis | None:
         """The pod's verdict where it fails whatever the cards hold (`invalid` or
@@ -71,13 +72,23 @@ class Cycle:
             return PodDiagnosis(pod, "unsatisfiable", never)
         return None
 
-    def visit(self, pod: Pod) -> PodDiagnosis:
+    def visit(self, pod: Pod, barred: BoolArray | None = None) -> PodDiagnosis:
+        """The pod's verdict, placed on the cards where it fits. `barred`: nodes it may not
+        take whatever its filters say (core.gang: the nodes an earlier task of its role
+        failed in this job's turn); `passing` then gives the nodes every filter passed."""
         alone = self.fails_alone(pod)
         if alone is not None:
             return alone
         shape = Shape.of_pod(pod)
-        verdicts = self.state.verdicts(shape)
-        positions = self.state.place_by(verdicts, shape, self.policy.node, self.policy.card)
+        verdicts = self._last = self.state.verdicts(shape)
+        taken = verdicts
+        if barred is not None and barred.any():
+            taken = replace(verdicts, gpu_fit=verdicts.gpu_fit & ~barred)
+        positions = self.state.place_by(taken, shape, self.policy.node, self.policy.card)
+        if positions is None and barred is not None and taken is not verdicts:
+            passing = self.passing()
+            if passing.any() and not (passing & ~barred).any():  # only barred nodes pass
+                return PodDiagnosis(pod, "gang", self._barred_message(pod, barred))
         if positions is not None:
             tied = self.state.tied
             self.state.apply(positions, shape)
@@ -91,6 +102,26 @@ class Cycle:
                 )
             return PodDiagnosis(pod, "schedulable", message, placement)
         return self._explain(pod, shape, verdicts)
+
+    def passing(self) -> BoolArray:
+        """Per node, whether every filter passed for the pod last visited (its turn's
+        verdicts, before its own placement)."""
+        v = self._last
+        if v is None:
+            return np.zeros(len(self.state.node_names), dtype=np.bool_)
+        return np.asarray(v.gpu_fit & v.static_ok & v.roomy, dtype=np.bool_)
+
+    def _barred_message(self, pod: Pod, barred: BoolArray) -> str:
+        """Volcano's predicate error cache (v1.15.1 util/predicate_helper.go PredicateNodes,
+        keyed by job and task role): a node an earlier task of the role failed in this
+        turn is failed for the pod with that task's error, unchecked."""
+        n = len(self.state.node_names)
+        shut = int(np.count_nonzero(barred & self.passing()))
+        return (
+            f"0/{n} nodes are unavailable: the {shut} node(s) where it would fit failed an "
+            f"earlier task of its role {pod.role} in this job's turn, and Volcano's "
+            "predicate error cache keeps them failed for the role"
+        )
 
     # -- unsatisfiable ---------------------------------------------------------------
 

@@ -49,7 +49,7 @@ from advisor.core.profiles import profile_of
 from advisor.core.quota import QuotaBook
 from advisor.core.roles import Roles, skip_message
 from advisor.core.session import QueueSession
-from advisor.core.state import CardState, Shape
+from advisor.core.state import BoolArray, CardState, Shape
 from advisor.defaults import DEFAULT_NODE_DETAIL
 
 
@@ -133,6 +133,7 @@ def diagnose_jobs(
         job.valid_checked = True
         tried: list[tuple[PodDiagnosis, list[int], Shape]] = []
         tried_before = job.failures  # fit errors of earlier turns count (NodesFitErrors)
+        cache: dict[str, BoolArray] = {}  # per role, the nodes that failed one of its tasks
         while job.tasks:  # until a placement leaves the job ready, or NeedContinueAllocating
             pod = job.tasks.pop(0)
             held = session.refusal(job, pod)  # the queue's Allocatable, then HAMi's quota
@@ -145,9 +146,15 @@ def diagnose_jobs(
                 tried.append((verdict, [], Shape.of_pod(pod)))
                 tried_before.append((verdict, [], Shape.of_pod(pod)))
                 continue
-            verdict = PodDiagnosis(pod, cause, held) if held is not None else cycle.visit(pod)
+            if held is not None:
+                verdict = PodDiagnosis(pod, cause, held)
+            else:  # the nodes its role failed this turn stay failed (predicate error cache)
+                verdict = cycle.visit(pod, cache.get(pod.role or ""))
             tried.append((verdict, _positions(cycle, verdict.placement), Shape.of_pod(pod)))
             if verdict.placement is not None:
+                if pod.role:
+                    failed_here = ~cycle.passing()
+                    cache[pod.role] = failed_here | cache.get(pod.role, failed_here)
                 job.placed += 1
                 roles.place(pod)
                 session.placed(job, pod)

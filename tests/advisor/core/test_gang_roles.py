@@ -8,6 +8,7 @@ request), and hand cases for the rules of pkg/scheduler/api/job_info.go they lea
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from advisor.core.gang import diagnose_jobs
@@ -244,3 +245,41 @@ def test_running_members_count_for_their_roles() -> None:
     )
     assert [where for _, where in verdicts(result).values()] == ["n1", "n1"]
     assert result.groups[0].state == "placed"
+
+
+def test_nodes_an_earlier_task_of_the_role_failed_stay_failed_for_the_role() -> None:
+    """Volcano's predicate error cache (v1.15.1 util/predicate_helper.go PredicateNodes,
+    keyed by job and task role, one per allocateResourcesForTasks turn; allocate's default
+    enablePredicateErrorCache): minMember 2, so both are tried in one turn; w0 (worker)
+    fits only n2, so n1 failed for the role; w1 (worker, no selector) would go to n1 under
+    spread, but Volcano does not check n1 for it again and places it on n2. Without roles
+    (no cache) it goes to n1; with minMember 1 the job is ready after w0, and w1's turn
+    starts with a fresh cache. Found by the session comparison
+    (conformance/session_compare.py, seed 502)."""
+
+    def run(role: str | None, min_member: int = 2) -> dict[str, tuple[str, str | None]]:
+        nodes = [node("n1", "8", role="a"), node("n2", "8", role="b")]
+        pods = [gang_pod("c1/w0", role="b"), gang_pod("c1/w1")]
+        for p in pods:
+            if role is not None:
+                p["role"] = role
+        data = cluster(nodes, pods, [group(min_member)])
+        spread = replace(data, policy=replace(data.policy, node="spread"))
+        return verdicts(diagnose_jobs(spread))
+
+    assert run("worker") == {"c1/w0": ("schedulable", "n2"), "c1/w1": ("schedulable", "n2")}
+    assert run(None) == {"c1/w0": ("schedulable", "n2"), "c1/w1": ("schedulable", "n1")}
+    assert run("worker", 1) == run(None)
+
+
+def test_a_task_that_fits_only_where_its_role_failed_stays_pending() -> None:
+    """The same cache in one turn (minMember 2): w0 fits only n2 (n1 fails it), w1 only
+    n1, so w1 finds every node failed (n2 by its own selector, n1 by the cache), held by
+    its job's role (cause `gang`) though n1 would take it, and the job, short of its two,
+    is discarded."""
+    nodes = [node("n1", "8", role="a"), node("n2", "8", role="b")]
+    pods = [pod("c1/w0", "worker", selector="b"), pod("c1/w1", "worker", selector="a")]
+    result = diagnose_jobs(cluster(nodes, pods, [group(2)]))
+    assert verdicts(result) == {"c1/w0": ("gang", None), "c1/w1": ("gang", None)}
+    assert "failed an earlier task of its role worker" in messages(result)["c1/w1"]
+    assert result.groups[0].state == "rolled-back"
