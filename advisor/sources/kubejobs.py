@@ -289,6 +289,7 @@ def scheduler_conf(configmaps: Sequence[Any], warnings: list[str]) -> dict[str, 
         # overcommit.go: a factor below 1 is replaced by the default
         if not isinstance(factor, bool) and 1.0 <= value <= 1000.0:
             settings["overcommit_factor"] = value
+    warnings.extend(f"Kubernetes: {where}: {w}" for w in _action_arguments(conf))
     capacity = plugins.get("capacity")
     if capacity is not None and "proportion" in plugins:
         warnings.append(
@@ -304,6 +305,44 @@ def scheduler_conf(configmaps: Sequence[Any], warnings: list[str]) -> dict[str, 
             if isinstance(level, int) and not isinstance(level, bool) and level > 0:
                 settings["ancestor_reclaim_level"] = level
     return settings
+
+
+# Action arguments (the configuration's `configurations`, framework.GetArgOfActionFromConf)
+# whose non-default value the model does not follow: (action, key, default, what changes).
+_ARGUMENTS = (
+    (
+        "preempt",
+        "enableTopologyAwarePreemption",
+        False,
+        "topology-aware preemption (preempt.go topologyAwarePreempt) is not modelled; "
+        "preemption verdicts follow the default victim search",
+    ),
+    (
+        "allocate",
+        "predicateErrorCacheEnable",
+        True,
+        "allocate's predicate error cache is off, but the model keeps it on: a node that "
+        "failed a task of a role stays failed for the role's later tasks in that turn",
+    ),
+)
+
+
+def _action_arguments(conf: Mapping[str, Any]) -> list[str]:
+    """Warnings for the action arguments the model does not follow (Arguments.GetBool: a
+    bool, or a string strconv.ParseBool reads; anything else leaves the default)."""
+    arguments = {
+        c["name"]: _object(c.get("arguments"))
+        for c in conf.get("configurations") or []
+        if isinstance(c, dict) and isinstance(c.get("name"), str)
+    }
+    out = []
+    for action, key, default, what in _ARGUMENTS:
+        value = arguments.get(action, {}).get(key)
+        if isinstance(value, str):
+            value = True if value in _TRUE else False if value in _FALSE else None
+        if isinstance(value, bool) and value != default:
+            out.append(f"{action} {key}: {str(value).lower()}: {what}")
+    return out
 
 
 def pod_job(item: object) -> tuple[str | None, bool, str, str | None]:
@@ -336,6 +375,7 @@ def _role(annotations: Mapping[str, Any], labels: Mapping[str, Any]) -> str | No
 
 # What Go's strconv.ParseBool reads as true (anything else is false or refused: false).
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
 
 def _preemptable(annotations: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:

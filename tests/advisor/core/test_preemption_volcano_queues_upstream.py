@@ -54,8 +54,11 @@ Not converted, and why:
   configuration enables it (plugins/defaults.go:32, ApplyPluginConfDefaults), and the
   advisor, which models those defaults, discards the statement as gang's JobPipelined does
   (no victims).
-- TestTopologyAwarePreempt is not converted: topology-aware preemption and the capacity
-  plugin's hierarchical queues are not modelled.
+- TestTopologyAwarePreempt is not converted: it runs preempt with
+  enableTopologyAwarePreemption on (preempt_test.go:739), a victim search
+  (preempt.go topologyAwarePreempt) the advisor does not model; off is Volcano's default,
+  and a live configuration that turns it on is named in a warning (sources/kubejobs.py
+  `_action_arguments`).
 """
 
 from __future__ import annotations

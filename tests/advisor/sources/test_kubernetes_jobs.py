@@ -252,6 +252,32 @@ async def test_a_pod_naming_a_missing_podgroup_keeps_no_group(
             {},
             "the tiers name both proportion and capacity; queues are judged by proportion alone",
         ),
+        # action arguments (framework.GetArgOfActionFromConf, Arguments.GetBool) the model
+        # does not follow are named; their defaults, or a value GetBool cannot read, are not
+        (
+            "configurations: [{name: preempt, arguments: {enableTopologyAwarePreemption: true}}]",
+            {},
+            "preempt enableTopologyAwarePreemption: true: topology-aware preemption "
+            "(preempt.go topologyAwarePreempt) is not modelled; preemption verdicts follow "
+            "the default victim search",
+        ),
+        (
+            "configurations: [{name: allocate, arguments: {predicateErrorCacheEnable: 'F'}}]",
+            {},
+            "allocate predicateErrorCacheEnable: false: allocate's predicate error cache is "
+            "off, but the model keeps it on: a node that failed a task of a role stays failed "
+            "for the role's later tasks in that turn",
+        ),
+        (
+            "configurations: [{name: allocate, arguments: {predicateErrorCacheEnable: true}}]",
+            {},
+            None,
+        ),
+        (
+            "configurations: [{name: preempt, arguments: {enableTopologyAwarePreemption: 'no'}}]",
+            {},
+            None,
+        ),
     ],
 )
 def test_the_configuration_is_read_as_volcano_reads_it(
