@@ -76,7 +76,8 @@ def test_instances_may_not_overlap_nor_exceed_their_count() -> None:
     two_me = [MigInstance("1g.5gb+me", 0), MigInstance("1g.5gb+me", 1)]
     assert layout_problem(A100, two_me) == "a card holds at most 1 1g.5gb+me"
     unknown = layout_problem(A100, [MigInstance("1g.10gb+me", 0)])
-    assert unknown is not None and unknown.startswith("profile 1g.10gb+me is not one of")
+    assert unknown is not None
+    assert unknown.startswith("profile 1g.10gb+me is not one of")
 
 
 def test_fits_in_takes_consecutive_slices_at_an_allowed_start() -> None:
