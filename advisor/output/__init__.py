@@ -45,7 +45,9 @@ def request_json(pod: Pod, profile: ProfileName = DEFAULT_PROFILE) -> schemas.Re
     }
     if r.memory_percent:
         data["memory_percent"] = r.memory_percent
-    if r.whole_card and not profile_for(profile).requires_memory:
+    if r.mig_profile:
+        data["mig_profile"] = r.mig_profile
+    elif r.whole_card and not profile_for(profile).requires_memory:
         data["whole_card"] = True
     return data
 

@@ -24,6 +24,7 @@ class RequestJson(TypedDict):
     core_percent: int
     memory_percent: NotRequired[int]  # a share of each card, only when asked
     whole_card: NotRequired[bool]  # outside cce, only when asked
+    mig_profile: NotRequired[str]  # MIG (§13): `gpus` instances of this profile, not vGPUs
 
 
 class PolicyJson(TypedDict):

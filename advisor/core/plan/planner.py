@@ -189,7 +189,11 @@ def plan(
     # room a plan's evictions leave, so each simulation has it (and then rejects the plan).
     # A pod its queue or quota holds (§10.3) takes no room, and no eviction on a node frees it.
     takes_no_room = ("schedulable", "invalid", "queue", "quota")
-    queued = [d.pod.name for d in diagnosis.pods if d.cause not in takes_no_room]
+    queued = [
+        d.pod.name
+        for d in diagnosis.pods
+        if d.cause not in takes_no_room and not d.pod.request.mig_profile  # not planned (§13)
+    ]
     reference = reference_card_mib(cluster)
     limits = Limits(
         options.max_plan_evictions, options.max_chain_depth, options.max_victims_per_card
