@@ -194,6 +194,8 @@ def card_view(
         if placement is None or (wanted is not None and placement.node not in wanted):
             continue
         on_node[placement.node].append(pod)
+        if pod.request.mig_profile:  # it holds MIG instances, not vGPUs (design §13)
+            continue
         for index in placement.cards:
             on_card[(placement.node, index)].append(pod)
     views: list[schemas.NodeViewJson] = []

@@ -172,6 +172,10 @@ def plan(
     start = clock() if clock else 0.0
     if diagnosis is None:
         diagnosis = judge(cluster, node_detail_limit=0)
+    # MIG pods hold instances, not vGPUs: plans neither move nor rescue them (design §13)
+    mig = [d for d in diagnosis.pods if d.pod.request.mig_profile]
+    if mig:
+        diagnosis = replace(diagnosis, pods=tuple(d for d in diagnosis.pods if d not in mig))
     bound = {d.pod.name: d.placement for d in diagnosis.pods if d.placement is not None}
     gangs = gangs_of(cluster, profile_of(cluster.scheduler).session.volcano)
     waiting = [
@@ -189,11 +193,7 @@ def plan(
     # room a plan's evictions leave, so each simulation has it (and then rejects the plan).
     # A pod its queue or quota holds (§10.3) takes no room, and no eviction on a node frees it.
     takes_no_room = ("schedulable", "invalid", "queue", "quota")
-    queued = [
-        d.pod.name
-        for d in diagnosis.pods
-        if d.cause not in takes_no_room and not d.pod.request.mig_profile  # not planned (§13)
-    ]
+    queued = [d.pod.name for d in diagnosis.pods if d.cause not in takes_no_room]
     reference = reference_card_mib(cluster)
     limits = Limits(
         options.max_plan_evictions, options.max_chain_depth, options.max_victims_per_card
