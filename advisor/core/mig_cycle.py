@@ -21,6 +21,7 @@ slice, here), re-partitioning advice, preemption of MIG pods.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -192,21 +193,16 @@ class MigBook:
             return PodDiagnosis(
                 pod, "schedulable", f"fits on {placement.node} ({profile} at {where})", placement
             )
-        words = [resource_name(st, profile) for st in self.strategy]
         reasons: dict[int, tuple[str, ...]] = {}
         counts: dict[str, int] = {}
         for node in range(n_nodes):
-            static = s.static_rejections(shape.constraints).get(node, ())
-            found = s.fit.rejection(static, short[node])
-            if not found:
-                found = (f"Insufficient {words[node]}",)
-                reasons[node] = (
-                    f"{REASON}: {int(count[node])} free {profile} instances, {gpus} needed",
-                )
-            else:
-                reasons[node] = found
+            found = self._rejection(node, shape, short[node], bool(count[node] < gpus), profile)
             for word in found:
                 counts[word] = counts.get(word, 0) + 1
+            detail = f"{REASON}: {int(count[node])} free {profile} instances, {gpus} needed"
+            reasons[node] = tuple(
+                detail if w.startswith("Insufficient nvidia.com/") else w for w in found
+            )
         reason_counts = tuple(sorted(counts.items(), key=lambda rc: -rc[1]))
         volcano = s.profile.session.volcano
         summary = fit_error(n_nodes, reason_counts, volcano)
@@ -249,6 +245,22 @@ class MigBook:
             f"{summary} No node has {gpus} free {profile} instances, and no MIG card's "
             f"unoccupied slices would hold {gpus} {profile} on one node, even re-partitioned",
         )
+
+    def _rejection(
+        self, node: int, shape: Shape, short: Sequence[bool], lacking: bool, profile: str
+    ) -> tuple[str, ...]:
+        """The node's words in the FitError: the instances are an extended resource, so
+        the session's resource check names them after cpu, memory and the pod slot
+        (kube-scheduler's fitsRequest: every resource short, after the static filters;
+        Volcano's LessEqualWithResourcesName: the first short only, before them)."""
+        s = self.state
+        static = s.static_rejections(shape.constraints).get(node, ())
+        words = s.fit.named(short)
+        if lacking:
+            words += (f"Insufficient {resource_name(self.strategy[node], profile)}",)
+        if s.fit.first_only:
+            words = words[:1]
+        return (words or static) if s.fit.before_static else (static or words)
 
     def release(self, pod: Pod, placement: Placement) -> None:
         """Undo a placement made in this cycle (a gang rolled back)."""

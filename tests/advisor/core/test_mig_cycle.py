@@ -148,3 +148,44 @@ def test_a_mig_disabled_card_behaves_as_before() -> None:
         k: (v.cause, v.message, v.placement) for k, v in after.items()
     }
     assert before["v/b"].cause == "fragmentation"
+
+
+def _short_of_cpu_and_instances(profile: str) -> PodDiagnosis:
+    nodes = [
+        {
+            "name": "m",
+            "mig_strategy": "mixed",
+            "cards": [_card(0, ("1g.5gb", 0))],
+            "allocatable": {"cpu": "4", "memory": "16Gi", "pods": 110},
+        }
+    ]
+    data = {
+        "scheduler": {"profile": profile},
+        "nodes": nodes,
+        "pods": [_ask("ml/p", "3g.20gb", resources={"cpu": "8"})],
+    }
+    return {d.pod.name: d for d in judge(scenario_from_data(data, "t.yaml")).pods}["ml/p"]
+
+
+def test_kube_scheduler_names_every_resource_short_the_instances_last() -> None:
+    """kubernetes v1.35.3 pkg/scheduler/framework/plugins/noderesources/fit.go, fitsRequest:
+    pods, cpu, memory, ephemeral-storage, then each extended resource short as
+    fmt.Sprintf("Insufficient %v", rName), all of them; fit_test.go "extended resource
+    allocatable enforced" expects getErrReason(extendedResourceA), the same words."""
+    got = _short_of_cpu_and_instances("hami")
+    assert dict(got.reason_counts) == {
+        "Insufficient cpu": 1,
+        "Insufficient nvidia.com/mig-3g.20gb": 1,
+    }
+    assert got.node_reasons == (
+        ("m", ("Insufficient cpu", "mig-profile: 0 free 3g.20gb instances, 1 needed")),
+    )
+    assert got.cause == "capacity"
+
+
+def test_volcano_names_the_first_resource_short_only() -> None:
+    """volcano v1.15.1 pkg/scheduler/api/resource_info.go LessEqualWithResourcesName: cpu,
+    memory, then the scalar resources (the MIG instances among them);
+    unschedule_info.go WrapInsufficientResourceReason: "Insufficient " + the first."""
+    got = _short_of_cpu_and_instances("cce")
+    assert got.reason_counts == (("Insufficient cpu", 1),)
