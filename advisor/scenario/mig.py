@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from advisor.core.mig import MigInstance, layout_problem, table_of
-from advisor.core.model import MIG_STRATEGIES, Card, Cluster, MigStrategy, Node
+from advisor.core.model import MIG_STRATEGIES, Card, Cluster, MigStrategy, Node, Placement
 from advisor.scenario.strict import Reader
 
 MIG_NODE_KEYS = {"mig_strategy"}
@@ -74,25 +74,35 @@ def check_node(r: Reader, node: Node, where: str) -> None:
             )
 
 
-def read_pod_mig(
-    r: Reader, m: Mapping[str, Any], where: str, node: str | None
-) -> tuple[tuple[int, int], ...]:
-    """A bound MIG pod's instances: (card, start) each."""
+def read_placement(
+    r: Reader, m: Mapping[str, Any], where: str, mig: bool
+) -> tuple[Placement | None, tuple[tuple[int, int], ...]]:
+    """A pod's placement (None: Pending) and, for a bound MIG pod (`mig`: its request names
+    a profile), its instances, (card, start) each, given in place of `cards`."""
+    node = r.string(m["node"], f"{where}.node") if "node" in m else None
     if "mig_instances" not in m:
-        return ()
+        if mig and node is not None:
+            raise r.fail(where, "a running MIG pod gives mig_instances, not cards")
+        if ("node" in m) != ("cards" in m):
+            raise r.fail(where, "a running pod needs both node and cards; a Pending pod neither")
+        if node is None:
+            return None, ()
+        cards = r.sequence(m["cards"], f"{where}.cards")
+        indices = tuple(r.integer(c, f"{where}.cards[{i}]", 0) for i, c in enumerate(cards))
+        return Placement(node, indices), ()
     at = f"{where}.mig_instances"
-    if node is None:
-        raise r.fail(at, "only a running pod (with node) holds MIG instances")
+    if not mig:
+        raise r.fail(at, "only a MIG pod (request.mig_profile) holds them")
+    if node is None or "cards" in m:
+        raise r.fail(at, "a running MIG pod gives node and mig_instances, not cards")
     held = []
     for i, raw in enumerate(r.sequence(m["mig_instances"], at)):
         im = r.mapping(raw, f"{at}[{i}]", {"card", "start"}, {"card", "start"})
-        held.append(
-            (
-                r.integer(im["card"], f"{at}[{i}].card", 0),
-                r.integer(im["start"], f"{at}[{i}].start", 0),
-            )
-        )
-    return tuple(held)
+        card = r.integer(im["card"], f"{at}[{i}].card", 0)
+        held.append((card, r.integer(im["start"], f"{at}[{i}].start", 0)))
+    if not held:
+        raise r.fail(at, "a running MIG pod holds at least one instance")
+    return Placement(node, tuple(card for card, _ in held)), tuple(held)
 
 
 def check_mig_pods(r: Reader, cluster: Cluster) -> None:

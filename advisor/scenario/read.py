@@ -19,7 +19,6 @@ from advisor.core.model import (
     Cluster,
     Node,
     OtherPod,
-    Placement,
     Pod,
     ProfileName,
     Request,
@@ -51,7 +50,7 @@ from advisor.scenario.mig import (
     check_mig_pods,
     check_node,
     read_card_mig,
-    read_pod_mig,
+    read_placement,
     read_strategy,
 )
 from advisor.scenario.parse import parse_text
@@ -307,21 +306,7 @@ def _pod(r: _Reader, raw: object, where: str, requires_memory: bool = True) -> P
         memory_percent=percent,
         mig_profile=r.string(req["mig_profile"], f"{where}.request.mig_profile") if mig else "",
     )
-    placement = None
-    node = r.string(m["node"], f"{where}.node") if "node" in m else None
-    held = read_pod_mig(r, m, where, node)
-    if mig and node is not None:
-        if "cards" in m or not held:
-            raise r.fail(where, "a running MIG pod gives mig_instances, not cards")
-        placement = Placement(node, tuple(card for card, _ in held))
-    elif held:
-        raise r.fail(f"{where}.mig_instances", "only a MIG pod (request.mig_profile) holds them")
-    elif ("node" in m) != ("cards" in m):
-        raise r.fail(where, "a running pod needs both node and cards; a Pending pod neither")
-    elif "node" in m:
-        cards = r.sequence(m["cards"], f"{where}.cards")
-        indices = tuple(r.integer(c, f"{where}.cards[{i}]", 0) for i, c in enumerate(cards))
-        placement = Placement(r.string(m["node"], f"{where}.node"), indices)
+    placement, held = read_placement(r, m, where, mig)
     annotations = _strings(r, m, "annotations", where)
     return Pod(
         name=name,

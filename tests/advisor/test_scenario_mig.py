@@ -95,3 +95,31 @@ def test_mig_needs_a_tabled_model() -> None:
     data["nodes"][0]["cards"][0]["model"] = "Tesla T4"
     with pytest.raises(ScenarioError, match=r"nodes\[0\]\.cards\[0\]\.model: MIG needs"):
         scenario_from_data(data, "s.yaml")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"cards": [0]},
+            r"pods\[0\]\.mig_instances: a running MIG pod gives node and mig_instances, not cards",
+        ),
+        ({"mig_instances": []}, r"pods\[0\]\.mig_instances: a running MIG pod holds at least"),
+        (
+            {"request": {"gpus": 1, "memory_mib": 1024}},
+            r"pods\[0\]\.mig_instances: only a MIG pod \(request\.mig_profile\) holds them",
+        ),
+    ],
+)
+def test_a_bound_mig_pod_names_its_instances(change: dict[str, Any], message: str) -> None:
+    data = _scenario(GOOD)
+    data["pods"][0].update(change)
+    with pytest.raises(ScenarioError, match=message):
+        scenario_from_data(data, "s.yaml")
+
+
+def test_a_bound_mig_pod_without_instances_is_refused() -> None:
+    data = _scenario(GOOD)
+    del data["pods"][0]["mig_instances"]
+    with pytest.raises(ScenarioError, match=r"pods\[0\]: a running MIG pod gives mig_instances"):
+        scenario_from_data(data, "s.yaml")
