@@ -34,13 +34,13 @@ def read_card_mig(
     where = f"{at}.mig"
     mm = r.mapping(cm["mig"], where, {"instances"}, set())
     table = table_of(model)
-    if table is None:
+    if table is None and mm.get("instances"):  # none listed: a live card of an unknown model
         raise r.fail(
             f"{at}.model",
             f"MIG needs a card model with a profile table (A100 40GB or 80GB, H100 80GB, "
             f"H200), got {model!r}",
         )
-    instances = []
+    instances: list[MigInstance] = []
     for i, raw in enumerate(r.sequence(mm.get("instances", []), f"{where}.instances")):
         im = r.mapping(raw, f"{where}.instances[{i}]", {"profile", "start"}, {"profile", "start"})
         instances.append(
@@ -49,7 +49,7 @@ def read_card_mig(
                 r.integer(im["start"], f"{where}.instances[{i}].start", 0),
             )
         )
-        problem = layout_problem(table, instances)
+        problem = layout_problem(table, instances) if table is not None else None
         if problem is not None:
             raise r.fail(f"{where}.instances[{i}]", problem)
     return tuple(instances)
