@@ -12,7 +12,8 @@ every pod its effective request and node constraints. The scheduler profile is t
 or read from the cluster (advisor.sources.profile_detect); under hami and volcano-vgpu the
 cards are those the scheduler registered on the node when it did (advisor.sources.registered).
 A card in MIG mode carries its GPU instances and its node the device plugin's strategy
-(§13); MIG pods are not read yet. The cluster always loads as a scenario file (§4).
+(§13); MIG pods come from Kubernetes (`kubemerge`). The cluster always loads as a scenario
+file (§4).
 """
 
 from __future__ import annotations
@@ -365,6 +366,7 @@ def _mig(where: str, data: _CardData, notes: Notes) -> tuple[MigInstance, ...] |
 
 def _running_pods(vgpus: _Vgpus, nodes: list[Node], notes: Notes) -> list[Pod]:
     known = {(n.name, str(c.index)) for n in nodes for c in n.cards}
+    mig = {(n.name, str(c.index)) for n in nodes for c in n.cards if c.mig is not None}
     pods: list[Pod] = []
     placed: dict[str, str] = {}
     for node in sorted(vgpus):
@@ -372,6 +374,9 @@ def _running_pods(vgpus: _Vgpus, nodes: list[Node], notes: Notes) -> list[Pod]:
             where = f"pod {name} on node {node}"
             if any((node, index) not in known for index in per_card):
                 notes.warnings.append(f"{where}: holds a card the model left out; pod left out")
+                continue
+            if any((node, index) in mig for index in per_card):
+                notes.warnings.append(f"{where}: vGPUs on a card in MIG mode; pod left out")
                 continue
             memories = {round(memory / MIB) for memory, _ in per_card.values()}
             cores = {round(core) for _, core in per_card.values()}

@@ -6,17 +6,21 @@ on it; the node's strategy is the device plugin's label."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from advisor.core.gang import judge
 from advisor.core.mig import MigInstance
 from advisor.core.model import Pod, Request
+from advisor.podspec import parse_pod
 from advisor.podspec.node import NodeScheduling
 from advisor.sources.assemble import MIG_STRATEGY_LABEL, assemble
 from advisor.sources.values import CARD_MIG_MODE, MIB, MIG_INSTANCE, KubeNode, KubeState, Sample
-from tests.advisor.sources.builders import card, node_info
+from tests.advisor.sources.builders import card, node_info, parsed
 from tests.advisor.sources.test_assemble import loads
+from tests.kubeapi import objects
 
 A100 = "NVIDIA A100-SXM4-40GB"
+MIXED = {"nvidia.com/mig.strategy": "mixed"}
 
 
 def _mig_card(
@@ -102,3 +106,50 @@ def test_instances_the_exporter_could_not_list_are_none_said_so() -> None:
     assert result.cluster.nodes[0].cards[0].mig == ()
     assert any("could not list its GPU instances" in w for w in result.warnings)
     loads(result.cluster)
+
+
+def _mig_pod(key: str, profile: str, n: int = 1, node: str | None = None, **kw: Any) -> Any:
+    namespace, name = key.split("/")
+    return objects.pod(
+        name,
+        namespace=namespace,
+        node=node,
+        phase="Running" if node else "Pending",
+        containers=[objects.container(name, limits={f"nvidia.com/mig-{profile}": n})],
+        uid=f"uid-{namespace}-{name}",
+        **kw,
+    )
+
+
+def test_a_pod_asking_mig_instances_is_read_as_a_mig_request() -> None:
+    pod = parsed(_mig_pod("ml/p", "3g.20gb", 2))
+    assert pod.request == Request(gpus=2, memory_mib=0, mig_profile="3g.20gb")
+    assert pod.problems == ()
+    assert parse_pod(objects.pod("cpu", containers=[objects.container("c")])) is None
+
+
+def test_live_mig_pods_are_judged_on_the_instances() -> None:
+    """Bound MIG pods take the first instances of their profile by card, then slice (which
+    one each holds is not reported, said so); a Pending one is judged on what is left, and
+    a pod the exporter reports vGPUs for on a MIG card is left out."""
+    samples = [
+        node_info("m"),
+        *_mig_card("m", 0, ("1g.5gb", 0), ("1g.5gb", 1), ("3g.20gb", 4)),
+    ]
+    pods = (
+        parsed(_mig_pod("ml/a", "1g.5gb", node="m", created="2024-05-01T10:00:00Z")),
+        parsed(_mig_pod("ml/b", "1g.5gb", node="m", created="2024-05-01T11:00:00Z")),
+        parsed(_mig_pod("ml/p", "1g.5gb")),
+        parsed(_mig_pod("ml/q", "3g.20gb")),
+    )
+    kube = KubeState("k", pods, (KubeNode("m", scheduling=NodeScheduling(labels=MIXED)),))
+    result = assemble(samples, kube)
+    by_name = {p.name: p for p in result.cluster.pods}
+    assert by_name["ml/a"].mig_instances == ((0, 0),)
+    assert by_name["ml/b"].mig_instances == ((0, 1),)
+    assert by_name["ml/p"].placement is None
+    assert any("which MIG instance each pod holds is not reported" in w for w in result.warnings)
+    loads(result.cluster)
+    causes = {d.pod.name: d.cause for d in judge(result.cluster).pods}
+    # the two 1g.5gb are held; slices 2..3 are unoccupied, so a re-partition holds one
+    assert causes == {"ml/p": "mig-geometry", "ml/q": "schedulable"}
