@@ -23,6 +23,7 @@ import numpy as np
 
 from advisor.core.diagnose import Cycle, build_state, diagnose
 from advisor.core.diagnosis import CAUSES, Diagnosis, PodDiagnosis
+from advisor.core.mig_cycle import MigBook
 from advisor.core.model import (
     CCE,
     Card,
@@ -256,7 +257,7 @@ def replay(source: Cluster | Trace) -> Replay:
     # diagnose()'s cycle, with the CPU-only pods bound between the GPU pods they arrive
     # among (queue order is arrival order in a trace: every pod has priority 0).
     state = build_state(cluster)
-    cycle = Cycle(state, cluster.policy, node_detail_limit=0)
+    cycle = Cycle(state, cluster.policy, 0, MigBook(cluster, state))
     cpu_nodes: list[str | None] = []
     verdicts: list[PodDiagnosis] = []
     pending = iter(trace.cpu_pods)

@@ -26,6 +26,7 @@ import aiohttp
 from advisor.kubeconfig import load_configuration
 from advisor.podspec import PodGpu, parse_pod
 from advisor.podspec.dialects import DIALECTS
+from advisor.podspec.mig import MIG_DIALECT
 from advisor.words import plural
 from exporter.allotments import Allotment, PodsView
 
@@ -286,8 +287,8 @@ class KubePodSource:
             pod = parse_pod(obj)
         except Exception as error:  # it promises not to raise; a bug must not stop the watch
             return self._problem(f"{_object_key(obj)}: pod parser failed: {error!r}")
-        if pod is None or pod.phase in IGNORED_PHASES:
-            return None
+        if pod is None or pod.phase in IGNORED_PHASES or pod.dialect == MIG_DIALECT:
+            return None  # a MIG pod holds instances, no vGPU (advisor.podspec.mig)
         if pod.node is not None and pod.node != self.node_name:
             return None
         unreadable = [p for p in pod.problems if any(a in p for a in ALLOCATION_ANNOTATIONS)]

@@ -36,6 +36,7 @@ from advisor.core.diagnosis import Cause, Diagnosis
 from advisor.core.gang import judge
 from advisor.core.hpa import Autoscaler, targets_of
 from advisor.core.jobs import NO_JOBS
+from advisor.core.mig_cycle import MigBook
 from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.state import CardState, Shape
@@ -152,7 +153,10 @@ def reachable(
     if diagnosis is not None and floors:
         base = build_state(cluster) if running is None else running.copy()
         states = _states_at(base, diagnosis, floors)
-        cycles = {floor: Cycle(state, cluster.policy, 0) for floor, state in states.items()}
+        cycles = {
+            floor: Cycle(state, cluster.policy, 0, MigBook(cluster, state))
+            for floor, state in states.items()
+        }
     # (placed, blocked) of the longest run so far of each kind of template (`kind_of`)
     tried: dict[tuple[object, ...], tuple[int, Blocked | None]] = {}
     out = []

@@ -18,7 +18,8 @@ from advisor.core.diagnose_text import (
     resources_text,
 )
 from advisor.core.diagnosis import Diagnosis, PodDiagnosis
-from advisor.core.model import Cluster, Pod, Policy, queue_order
+from advisor.core.mig_cycle import MigBook, is_mig
+from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
 from advisor.core.nodefilters import fit_error, lacks
 from advisor.core.profiles.cce import CceProfile
 from advisor.core.state import BoolArray, CardState, IntArray, Shape, Verdicts
@@ -35,22 +36,33 @@ def build_state(cluster: Cluster) -> CardState:
     state = CardState(cluster)
     for pod in cluster.running:
         placement = known(pod.placement, f"the placement of running pod {pod.name}")
-        state.apply(state.positions(placement), Shape.of_pod(pod))
+        positions = state.positions(placement)  # none for a MIG pod's cards
+        if is_mig(pod):  # its instances are the MigBook's; its node's cpu and memory here
+            state.add_requested(state.node_index[placement.node], Shape.of_pod(pod).demand)
+        else:
+            state.apply(positions, Shape.of_pod(pod))
     return state
 
 
 def diagnose(cluster: Cluster, *, node_detail_limit: int | None = DEFAULT_NODE_DETAIL) -> Diagnosis:
     """Run one scheduling cycle over the Pending pods and explain each of them."""
     state = build_state(cluster)
-    cycle = Cycle(state, cluster.policy, node_detail_limit)
+    cycle = Cycle(state, cluster.policy, node_detail_limit, MigBook(cluster, state))
     return Diagnosis(cluster.policy, tuple(cycle.visit(p) for p in queue_order(cluster.pending)))
 
 
 class Cycle:
     """Places pods one by one on a private CardState; `visit` returns each pod's verdict."""
 
-    def __init__(self, state: CardState, policy: Policy, node_detail_limit: int | None) -> None:
+    def __init__(
+        self,
+        state: CardState,
+        policy: Policy,
+        node_detail_limit: int | None,
+        mig: MigBook | None = None,
+    ) -> None:
         self.state = state
+        self.mig = mig  # MIG cards' instances (core.mig_cycle); None: MIG pods not judged
         self.policy = policy
         self.node_detail_limit = node_detail_limit
         self._satisfiable: dict[tuple[object, ...], str | None] = {}
@@ -61,6 +73,10 @@ class Cycle:
         """The pod's verdict where it fails whatever the cards hold (`invalid` or
         `unsatisfiable`), or None: a fact of its spec and the nodes, so it holds for a gang
         member the cycle never tries too."""
+        if is_mig(pod):
+            if pod.invalid is not None:
+                return PodDiagnosis(pod, "invalid", pod.invalid)
+            return self._mig().fails_alone(pod)
         shape = Shape.of_pod(pod)
         problem = pod.invalid or self.state.profile.request_problem(pod.request)
         if problem is None:
@@ -76,9 +92,12 @@ class Cycle:
         """The pod's verdict, placed on the cards where it fits. `barred`: nodes it may not
         take whatever its filters say (core.gang: the nodes an earlier task of its role
         failed in this job's turn); `passing` then gives the nodes every filter passed."""
+        self._last = None
         alone = self.fails_alone(pod)
         if alone is not None:
             return alone
+        if is_mig(pod):
+            return self._mig().visit(pod, self.policy.node, self.node_detail_limit)
         shape = Shape.of_pod(pod)
         verdicts = self._last = self.state.verdicts(shape)
         taken = verdicts
@@ -105,10 +124,11 @@ class Cycle:
 
     def passing(self) -> BoolArray:
         """Per node, whether every filter passed for the pod last visited (its turn's
-        verdicts, before its own placement)."""
+        verdicts, before its own placement); every node where that pod took no vGPU
+        filtering pass (a MIG pod), so no node is cached as failed for its role."""
         v = self._last
         if v is None:
-            return np.zeros(len(self.state.node_names), dtype=np.bool_)
+            return np.ones(len(self.state.node_names), dtype=np.bool_)
         return np.asarray(v.gpu_fit & v.static_ok & v.roomy, dtype=np.bool_)
 
     def _barred_message(self, pod: Pod, barred: BoolArray) -> str:
@@ -122,6 +142,16 @@ class Cycle:
             f"earlier task of its role {pod.role} in this job's turn, and Volcano's "
             "predicate error cache keeps them failed for the role"
         )
+
+    def release(self, pod: Pod, placement: Placement, positions: list[int], shape: Shape) -> None:
+        """Undo a placement this cycle made (a gang rolled back)."""
+        if is_mig(pod):
+            self._mig().release(pod, placement)
+        else:
+            self.state.release(positions, shape)
+
+    def _mig(self) -> MigBook:
+        return known(self.mig, "the cycle's MIG instances")
 
     # -- unsatisfiable ---------------------------------------------------------------
 

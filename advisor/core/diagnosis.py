@@ -24,6 +24,7 @@ Cause = Literal[
     "gang",  # the job layer (core.gang, docs/design.md §10.3)
     "queue",
     "quota",
+    "mig-geometry",  # MIG (core.mig_cycle, docs/design.md §13.2)
 ]
 CAUSES: tuple[Cause, ...] = (
     "schedulable",
@@ -38,12 +39,16 @@ CAUSES: tuple[Cause, ...] = (
 # Decided first (§10.3: invalid, queue/quota, unsatisfiable, …): a pod its queue or quota
 # holds is never tried on the nodes.
 JOB_CAUSES: tuple[Cause, ...] = ("gang", "queue", "quota")
-EVERY_CAUSE = CAUSES + JOB_CAUSES  # what --fail-on takes
+# MIG's cause (core.mig_cycle, docs/design.md §13.2): likewise shown only where some pod has
+# it, so that an output of a cluster without MIG keeps its form.
+MIG_CAUSES: tuple[Cause, ...] = ("mig-geometry",)
+OPTIONAL_CAUSES = JOB_CAUSES + MIG_CAUSES
+EVERY_CAUSE = CAUSES + OPTIONAL_CAUSES  # what --fail-on takes
 
 
 def shown_causes(counts: Mapping[str, int]) -> tuple[Cause, ...]:
-    """`CAUSES`, then each of `JOB_CAUSES` that `counts` (a summary) counts."""
-    return CAUSES + tuple(c for c in JOB_CAUSES if counts.get(c))
+    """`CAUSES`, then each of `OPTIONAL_CAUSES` that `counts` (a summary) counts."""
+    return CAUSES + tuple(c for c in OPTIONAL_CAUSES if counts.get(c))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +98,7 @@ class Diagnosis:
     def summary(self) -> dict[str, int]:
         counts: dict[str, int] = {"pending": len(self.pods)}
         counts.update((c, self.count(c)) for c in CAUSES)
-        for cause in JOB_CAUSES:  # only where the job layer finds them (core.gang)
+        for cause in OPTIONAL_CAUSES:  # only where the job layer or MIG finds them
             if n := self.count(cause):
                 counts[cause] = n
         return counts

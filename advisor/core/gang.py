@@ -44,6 +44,7 @@ from advisor.core import preemption
 from advisor.core.diagnose import Cycle, build_state
 from advisor.core.diagnosis import Cause, Diagnosis, PodDiagnosis
 from advisor.core.jobs import DEFAULT_QUEUE, GroupOutcome, GroupState
+from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.quota import QuotaBook
@@ -104,7 +105,7 @@ def diagnose_jobs(
     under another, each pod is a job of its own, which is §3's cycle). `state`: the running
     pods' cards (`build_state(cluster)`), which the cycle takes over; built when not given."""
     state = build_state(cluster) if state is None else state
-    cycle = Cycle(state, cluster.policy, node_detail_limit)
+    cycle = Cycle(state, cluster.policy, node_detail_limit, MigBook(cluster, state))
     volcano = profile_of(cluster.scheduler).session.volcano
     jobs = _jobs(cluster, volcano)
     session = QueueSession(cluster, jobs)  # queues and enqueue (core.session)
@@ -172,7 +173,7 @@ def diagnose_jobs(
             # would take it, the cluster's size does not explain it, so it stays Pending
             for verdict, positions, shape in tried:
                 if verdict.placement is not None:
-                    cycle.state.release(positions, shape)
+                    cycle.release(verdict.pod, verdict.placement, positions, shape)
                     session.placed(job, verdict.pod, placed=False)
                     roles.place(verdict.pod, placed=False)
             held_pods = [v.pod for v, _, _ in tried] + job.tasks
@@ -252,7 +253,12 @@ def _with_preemption(
 ) -> list[PodDiagnosis]:
     """Each pod the cycle left unplaced gains its preemption verdict, judged on the cycle's
     final state (core.preemption); a pod placed keeps None."""
-    unplaced = [v.pod for v in verdicts if v.placement is None and v.cause != "invalid"]
+    # a MIG pod's preemption is not modelled (docs/design.md §13)
+    unplaced = [
+        v.pod
+        for v in verdicts
+        if v.placement is None and v.cause != "invalid" and not is_mig(v.pod)
+    ]
     placed = {v.pod.name: v.placement for v in verdicts if v.placement is not None}
     found = preemption.judge(cluster, cycle.state, unplaced, placed, outcomes)
     return [
@@ -303,9 +309,9 @@ def _rolled_back(
     the members that fitted get cause `gang` in the PodGroup condition's words, the others
     tried keep their own cause, those never tried (`job.tasks` left) get the job's FitError
     unless they fail on their own (invalid, unsatisfiable)."""
-    for _, positions, shape in tried:
-        if positions:
-            cycle.state.release(positions, shape)
+    for verdict, positions, shape in tried:
+        if verdict.placement is not None:
+            cycle.release(verdict.pod, verdict.placement, positions, shape)
     untried, job.tasks = job.tasks, []
     fitted = [v for v, _, _ in tried if v.placement is not None]
     failed = [v for v, _, _ in tried if v.placement is None]

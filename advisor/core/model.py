@@ -10,6 +10,7 @@ from typing import Literal
 
 from advisor.core.hpa import Autoscaler
 from advisor.core.jobs import GANG_DEFAULTS, NO_JOBS, Gang, Jobs, QueuePlugin
+from advisor.core.mig import MigInstance
 from advisor.core.nodefilters import (
     NO_CONSTRAINTS,
     NO_RESOURCES,
@@ -34,6 +35,9 @@ DISRUPTION_BUDGET = "xgpu.io/disruption-budget"
 PROTECTED_NAMESPACES = frozenset({"kube-system"})
 
 PolicyName = Literal["binpack", "spread", "legacy"]
+# The device plugin's migStrategy (docs/design.md §13): how a node's MIG instances are named.
+MigStrategy = Literal["none", "single", "mixed"]
+MIG_STRATEGIES: tuple[MigStrategy, ...] = ("none", "single", "mixed")
 POLICIES: tuple[PolicyName, ...] = (
     "binpack",
     "spread",
@@ -60,6 +64,9 @@ class Card:
     uuid: str = ""
     numa: int | None = None  # NUMA node (HAMi's tie-break and numa-bind)
     max_vgpus: int | None = None  # slots on this card; None: the cluster's max_vgpus_per_card
+    # MIG (docs/design.md §13): the GPU instances as created; None: MIG disabled. A card
+    # with MIG on takes MIG pods only, never a vGPU or whole-card one.
+    mig: tuple[MigInstance, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +109,7 @@ class Node:
     # Pods that stay with the node (DaemonSet-owned, mirror and terminating pods): they take
     # cpu, memory and a pod slot of it, but no drain moves them and no plan places them.
     resident_pods: tuple[OtherPod, ...] = ()
+    mig_strategy: MigStrategy = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +125,8 @@ class Request:
     memory_mib: int
     core_percent: int = 0
     memory_percent: int = 0  # per card; 0: not given
+    # MIG (docs/design.md §13): `gpus` instances of this profile, not vGPUs; "" for none.
+    mig_profile: str = ""
 
     @property
     def whole_card(self) -> bool:
@@ -170,6 +180,8 @@ class Pod:
     preemption_policy: str = "PreemptLowerPriority"
     # its task role in its job: `volcano.sh/task-spec` (annotation, else label; §10.1)
     role: str | None = None
+    # A bound MIG pod's instances: (card index, start slice) each (docs/design.md §13).
+    mig_instances: tuple[tuple[int, int], ...] = ()
 
     @property
     def namespace(self) -> str:

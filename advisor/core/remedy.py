@@ -54,6 +54,7 @@ ADVISES_NO_NODES = frozenset(
         "gang",  # its gang mates that fail on their own carry the advice that helps
         "queue",  # the queue's share or capability, not the nodes, keeps it out
         "quota",  # the namespace's quota, not the nodes, keeps it out
+        "mig-geometry",  # a re-partition of a MIG card, not a node, makes room
     }
 )
 ADVISES_NODES = frozenset({"no-plan", "capacity-scale-up", "capacity", "unsatisfiable"})
@@ -72,6 +73,8 @@ WHY: Mapping[str, str] = MappingProxyType(
         "node-resources": "its GPUs fit, but no node it may use has the cpu, memory or pod "
         "slot it asks for",
         "unsatisfiable": "no node it may use could ever take it",
+        "mig-geometry": "no free MIG instance of its profile, but a MIG card's unoccupied "
+        "slices would hold one if re-partitioned",
         "gang": "it fits, but its gang cannot place min_member of its pods at once",
         "queue": "its Volcano queue does not admit its group, or has no room left for it",
         "quota": "its namespace's ResourceQuota on GPU memory or cores would be exceeded",
@@ -151,6 +154,13 @@ ACTIONS: Mapping[str, tuple[str, str]] = MappingProxyType(
             "room, or wait for the queue's jobs to finish. Adding nodes or rebalancing does "
             "not help while the queue's limit, not the cluster, binds.",
         ),
+        "mig-geometry": (
+            "MIG geometry",
+            "No free MIG instance of the profile these ask for, but a MIG card's unoccupied "
+            "slices (held by no pod) would hold it at a start the card allows, were its free "
+            "instances destroyed: re-partition that card (an nvidia-mig-parted configuration) "
+            "rather than add nodes.",
+        ),
         "quota": (
             "Quota",
             "HAMi refuses every card for these: their namespace's ResourceQuota on "
@@ -201,7 +211,7 @@ def remedy(
         scale_up = advice in ADVISES_NODES
         return Remedy(name, advice, scale_up, why or WHY[advice], cause, verdict.message)
 
-    if cause in ("schedulable", "invalid", "queue", "quota"):  # no plan or node changes these
+    if cause in ("schedulable", "invalid", "queue", "quota", "mig-geometry"):  # no plan helps
         return decide(cause)
     consolidating = cause == "fragmentation" or (
         cause == "capacity" and verdict.cluster_free_sufficient is True

@@ -83,7 +83,10 @@ class CardState:
         order = sorted(range(len(nodes)), key=lambda i: self.node_names[i])
         self.name_rank = np.empty(len(nodes), dtype=np.int64)
         self.name_rank[order] = np.arange(len(nodes))
-        cards = [(i, c) for i, n in enumerate(nodes) for c in n.cards]
+        # A card in MIG mode takes MIG pods only (docs/design.md §13): the vGPU arrays never
+        # see it; `core.mig_cycle` keeps its instances.
+        cards = [(i, c) for i, n in enumerate(nodes) for c in n.cards if c.mig is None]
+        self._mig_cards = {(n.name, c.index) for n in nodes for c in n.cards if c.mig is not None}
         self.limit = cluster.max_vgpus_per_card
         self.scheduler = cluster.scheduler
         self.profile: Profile = profile_of(cluster.scheduler)
@@ -176,8 +179,13 @@ class CardState:
     # -- positions -----------------------------------------------------------------
 
     def positions(self, placement: Placement) -> list[int]:
-        """Array positions of a placement's cards; KeyError for unknown node or card."""
-        return [self._position[(placement.node, index)] for index in placement.cards]
+        """Array positions of a placement's cards (none for a MIG card's); KeyError for
+        unknown node or card."""
+        return [
+            self._position[(placement.node, index)]
+            for index in placement.cards
+            if (placement.node, index) not in self._mig_cards
+        ]
 
     def node_positions(self, node: int) -> range:
         start = int(self.first_card[node])

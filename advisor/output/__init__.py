@@ -45,7 +45,9 @@ def request_json(pod: Pod, profile: ProfileName = DEFAULT_PROFILE) -> schemas.Re
     }
     if r.memory_percent:
         data["memory_percent"] = r.memory_percent
-    if r.whole_card and not profile_for(profile).requires_memory:
+    if r.mig_profile:
+        data["mig_profile"] = r.mig_profile
+    elif r.whole_card and not profile_for(profile).requires_memory:
         data["whole_card"] = True
     return data
 
@@ -192,6 +194,8 @@ def card_view(
         if placement is None or (wanted is not None and placement.node not in wanted):
             continue
         on_node[placement.node].append(pod)
+        if pod.request.mig_profile:  # it holds MIG instances, not vGPUs (design §13)
+            continue
         for index in placement.cards:
             on_card[(placement.node, index)].append(pod)
     views: list[schemas.NodeViewJson] = []

@@ -21,6 +21,7 @@ from advisor.podspec.dialects import (
     read_request,
     resource_lookup,
 )
+from advisor.podspec.mig import MIG_DIALECT, mig_asks, mig_request
 from advisor.podspec.values import AllocatedCard, ContainerGpu, PodGpu
 from advisor.words import plural
 
@@ -59,6 +60,27 @@ def _gpu_containers(spec: dict[Any, Any], problems: list[str]) -> list[_GpuConta
             names = ", ".join(d.name for d in asked)
             problems.append(f"{where} asks in several dialects ({names}); read as {asked[0].name}")
         found.append(_GpuContainer(i, name or "", where, asked[0], lookup))
+    return found
+
+
+def _mig_containers(spec: dict[Any, Any]) -> list[tuple[str, dict[str, object]]]:
+    """(name, profile -> value asked) of each container asking MIG instances (`podspec.mig`);
+    what is unreadable in them `_gpu_containers` reports."""
+    found = []
+    containers = spec.get("containers")
+    for i, raw in enumerate(containers if isinstance(containers, list) else []):
+        if not isinstance(raw, dict):
+            continue
+        resources = raw.get("resources")
+        resources = resources if isinstance(resources, dict) else {}
+        limits, requests = resources.get("limits"), resources.get("requests")
+        asks = mig_asks(
+            limits if isinstance(limits, dict) else {},
+            requests if isinstance(requests, dict) else {},
+        )
+        if asks:
+            name = raw.get("name")
+            found.append((name if isinstance(name, str) and name else f"#{i}", asks))
     return found
 
 
@@ -206,8 +228,11 @@ def parse_pod(obj: object) -> PodGpu | None:
     spec = fields.obj(obj.get("spec"), "spec", problems)
     status = fields.obj(obj.get("status"), "status", problems)
     containers = _gpu_containers(spec, problems)
-    if not containers:
+    migs = _mig_containers(spec)
+    if not containers and not migs:
         return None
+    if containers and migs:
+        problems.append("the pod asks MIG instances beside shared GPUs; its MIG part is ignored")
 
     labels = fields.string_map(metadata.get("labels"), "metadata.labels", problems)
     annotations = fields.string_map(metadata.get("annotations"), "metadata.annotations", problems)
@@ -216,7 +241,7 @@ def parse_pod(obj: object) -> PodGpu | None:
         c.request = read_request(c.dialect, c.lookup, label_gpus, c.where, problems)
     _read_allocations(containers, annotations, spec, problems)
     ids = _container_ids(status, problems)
-    request = _pod_request(containers, problems)
+    request = _pod_request(containers, problems) if containers else mig_request(migs, problems)
     if request is not None and (beyond := range_problem(request)) is not None:
         problems.append(f"the pod's containers together ask {beyond}")
         request = None
@@ -236,7 +261,7 @@ def parse_pod(obj: object) -> PodGpu | None:
             metadata.get("creationTimestamp"), "metadata.creationTimestamp", problems
         ),
         annotations=annotations,
-        dialect=containers[0].dialect.name,
+        dialect=containers[0].dialect.name if containers else MIG_DIALECT,
         containers=tuple(
             ContainerGpu(
                 name=c.name,
@@ -245,7 +270,8 @@ def parse_pod(obj: object) -> PodGpu | None:
                 allocated=c.allocated,
             )
             for c in containers
-        ),
+        )
+        or tuple(ContainerGpu(name, ids.get(name), None) for name, _ in migs),
         request=request,
         problems=tuple(problems),
     )

@@ -19,7 +19,6 @@ from advisor.core.model import (
     Cluster,
     Node,
     OtherPod,
-    Placement,
     Pod,
     ProfileName,
     Request,
@@ -43,6 +42,16 @@ from advisor.scenario.jobs import (
     check_pod_groups,
     read_jobs,
     read_pod_jobs,
+)
+from advisor.scenario.mig import (
+    MIG_CARD_KEYS,
+    MIG_NODE_KEYS,
+    MIG_POD_KEYS,
+    check_mig_pods,
+    check_node,
+    read_card_mig,
+    read_placement,
+    read_strategy,
 )
 from advisor.scenario.parse import parse_text
 from advisor.scenario.profile import (
@@ -142,11 +151,13 @@ def _read_cluster(data: object, source: str, limits: ScenarioLimits) -> Cluster:
     autoscalers = read_autoscalers(r, top)
     cluster = Cluster(nodes, pods, policy, limit, scheduler, jobs, now=now, autoscalers=autoscalers)
     _check_running(r, cluster)
+    check_mig_pods(r, cluster)
     return cluster
 
 
 def _node(r: _Reader, raw: object, where: str) -> Node:
-    m = r.mapping(raw, where, {"name", "cards", "other_pods", *NODE_FIT_KEYS}, {"name", "cards"})
+    keys = {"name", "cards", "other_pods", *NODE_FIT_KEYS, *MIG_NODE_KEYS}
+    m = r.mapping(raw, where, keys, {"name", "cards"})
     name = r.string(m["name"], f"{where}.name")
     cards = []
     for i, c in enumerate(r.sequence(m["cards"], f"{where}.cards")):
@@ -154,21 +165,32 @@ def _node(r: _Reader, raw: object, where: str) -> Node:
         cm = r.mapping(
             c,
             at,
-            {"index", "memory_mib", "model", "healthy", "uuid", "numa", "max_vgpus"},
+            {
+                "index",
+                "memory_mib",
+                "model",
+                "healthy",
+                "uuid",
+                "numa",
+                "max_vgpus",
+                *MIG_CARD_KEYS,
+            },
             {"index", "memory_mib"},
         )
         healthy = r.boolean(cm.get("healthy", True), f"{at}.healthy")
+        model = r.string(cm["model"], f"{at}.model") if "model" in cm else ""
         cards.append(
             Card(
                 index=r.integer(cm["index"], f"{at}.index", 0),
                 memory_mib=r.integer(cm["memory_mib"], f"{at}.memory_mib", 1, MAX_MEMORY_MIB),
-                model=r.string(cm["model"], f"{at}.model") if "model" in cm else "",
+                model=model,
                 healthy=healthy,
                 uuid=r.string(cm["uuid"], f"{at}.uuid") if "uuid" in cm else "",
                 numa=r.integer(cm["numa"], f"{at}.numa", 0) if "numa" in cm else None,
                 max_vgpus=(
                     r.integer(cm["max_vgpus"], f"{at}.max_vgpus", 1) if "max_vgpus" in cm else None
                 ),
+                mig=read_card_mig(r, cm, at, model),
             )
         )
     if not cards:
@@ -180,7 +202,15 @@ def _node(r: _Reader, raw: object, where: str) -> Node:
         other_pods = tuple(
             _other_pod(r, o, f"{at}[{i}]") for i, o in enumerate(r.sequence(m["other_pods"], at))
         )
-    return Node(name, tuple(cards), other_pods, **read_node_fit(r, m, where))
+    node = Node(
+        name,
+        tuple(cards),
+        other_pods,
+        **read_node_fit(r, m, where),
+        mig_strategy=read_strategy(r, m, where),
+    )
+    check_node(r, node, where)
+    return node
 
 
 def _other_pod(r: _Reader, raw: object, where: str) -> OtherPod:
@@ -231,6 +261,7 @@ _POD_KEYS = {
     "invalid",
     *POD_FIT_KEYS,
     *POD_JOB_KEYS,
+    *MIG_POD_KEYS,
 }
 
 
@@ -247,13 +278,19 @@ def _pod(r: _Reader, raw: object, where: str, requires_memory: bool = True) -> P
             raise r.fail(f"{where}.request", "missing")
         m = {**m, "request": {"memory_mib": UNREAD_MIB}}
     # Where the profile allows, a request may give a share of each card, or nothing: the
-    # whole card.
+    # whole card. A MIG request names its profile and nothing of a card's share.
+    raw = m["request"]
+    mig = isinstance(raw, Mapping) and "mig_profile" in raw
     req = r.mapping(
-        m["request"],
+        raw,
         f"{where}.request",
-        {"gpus", "memory_mib", "core_percent", "memory_percent"},
-        {"memory_mib"} if requires_memory else set(),
+        {"gpus", "mig_profile"}
+        if mig
+        else {"gpus", "memory_mib", "core_percent", "memory_percent"},
+        {"memory_mib"} if requires_memory and not mig else set(),
     )
+    if mig:
+        requires_memory = False
     least = 1 if invalid is None and requires_memory else UNREAD_MIB
     percent = 0
     if "memory_percent" in req:
@@ -267,14 +304,9 @@ def _pod(r: _Reader, raw: object, where: str, requires_memory: bool = True) -> P
         ),
         core_percent=r.integer(req.get("core_percent", 0), f"{where}.request.core_percent", 0),
         memory_percent=percent,
+        mig_profile=r.string(req["mig_profile"], f"{where}.request.mig_profile") if mig else "",
     )
-    placement = None
-    if ("node" in m) != ("cards" in m):
-        raise r.fail(where, "a running pod needs both node and cards; a Pending pod neither")
-    if "node" in m:
-        cards = r.sequence(m["cards"], f"{where}.cards")
-        indices = tuple(r.integer(c, f"{where}.cards[{i}]", 0) for i, c in enumerate(cards))
-        placement = Placement(r.string(m["node"], f"{where}.node"), indices)
+    placement, held = read_placement(r, m, where, mig)
     annotations = _strings(r, m, "annotations", where)
     return Pod(
         name=name,
@@ -290,6 +322,7 @@ def _pod(r: _Reader, raw: object, where: str, requires_memory: bool = True) -> P
         scheduled=_time(r, m, "scheduled", where),
         labels=_strings(r, m, "labels", where),
         **read_pod_jobs(r, m, where),
+        mig_instances=held,
     )
 
 
@@ -336,7 +369,7 @@ def _check_running(r: _Reader, cluster: Cluster) -> None:
     node_names = {n.name for n in cluster.nodes}
     used: dict[tuple[str, int], list[tuple[str, int, int, int]]] = defaultdict(list)
     for i, pod in enumerate(cluster.pods):
-        if pod.placement is None:
+        if pod.placement is None or pod.request.mig_profile:  # MIG: `check_mig_pods`
             continue
         where, req, pl = f"pods[{i}]", pod.request, pod.placement
         if pl.node not in node_names:

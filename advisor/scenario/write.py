@@ -55,19 +55,29 @@ def scenario_to_data(cluster: Cluster) -> dict[str, Any]:
                 card["numa"] = c.numa
             if c.max_vgpus is not None:
                 card["max_vgpus"] = c.max_vgpus
+            if c.mig is not None:
+                instances = [{"profile": i.profile, "start": i.start} for i in c.mig]
+                card["mig"] = {"instances": instances}
             cards.append(card)
         node: dict[str, Any] = {"name": n.name, **node_fit_data(n), "cards": cards}
+        if n.mig_strategy != "none":
+            node["mig_strategy"] = n.mig_strategy
         if n.other_pods is not None:
             node["other_pods"] = [other_pod_data(o) for o in n.other_pods]
         nodes.append(node)
     pods = []
     for p in cluster.pods:
         pod: dict[str, Any] = {"name": p.name}
-        if p.placement is not None:
+        if p.placement is not None and p.request.mig_profile:
+            pod["node"] = p.placement.node
+            pod["mig_instances"] = [{"card": c, "start": s} for c, s in p.mig_instances]
+        elif p.placement is not None:
             pod["node"], pod["cards"] = p.placement.node, list(p.placement.cards)
         if p.invalid is not None:
             pod["invalid"] = p.invalid
-        if p.invalid is None or p.request.memory_mib > UNREAD_MIB:
+        if p.request.mig_profile:
+            pod["request"] = {"gpus": p.request.gpus, "mig_profile": p.request.mig_profile}
+        elif p.invalid is None or p.request.memory_mib > UNREAD_MIB:
             request: dict[str, Any] = {"gpus": p.request.gpus}
             if p.request.memory_mib or profile_for(cluster.scheduler.profile).requires_memory:
                 request["memory_mib"] = p.request.memory_mib

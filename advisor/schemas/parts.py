@@ -24,6 +24,7 @@ class RequestJson(TypedDict):
     core_percent: int
     memory_percent: NotRequired[int]  # a share of each card, only when asked
     whole_card: NotRequired[bool]  # outside cce, only when asked
+    mig_profile: NotRequired[str]  # MIG (§13): `gpus` instances of this profile, not vGPUs
 
 
 class PolicyJson(TypedDict):
@@ -338,7 +339,7 @@ class DiagnosisJson(TypedDict):
     policy: PolicyJson
     scheduler: NotRequired[SchedulerJson]
     pods: list[PodDiagnosisJson]
-    summary: dict[str, int]  # per cause, and "pending" ("gang", "queue", "quota" only when some)
+    summary: dict[str, int]  # per cause, and "pending" (job causes, mig-geometry: only when some)
     groups: NotRequired[list[GroupJson]]  # where the cluster has groups (§10.3)
     autoscalers: NotRequired[list[AutoscalerJson]]  # where the cluster has some (§12.2)
 

@@ -11,7 +11,9 @@ move besides the modelled GPU pods) and the pods that stay with it (`Node.reside
 every pod its effective request and node constraints. The scheduler profile is the one named,
 or read from the cluster (advisor.sources.profile_detect); under hami and volcano-vgpu the
 cards are those the scheduler registered on the node when it did (advisor.sources.registered).
-The cluster always loads as a scenario file (§4).
+A card in MIG mode carries its GPU instances and its node the device plugin's strategy
+(§13); MIG pods come from Kubernetes (`kubemerge`). The cluster always loads as a scenario
+file (§4).
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from advisor.core.jobs import NO_JOBS
+from advisor.core.mig import MigInstance, layout_problem, table_of
 from advisor.core.model import (
     Card,
     Cluster,
@@ -43,9 +46,11 @@ from advisor.sources.values import (
     CARD_HEALTH,
     CARD_INFO,
     CARD_MEMORY,
+    CARD_MIG_MODE,
     CARD_MODE,
     COLLECTOR_SUCCESS,
     MIB,
+    MIG_INSTANCE,
     NODE_INFO,
     VGPU_FAMILIES,
     VGPU_MEMORY,
@@ -72,6 +77,9 @@ class _CardData:
     mode: float | None = None
     uuid: str = ""
     model: str = ""
+    mig_mode: float | None = None  # xgpu_card_mig_mode: 1 in MIG mode (design §13)
+    instances: list[MigInstance] = field(default_factory=list)
+    unlisted: bool = False  # an instance series without profile or start
 
 
 # node -> "namespace/pod" -> gpu_index -> [memory bytes, core percent]
@@ -203,6 +211,14 @@ def _collect(
                 data.health = s.value
             elif s.metric == CARD_MODE:
                 data.mode = s.value
+            elif s.metric == CARD_MIG_MODE:
+                data.mig_mode = s.value
+            elif s.metric == MIG_INSTANCE:
+                start, profile = s.label("mig_start"), s.label("GPU_I_PROFILE")
+                if start.isascii() and start.isdigit() and profile:
+                    data.instances.append(MigInstance(profile, int(start)))
+                else:  # the exporter could not list the card's instances
+                    data.unlisted = True
         elif s.metric in VGPU_FAMILIES:
             if not s.label("namespace") or not s.label("pod"):
                 notes.warnings.append(f"node {node}: a {s.metric} series names no pod; ignored")
@@ -268,12 +284,38 @@ def _nodes(
                 taints=fit.taints,
                 unschedulable=fit.unschedulable,
             )
-        nodes.append(node)
+        nodes.append(_with_strategy(node, notes))
     if unavailable:
         notes.warnings.append(
             f"nodes that take no new pods, modelled with unavailable cards: {names(unavailable)}"
         )
     return nodes
+
+
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"  # the GPU operator's device plugin sets it
+
+
+def _with_strategy(node: Node, notes: Notes) -> Node:
+    """A node with MIG cards gets its device plugin's strategy from the node label; without
+    one that the model reads (single with every card alike, or mixed), mixed, said so."""
+    migs = [c for c in node.cards if c.mig is not None]
+    if not migs:
+        return node
+    label = node.labels.get(MIG_STRATEGY_LABEL)
+    profiles = {i.profile for c in migs for i in c.mig or ()}
+    alike = len(migs) == len(node.cards) and len(profiles) <= 1
+    if label == "single" and alike:
+        return replace(node, mig_strategy="single")
+    if label == "mixed":
+        return replace(node, mig_strategy="mixed")
+    if label is None:
+        problem = f"no {MIG_STRATEGY_LABEL} label"
+    elif label == "single":
+        problem = f"{MIG_STRATEGY_LABEL}=single, but its cards are not all partitioned alike"
+    else:
+        problem = f"{MIG_STRATEGY_LABEL}={label!r}"
+    notes.warnings.append(f"node {node.name}: MIG cards and {problem}; modelled as mixed")
+    return replace(node, mig_strategy="mixed")
 
 
 def _card(node: str, index: str, data: _CardData, allotted: float, notes: Notes) -> Card | None:
@@ -295,11 +337,36 @@ def _card(node: str, index: str, data: _CardData, allotted: float, notes: Notes)
         healthy = data.health is None or data.health == 0
         if data.health is None:
             notes.warnings.append(f"{where}: {CARD_HEALTH} missing; assumed healthy")
-    return Card(int(index), memory_mib, data.model, healthy, data.uuid)
+    return Card(
+        int(index), memory_mib, data.model, healthy, data.uuid, mig=_mig(where, data, notes)
+    )
+
+
+def _mig(where: str, data: _CardData, notes: Notes) -> tuple[MigInstance, ...] | None:
+    """A card in MIG mode takes MIG pods only (design §13): its instances as the exporter
+    lists them; none where its model's profile table is unknown or the layout breaks it
+    (then no MIG pod is placed on it either)."""
+    if data.mig_mode != 1:
+        return None
+    instances = tuple(sorted(set(data.instances), key=lambda i: i.start))
+    table = table_of(data.model)
+    if data.unlisted:
+        problem: str | None = (
+            "the exporter could not list its GPU instances (NVML needs a privileged caller)"
+        )
+    elif table is None:
+        problem = f"no MIG profile table for model {data.model or '?'}"
+    else:
+        problem = layout_problem(table, instances)
+    if problem is not None:
+        notes.warnings.append(f"{where}: in MIG mode, but {problem}; its instances left out")
+        return ()
+    return instances
 
 
 def _running_pods(vgpus: _Vgpus, nodes: list[Node], notes: Notes) -> list[Pod]:
     known = {(n.name, str(c.index)) for n in nodes for c in n.cards}
+    mig = {(n.name, str(c.index)) for n in nodes for c in n.cards if c.mig is not None}
     pods: list[Pod] = []
     placed: dict[str, str] = {}
     for node in sorted(vgpus):
@@ -307,6 +374,9 @@ def _running_pods(vgpus: _Vgpus, nodes: list[Node], notes: Notes) -> list[Pod]:
             where = f"pod {name} on node {node}"
             if any((node, index) not in known for index in per_card):
                 notes.warnings.append(f"{where}: holds a card the model left out; pod left out")
+                continue
+            if any((node, index) in mig for index in per_card):
+                notes.warnings.append(f"{where}: vGPUs on a card in MIG mode; pod left out")
                 continue
             memories = {round(memory / MIB) for memory, _ in per_card.values()}
             cores = {round(core) for _, core in per_card.values()}

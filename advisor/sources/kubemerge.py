@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.model import CCE, Card, Node, Pod, Request, Scheduler
+from advisor.core.model import CCE, Card, Node, Placement, Pod, Request, Scheduler
 from advisor.core.profiles import Profile, profile_of
 from advisor.core.state import Shape
+from advisor.errors import known
 from advisor.podspec import PodGpu
 from advisor.podspec.scheduling import PodScheduling
 from advisor.sources.notes import Notes, names
@@ -78,6 +79,7 @@ def merge_kubernetes(
         notes.warnings.append(
             "pods reported by the exporters but unknown to Kubernetes (deleted?): " + names(unknown)
         )
+    pods.extend(_bound_mig_pods(by_key, {p.name for p in pods}, nodes, kube, notes))
     _check_bound_pods(by_key, {p.name for p in pods}, nodes, notes)
     _check_nodes(kube.nodes, nodes, notes)
     order = sorted(pending, key=lambda p: (p.created is None, p.created or "", p.key))
@@ -89,6 +91,74 @@ def merge_kubernetes(
         for p in order
     )
     return _known_groups(pods, kube, notes)
+
+
+def _bound_mig_pods(
+    by_key: Mapping[str, PodGpu],
+    modelled: set[str],
+    nodes: list[Node],
+    kube: KubeState,
+    notes: Notes,
+) -> list[Pod]:
+    """Pods bound to a modelled node that ask MIG instances (design §13). Which instance
+    each holds, neither the API nor the exporter says (the kubelet's PodResources API
+    would): each takes the first instances of its profile left on its node, by card then
+    slice, oldest pod first, so the counts are right and the geometry a guess, said so."""
+    left: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for n in nodes:
+        for card in n.cards:
+            for inst in card.mig or ():
+                left.setdefault((n.name, inst.profile), []).append((card.index, inst.start))
+    bound = [
+        p
+        for p in by_key.values()
+        if p.node is not None
+        and p.request is not None
+        and p.request.mig_profile
+        and p.key not in modelled
+        and p.key not in notes.stale_pods
+        and p.phase in ("Pending", "Running")
+    ]
+    out: list[Pod] = []
+    short: list[str] = []
+    for k in sorted(bound, key=lambda p: (p.created is None, p.created or "", p.key)):
+        request, node = known(k.request, "a MIG request"), known(k.node, "a bound pod's node")
+        free = left.get((node, request.mig_profile), [])
+        if not any(n.name == node for n in nodes):
+            continue  # its node is not modelled: `_check_nodes` says so
+        if len(free) < request.gpus:
+            short.append(f"{k.key} on {node}")
+            continue
+        held, free[:] = free[: request.gpus], free[request.gpus :]
+        read = kube.scheduling.get(k.key, PodScheduling())
+        facts = kube.facts.get(k.key, PodFacts())
+        out.append(
+            Pod(
+                k.key,
+                request,
+                Placement(node, tuple(card for card, _ in held)),
+                priority=k.priority,
+                owner=k.owner,
+                annotations=_annotations(k),
+                resources=read.resources,
+                constraints=read.constraints,
+                started=facts.started,
+                labels=facts.labels,
+                mig_instances=tuple(held),
+                **_fact_fields(facts),
+            )
+        )
+    if out:
+        notes.warnings.append(
+            "which MIG instance each pod holds is not reported: "
+            f"{names(p.name for p in out)} given the first of their profile by card, then slice"
+        )
+    if short:
+        notes.warnings.append(
+            "pods bound to MIG instances the exporter does not list (left out, their cards look "
+            f"freer than they are): {names(short)}"
+        )
+    return out
 
 
 def _fact_fields(facts: PodFacts) -> dict[str, Any]:
@@ -187,7 +257,8 @@ def _pending_pod(pod: PodGpu, read: PodScheduling, notes: Notes, scheduler: Sche
         if problems:
             notes.warnings.append(f"pod {pod.key}: {problems}")
         profile = profile_of(scheduler)
-        if profile.requires_memory and (request.whole_card or request.memory_percent):
+        shared = not request.mig_profile  # a MIG pod asks instances, not a card's share
+        if shared and profile.requires_memory and (request.whole_card or request.memory_percent):
             asked = "whole cards" if request.whole_card else "a share of each card"
             invalid = (
                 f"asks {asked} ({pod.dialect} resources), which {profile.title} does not share; "

@@ -77,6 +77,7 @@ def _join(
                 uuid=reg.uuid,
                 numa=reg.numa,
                 max_vgpus=reg.slots,
+                mig=seen.mig if seen is not None else None,  # the exporter's (design §13)
             )
         )
     indices = [c.index for c in joined]

@@ -87,7 +87,8 @@ class Board:
         now: datetime | None = None,
     ) -> None:
         self.policy: Policy = cluster.policy
-        self.pods: list[Pod] = list(cluster.pods)
+        # MIG pods hold instances, not vGPUs: plans neither move nor rescue them (§13)
+        self.pods: list[Pod] = [p for p in cluster.pods if not p.request.mig_profile]
         self.ids = {pod.name: i for i, pod in enumerate(self.pods)}
         self.state = CardState(cluster)
         n_cards = len(self.state.capacity)

@@ -173,6 +173,10 @@ def plan(
     start = clock() if clock else 0.0
     if diagnosis is None:
         diagnosis = judge(cluster, node_detail_limit=0)
+    # MIG pods hold instances, not vGPUs: plans neither move nor rescue them (design §13)
+    mig = [d for d in diagnosis.pods if d.pod.request.mig_profile]
+    if mig:
+        diagnosis = replace(diagnosis, pods=tuple(d for d in diagnosis.pods if d not in mig))
     bound = {d.pod.name: d.placement for d in diagnosis.pods if d.placement is not None}
     gangs = gangs_of(cluster, profile_of(cluster.scheduler).session.volcano)
     waiting = [

@@ -115,9 +115,9 @@ def scale_up_advice(
     decided = [(d, remedy(d, rescued, held)) for d in diagnosis.pods]
     short = [d.pod.name for d, r in decided if r.advice == "node-resources"]
     freed = relief(cluster, diagnosis, short)
-    targets = _with_gang_mates(
-        cluster, [d.pod for d, r in decided if r.scale_up], diagnosis, rescued
-    )
+    # MIG pods: no node template is sized for them yet (design §13)
+    asked = [d.pod for d, r in decided if r.scale_up and not d.pod.request.mig_profile]
+    targets = _with_gang_mates(cluster, asked, diagnosis, rescued)
     if not targets or cluster.max_vgpus_per_card < 1:  # with no vGPU allowed, no node helps
         return ScaleUpAdvice((), relief=freed)
     shapes = node_shapes(cluster)

@@ -21,6 +21,7 @@ CAUSE_COLOURS: Mapping[str, str] = {
     "gang": "#6d28d9",  # violet: the job, not the cards, keeps it out
     "queue": "#9d174d",  # rose: the queue's limit, not the cards
     "quota": "#86198f",  # fuchsia: the namespace's quota, not the cards
+    "mig-geometry": "#a16207",  # amber, beside fragmentation: where MIG instances sit
 }
 
 

@@ -71,6 +71,8 @@ def format_request(request: RequestJson) -> str:
     """Per-card shape as the scheduler sees it: "2 × 4096 MiB + 2 × 10 % core"; outside cce
     also "1 × 50 % of the card" (a share) and "2 × whole card" (neither memory nor share)."""
     gpus, memory, core = request["gpus"], request["memory_mib"], request["core_percent"]
+    if mig := request.get("mig_profile"):
+        return f"{gpus} × MIG {mig}"
     share = request.get("memory_percent", 0)
     whole = request.get("whole_card", False)
     if (share or whole) and gpus >= 1 and core % gpus == 0:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.core.diagnosis import JOB_CAUSES, shown_causes
+from advisor.core.diagnosis import OPTIONAL_CAUSES, shown_causes
 from advisor.render.common.advice import read_remedy
 from advisor.render.common.parts import read_placement, read_scheduler
 from advisor.render.common.values import as_float, as_int, as_list, as_map, as_str
@@ -76,7 +76,7 @@ def read_autoscaler(raw: Mapping[str, Any]) -> AutoscalerJson:
 def _summary(summary: Mapping[str, Any], pods: list[PodDiagnosisJson]) -> dict[str, int]:
     counts: dict[str, int] = {}
     found: dict[str, int] = {
-        cause: 1 for cause in JOB_CAUSES if any(pod["cause"] == cause for pod in pods)
+        cause: 1 for cause in OPTIONAL_CAUSES if any(pod["cause"] == cause for pod in pods)
     }
     for cause in shown_causes({**found, **summary}):
         if cause in summary:
@@ -155,4 +155,6 @@ def read_request(value: Any) -> RequestJson | None:
         request["memory_percent"] = share
     if raw.get("whole_card") is True:
         request["whole_card"] = True
+    if isinstance(mig := raw.get("mig_profile"), str) and mig:
+        request["mig_profile"] = mig
     return request

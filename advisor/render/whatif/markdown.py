@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from advisor.core.diagnosis import CAUSES, JOB_CAUSES
+from advisor.core.diagnosis import CAUSES, OPTIONAL_CAUSES
 from advisor.core.profiles import named_in_reports
 from advisor.schemas import (
     FragmentationSummaryJson,
@@ -120,8 +120,8 @@ def render_schedulers_markdown(data: SchedulersJson) -> str:
     entries = data["schedulers"]
     pending = data["pending"]
     header = ["scheduler", "policy (node / card)", "vGPUs per card", "Pending placed", "GiB placed"]
-    # the job layer's causes get a column only where some profile finds them
-    shown = [*CAUSES, *(c for c in JOB_CAUSES if any(e["pending"].get(c) for e in entries))]
+    # the job layer's and MIG's causes get a column only where some profile finds them
+    shown = [*CAUSES, *(c for c in OPTIONAL_CAUSES if any(e["pending"].get(c) for e in entries))]
     header += [*shown, "fragmentation after", "stranded after"]
     lines = [
         "# Scheduler what-if",

@@ -1,0 +1,54 @@
+"""A pod asking MIG instances (docs/design.md §13): `nvidia.com/mig-<profile>: N` in a
+container's limits (or requests), the device plugin's mixed-strategy resources. The pod
+asks N instances of the profile in all, summed over its containers; a pod asking several
+profiles is not modelled."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from advisor.core.model import Request
+from advisor.core.quantity import MAX_COUNT, quantity_int
+
+MIG_PREFIX = "nvidia.com/mig-"
+MIG_DIALECT = "mig"  # `PodGpu.dialect` of such a pod: no shared-GPU scheduler's
+
+
+def mig_asks(
+    limits: Mapping[object, object], requests: Mapping[object, object]
+) -> dict[str, object]:
+    """profile -> the value asked, limits before requests (extended resources are asked in
+    limits; a request alone must equal it)."""
+    found: dict[str, object] = {}
+    for source in (requests, limits):
+        for key, value in source.items():
+            if isinstance(key, str) and key.startswith(MIG_PREFIX) and len(key) > len(MIG_PREFIX):
+                found[key[len(MIG_PREFIX) :]] = value
+    return found
+
+
+def mig_request(asked: list[tuple[str, dict[str, object]]], problems: list[str]) -> Request | None:
+    """The pod's MIG request from each container's asks (name, profile -> value); None,
+    with the reason in `problems`, when it cannot be read or is not modelled."""
+    totals: dict[str, int] = {}
+    for name, asks in asked:
+        where = f"container {name}"
+        for profile, value in asks.items():
+            try:
+                count = quantity_int(value)
+            except ValueError as error:
+                problems.append(f"{where}: {MIG_PREFIX}{profile} {error}")
+                return None
+            if count:
+                totals[profile] = totals.get(profile, 0) + count
+    if not totals:
+        return None
+    if len(totals) > 1:
+        listed = ", ".join(f"{MIG_PREFIX}{p}" for p in sorted(totals))
+        problems.append(f"the pod asks several MIG profiles ({listed}), which is not modelled")
+        return None
+    ((profile, count),) = totals.items()
+    if count > MAX_COUNT:
+        problems.append(f"the pod asks {count} MIG instances, more than {MAX_COUNT:,}")
+        return None
+    return Request(gpus=count, memory_mib=0, mig_profile=profile)

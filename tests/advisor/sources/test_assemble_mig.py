@@ -1,0 +1,155 @@
+"""assemble with MIG cards (docs/design.md §13): a card the exporter reports in MIG mode
+(`xgpu_card_mig_mode` 1) carries its GPU instances (`xgpu_mig_instance_memory_total_bytes`,
+labelled GPU_I_PROFILE and mig_start as the exporter writes them), so no vGPU pod is placed
+on it; the node's strategy is the device plugin's label."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from advisor.core.gang import judge
+from advisor.core.mig import MigInstance
+from advisor.core.model import Pod, Request
+from advisor.podspec import parse_pod
+from advisor.podspec.node import NodeScheduling
+from advisor.sources.assemble import MIG_STRATEGY_LABEL, assemble
+from advisor.sources.values import CARD_MIG_MODE, MIB, MIG_INSTANCE, KubeNode, KubeState, Sample
+from tests.advisor.sources.builders import card, node_info, parsed
+from tests.advisor.sources.test_assemble import loads
+from tests.kubeapi import objects
+
+A100 = "NVIDIA A100-SXM4-40GB"
+MIXED = {"nvidia.com/mig.strategy": "mixed"}
+
+
+def _mig_card(
+    node: str, index: int, *instances: tuple[str, int], mode: float = 1.0
+) -> list[Sample]:
+    key = {"node": node, "gpu_index": str(index), "gpu_uuid": f"GPU-{node}-{index}"}
+    samples = [*card(node, index, 40960, model=A100), Sample(CARD_MIG_MODE, key, mode)]
+    for gi, (profile, start) in enumerate(instances):
+        labels = {**key, "GPU_I_ID": str(gi + 1), "GPU_I_PROFILE": profile, "mig_start": str(start)}
+        samples.append(Sample(MIG_INSTANCE, labels, 4864.0 * MIB))
+    return samples
+
+
+def _kube(node: str, labels: dict[str, str]) -> KubeState:
+    return KubeState("k", nodes=(KubeNode(node, scheduling=NodeScheduling(labels=labels)),))
+
+
+def test_a_mig_card_carries_its_instances_and_the_strategy_label() -> None:
+    samples = [
+        node_info("m"),
+        *_mig_card("m", 0, ("3g.20gb", 4), ("1g.5gb", 0)),
+        *_mig_card("m", 1, mode=0.0),  # MIG off: a vGPU card as before
+    ]
+    result = assemble(samples, _kube("m", {MIG_STRATEGY_LABEL: "mixed"}))
+    (node,) = result.cluster.nodes
+    assert node.mig_strategy == "mixed"
+    assert node.cards[0].mig == (MigInstance("1g.5gb", 0), MigInstance("3g.20gb", 4))
+    assert node.cards[1].mig is None
+    assert result.warnings == ()
+    loads(result.cluster)
+
+
+def test_without_the_label_a_mig_node_is_modelled_mixed_and_said_so() -> None:
+    result = assemble([node_info("m"), *_mig_card("m", 0, ("7g.40gb", 0))])
+    (node,) = result.cluster.nodes
+    assert node.mig_strategy == "mixed"
+    assert result.warnings == (
+        f"node m: MIG cards and no {MIG_STRATEGY_LABEL} label; modelled as mixed",
+    )
+    loads(result.cluster)
+
+
+def test_single_needs_every_card_alike() -> None:
+    samples = [
+        node_info("m"),
+        *_mig_card("m", 0, ("7g.40gb", 0)),
+        *_mig_card("m", 1, ("3g.20gb", 0)),
+    ]
+    result = assemble(samples, _kube("m", {MIG_STRATEGY_LABEL: "single"}))
+    assert result.cluster.nodes[0].mig_strategy == "mixed"
+    assert "not all partitioned alike" in result.warnings[0]
+    alike = [node_info("m"), *_mig_card("m", 0, ("7g.40gb", 0)), *_mig_card("m", 1, ("7g.40gb", 0))]
+    single = assemble(alike, _kube("m", {MIG_STRATEGY_LABEL: "single"}))
+    assert single.cluster.nodes[0].mig_strategy == "single"
+    loads(single.cluster)
+
+
+def test_a_layout_the_table_refuses_is_left_out_said_so() -> None:
+    result = assemble([node_info("m"), *_mig_card("m", 0, ("3g.20gb", 2))])
+    assert result.cluster.nodes[0].cards[0].mig == ()
+    assert any("3g.20gb may start only at slice 0, 4, not 2" in w for w in result.warnings)
+    loads(result.cluster)
+
+
+def test_no_vgpu_pod_is_placed_on_a_live_mig_card() -> None:
+    samples = [node_info("m"), *_mig_card("m", 0, ("7g.40gb", 0))]
+    cluster = assemble(samples).cluster
+    waiting = Pod("v/a", Request(gpus=1, memory_mib=1024))
+    (verdict,) = judge(replace(cluster, pods=(waiting,))).pods
+    assert verdict.placement is None
+
+
+def test_instances_the_exporter_could_not_list_are_none_said_so() -> None:
+    """README's metric reference: profile and start are empty when NVML refuses to list the
+    card's GPU instances (it needs a privileged caller). The read goes on; the card takes no
+    vGPU pod and offers no instance."""
+    samples = [node_info("m"), *_mig_card("m", 0, ("", 0))]
+    key = {"node": "m", "gpu_index": "0", "gpu_uuid": "GPU-m-0"}
+    unlisted = {**key, "GPU_I_ID": "1", "GPU_I_PROFILE": "", "mig_start": ""}
+    samples = [s for s in samples if s.metric != MIG_INSTANCE]
+    samples.append(Sample(MIG_INSTANCE, unlisted, 4864.0 * MIB))
+    result = assemble(samples)
+    assert result.cluster.nodes[0].cards[0].mig == ()
+    assert any("could not list its GPU instances" in w for w in result.warnings)
+    loads(result.cluster)
+
+
+def _mig_pod(key: str, profile: str, n: int = 1, node: str | None = None, **kw: Any) -> Any:
+    namespace, name = key.split("/")
+    return objects.pod(
+        name,
+        namespace=namespace,
+        node=node,
+        phase="Running" if node else "Pending",
+        containers=[objects.container(name, limits={f"nvidia.com/mig-{profile}": n})],
+        uid=f"uid-{namespace}-{name}",
+        **kw,
+    )
+
+
+def test_a_pod_asking_mig_instances_is_read_as_a_mig_request() -> None:
+    pod = parsed(_mig_pod("ml/p", "3g.20gb", 2))
+    assert pod.request == Request(gpus=2, memory_mib=0, mig_profile="3g.20gb")
+    assert pod.problems == ()
+    assert parse_pod(objects.pod("cpu", containers=[objects.container("c")])) is None
+
+
+def test_live_mig_pods_are_judged_on_the_instances() -> None:
+    """Bound MIG pods take the first instances of their profile by card, then slice (which
+    one each holds is not reported, said so); a Pending one is judged on what is left, and
+    a pod the exporter reports vGPUs for on a MIG card is left out."""
+    samples = [
+        node_info("m"),
+        *_mig_card("m", 0, ("1g.5gb", 0), ("1g.5gb", 1), ("3g.20gb", 4)),
+    ]
+    pods = (
+        parsed(_mig_pod("ml/a", "1g.5gb", node="m", created="2024-05-01T10:00:00Z")),
+        parsed(_mig_pod("ml/b", "1g.5gb", node="m", created="2024-05-01T11:00:00Z")),
+        parsed(_mig_pod("ml/p", "1g.5gb")),
+        parsed(_mig_pod("ml/q", "3g.20gb")),
+    )
+    kube = KubeState("k", pods, (KubeNode("m", scheduling=NodeScheduling(labels=MIXED)),))
+    result = assemble(samples, kube)
+    by_name = {p.name: p for p in result.cluster.pods}
+    assert by_name["ml/a"].mig_instances == ((0, 0),)
+    assert by_name["ml/b"].mig_instances == ((0, 1),)
+    assert by_name["ml/p"].placement is None
+    assert any("which MIG instance each pod holds is not reported" in w for w in result.warnings)
+    loads(result.cluster)
+    causes = {d.pod.name: d.cause for d in judge(result.cluster).pods}
+    # the two 1g.5gb are held; slices 2..3 are unoccupied, so a re-partition holds one
+    assert causes == {"ml/p": "mig-geometry", "ml/q": "schedulable"}
