@@ -10,7 +10,8 @@ Read from Volcano v1.15.1:
 - Job order in one queue (JobOrderFn of the priority and gang plugins, then creation): job
   priority, not-ready jobs first, then the order the jobs appear.
 - allocate (actions/allocate/allocate.go, allocateResourcesForTasks): a job's tasks in task
-  order (priority, then creation), each placed if it fits; the job stops at ready (running +
+  order (core.task_order: priority, then a Volcano Job pod's index, then creation), each
+  placed if it fits; the job stops at ready (running +
   placed ≥ min_member), commits, and comes back for one more task per turn; a job that ends
   not ready is discarded (`stmt.Discard()`): it holds no cards, which later jobs see.
 - A task that fits no node ends the job's turn when every member is needed (api/job_info.go
@@ -51,6 +52,7 @@ from advisor.core.quota import QuotaBook
 from advisor.core.roles import Roles, skip_message
 from advisor.core.session import QueueSession
 from advisor.core.state import BoolArray, CardState, Shape
+from advisor.core.task_order import task_order
 from advisor.defaults import DEFAULT_NODE_DETAIL
 
 
@@ -289,12 +291,11 @@ def _jobs(cluster: Cluster, volcano: bool) -> list[_Job]:
             jobs[group.name] = job
             order.append(job)
         job.tasks.append(pod)
-    for job in order:  # task order: priority, then creation
+    for job in order:  # task order (core.task_order)
         job.members = job.ready + len(job.tasks)
         mins = groups[job.name].min_task_member if job.name is not None else {}
         job.roles = Roles.of(job.min_member, mins, running_pods.get(job.name or "", ()), job.tasks)
-        ranked = sorted(enumerate(job.tasks), key=lambda item: (-item[1].priority, item[0]))
-        job.tasks = [pod for _, pod in ranked]
+        job.tasks = task_order(job.tasks)
     return order
 
 

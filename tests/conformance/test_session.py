@@ -215,3 +215,27 @@ def test_a_role_short_of_its_minimum_binds_nothing_upstream_and_in_the_advisor()
     (result,) = harness.run_scenarios("volcano", [data])
     assert [p["node"] for p in result["pods"]] == [None] * 4
     assert session_compare.check([data])[0][1] == []
+
+
+@skip_without_go
+def test_a_jobs_tasks_go_by_their_index_upstream_and_in_the_advisor() -> None:
+    """Volcano's TaskOrderFn ends in CompareTask (controllers/job/helpers/helpers.go): a
+    Volcano Job's `<job>-<task>-<index>` pods by index, whatever their creation order, so
+    `train-w-2` takes the one card before `train-w-10` (core.task_order)."""
+
+    def member(name: str) -> dict[str, Any]:
+        return {"name": name, "group": "c1/pg1", "request": {"gpus": 1, "memory_mib": 10000}}
+
+    data: dict[str, Any] = {
+        "scheduler": {"profile": "volcano-vgpu"},
+        "policy": {"card": "legacy"},
+        "nodes": [{"name": "n1", "cards": [{"index": 0, "memory_mib": 16384}]}],
+        "groups": [{"name": "c1/pg1"}],
+        "pods": [member("c1/train-w-10"), member("c1/train-w-2")],
+    }
+    (result,) = harness.run_scenarios("volcano", [data])
+    assert [(p["pod"], p["node"]) for p in result["pods"]] == [
+        ("c1/train-w-10", None),
+        ("c1/train-w-2", "n1"),
+    ]
+    assert session_compare.check([data])[0][1] == []

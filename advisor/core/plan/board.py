@@ -46,6 +46,7 @@ from advisor.core.plan.cost import EvictionCost, eviction_cost, latest_start, pl
 from advisor.core.plan.limits import NeverEvict, never_evict_reason
 from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import CardState, IntArray, Shape
+from advisor.core.task_order import task_order
 from advisor.errors import known
 
 FODDER = 4  # smallest evictable pods remembered per card, for chains
@@ -197,6 +198,9 @@ class Board:
             group = self.gang_of[p]
             if group is not None:
                 self.pending_members.setdefault(group, []).append(p)
+        for group, members in self.pending_members.items():  # Volcano's task order in a job
+            ordered = task_order(self.pods[m] for m in sorted(members))
+            self.pending_members[group] = [self.ids[pod.name] for pod in ordered]
 
     # -- facts ---------------------------------------------------------------------
 

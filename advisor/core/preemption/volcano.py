@@ -61,6 +61,7 @@ from advisor.core.preemption.queues import QueueBook
 from advisor.core.preemption.verdict import Preemption
 from advisor.core.preemption.votes import Job, preemptable, reclaimable, share
 from advisor.core.state import Shape
+from advisor.core.task_order import task_order
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,18 +298,23 @@ def _victim_order(
     different queues in reverse QueueOrderFn (VictimQueueOrderFn: the lowest spec.priority,
     then the highest share, taken as the node's attempt starts, then the queue listed last),
     then reverse JobOrderFn (the lowest job priority, the ready, the highest share, the
-    youngest), then reverse TaskOrderFn (the lowest pod priority, the youngest). Under
+    youngest), then reverse TaskOrderFn (core.task_order: the lowest pod priority, then the
+    highest index or the youngest). Under
     capacity's hierarchy a victim whose queue shares a deeper ancestor with the task's
     (`queue`) comes first (core.capacity_tree)."""
+
+    rank: dict[str, int] = {}  # each pod's place in its job's TaskOrderFn order
 
     def key(pod: Pod) -> tuple[Any, ...]:
         job = job_of[pod.name]
         order = book.victim_order(job.queue, queue)
         waiting, job_share, created = _standing(board, job)
+        if pod.name not in rank:
+            rank.update((p.name, i) for i, p in enumerate(task_order(job.members)))
         return (
             order,
             job.priority, -waiting, -job_share, -created,
-            pod.priority, -board.order[pod.name],
+            -rank[pod.name],
         )  # fmt: skip
 
     return key
@@ -405,10 +411,9 @@ def _jobs(
         job.members.append(pod)
         job_of[pod.name] = job
     waiting = {p.name for p in unplaced}
-    ranked = sorted(
-        (item for item in enumerate(cluster.pods) if item[1].name in waiting),
-        key=lambda item: (-item[1].priority, item[0]),
-    )
-    for _, pod in ranked:
-        job_of[pod.name].pending.append(pod)
+    for pod in cluster.pods:
+        if pod.name in waiting:
+            job_of[pod.name].pending.append(pod)
+    for job in jobs.values():  # each job's tasks in TaskOrderFn's order
+        job.pending = task_order(job.pending)
     return {k: j for k, j in jobs.items() if j.pending}, job_of
