@@ -52,6 +52,7 @@ from advisor.core.roles import Roles, skip_message
 from advisor.core.session import QueueSession
 from advisor.core.state import BoolArray, CardState, Shape
 from advisor.defaults import DEFAULT_NODE_DETAIL
+from advisor.errors import known
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +88,7 @@ class _Job:
         return (-self.priority, self.ready + self.placed >= self.min_member, self.first)
 
     def role_book(self) -> Roles:
-        assert self.roles is not None
-        return self.roles
+        return known(self.roles, "a job's task roles")
 
     def is_ready(self) -> bool:
         """The gang plugin's JobReadyFn: the count (IsReady) and each role (CheckTaskReady)."""
