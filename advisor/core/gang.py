@@ -60,6 +60,9 @@ class JobsDiagnosis:
     # Groups Volcano's enqueue leaves Pending for the cluster's size alone, which the cycle
     # tries and words by its nodes instead (core.session `left_to_nodes`).
     left_to_nodes: frozenset[str] = frozenset()
+    # Pending pods whose queue's Allocatable Volcano refuses for the cluster's size alone,
+    # which the cycle words by its nodes (core.session `sized`).
+    sized: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -126,8 +129,10 @@ def diagnose_jobs(
                 quotas.add(pod, verdict.placement)
                 if job.ready + job.placed >= job.min_member:
                     break
-            elif held is None and job.min_member >= job.members:
-                break  # every member needed: one that fits nowhere ends the turn
+            elif held is None and job.min_member >= job.members and pod.name not in session.sized:
+                # every member needed: one that fits nowhere ends the turn; one Volcano's
+                # queue refuses (for the cluster's size: worded by the nodes) does not
+                break
         refused = session.left_to_nodes.get(i)
         if refused is not None and job.ready + job.placed >= job.min_member:
             # Volcano's enqueue refused it and allocate never tries it: where the nodes
@@ -187,6 +192,7 @@ def diagnose_jobs(
         listed,
         {p.name: p.group for p in cluster.pending},
         frozenset(n for i in session.left_to_nodes if (n := jobs[i].name) is not None),
+        frozenset(session.sized),
     )
 
 

@@ -46,7 +46,7 @@ def test_generated_gangs_have_min_members_of_two_to_eight() -> None:
 @skip_without_go
 @pytest.mark.timeout(900)  # a cold build compiles Volcano's scheduler and k8s v1.34
 def test_a_gang_short_of_cards_is_discarded_and_v1_14_keeps_its_cards() -> None:
-    ((pods, diffs, leaked),) = session_compare.check([GANG])
+    ((pods, diffs, leaked, _),) = session_compare.check([GANG])
     assert pods == 4
     assert diffs == ["ml/solo: advisor n0, upstream pending"]
     assert leaked  # two members were placed, then discarded: the harness names them
@@ -66,7 +66,7 @@ def test_generated_gangs_agree_pod_by_pod_and_group_by_group() -> None:
     rows = session_compare.check([session_compare.generate_gangs(i) for i in range(50)])
     apart = [
         d
-        for _, diffs, leaked in rows
+        for _, diffs, leaked, _ in rows
         if not leaked
         for d in diffs
         if not d.startswith(session_compare.EXPLAINED)
