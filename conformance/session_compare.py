@@ -224,6 +224,12 @@ class Row(NamedTuple):
     leaked: bool  # whether v1.14.1 kept a discarded pod's cards
     classes: Counter[str]  # upstream's class of each pod both sides leave Pending
 
+    @property
+    def apart(self) -> bool:
+        """Counted apart: v1.14.1 kept a discarded pod's cards and something differs
+        beyond an explained cause class."""
+        return self.leaked and any(not d.startswith(EXPLAINED + CAUSE) for d in self.diffs)
+
 
 def check(datas: list[dict[str, Any]]) -> list[Row]:
     """Each cluster's row: what differs, pods and causes; a line about a job whose members
