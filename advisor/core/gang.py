@@ -66,6 +66,9 @@ class JobsDiagnosis:
     # Groups Volcano's enqueue leaves Pending for the cluster's size alone, which the cycle
     # tries and words by its nodes instead (core.session `left_to_nodes`).
     left_to_nodes: frozenset[str] = frozenset()
+    # Pending pods whose queue's Allocatable Volcano refuses for the cluster's size alone,
+    # which the cycle words by its nodes (core.session `sized`).
+    sized: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -162,7 +165,9 @@ def diagnose_jobs(
                 quotas.add(pod, verdict.placement)
                 if job.is_ready():
                     break
-            elif held is None:
+            elif held is None and pod.name not in session.sized:
+                # a fit error; a member Volcano's queue refuses (for the cluster's size:
+                # worded by the nodes) has none, as allocate `continue`s before predicates
                 roles.fail(pod)
                 tried_before.append(tried[-1])
                 if job.min_member >= job.members or not roles.go_on():
@@ -227,6 +232,7 @@ def diagnose_jobs(
         listed,
         {p.name: p.group for p in cluster.pending},
         frozenset(n for i in session.left_to_nodes if (n := jobs[i].name) is not None),
+        frozenset(session.sized),
     )
 
 
