@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 from conformance import (
@@ -115,32 +116,62 @@ def _session(n: int, seed: int) -> None:
     """Volcano v1.14.1's session beside the advisor's job cycle, on clusters with gangs."""
     datas = [session_compare.generate_gangs(seed + i) for i in range(n)]
     rows = session_compare.check(datas)
-    pods = sum(count for count, _, _ in rows)
-    kept = [d for _, diffs, leaked in rows if not leaked for d in diffs]
+    pods = sum(row.pods for row in rows)
+    kept = [d for row in rows if not row.apart for d in row.diffs]
     explained = [d for d in kept if d.startswith(session_compare.EXPLAINED)]
-    pod_diffs = [d for d in kept if not d.startswith(("group ", session_compare.EXPLAINED))]
+    why = [d for d in explained if not d.startswith(session_compare.EXPLAINED + "cause ")]
+    pod_diffs = [
+        d for d in kept if not d.startswith(("group ", "cause ", session_compare.EXPLAINED))
+    ]
     states = [d for d in kept if d.startswith("group ")]
-    leaked = sum(1 for _, diffs, leak in rows if leak and diffs)
+    leaked = sum(1 for row in rows if row.apart)
     groups = sum(len(d.get("groups", [])) for d in datas)
     compared = sum(
-        len(d.get("groups", [])) for d, (_, diffs, leak) in zip(datas, rows, strict=True)
-        if not (leak and diffs)
+        len(d.get("groups", [])) for d, row in zip(datas, rows, strict=True)
+        if not row.apart
     )  # fmt: skip
     queued = sum(1 for d in datas if d.get("queues"))
     print(
         f"agreement: {pods - len(pod_diffs)}/{pods} pods, {groups} gangs on {n} clusters, "
         f"{queued} with queues (volcano-vgpu: Volcano v1.14.1's session, placed or not "
-        f"and node); gang states: {compared - len(states) - len(explained)}/{compared} "
+        f"and node); gang states: {compared - len(states) - len(why)}/{compared} "
         "outside the clusters counted apart"
     )
     print(f"  gang states apart: {len(states)}")
     print(
         "  gangs enqueue leaves Pending for the cluster's size, tried by the advisor's "
-        f"node cycle (explained): {len(explained)}"
+        f"node cycle (explained): {len(why)}"
     )
     print(f"  clusters apart where v1.14.1 kept a discarded pod's cards (explained): {leaked}")
+    for line in _causes(rows):
+        print(line)
     for d in (pod_diffs + states)[:20]:
         print(f"    {d}")
+
+
+def _causes(rows: list[session_compare.Row]) -> list[str]:
+    """The cause classes of the pods both sides leave Pending (docs/conformance.md)."""
+    kept = [row for row in rows if not row.apart]
+    classes: Counter[str] = Counter()
+    for row in kept:
+        classes.update(row.classes)
+    lines = [d for row in kept for d in row.diffs]
+    apart = [d for d in lines if d.startswith(session_compare.CAUSE)]
+    explained = Counter(
+        d.split(": ", 2)[2]  # "advisor nodes (unsatisfiable), upstream gang"
+        for d in lines
+        if d.startswith(session_compare.EXPLAINED + session_compare.CAUSE)
+    )
+    total = sum(classes.values())
+    named = ", ".join(f"{classes[c]} {c}" for c in session_compare.CLASSES if classes[c])
+    out = [
+        f"  cause class (nodes, gang, queue) of the pods both sides leave Pending: "
+        f"{total - len(apart) - sum(explained.values())}/{total} agree (upstream: {named}); "
+        f"{len(apart)} apart"
+    ]
+    out += [f"  cause explained, {text}: {k}" for text, k in sorted(explained.items())]
+    out += [f"    {d}" for d in apart[:20]]
+    return out
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Volcano's own session (the `volcano` harness, v1.14.1) beside the advisor's job cycle
 (`advisor.core.gang.diagnose_jobs`), on generated clusters with gangs (docs/conformance.md):
 per Pending pod placed or not and the node (within upstream's tied set), per PodGroup with
-Pending members its state (placed, rolled-back, admitted).
+Pending members its state (placed, rolled-back, admitted), and per pod both sides leave
+Pending its cause class (`upstream_class`, `advisor_class`).
 
 The clusters keep to what v1.14.1 and v1.15.1 decide alike: the legacy card order (v1.14.1
 walks cards from the last whatever the policy, `vgpu/utils.go`). One difference remains:
@@ -15,9 +16,11 @@ v1.15.1, which the advisor follows, gives them back. The harness names such pods
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections import Counter
+from typing import Any, NamedTuple
 
-from advisor.core.gang import diagnose_jobs
+from advisor.core.diagnosis import PodDiagnosis
+from advisor.core.gang import JobsDiagnosis, diagnose_jobs
 from advisor.scenario import ScenarioError, scenario_from_data
 from conformance import harness
 from conformance.generate import generate
@@ -28,7 +31,8 @@ def generate_gangs(seed: int) -> dict[str, Any]:
     """A volcano-vgpu cluster (generate.py's nodes and running pods) whose Pending pods
     come in PodGroups of min_member 2 to 8, some members alike, some groups short of
     members, beside pods of no group; on most, queues (conformance/session_queues.py); some
-    groups with their status.phase given (the others inferred), some with task roles."""
+    groups with their status.phase given (the others inferred), some with task roles, some
+    named as a Volcano Job names its pods."""
     data = generate(seed, max_pending=10, profile="volcano-vgpu")
     data["policy"] = {"card": "legacy"}
     data["scheduler"].pop("schedule_weight", None)
@@ -69,7 +73,27 @@ def generate_gangs(seed: int) -> dict[str, Any]:
         if phase is not None:
             group["phase"] = phase
     add_roles(data, random.Random(seed * 7919 + 5))
+    add_job_names(data, random.Random(seed * 7919 + 6))
     return data
+
+
+def add_job_names(data: dict[str, Any], rng: random.Random) -> None:
+    """Some groups' Pending pods renamed as a Volcano Job names them,
+    `<job>-<task>-<index>` (their own draws), the indices shuffled against the listing
+    (creation) order and some past 9, so CompareTask's order by index
+    (controllers/job/helpers/helpers.go) departs from creation."""
+    members: dict[str, list[dict[str, Any]]] = {}
+    for pod in data["pods"]:
+        if "group" in pod and "node" not in pod:
+            members.setdefault(pod["group"], []).append(pod)
+    for group, pods in members.items():
+        if len(pods) < 2 or rng.random() < 0.6:
+            continue
+        job = group.split("/", 1)[1]
+        indices = rng.sample(range(12), len(pods)) if len(pods) <= 12 else list(range(len(pods)))
+        for pod, index in zip(pods, indices, strict=True):
+            task = pod.get("role", "worker")
+            pod["name"] = f"{group.split('/', 1)[0]}/{job}-{task}-{index}"
 
 
 def add_roles(data: dict[str, Any], rng: random.Random) -> None:
@@ -102,8 +126,16 @@ def advisor_side(
     """The advisor's node (None: not placed) per Pending pod, state per group, and the
     groups it leaves to the node cycle where Volcano's enqueue refuses them for the
     cluster's size (docs/design.md §10.2)."""
-    cluster = scenario_from_data(data, "<generated>", "volcano-vgpu")
-    jobs = diagnose_jobs(cluster)
+    return _sides(_advisor(data))
+
+
+def _advisor(data: dict[str, Any]) -> JobsDiagnosis:
+    return diagnose_jobs(scenario_from_data(data, "<generated>", "volcano-vgpu"))
+
+
+def _sides(
+    jobs: JobsDiagnosis,
+) -> tuple[dict[str, str | None], dict[str, str], frozenset[str]]:
     nodes = {
         v.pod.name: (v.placement.node if v.placement is not None else None)
         for v in jobs.diagnosis.pods
@@ -112,12 +144,52 @@ def advisor_side(
 
 
 EXPLAINED = "explained: "  # a difference docs/conformance.md explains, counted apart
+CAUSE = "cause "  # a pod's cause class differs (`causes`)
+
+# The cause classes both sides can name (docs/conformance.md "Cause classes"): Volcano
+# records a fit error per task it tried on the nodes and says nothing of why the nodes
+# refused beyond the predicates' words, so the advisor's node-level causes are one class.
+CLASSES = ("placed", "nodes", "gang", "queue")
+
+
+def advisor_class(verdict: PodDiagnosis) -> str:
+    """The class of the advisor's verdict (`judge`'s, by construction of diagnose_jobs)."""
+    if verdict.placement is not None:
+        return "placed"
+    if verdict.cause == "gang":
+        return "gang"
+    if verdict.cause in ("queue", "quota"):
+        return "queue"
+    return "nodes"  # node-resources, fragmentation, capacity, unsatisfiable, invalid
+
+
+def upstream_class(pod: dict[str, Any], states: dict[str, str]) -> str:
+    """The class of Volcano's outcome for a pod (the harness's fields): bound; a fit error
+    of its own (allocate.go allocateResourcesForTasks, `job.NodesFitErrors[task.UID]`,
+    only for a task tried on the nodes); its queue refused it (`ssn.Allocatable`, no fit
+    error) or enqueue left its job Pending; else its job held it (invalid, discarded, or
+    stopped before it: cache.go RecordJobStatusEvent writes `job.FitError()` on it)."""
+    if pod["node"] is not None:
+        return "placed"
+    if not pod.get("job"):
+        return "missing"  # not in the session
+    if pod.get("fit_error") is not None:
+        return "nodes"
+    if pod.get("queue_refused") or states.get(pod["job"]) == "not-admitted":
+        return "queue"
+    return "gang"
 
 
 def differences(data: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
     """What differs, one line per pod or group; a group's state the advisor's design words
     otherwise (enqueue's refusal for the cluster's size) starts with EXPLAINED."""
-    nodes, states, left = advisor_side(data)
+    return _differences(_sides(_advisor(data)), theirs)
+
+
+def _differences(
+    sides: tuple[dict[str, str | None], dict[str, str], frozenset[str]], theirs: dict[str, Any]
+) -> list[str]:
+    nodes, states, left = sides
     out: list[str] = []
     for up in theirs["pods"]:
         pod = up["pod"]
@@ -139,18 +211,84 @@ def differences(data: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
     return out
 
 
-def check(datas: list[dict[str, Any]]) -> list[tuple[int, list[str], bool]]:
-    """(Pending pods, what differs, whether v1.14.1 kept a discarded pod's cards)."""
+def causes(jobs: JobsDiagnosis, theirs: dict[str, Any]) -> tuple[list[str], Counter[str]]:
+    """Per pod both sides leave Pending, its class on each side: one line where they
+    differ (CAUSE, after EXPLAINED where docs/conformance.md explains it), and upstream's
+    classes counted over the pods compared."""
+    verdicts = {v.pod.name: v for v in jobs.diagnosis.pods}
+    states = {g["name"]: g["state"] for g in theirs["groups"]}
+    left = jobs.left_to_nodes
+    out: list[str] = []
+    counted: Counter[str] = Counter()
+    for up in theirs["pods"]:
+        verdict = verdicts.get(up["pod"])
+        if verdict is None or verdict.placement is not None or up["node"] is not None:
+            continue  # placed on either side: compared above
+        theirs_class, mine = upstream_class(up, states), advisor_class(verdict)
+        counted[theirs_class] += 1
+        if theirs_class == mine:
+            continue
+        line = f"{CAUSE}{up['pod']}: advisor {mine} ({verdict.cause}), upstream {theirs_class}"
+        explained = _explained(verdict, up, theirs_class, left, jobs.sized)
+        out.append(EXPLAINED + line if explained else line)
+    return out, counted
+
+
+def _explained(
+    verdict: PodDiagnosis,
+    up: dict[str, Any],
+    theirs_class: str,
+    left: frozenset[str],
+    sized: frozenset[str],
+) -> bool:
+    """A class difference the design words otherwise (docs/conformance.md)."""
+    if theirs_class == "queue" and (_group_of(up) in left or up["pod"] in sized):
+        # enqueue's or allocate's queue refusal for the cluster's size: the advisor words
+        # it by the nodes (docs/design.md §10.2)
+        return True
+    # a member upstream never tried (its job invalid or stopped) that fails on its own keeps
+    # its own cause in the advisor (docs/design.md §10.3); upstream writes job.FitError()
+    return (
+        theirs_class == "gang"
+        and not up.get("tried")
+        and verdict.cause in ("invalid", "unsatisfiable")
+    )
+
+
+def _group_of(up: dict[str, Any]) -> str:
+    """The pod's PodGroup as the advisor names it (its own `pg-` group: none)."""
+    job = str(up.get("job") or "")
+    return "" if job.split("/", 1)[-1].startswith("pg-") else job
+
+
+class Row(NamedTuple):
+    pods: int  # Pending pods
+    diffs: list[str]  # `differences`, then `causes`' lines
+    leaked: bool  # whether v1.14.1 kept a discarded pod's cards
+    classes: Counter[str]  # upstream's class of each pod both sides leave Pending
+
+    @property
+    def apart(self) -> bool:
+        """Counted apart: v1.14.1 kept a discarded pod's cards and something differs
+        beyond an explained cause class."""
+        return self.leaked and any(not d.startswith(EXPLAINED + CAUSE) for d in self.diffs)
+
+
+def check(datas: list[dict[str, Any]]) -> list[Row]:
+    """Each cluster's row: what differs, pods and causes."""
     results = harness.run_scenarios("volcano", datas)
-    return [
-        (len(r["pods"]), differences(d, r), bool(r["leaked"]))
-        for d, r in zip(datas, results, strict=True)
-    ]
+    rows = []
+    for data, result in zip(datas, results, strict=True):
+        jobs = _advisor(data)
+        classes, counted = causes(jobs, result)
+        diffs = _differences(_sides(jobs), result) + classes
+        rows.append(Row(len(result["pods"]), diffs, bool(result["leaked"]), counted))
+    return rows
 
 
 def disagrees(data: dict[str, Any]) -> bool:
     try:
-        _, diffs, leaked = check([data])[0]
+        _, diffs, leaked, _ = check([data])[0]
     except ScenarioError:
         return False
     return not leaked and any(not d.startswith(EXPLAINED) for d in diffs)

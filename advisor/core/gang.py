@@ -54,6 +54,7 @@ from advisor.core.session import QueueSession
 from advisor.core.state import BoolArray, CardState, Shape
 from advisor.core.task_order import task_order
 from advisor.defaults import DEFAULT_NODE_DETAIL
+from advisor.errors import known
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,9 @@ class JobsDiagnosis:
     # Groups Volcano's enqueue leaves Pending for the cluster's size alone, which the cycle
     # tries and words by its nodes instead (core.session `left_to_nodes`).
     left_to_nodes: frozenset[str] = frozenset()
+    # Pending pods whose queue's Allocatable Volcano refuses for the cluster's size alone,
+    # which the cycle words by its nodes (core.session `sized`).
+    sized: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -89,8 +93,7 @@ class _Job:
         return (-self.priority, self.ready + self.placed >= self.min_member, self.first)
 
     def role_book(self) -> Roles:
-        assert self.roles is not None
-        return self.roles
+        return known(self.roles, "a job's task roles")
 
     def is_ready(self) -> bool:
         """The gang plugin's JobReadyFn: the count (IsReady) and each role (CheckTaskReady)."""
@@ -164,7 +167,9 @@ def diagnose_jobs(
                 quotas.add(pod, verdict.placement)
                 if job.is_ready():
                     break
-            elif held is None:
+            elif held is None and pod.name not in session.sized:
+                # a fit error; a member Volcano's queue refuses (for the cluster's size:
+                # worded by the nodes) has none, as allocate `continue`s before predicates
                 roles.fail(pod)
                 tried_before.append(tried[-1])
                 if job.min_member >= job.members or not roles.go_on():
@@ -229,6 +234,7 @@ def diagnose_jobs(
         listed,
         {p.name: p.group for p in cluster.pending},
         frozenset(n for i in session.left_to_nodes if (n := jobs[i].name) is not None),
+        frozenset(session.sized),
     )
 
 

@@ -82,6 +82,9 @@ class QueueSession:
         # to the node cycle (the cluster's size alone refuses it, docs/design.md §10.2)
         self.left_to_nodes: dict[int, str] = {}
         self.attrs: dict[str, QueueAttr] = {}
+        # Pending pods whose queue Volcano's Allocatable refuses for the cluster's size
+        # alone, which `refusal` leaves to the node cycle (docs/design.md §10.2)
+        self.sized: set[str] = set()
         self._resreq: dict[str, Res] = {}  # each pod's pod_resources, counted once
         if self.volcano:
             self._open()
@@ -175,7 +178,12 @@ class QueueSession:
 
     def refusal(self, job: JobLike, pod: Pod) -> str | None:
         attr = self.attrs.get(job.queue) if self.volcano else None
-        return None if attr is None else allocate_refusal(attr, self._resreq[pod.name])
+        if attr is None:
+            return None
+        why = allocate_refusal(attr, self._resreq[pod.name])
+        if why is None and attr.short(self._resreq[pod.name]):
+            self.sized.add(pod.name)  # refused upstream, for the cluster's size alone
+        return why
 
     def placed(self, job: JobLike, pod: Pod, placed: bool = True) -> None:
         """The queue plugin's Allocate (placed) and Deallocate (rolled back) events."""

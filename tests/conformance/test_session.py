@@ -3,11 +3,15 @@ docs/conformance.md). Without Go on PATH these skip, saying why."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
 
+from advisor.core.gang import diagnose_jobs
+from advisor.scenario import scenario_from_data
 from conformance import harness, session_compare, session_queues
+from tests.advisor.core.test_session_enqueue import SIZED
 
 pytestmark = pytest.mark.realservices  # the Go harness runs as a process
 
@@ -46,9 +50,14 @@ def test_generated_gangs_have_min_members_of_two_to_eight() -> None:
 @skip_without_go
 @pytest.mark.timeout(900)  # a cold build compiles Volcano's scheduler and k8s v1.34
 def test_a_gang_short_of_cards_is_discarded_and_v1_14_keeps_its_cards() -> None:
-    ((pods, diffs, leaked),) = session_compare.check([GANG])
+    ((pods, diffs, leaked, _),) = session_compare.check([GANG])
     assert pods == 4
-    assert diffs == ["ml/solo: advisor n0, upstream pending"]
+    # ml/g-2: proportion refuses it for the cluster's size (two cards, both allocated),
+    # which the advisor words by the nodes (docs/design.md §10.2)
+    assert diffs == [
+        "ml/solo: advisor n0, upstream pending",
+        f"{session_compare.EXPLAINED}cause ml/g-2: advisor nodes (capacity), upstream queue",
+    ]
     assert leaked  # two members were placed, then discarded: the harness names them
     assert not session_compare.disagrees(GANG)  # so it is counted as explained
     (result,) = harness.run_scenarios("volcano", [GANG])
@@ -66,7 +75,7 @@ def test_generated_gangs_agree_pod_by_pod_and_group_by_group() -> None:
     rows = session_compare.check([session_compare.generate_gangs(i) for i in range(50)])
     apart = [
         d
-        for _, diffs, leaked in rows
+        for _, diffs, leaked, _ in rows
         if not leaked
         for d in diffs
         if not d.startswith(session_compare.EXPLAINED)
@@ -238,4 +247,131 @@ def test_a_jobs_tasks_go_by_their_index_upstream_and_in_the_advisor() -> None:
         ("c1/train-w-10", None),
         ("c1/train-w-2", "n1"),
     ]
-    assert session_compare.check([data])[0][1] == []
+    # train-w-10 differs only in the words of its cause: the queue's refusal for the
+    # cluster's size, worded by the nodes (docs/conformance.md, explained)
+    diffs = session_compare.check([data])[0][1]
+    assert [d for d in diffs if not d.startswith(session_compare.EXPLAINED)] == []
+
+
+# The cause classes (session_compare.upstream_class, advisor_class; docs/conformance.md).
+
+
+def _up(node: str | None = None, **fields: Any) -> dict[str, Any]:
+    return {"pod": "ml/p", "node": node, "job": "ml/g", "fit_error": None, **fields}
+
+
+def test_upstreams_class_reads_bound_fit_error_queue_then_gang() -> None:
+    """allocate.go allocateResourcesForTasks records a fit error only for a task it tried
+    on the nodes; one `ssn.Allocatable` refused has none, nor has one of a job enqueue
+    left Pending, nor one its job held (invalid, discarded, stopped before it)."""
+    admitted = {"ml/g": "admitted"}
+    assert session_compare.upstream_class(_up("n0"), admitted) == "placed"
+    assert session_compare.upstream_class(_up(fit_error="0/1 nodes"), admitted) == "nodes"
+    assert session_compare.upstream_class(_up(queue_refused=True), admitted) == "queue"
+    assert session_compare.upstream_class(_up(), {"ml/g": "not-admitted"}) == "queue"
+    assert session_compare.upstream_class(_up(tried=True), admitted) == "gang"
+    assert session_compare.upstream_class(_up(job=""), admitted) == "missing"
+
+
+def test_the_advisors_node_level_causes_are_one_class() -> None:
+    jobs = diagnose_jobs(scenario_from_data(GANG, "<test>", "volcano-vgpu"))
+    classes = {v.pod.name: session_compare.advisor_class(v) for v in jobs.diagnosis.pods}
+    causes = {v.pod.name: v.cause for v in jobs.diagnosis.pods}
+    assert classes == {"ml/g-0": "gang", "ml/g-1": "gang", "ml/g-2": "nodes", "ml/solo": "placed"}
+    assert causes["ml/g-2"] == "capacity"
+
+
+def _named(*names: str) -> dict[str, Any]:
+    """GANG's gang with its members renamed, in this order (the scenario's: creation)."""
+    data = {**GANG, "pods": [dict(p) for p in GANG["pods"]]}
+    for member, name in zip(data["pods"], names, strict=False):
+        member["name"] = name
+    return data
+
+
+@skip_without_go
+@pytest.mark.timeout(900)
+def test_a_member_the_queue_refuses_for_the_clusters_size_leaves_the_next_tried() -> None:
+    """SIZED (tests/advisor/core/test_session_enqueue.py): Volcano's proportion refuses
+    ml/a (allocate.go `continue`, no fit error) and tries ml/b on the nodes; the advisor
+    words ml/a by the nodes (explained) and ml/b as Volcano does."""
+    (result,) = harness.run_scenarios("volcano", [SIZED])
+    seen = {
+        p["pod"]: (p["tried"], p["queue_refused"], p["fit_error"] is not None)
+        for p in result["pods"]
+    }
+    assert seen == {"ml/a": (True, True, False), "ml/b": (True, False, True)}
+    ((_, diffs, leaked, classes),) = session_compare.check([SIZED])
+    assert diffs == [
+        f"{session_compare.EXPLAINED}cause ml/a: advisor nodes (unsatisfiable), upstream queue"
+    ]
+    assert not leaked
+    assert classes == {"queue": 1, "nodes": 1}
+
+
+@skip_without_go
+@pytest.mark.timeout(900)
+def test_members_volcano_tries_by_name_index_agree() -> None:
+    """Three members of four cpu, every one needed, on a node of 6 (n1's cpu, tainted,
+    keeps the queue from refusing them): the first tried fits, the second fails on the
+    nodes (node-resources, which ends the turn), the third is never tried (gang). Volcano
+    tries them by the index their names end in (CompareTask), whatever their creation
+    order, and so does the advisor (core.task_order): named in either order, they agree."""
+
+    def members(*names: str) -> dict[str, Any]:
+        return {
+            "scheduler": {"profile": "volcano-vgpu"},
+            "policy": {"card": "legacy"},
+            "nodes": [{
+                "name": "n0", "allocatable": {"cpu": "6", "memory": "64Gi", "pods": 10},
+                "cards": [{"index": i, "memory_mib": 16384} for i in range(3)],
+            }, {
+                "name": "n1", "allocatable": {"cpu": "8", "memory": "64Gi", "pods": 10},
+                "cards": [{"index": 0, "memory_mib": 16384}],
+                "taints": [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}],
+            }],
+            "groups": [{"name": "ml/g", "min_member": 3}],
+            "pods": [
+                {"name": name, "group": "ml/g", "request": {"gpus": 1, "memory_mib": 1024},
+                 "resources": {"cpu": "4", "memory": "1Gi"}}
+                for name in names
+            ],
+        }  # fmt: skip
+
+    late = members("ml/w-x-10", "ml/w-x-2", "ml/w-x-3")
+    ((_, diffs, _, classes),) = session_compare.check([late])
+    assert diffs == []
+    # Volcano and the advisor: 2 fits and is discarded (gang), 3 fails, 10 is never tried
+    assert classes == {"gang": 2, "nodes": 1}
+    ((_, diffs, _, _),) = session_compare.check([members("ml/w-x-2", "ml/w-x-3", "ml/w-x-10")])
+    assert diffs == []
+
+
+@skip_without_go
+@pytest.mark.timeout(900)
+def test_generated_gangs_agree_on_the_cause_class() -> None:
+    """On a fixed batch (seeds 50-79): every pod both sides leave Pending has one class on
+    both sides, or a difference docs/conformance.md explains (a member never tried that
+    fails on its own; a queue refusal for the cluster's size), and every class occurs."""
+    rows = session_compare.check([session_compare.generate_gangs(i) for i in range(50, 80)])
+    lines = [d for row in rows if not row.leaked for d in row.diffs]
+    assert [d for d in lines if d.startswith(session_compare.CAUSE)] == []
+    explained = {
+        d.split(": ", 2)[2]
+        for d in lines
+        if d.startswith(session_compare.EXPLAINED + session_compare.CAUSE)
+    }
+    assert explained <= {
+        "advisor nodes (unsatisfiable), upstream gang",
+        "advisor nodes (invalid), upstream gang",
+        "advisor nodes (unsatisfiable), upstream queue",
+        "advisor nodes (node-resources), upstream queue",
+        "advisor nodes (capacity), upstream queue",
+        "advisor nodes (fragmentation), upstream queue",
+    }
+    counted: Counter[str] = Counter()
+    for row in rows:
+        counted.update(row.classes)
+    assert all(counted[c] > 0 for c in ("nodes", "gang", "queue"))
+    agree = sum(counted.values()) - sum(1 for d in lines if session_compare.CAUSE in d)
+    assert agree > sum(counted.values()) // 2

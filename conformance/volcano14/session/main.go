@@ -60,6 +60,14 @@ type PodResult struct {
 	// What preempt or reclaim did for it: the node they pipelined it on and the victims
 	// committed for it (evictions.go); nil when neither pipelined it.
 	Preempt *Preempted `json:"preempt"`
+	// What its cause is read from (session_compare.py): its job (namespace/name of the
+	// PodGroup), its own fit error (job.NodesFitErrors[task.UID], recorded only for a task
+	// allocate tried on the nodes), whether allocate popped it (asked its queue,
+	// ssn.Allocatable) and whether its queue refused it there (no fit error recorded).
+	Job          string  `json:"job"`
+	FitError     *string `json:"fit_error"`
+	Tried        bool    `json:"tried"`
+	QueueRefused bool    `json:"queue_refused"`
 }
 
 // GroupResult is one PodGroup with Pending members: its phase in the session, and the
@@ -105,6 +113,7 @@ func main() {
 	quietLogs()
 	metrics.InitKubeSchedulerRelatedMetrics()
 	framework.RegisterPluginBuilder(tiesPluginName, func(framework.Arguments) framework.Plugin { return ties })
+	framework.RegisterPluginBuilder(askedPluginName, func(framework.Arguments) framework.Plugin { return asked{} })
 	// FakeEvictor prints to stdout; the JSON goes to the real stdout only.
 	out := os.Stdout
 	os.Stdout = os.Stderr
@@ -186,6 +195,7 @@ func schedulerConf(s *cluster.Scenario, actions []string) string {
 	return fmt.Sprintf(`actions: %q
 tiers:
 - plugins:
+  - name: %s
   - name: priority
   - name: gang%s
   - name: conformance
@@ -200,7 +210,7 @@ tiers:
       deviceshare.SchedulePolicy: %q
       deviceshare.ScheduleWeight: %d
   - name: %s
-`, strings.Join(actions, ", "), gang, overcommit, queues, policy, weight, tiesPluginName)
+`, strings.Join(actions, ", "), askedPluginName, gang, overcommit, queues, policy, weight, tiesPluginName)
 }
 
 func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Result) error {
@@ -307,6 +317,13 @@ func run(c *cluster.Cluster, s *cluster.Scenario, actionNames []string, res *Res
 			continue
 		}
 		pendingIn[job.UID] = true
+		r.Job = job.Namespace + "/" + job.Name
+		r.Tried = ties.asked[task.UID]
+		r.QueueRefused = r.Tried && !ties.passed[task.UID]
+		if fe := job.NodesFitErrors[task.UID]; fe != nil {
+			own := fe.Error()
+			r.FitError = &own
+		}
 		if placed(task) {
 			node := task.NodeName
 			r.Node = &node
@@ -423,6 +440,11 @@ type tiePlugin struct {
 	leaked    map[string]bool
 	action    string    // the action running, "" after the last
 	evictions evictions // what preempt and reclaim did, in order
+	// Tasks allocate asked ssn.Allocatable about (the asked plugin, first of the first
+	// tier), and those every queue plugin let through (this plugin, last of the last):
+	// asked and not passed is a task its queue refused (allocate.go `continue`s).
+	asked  map[api.TaskID]bool
+	passed map[api.TaskID]bool
 }
 
 var ties = &tiePlugin{}
@@ -431,12 +453,20 @@ func (p *tiePlugin) reset() {
 	p.tied = map[api.TaskID][]string{}
 	p.allocated = map[api.TaskID]int{}
 	p.leaked = map[string]bool{}
+	p.asked = map[api.TaskID]bool{}
+	p.passed = map[api.TaskID]bool{}
 	p.evictions = evictions{}
 }
 
 func (p *tiePlugin) Name() string { return tiesPluginName }
 
 func (p *tiePlugin) OnSessionOpen(ssn *framework.Session) {
+	ssn.AddAllocatableFn(p.Name(), func(_ *api.QueueInfo, task *api.TaskInfo) bool {
+		if p.action == "allocate" {
+			p.passed[task.UID] = true
+		}
+		return true
+	})
 	ssn.AddEventHandler(&framework.EventHandler{
 		AllocateFunc: func(event *framework.Event) {
 			if p.action == "preempt" || p.action == "reclaim" {
@@ -496,6 +526,25 @@ func (p *tiePlugin) OnSessionOpen(ssn *framework.Session) {
 }
 
 func (p *tiePlugin) OnSessionClose(*framework.Session) {}
+
+const askedPluginName = "xgpu-conformance-asked"
+
+// asked records each task allocate asks ssn.Allocatable about, and decides nothing
+// (Session.Allocatable stops at the first plugin that refuses, so it goes first).
+type asked struct{}
+
+func (asked) Name() string { return askedPluginName }
+
+func (a asked) OnSessionOpen(ssn *framework.Session) {
+	ssn.AddAllocatableFn(a.Name(), func(_ *api.QueueInfo, task *api.TaskInfo) bool {
+		if ties.action == "allocate" {
+			ties.asked[task.UID] = true
+		}
+		return true
+	})
+}
+
+func (asked) OnSessionClose(*framework.Session) {}
 
 func (p *tiePlugin) of(uid api.TaskID, node string) []string {
 	if names, ok := p.tied[uid]; ok {

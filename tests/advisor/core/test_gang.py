@@ -432,10 +432,16 @@ def test_a_member_never_tried_keeps_a_cause_of_its_own() -> None:
     """§10.3: a member that fails on its own keeps its own cause. p1's failure ends the turn
     (every member needed), so p2 and p3 are never tried; p2 asks more memory than any card
     has, which no cycle changes, so it reads `unsatisfiable`, not the job's FitError; p3
-    does read the FitError. The same holds where the gang is not valid."""
+    does read the FitError. The same holds where the gang is not valid. (n1's other pod
+    takes the cpu p1 lacks: with n1 of 1 cpu instead, Volcano's queue would refuse p1 for
+    the cluster's size and go on to p2 and p3, allocate.go `continue`.)"""
+    busy = {
+        **node("n1", "2"),
+        "other_pods": [{"name": "kube-system/ds", "resources": {"cpu": "1"}}],
+    }
     result = diagnose_jobs(
         cluster(
-            [node("n1", "1")],
+            [busy],
             [
                 pod("c1/p0"),
                 pod("c1/p1"),

@@ -167,12 +167,15 @@ def test_a_roles_later_tasks_are_skipped_once_one_failed() -> None:
     """TaskHasFitErrors (allocate.go allocateResourcesForTasks): once w0 fails every node,
     w1 and w2 (same role) are not tried, each with Volcano's "Task … with role spec worker
     has already predicated failed, skip" and w0's cause; a pod of another role still is.
-    Here the later workers would fit on n2 if tried (they ask less), which shows the skip."""
+    The later workers would fit n1 if tried (w0 alone asks a node that does not exist),
+    which shows the skip. (w0 does not ask more than the cluster holds: Volcano's queue
+    would refuse such a task before the predicates, with no fit error, and the role would
+    not fail.)"""
     result = diagnose_jobs(
         cluster(
             [node("n1", "8", cards=1)],
             [
-                pod("c1/w0", "worker", memory_mib=20000),
+                pod("c1/w0", "worker", selector="nowhere"),
                 pod("c1/w1", "worker"),
                 pod("c1/w2", "worker"),
                 pod("c1/m0", "master"),
@@ -190,9 +193,9 @@ def test_a_roles_later_tasks_are_skipped_once_one_failed() -> None:
 
 def test_pods_without_a_role_are_each_tried() -> None:
     """TaskHasFitErrors: "if the task didn't set the spec key, should not use the cache":
-    the same pods as above without roles; w1 and w2 fit where w0 did not."""
+    the same pods as above without roles; w1 and w2 are tried and fit."""
     pods = [
-        gang_pod("c1/w0", memory_mib=20000),
+        gang_pod("c1/w0", role="nowhere"),
         gang_pod("c1/w1"),
         gang_pod("c1/w2"),
     ]
@@ -213,7 +216,7 @@ def test_below_the_roles_sum_the_job_goes_on_while_other_roles_can_reach_min_mem
     def run(min_member: int, bs: int) -> Any:
         pods = [
             pod("c1/a0", "a"),
-            pod("c1/a1", "a", memory_mib=20000),
+            pod("c1/a1", "a", selector="nowhere"),
             pod("c1/a2", "a"),
             *(pod(f"c1/b{i}", "b") for i in range(bs)),
         ]

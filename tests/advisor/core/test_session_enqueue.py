@@ -104,3 +104,43 @@ def test_device_totals_count_the_healthy_cards_slots_and_cores() -> None:
         "Insufficient volcano.sh/vgpu-cores: its healthy cards' cores, less what its pods ask",
     )
     assert asking(40).placement is not None
+
+
+# Two nodes of 2 cpu: n0 holds a running pod of 1.5 cpu, n1's card is tainted. A gang of two
+# (min_member 2, every member needed): ml/a asks 3 cpu, ml/b 1 cpu.
+SIZED: dict[str, Any] = {
+    "scheduler": {"profile": "volcano-vgpu"},
+    "policy": {"card": "legacy"},
+    "nodes": [
+        {"name": "n0", "allocatable": {"cpu": "2", "memory": "16Gi", "pods": 10},
+         "cards": [{"index": 0, "memory_mib": 16384}]},
+        {"name": "n1", "allocatable": {"cpu": "2", "memory": "16Gi", "pods": 10},
+         "cards": [{"index": 0, "memory_mib": 16384}],
+         "taints": [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]},
+    ],
+    "groups": [{"name": "ml/g", "min_member": 2}],
+    "pods": [
+        {"name": "run/r", "node": "n0", "cards": [0], "request": {"gpus": 1, "memory_mib": 1024},
+         "resources": {"cpu": "1500m", "memory": "1Gi"}},
+        {"name": "ml/a", "group": "ml/g", "request": {"gpus": 1, "memory_mib": 1024},
+         "resources": {"cpu": "3", "memory": "1Gi"}},
+        {"name": "ml/b", "group": "ml/g", "request": {"gpus": 1, "memory_mib": 1024},
+         "resources": {"cpu": "1", "memory": "1Gi"}},
+    ],
+}  # fmt: skip
+
+
+def test_a_member_the_queue_refuses_for_the_clusters_size_does_not_end_the_jobs_turn() -> None:
+    """Volcano v1.15.1 actions/allocate/allocate.go allocateResourcesForTasks: a task
+    `ssn.Allocatable` refuses is skipped (`continue`, no fit error), whatever
+    NeedContinueAllocating says. ml/a's 3 cpu pass the default queue's realCapability (the
+    cluster's 4 cpu, 1.5 allocated): proportion refuses it, for the cluster's size alone,
+    which the advisor words by the nodes (unsatisfiable, docs/design.md §10.2). Volcano then
+    tries ml/b on the nodes (its fit error: Insufficient cpu on n0, the taint on n1), so the
+    advisor must too, not end the turn at ml/a and word ml/b `gang`. Checked against
+    v1.14.1's session (conformance/volcano14; tests/conformance/test_session.py)."""
+    jobs = diagnose_jobs(scenario_from_data(SIZED, "<test>", "volcano-vgpu"))
+    causes = {v.pod.name: v.cause for v in jobs.diagnosis.pods}
+    assert causes == {"ml/a": "unsatisfiable", "ml/b": "node-resources"}
+    assert jobs.sized == frozenset({"ml/a"})
+    assert [(g.name, g.state) for g in jobs.groups] == [("ml/g", "admitted")]
