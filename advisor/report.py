@@ -202,7 +202,8 @@ def build_report(
     if targets is not None:
         data["autoscaler_targets"] = cast(list[AutoscalerTargetJson], targets)
     add_advice(
-        [*data["diagnosis"]["pods"], *data["plan"]["unresolved"]], pod_remedies(diagnosis, plans)
+        [*data["diagnosis"]["pods"], *data["plan"]["unresolved"]],
+        pod_remedies(diagnosis, plans, cluster),
     )
     add_room(data["diagnosis"].get("autoscalers", []), trial)
     timer.end("assemble")  # the JSON-ready tables above

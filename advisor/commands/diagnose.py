@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     # The advice weighs the rebalancing plans, as in `report` and `plan`: the same search
     # (its defaults), so that every command gives a pod the same advice.
     plans = plan(cluster, PlanOptions(), clock=time.monotonic, diagnosis=diagnosis)
-    add_advice(data["pods"], pod_remedies(diagnosis, plans))
+    add_advice(data["pods"], pod_remedies(diagnosis, plans, cluster))
     # What makes room for the replicas that do not fit: the same run, with them Pending.
     trial = replica_trial(cluster, reaches, PlanOptions(), time.monotonic)
     add_room(data.get("autoscalers", []), trial)

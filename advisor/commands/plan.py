@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     diagnosis = judge(cluster, node_detail_limit=0)
     report = plan(cluster, options, clock=time.monotonic, diagnosis=diagnosis)
     data = plan_json(report, cluster, *scaling_advice(cluster, report, diagnosis))
-    add_advice(data["unresolved"], pod_remedies(diagnosis, report))
+    add_advice(data["unresolved"], pod_remedies(diagnosis, report, cluster))
     if args.format == "json":
         text = json.dumps(data, indent=2)
     elif args.format == "kubectl":

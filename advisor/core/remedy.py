@@ -38,8 +38,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from advisor.core.diagnosis import Diagnosis, PodDiagnosis
+
+if TYPE_CHECKING:
+    from advisor.core.mig_partition import Repartition
 
 # Advice that tells the reader not to add nodes, and advice that proposes them.
 # `node-resources` proposes no GPU node: what frees its cpu or memory is `core.scaling.relief`'s.
@@ -79,6 +83,12 @@ WHY: Mapping[str, str] = MappingProxyType(
         "queue": "its Volcano queue does not admit its group, or has no room left for it",
         "quota": "its namespace's ResourceQuota on GPU memory or cores would be exceeded",
     }
+)
+
+# A `mig-geometry` pod's why when no one card's re-partition was verified to make room.
+NO_REPARTITION = (
+    "a MIG card's unoccupied slices would hold it, but no re-partition of one card was "
+    "verified by simulation to make room without leaving another pod waiting"
 )
 
 # What to do about each advice key: a title and the advice, the words every output shows.
@@ -158,8 +168,9 @@ ACTIONS: Mapping[str, tuple[str, str]] = MappingProxyType(
             "MIG geometry",
             "No free MIG instance of the profile these ask for, but a MIG card's unoccupied "
             "slices (held by no pod) would hold it at a start the card allows, were its free "
-            "instances destroyed: re-partition that card (an nvidia-mig-parted configuration) "
-            "rather than add nodes.",
+            "instances destroyed: re-partition that card (the nvidia-mig-parted configuration "
+            "below, verified by simulation; drain the pods it names first, since mig-parted "
+            "clears a card whose counts change) rather than add nodes.",
         ),
         "quota": (
             "Quota",
@@ -190,6 +201,8 @@ class Remedy:
     why: str
     cause: str
     headline: str
+    # a `mig-geometry` pod's verified re-partition (core.mig_partition); None: none found
+    repartition: Repartition | None = None
 
     @property
     def title(self) -> str:
@@ -201,17 +214,25 @@ class Remedy:
 
 
 def remedy(
-    verdict: PodDiagnosis, rescued: Collection[str] = (), held: Collection[str] = ()
+    verdict: PodDiagnosis,
+    rescued: Collection[str] = (),
+    held: Collection[str] = (),
+    repartition: Repartition | None = None,
 ) -> Remedy:
     """The advice for one diagnosed pod and whether it gets a scale-up, given the pods the
-    rebalancing plans rescue and those a plan held back by a cap would rescue."""
+    rebalancing plans rescue and those a plan held back by a cap would rescue, and for a
+    `mig-geometry` pod its verified re-partition (`core.mig_partition`)."""
     name, cause = verdict.pod.name, verdict.cause
 
     def decide(advice: str, why: str | None = None) -> Remedy:
         scale_up = advice in ADVISES_NODES
         return Remedy(name, advice, scale_up, why or WHY[advice], cause, verdict.message)
 
-    if cause in ("schedulable", "invalid", "queue", "quota", "mig-geometry"):  # no plan helps
+    if cause == "mig-geometry":  # no plan helps; the re-partition is the advice
+        if repartition is None:
+            return decide(cause, NO_REPARTITION)
+        return Remedy(name, cause, False, repartition.summary, cause, verdict.message, repartition)
+    if cause in ("schedulable", "invalid", "queue", "quota"):  # no plan helps
         return decide(cause)
     consolidating = cause == "fragmentation" or (
         cause == "capacity" and verdict.cluster_free_sufficient is True
@@ -231,7 +252,10 @@ def remedy(
 
 
 def remedies(
-    diagnosis: Diagnosis, rescued: Collection[str] = (), held: Collection[str] = ()
+    diagnosis: Diagnosis,
+    rescued: Collection[str] = (),
+    held: Collection[str] = (),
+    repartitions: Mapping[str, Repartition] = MappingProxyType({}),
 ) -> tuple[Remedy, ...]:
-    """`remedy` of every diagnosed pod, in queue order."""
-    return tuple(remedy(d, rescued, held) for d in diagnosis.pods)
+    """`remedy` of every diagnosed pod, in queue order; `repartitions` by pod."""
+    return tuple(remedy(d, rescued, held, repartitions.get(d.pod.name)) for d in diagnosis.pods)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence, Set
 
 from advisor import schemas
+from advisor.core.mig_partition import mig_parted_yaml
 from advisor.core.model import Cluster
 from advisor.core.plan import Plan, PlanReport
 from advisor.core.plan.above import HeldBack
@@ -38,7 +39,18 @@ def add_advice(
 
 
 def remedy_json(r: Remedy) -> schemas.RemedyJson:
-    return {"key": r.advice, "scale_up": r.scale_up, "why": r.why}
+    out: schemas.RemedyJson = {"key": r.advice, "scale_up": r.scale_up, "why": r.why}
+    if (cut := r.repartition) is not None:
+        out["repartition"] = {
+            "node": cut.node,
+            "card": cut.card,
+            "before": [f"{m.profile}@{m.start}" for m in cut.before],
+            "after": [f"{m.profile}@{m.start}" for m in cut.after],
+            "drain": list(cut.drain),
+            "config_name": cut.config_name,
+            "mig_parted": mig_parted_yaml(cut),
+        }
+    return out
 
 
 def add_room(entries: Iterable[schemas.AutoscalerJson], trial: Trial | None) -> None:

@@ -50,12 +50,28 @@ class SchedulerPartJson(TypedDict, total=False):
 # -- diagnosis (§5) ----------------------------------------------------------------------------
 
 
+class MigRepartitionJson(TypedDict):
+    """A `mig-geometry` pod's verified re-partition (§13.3, `core.mig_partition`): the card,
+    its instances before and after as `profile@start` (the starts the advisor assumed:
+    nvidia-mig-parted takes counts, NVML picks the starts), the pods to drain first, and the
+    nvidia-mig-parted configuration (YAML) that applies it."""
+
+    node: str
+    card: int
+    before: list[str]
+    after: list[str]
+    drain: list[str]
+    config_name: str
+    mig_parted: str
+
+
 class RemedyJson(TypedDict):
     """What to do about one Pending pod (`output.plan.remedy_json` of `core.remedy.Remedy`)."""
 
     key: str
     scale_up: bool
     why: str
+    repartition: NotRequired[MigRepartitionJson]  # a mig-geometry pod's, when one is verified
 
 
 class PreemptionJson(TypedDict):

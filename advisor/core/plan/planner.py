@@ -173,7 +173,9 @@ def plan(
     start = clock() if clock else 0.0
     if diagnosis is None:
         diagnosis = judge(cluster, node_detail_limit=0)
-    # MIG pods hold instances, not vGPUs: plans neither move nor rescue them (design §13)
+    # MIG pods hold instances, not vGPUs: plans neither move nor rescue them (design §13);
+    # a Pending one is listed unresolved, its advice a re-partition or capacity
+    judged = diagnosis.pods
     mig = [d for d in diagnosis.pods if d.pod.request.mig_profile]
     if mig:
         diagnosis = replace(diagnosis, pods=tuple(d for d in diagnosis.pods if d not in mig))
@@ -247,7 +249,7 @@ def plan(
     short = _gangs_short(best.board, gangs)
     unresolved = tuple(
         Unresolved(d.pod.name, d.cause, d.cluster_free_sufficient, short.get(d.pod.group or ""))
-        for d in diagnosis.pods
+        for d in judged
         if d.cause != "schedulable" and d.pod.name not in rescued
     )
     return PlanReport(

@@ -5,6 +5,7 @@ Pending pod's advice (`core.remedy`) decided by the same plans."""
 from __future__ import annotations
 
 from advisor.core.diagnosis import Diagnosis
+from advisor.core.mig_partition import repartitions
 from advisor.core.model import Cluster
 from advisor.core.plan import PlanReport, apply_plans
 from advisor.core.remedy import Remedy, remedies
@@ -19,10 +20,14 @@ def plan_outcome(plans: PlanReport) -> tuple[frozenset[str], frozenset[str]]:
     return rescued, held
 
 
-def pod_remedies(diagnosis: Diagnosis, plans: PlanReport) -> tuple[Remedy, ...]:
+def pod_remedies(
+    diagnosis: Diagnosis, plans: PlanReport, cluster: Cluster | None = None
+) -> tuple[Remedy, ...]:
     """Each Pending pod's advice and whether a scale-up is proposed for it, after the plans:
-    what `scaling_advice` proposes nodes by."""
-    return remedies(diagnosis, *plan_outcome(plans))
+    what `scaling_advice` proposes nodes by. Given the cluster, a `mig-geometry` pod's
+    advice carries its verified re-partition (`core.mig_partition`)."""
+    found = {} if cluster is None else {r.pod: r for r in repartitions(cluster, diagnosis)}
+    return remedies(diagnosis, *plan_outcome(plans), found)
 
 
 def scaling_advice(

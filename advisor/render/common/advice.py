@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from advisor.render.common.mig import read_repartition
 from advisor.render.common.values import as_map, as_str
 from advisor.schemas import PodDiagnosisJson, RemedyJson, UnresolvedJson
 
@@ -30,7 +31,14 @@ def read_remedy(value: Any) -> RemedyJson | None:
     key = as_str(raw.get("key"))
     if not key:
         return None
-    return {"key": key, "scale_up": raw.get("scale_up") is True, "why": as_str(raw.get("why"))}
+    out: RemedyJson = {
+        "key": key,
+        "scale_up": raw.get("scale_up") is True,
+        "why": as_str(raw.get("why")),
+    }
+    if (cut := read_repartition(raw.get("repartition"))) is not None:
+        out["repartition"] = cut
+    return out
 
 
 def advice_key(entry: PodDiagnosisJson | UnresolvedJson) -> str:

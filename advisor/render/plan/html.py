@@ -12,6 +12,7 @@ from typing import Any
 from advisor.render.common.cards import NodeView, node_views
 from advisor.render.common.cards_html import card_row
 from advisor.render.common.html import escape, format_mib, page
+from advisor.render.common.mig import repartition_html, repartitions
 from advisor.render.common.parts import profile_of
 from advisor.render.common.style import MODE_PALETTES, MODE_TAGS
 from advisor.render.common.values import as_map
@@ -247,6 +248,7 @@ def render_plan_html(
             caps_panel(plan),
             *sections,
             unresolved_panel(plan),
+            repartition_html(repartitions(plan["unresolved"])),
             scale_up_panel(plan),
             scale_down_panel(plan),
             commands,

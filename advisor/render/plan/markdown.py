@@ -7,6 +7,7 @@ from typing import Any
 
 from advisor.render.common.cards import node_views
 from advisor.render.common.markdown import escape_cell, markdown_table
+from advisor.render.common.mig import repartition_markdown, repartitions
 from advisor.render.common.parts import profile_of
 from advisor.render.common.values import as_map
 from advisor.render.plan.data import unresolved_causes, unresolved_reasons
@@ -59,6 +60,8 @@ def headline(data: PlanJson) -> list[str]:
     s = data["summary"]
     plans = s["plans"]
     if not s["pending"]:
+        if data["unresolved"]:  # MIG pods only: plans do not move them (design §13)
+            return ["**No Pending vGPU pods: nothing to rebalance; the MIG pods wait.**"]
         return ["**No Pending GPU pods: nothing to rebalance.**"]
     per_gpu = s["evictions_per_gpu"]
     cost = f", {per_gpu} per GPU" if per_gpu is not None else ""
@@ -282,6 +285,7 @@ def render_plan_markdown(data: Mapping[str, Any], views: Sequence[Mapping[str, A
         "",
         *plans_section(plan),
         *unresolved_section(plan),
+        *repartition_markdown(repartitions(plan["unresolved"])),
         *scale_up_section(plan),
         *scale_down_section(plan),
     ]

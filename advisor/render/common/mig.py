@@ -1,0 +1,94 @@
+"""The MIG re-partitions of `mig-geometry` pods (docs/design.md §13.3), as the diagnose, plan
+and report pages show them: each pod's advice's `repartition`, the one the advice names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from advisor.render.common.html import escape, with_code
+from advisor.render.common.markdown import escape_cell
+from advisor.render.common.values import as_int, as_map, as_str
+from advisor.schemas import MigRepartitionJson, PodDiagnosisJson, UnresolvedJson
+
+# What the pages say once under the re-partitions: what the file does and does not fix.
+NOTE = (
+    "nvidia-mig-parted clears a card whose profile counts change and creates the new counts; "
+    "NVML chooses the starts, so the layout shown is the one the advisor assumed and verified. "
+    "Drain the named pods first (their controllers re-create them; a bare pod is lost), then "
+    "apply the configuration (`nvidia-mig-parted apply -f FILE -c NAME`, or the GPU "
+    "operator's label `nvidia.com/mig.config=NAME` over a mig-manager ConfigMap holding it)."
+)
+
+
+def read_repartition(value: Any) -> MigRepartitionJson | None:
+    """A saved file's `advice.repartition`, or None."""
+    raw = as_map(value)
+    node = as_str(raw.get("node"))
+    if not node:
+        return None
+
+    def strings(key: str) -> list[str]:
+        items = raw.get(key)
+        return [as_str(v) for v in items] if isinstance(items, list) else []
+
+    return {
+        "node": node,
+        "card": as_int(raw.get("card")),
+        "before": strings("before"),
+        "after": strings("after"),
+        "drain": strings("drain"),
+        "config_name": as_str(raw.get("config_name")),
+        "mig_parted": as_str(raw.get("mig_parted")),
+    }
+
+
+def repartitions(
+    entries: Iterable[PodDiagnosisJson | UnresolvedJson],
+) -> list[tuple[str, MigRepartitionJson]]:
+    """Each pod with a re-partition in its advice, in the entries' order."""
+    return [
+        (e["pod"], cut)
+        for e in entries
+        if "advice" in e and (cut := e["advice"].get("repartition")) is not None
+    ]
+
+
+def _line(cut: MigRepartitionJson) -> str:
+    drain = ", ".join(cut["drain"]) or "none"
+    return (
+        f"{cut['node']} card {cut['card']}: {' '.join(cut['before']) or 'no instance'} → "
+        f"{' '.join(cut['after'])}; drain first: {drain}"
+    )
+
+
+def repartition_markdown(found: Sequence[tuple[str, MigRepartitionJson]]) -> list[str]:
+    """The "MIG re-partitions" section (no lines when none)."""
+    if not found:
+        return []
+    lines = ["## MIG re-partitions", "", NOTE, ""]
+    for pod, cut in found:
+        lines += [
+            f"- **{escape_cell(pod)}**: {escape_cell(_line(cut))}",
+            "",
+            "  ```yaml",
+            *(f"  {row}" for row in cut["mig_parted"].rstrip("\n").split("\n")),
+            "  ```",
+            "",
+        ]
+    return lines
+
+
+def repartition_html(found: Sequence[tuple[str, MigRepartitionJson]]) -> str:
+    """The "MIG re-partitions" panel (empty when none)."""
+    if not found:
+        return ""
+    items = "".join(
+        f'<div><strong class="mono">{escape(pod)}</strong> {escape(_line(cut))}'
+        f'<pre class="mono">{escape(cut["mig_parted"])}</pre></div>'
+        for pod, cut in found
+    )
+    return (
+        f'<section class="panel"><h3>MIG re-partitions</h3><p>{with_code(NOTE)}</p>'
+        f"{items}</section>"
+    )
