@@ -26,6 +26,7 @@ from advisor.core.profiles import DEFAULT_PROFILE, Profile, profile_for, profile
 from advisor.core.whatif import PolicyOutcome, ProfileOutcome, WhatIf, held_mib
 from advisor.output.autoscalers import autoscalers_json
 from advisor.output.fragmentation import summary_json
+from advisor.output.mig import mig_slices
 
 
 def placement_json(placement: Placement | None) -> schemas.PlacementJson | None:
@@ -199,6 +200,7 @@ def card_view(
         for index in placement.cards:
             on_card[(placement.node, index)].append(pod)
     views: list[schemas.NodeViewJson] = []
+    instances = mig_slices(cluster, where, fresh)
     for node in cluster.nodes:
         if wanted is not None and node.name not in wanted:
             continue
@@ -229,6 +231,8 @@ def card_view(
                     ],
                 }
             )
+            if (mig := instances.get((node.name, card.index))) is not None:
+                cards[-1]["mig"] = mig
         view: schemas.NodeViewJson = {"name": node.name, "cards": cards}
         _add_node_fit(view, node, on_node.get(node.name, []))
         views.append(view)

@@ -370,6 +370,17 @@ class AllotmentJson(TypedDict):
     pending: bool  # placed by this cycle or plan, not running yet
 
 
+class MigSliceJson(TypedDict):
+    """One GPU instance of a MIG card (§13): its profile, first memory slice and slices
+    taken, and the pod holding it (none: free; `pending`: placed by this cycle)."""
+
+    profile: str
+    start: int
+    span: int
+    pod: NotRequired[str]
+    pending: bool
+
+
 class CardJson(TypedDict):
     index: int
     memory_mib: int
@@ -379,6 +390,7 @@ class CardJson(TypedDict):
     vgpus: int
     core_allotted_percent: int
     allotments: list[AllotmentJson]
+    mig: NotRequired[list[MigSliceJson]]  # a card in MIG mode: its instances, by start
 
 
 class NodeResourcesJson(TypedDict):

@@ -26,6 +26,22 @@ class Allotment:
 
 
 @dataclass(frozen=True, slots=True)
+class MigSlice:
+    """One GPU instance of a MIG card: profile, first memory slice, slices taken, holder."""
+
+    profile: str
+    start: int
+    span: int
+    pod: str | None
+    pending: bool
+
+    @property
+    def text(self) -> str:
+        holder = self.pod or "free"
+        return f"{self.profile}@{self.start} {holder}" + (" (pending)" if self.pending else "")
+
+
+@dataclass(frozen=True, slots=True)
 class CardView:
     index: int
     memory_mib: int
@@ -35,6 +51,7 @@ class CardView:
     vgpus: int
     core_allotted_percent: int
     allotments: tuple[Allotment, ...]
+    mig: tuple[MigSlice, ...] | None = None  # a card in MIG mode: its instances
 
     @property
     def allotted_mib(self) -> int:
@@ -143,7 +160,30 @@ def _card(raw: Mapping[str, Any]) -> CardView:
         vgpus=as_int(raw.get("vgpus"), len(allotments)),
         core_allotted_percent=as_int(raw.get("core_allotted_percent")),
         allotments=allotments,
+        mig=_mig(raw.get("mig")),
     )
+
+
+def _mig(value: Any) -> tuple[MigSlice, ...] | None:
+    if not isinstance(value, list):
+        return None
+    out = []
+    for item in map(as_map, value):
+        pod = as_str(item.get("pod"))
+        span = min(max(as_int(item.get("span"), 1), 1), 8)
+        pending = item.get("pending") is True
+        start = as_int(item.get("start"))
+        out.append(MigSlice(as_str(item.get("profile"), "?"), start, span, pod or None, pending))
+    return tuple(sorted(out, key=lambda s: s.start))
+
+
+def mig_json(card: CardView) -> list[dict[str, Any]]:
+    """A card's instances back in the card view's form (none: not in MIG mode)."""
+    return [
+        {"profile": s.profile, "start": s.start, "span": s.span, "pending": s.pending}
+        | ({"pod": s.pod} if s.pod else {})
+        for s in card.mig or ()
+    ]
 
 
 def node_views(view: Mapping[str, Any]) -> list[NodeView]:

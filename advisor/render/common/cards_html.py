@@ -54,8 +54,54 @@ def _segment(card: CardView, pod: str, mib: int, core: int, pending: bool, scale
     )
 
 
+def mig_row(card: CardView) -> str:
+    """A MIG card as a bar of its 8 memory slices, a segment per instance (its holder, or
+    free), gaps where no instance is."""
+    parts, at = [], 0
+    for s in card.mig or ():
+        if s.start > at:
+            parts.append(_gap(s.start - at))
+        tip = s.text + (" (Pending, placed by this cycle)" if s.pending else "")
+        if s.pod is None:
+            parts.append(
+                f'<div class="free" style="width:{s.span * 12.5:.3f}%;border-left:1px solid '
+                f'#cbd5e1" title="{escape(tip)}">'
+                f'<span class="mib">{escape(s.profile)}</span><span class="mib">free</span></div>'
+            )
+        else:
+            classes = "seg" + (" pending" if s.pending else "") + (" narrow" if s.span < 2 else "")
+            parts.append(
+                f'<div class="{classes}" style="width:{s.span * 12.5:.3f}%;'
+                f'--c:{pod_colour(s.pod, 0)}" title="{escape(tip)}">'
+                f'<span class="name">{escape(s.pod)}</span>'
+                f'<span class="mib">{escape(s.profile)}</span></div>'
+            )
+        at = max(at, s.start + s.span)
+    if at < 8:
+        parts.append(_gap(8 - at))
+    held = sum(1 for s in card.mig or () if s.pod is not None)
+    sick = "" if card.healthy else '<span class="sick-text">unhealthy</span> · '
+    row_class = "card" + ("" if card.healthy else " unhealthy")
+    return (
+        f'<div class="{row_class}" title="{escape(card.model)}"><div class="card-label">'
+        f'<strong>GPU {card.index}</strong><br><span class="tag">MIG</span></div>'
+        f'<div class="bar">{"".join(parts)}</div>'
+        f'<div class="card-stats">{held} of {len(card.mig or ())} instances held'
+        f'<div class="sub">{sick}{escape(card.model)}</div></div></div>'
+    )
+
+
+def _gap(span: int) -> str:
+    return (
+        f'<div class="free narrow" style="width:{span * 12.5:.3f}%" title="no instance">'
+        '<span class="mib">—</span></div>'
+    )
+
+
 def card_row(card: CardView, show_model: bool) -> str:
     """One card as a bar, a segment per pod and one for free memory, with its figures."""
+    if card.mig is not None:
+        return mig_row(card)
     scale = max(card.memory_mib, card.allotted_mib, 1)
     segments = [
         _segment(card, a.pod, a.memory_mib, a.core_percent, a.pending, scale)

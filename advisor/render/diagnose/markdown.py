@@ -91,8 +91,15 @@ def cards_section(view: Mapping[str, Any]) -> list[str]:
     """The "Cards after this cycle" section, a row per card (no lines when no card)."""
     rows = []
     pending_seen = False
+    mig: list[str] = []
     for node in node_views(view):
         for card in node.cards:
+            if card.mig is not None:  # its instances, listed below the table
+                cells = [node.name, str(card.index), card.model, "MIG", "", "", ""]
+                rows.append([*(escape_cell(c) for c in cells), "yes" if card.healthy else "**NO**"])
+                held = " · ".join(s.text for s in card.mig) or "no instance"
+                mig.append(f"- {escape_cell(node.name)} card {card.index}: {escape_cell(held)}")
+                continue
             memory = f"{card.allotted_mib} / {card.memory_mib}"
             if card.pending_mib:
                 pending_seen = True
@@ -108,6 +115,8 @@ def cards_section(view: Mapping[str, Any]) -> list[str]:
     lines = ["## Cards after this cycle", "", *markdown_table(header, rows, right={1, 4, 5, 6}), ""]
     if pending_seen:
         lines += ['"pending" is memory that this cycle\'s schedulable pods would take.', ""]
+    if mig:
+        lines += ["MIG cards, as their instances (profile@first slice, holder):", "", *mig, ""]
     return lines + node_fit_lines(view)
 
 

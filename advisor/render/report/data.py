@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from advisor.core.diagnosis import CAUSES
-from advisor.render.common.cards import NodeView, node_fit_json, node_views
+from advisor.render.common.cards import NodeView, mig_json, node_fit_json, node_views
 from advisor.render.common.parts import profile_of
 from advisor.render.common.values import fmt_age, fmt_mib, fmt_num, fmt_pct
 from advisor.render.diagnose.data import policy_text
@@ -232,6 +232,7 @@ def view_of(nodes: Sequence[NodeView]) -> CardViewJson:
                             for a in c.allotments
                         ],
                     }
+                    | ({"mig": mig_json(c)} if c.mig is not None else {})
                     for c in node.cards
                 ],
                 **node_fit_json(node.fit),

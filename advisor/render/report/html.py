@@ -22,6 +22,7 @@ from advisor.render.common.html import (
     page,
     section_heading,
 )
+from advisor.render.common.mig import repartition_html, repartitions
 from advisor.render.common.style import CAUSE_COLOURS
 from advisor.render.diagnose.data import headline
 from advisor.render.diagnose.html import (
@@ -167,6 +168,7 @@ def _pending(report: ReportJson) -> str:
         heading + '<section class="panel"><h3>Pending by cause</h3>'
         f'<p class="headline">{escape(headline(diagnosis))}</p>{chart}</section>'
         + advice_panel(diagnosis)
+        + repartition_html(repartitions(diagnosis["pods"]))
         + pending_table(diagnosis)
         + autoscalers_panel(diagnosis)
     )
