@@ -1,4 +1,4 @@
-"""Re-partition advice for MIG pods (docs/design.md §13.3): for each `mig-geometry` Pending
+"""Re-partition advice for MIG pods (docs/design.md §13): for each `mig-geometry` Pending
 pod, the one card whose new layout makes room with the fewest pods moved, verified by the
 same simulation as every verdict (`core.gang.judge`).
 

@@ -51,7 +51,7 @@ class SchedulerPartJson(TypedDict, total=False):
 
 
 class MigRepartitionJson(TypedDict):
-    """A `mig-geometry` pod's verified re-partition (§13.3, `core.mig_partition`): the card,
+    """A `mig-geometry` pod's verified re-partition (§13, `core.mig_partition`): the card,
     its instances before and after as `profile@start` (the starts the advisor assumed:
     nvidia-mig-parted takes counts, NVML picks the starts), the pods to drain first, and the
     nvidia-mig-parted configuration (YAML) that applies it."""

@@ -1,4 +1,4 @@
-"""The MIG re-partitions of `mig-geometry` pods (docs/design.md §13.3), as the diagnose, plan
+"""The MIG re-partitions of `mig-geometry` pods (docs/design.md §13), as the diagnose, plan
 and report pages show them: each pod's advice's `repartition`, the one the advice names."""
 
 from __future__ import annotations

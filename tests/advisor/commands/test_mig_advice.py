@@ -1,4 +1,4 @@
-"""A `mig-geometry` pod's re-partition (docs/design.md §13.3) as every command shows it: the
+"""A `mig-geometry` pod's re-partition (docs/design.md §13) as every command shows it: the
 advice's `repartition` in diagnose's and plan's JSON (valid against the shipped schemas),
 the same re-partition in each Markdown and HTML page and in the report, and a MIG card
 drawn as its instances (holder, or free) in the card tables."""

@@ -1,4 +1,4 @@
-"""Re-partition advice for `mig-geometry` pods (core.mig_partition, docs/design.md §13.3),
+"""Re-partition advice for `mig-geometry` pods (core.mig_partition, docs/design.md §13),
 each verified by `core.gang.judge` on the re-partitioned scenario. Hand cases of issue #26:
 a re-partition of an idle card (nothing drained), one that drains the card's pods (they
 must place again), none possible (the pod stays `capacity`, no advice), and the
