@@ -8,8 +8,10 @@ cleared whole, so every pod on it is drained."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import pytest
 import yaml
 
 from advisor.core.gang import judge
@@ -133,3 +135,94 @@ def test_the_mig_parted_file_names_every_mig_card_of_the_node_by_counts() -> Non
         },
     }
     assert "card 0 to 7g.40gb@0; drain first: none" in r.summary
+
+
+# -- the file as nvidia-mig-parted reads it ----------------------------------------------------
+
+# NVIDIA/mig-parted v0.15.0, api/spec/v1/spec.go: `Spec.UnmarshalJSON` (version "v1", only
+# `mig-configs` beside it, each config a non-empty list) and `MigConfigSpec.UnmarshalJSON`
+# (`devices` and `mig-enabled` required; `devices` "all" or a list of ints; `mig-devices`
+# required when enabled, its keys MIG profile names; no other field). A profile name as
+# pkg/types/mig_profile.go's ParseMigProfile takes it: "<C>g.<M>gb", attributes after "+".
+_PROFILE = re.compile(r"^\d+(c\.\d+)?g\.\d+gb(\+[a-z]+(-all)?)*$")
+_FIELDS = {"device-filter", "devices", "mig-enabled", "mig-devices"}
+
+
+def _entry_problem(entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return "not a mapping"
+    if missing := [k for k in ("devices", "mig-enabled") if k not in entry]:
+        return f"missing required field: {missing[0]}"
+    if extra := set(entry) - _FIELDS:
+        return f"unexpected field: {sorted(extra)[0]}"
+    devices = entry["devices"]
+    if isinstance(devices, str) and devices != "all":
+        return "invalid string input for 'devices'"
+    if not isinstance(devices, str) and not (
+        isinstance(devices, list) and all(isinstance(d, int) for d in devices)
+    ):
+        return "devices neither 'all' nor a list of ints"
+    if entry["mig-enabled"] and "mig-devices" not in entry:
+        return "missing mig-devices"
+    for name, count in (entry.get("mig-devices") or {}).items():
+        if not _PROFILE.match(name) or not isinstance(count, int):
+            return f"bad mig-devices entry {name}"
+    return None
+
+
+def _spec_problem(spec: Any) -> str | None:
+    if not isinstance(spec, dict) or spec.get("version") != "v1":
+        return "unknown version"
+    if set(spec) - {"version", "mig-configs"}:
+        return "unexpected field"
+    configs = spec.get("mig-configs") or {}
+    if not configs or any(not entries for entries in configs.values()):
+        return "at least one entry is required"
+    return next(
+        (p for entries in configs.values() for e in entries if (p := _entry_problem(e))), None
+    )
+
+
+# TestMigConfigSpec's table (spec_test.go), as (description, spec, expected failure)
+MIG_CONFIG_SPEC_CASES = [
+    ("Well formed", {"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 2}}, False),
+    ("Missing 'devices'", {"mig-enabled": True, "mig-devices": {"1g.5gb": 2}}, True),
+    ("Missing 'mig-enabled'", {"devices": "all", "mig-devices": {"1g.5gb": 2}}, True),
+    ("Missing 'mig-devices', enabled: false", {"devices": "all", "mig-enabled": False}, False),
+    ("Missing 'mig-devices', enabled: true", {"devices": "all", "mig-enabled": True}, True),
+    (
+        "'mig-devices' formatted incorrectly",
+        {"devices": "all", "mig-enabled": True, "mig-devices": {"bogus": 2}},
+        True,
+    ),
+    ("Erroneous field", {"bogus": "field", "devices": "all", "mig-enabled": False}, True),
+    ("'devices' string != all", {"devices": "bogus", "mig-enabled": False}, True),
+    ("'devices' []int", {"devices": [0, 1, 2, 3], "mig-enabled": False}, False),
+    ("'devices' not string for []int", {"devices": {}, "mig-enabled": False}, True),
+]
+
+
+@pytest.mark.parametrize(("description", "spec", "fails"), MIG_CONFIG_SPEC_CASES)
+def test_the_checker_agrees_with_mig_parted_spec_table(
+    description: str, spec: dict[str, Any], fails: bool
+) -> None:
+    assert (_entry_problem(spec) is not None) is fails, description
+
+
+def test_every_re_partition_file_is_one_mig_parted_accepts() -> None:
+    nodes = [
+        {"name": "m", "mig_strategy": "mixed", "cards": [_card(0, *SEVEN), _card(1, *SEVEN)]},
+        {"name": "n", "mig_strategy": "mixed", "cards": [_card(0, ("3g.20gb", 0))]},
+    ]
+    pods = [
+        _bound("ml/a", "m", "1g.5gb", (0, 0)),
+        _bound("ml/b", "n", "3g.20gb", (0, 0)),
+        _ask("ml/p", "3g.20gb", 2),
+        _ask("ml/q", "4g.20gb"),
+        _ask("ml/r", "1g.5gb+me"),
+    ]
+    cluster = _cluster(nodes, pods)
+    found = repartitions(cluster, judge(cluster))
+    assert {r.pod for r in found} == {"ml/p", "ml/q", "ml/r"}
+    for r in found:
+        assert _spec_problem(yaml.safe_load(mig_parted_yaml(r))) is None, r.pod
