@@ -33,6 +33,7 @@ from advisor.hpatargets import autoscaler_targets
 from advisor.metrics import RunFigures
 from advisor.output import cluster_view, diagnosis_json
 from advisor.output.fragmentation import fragmentation_json
+from advisor.output.mig import add_mig_profiles
 from advisor.output.plan import add_advice, add_room, plan_json
 from advisor.output.scaling import headroom_json
 from advisor.rightsizing import rightsize
@@ -201,6 +202,7 @@ def build_report(
     }
     if targets is not None:
         data["autoscaler_targets"] = cast(list[AutoscalerTargetJson], targets)
+    add_mig_profiles(data["diagnosis"], cluster, diagnosis)
     add_advice(
         [*data["diagnosis"]["pods"], *data["plan"]["unresolved"]],
         pod_remedies(diagnosis, plans, cluster),

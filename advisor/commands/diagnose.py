@@ -21,6 +21,7 @@ def run(args: argparse.Namespace) -> int:
     from advisor.core.scaling.replicas import replica_trial
     from advisor.core.waiting import pending_ages, run_time
     from advisor.output import cluster_view, diagnosis_json
+    from advisor.output.mig import add_mig_profiles
     from advisor.output.plan import add_advice, add_room
 
     cluster = read.cluster
@@ -28,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     diagnosis, reaches = judged(cluster, node_detail_limit=limit)  # and the HPAs' (§12.2)
     ages = pending_ages(cluster, run_time(cluster, time.time()))
     data = diagnosis_json(diagnosis, cluster.scheduler, ages, reaches)
+    add_mig_profiles(data, cluster, diagnosis)
     # The advice weighs the rebalancing plans, as in `report` and `plan`: the same search
     # (its defaults), so that every command gives a pod the same advice.
     plans = plan(cluster, PlanOptions(), clock=time.monotonic, diagnosis=diagnosis)

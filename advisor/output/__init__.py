@@ -147,6 +147,7 @@ def diagnosis_json(
     grouped: schemas.GroupsPartJson = (
         {"groups": [group_json(g) for g in diagnosis.groups]} if diagnosis.grouped else {}
     )
+    no_mig: schemas.MigProfilesPartJson = {}  # `output.mig.add_mig_profiles` adds them
     return {
         "schema": schemas.DIAGNOSIS_SCHEMA,
         "policy": {"node": policy.node, "card": policy.card},
@@ -158,6 +159,7 @@ def diagnosis_json(
         "summary": diagnosis.summary,
         **grouped,
         **autoscalers_json(reaches),
+        **no_mig,
     }
 
 

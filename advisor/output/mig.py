@@ -6,10 +6,29 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from advisor import schemas
+from advisor.core.diagnosis import Diagnosis
 from advisor.core.mig import table_of
+from advisor.core.mig_figures import profile_figures
 from advisor.core.model import Cluster, Placement
 
 Key = tuple[str, int]  # node, card index
+
+
+def add_mig_profiles(data: schemas.DiagnosisJson, cluster: Cluster, diagnosis: Diagnosis) -> None:
+    """The diagnosis's `mig_profiles` (`core.mig_figures`), only where the cluster has MIG."""
+    figures = profile_figures(cluster, diagnosis)
+    if figures:
+        data["mig_profiles"] = [
+            {
+                "profile": f.profile,
+                "free_instances": f.free,
+                "room_if_repartitioned": f.room,
+                "pending_pods": f.pending_pods,
+                "pending_instances": f.pending_instances,
+                "waiting_pods": f.waiting_pods,
+            }
+            for f in figures
+        ]
 
 
 def mig_slices(

@@ -117,6 +117,12 @@ class GroupJson(TypedDict):
     state: str  # admitted | placed | rolled-back | not-admitted
 
 
+class MigProfilesPartJson(TypedDict, total=False):
+    """The `mig_profiles` key of a diagnosis, present where the cluster has MIG (§13)."""
+
+    mig_profiles: list[MigProfileJson]
+
+
 class GroupsPartJson(TypedDict, total=False):
     """The `groups` key of a diagnosis, present where the cluster has PodGroups."""
 
@@ -358,6 +364,20 @@ class DiagnosisJson(TypedDict):
     summary: dict[str, int]  # per cause, and "pending" (job causes, mig-geometry: only when some)
     groups: NotRequired[list[GroupJson]]  # where the cluster has groups (§10.3)
     autoscalers: NotRequired[list[AutoscalerJson]]  # where the cluster has some (§12.2)
+    mig_profiles: NotRequired[list[MigProfileJson]]  # where the cluster has MIG (§13)
+
+
+class MigProfileJson(TypedDict):
+    """Fragmentation figures of one MIG profile (§13, `core.mig_figures`), before this
+    cycle: free instances, the most the cards' unoccupied slices would hold re-partitioned,
+    Pending pods asking it (and their instances), and those left waiting."""
+
+    profile: str
+    free_instances: int
+    room_if_repartitioned: int
+    pending_pods: int
+    pending_instances: int
+    waiting_pods: int
 
 
 # -- card view (after the cycle, or before/after a plan) ---------------------------------------

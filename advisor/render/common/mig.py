@@ -6,10 +6,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from advisor.render.common.html import escape, with_code
-from advisor.render.common.markdown import escape_cell
+from advisor.render.common.html import escape, html_table, with_code
+from advisor.render.common.markdown import escape_cell, markdown_table
 from advisor.render.common.values import as_int, as_map, as_str
-from advisor.schemas import MigRepartitionJson, PodDiagnosisJson, UnresolvedJson
+from advisor.schemas import MigProfileJson, MigRepartitionJson, PodDiagnosisJson, UnresolvedJson
+
+_FIGURES = (
+    "free_instances",
+    "room_if_repartitioned",
+    "pending_pods",
+    "pending_instances",
+    "waiting_pods",
+)
+_HEADS = ["Free", "Room re-partitioned", "Pending pods", "Instances asked", "Still waiting"]
+PROFILES_NOTE = (
+    "Before this cycle: free instances of each profile, the most the MIG cards' unoccupied "
+    "slices would hold were their free instances destroyed, and the Pending pods asking it."
+)
 
 # What the pages say once under the re-partitions: what the file does and does not fix.
 NOTE = (
@@ -19,6 +32,55 @@ NOTE = (
     "apply the configuration (`nvidia-mig-parted apply -f FILE -c NAME`, or the GPU "
     "operator's label `nvidia.com/mig.config=NAME` over a mig-manager ConfigMap holding it)."
 )
+
+
+def _figures(r: MigProfileJson) -> tuple[int, int, int, int, int]:
+    return (
+        r["free_instances"],
+        r["room_if_repartitioned"],
+        r["pending_pods"],
+        r["pending_instances"],
+        r["waiting_pods"],
+    )
+
+
+def mig_profiles_markdown(rows: Sequence[MigProfileJson]) -> list[str]:
+    """The "MIG profiles" section: each profile's fragmentation figures (none: no lines)."""
+    if not rows:
+        return []
+    body = [[escape_cell(r["profile"]), *map(str, _figures(r))] for r in rows]
+    table = markdown_table(["Profile", *_HEADS], body, right={1, 2, 3, 4, 5})
+    return ["## MIG profiles", "", PROFILES_NOTE, "", *table, ""]
+
+
+def mig_profiles_html(rows: Sequence[MigProfileJson]) -> str:
+    """The "MIG profiles" panel (empty when none)."""
+    if not rows:
+        return ""
+    body = [[escape(r["profile"]), *map(str, _figures(r))] for r in rows]
+    table = html_table(["Profile", *_HEADS], body, numeric={1, 2, 3, 4, 5})
+    return (
+        f'<section class="panel"><h3>MIG profiles</h3><p>{escape(PROFILES_NOTE)}</p>'
+        f"{table}</section>"
+    )
+
+
+def read_mig_profiles(value: Any) -> list[MigProfileJson]:
+    """A saved file's `mig_profiles` (none: empty)."""
+    rows: list[MigProfileJson] = []
+    for raw in map(as_map, value if isinstance(value, list) else []):
+        figures = {k: max(as_int(raw.get(k)), 0) for k in _FIGURES}
+        rows.append(
+            {
+                "profile": as_str(raw.get("profile"), "?"),
+                "free_instances": figures["free_instances"],
+                "room_if_repartitioned": figures["room_if_repartitioned"],
+                "pending_pods": figures["pending_pods"],
+                "pending_instances": figures["pending_instances"],
+                "waiting_pods": figures["waiting_pods"],
+            }
+        )
+    return rows
 
 
 def read_repartition(value: Any) -> MigRepartitionJson | None:

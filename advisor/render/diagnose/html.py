@@ -14,7 +14,7 @@ from advisor.render.common.advice import advice_key, cause_label
 from advisor.render.common.cards import NodeView, node_views
 from advisor.render.common.cards_html import card_legend, card_row
 from advisor.render.common.html import escape, format_mib, page, with_code
-from advisor.render.common.mig import repartition_html, repartitions
+from advisor.render.common.mig import mig_profiles_html, repartition_html, repartitions
 from advisor.render.common.parts import profile_of
 from advisor.render.common.style import CAUSE_COLOURS
 from advisor.render.diagnose.advice import grouped_advice
@@ -233,6 +233,7 @@ def render_html(
             _header(data, nodes, title),
             advice_panel(data),
             repartition_html(repartitions(data["pods"])),
+            mig_profiles_html(data.get("mig_profiles", [])),
             card_legend() if nodes else "",
             *(node_panel(data, node) for node in nodes),
             pending_table(data),

@@ -8,7 +8,11 @@ from typing import Any
 from advisor.render.common.advice import cause_label
 from advisor.render.common.cards import mode_name, node_views
 from advisor.render.common.markdown import escape_cell, markdown_table
-from advisor.render.common.mig import repartition_markdown, repartitions
+from advisor.render.common.mig import (
+    mig_profiles_markdown,
+    repartition_markdown,
+    repartitions,
+)
 from advisor.render.diagnose.advice import grouped_advice
 from advisor.render.diagnose.data import (
     any_age,
@@ -139,6 +143,7 @@ def render_markdown(diagnosis: Mapping[str, Any], view: Mapping[str, Any]) -> st
         *pending_section(data),
         *advice_section(data),
         *repartition_markdown(repartitions(data["pods"])),
+        *mig_profiles_markdown(data.get("mig_profiles", [])),
         *autoscalers_section(data),
         *cards_section(view),
     ]

@@ -10,6 +10,7 @@ from typing import Any
 
 from advisor.core.diagnosis import OPTIONAL_CAUSES, shown_causes
 from advisor.render.common.advice import read_remedy
+from advisor.render.common.mig import read_mig_profiles
 from advisor.render.common.parts import read_placement, read_scheduler
 from advisor.render.common.values import as_float, as_int, as_list, as_map, as_str
 from advisor.render.plan.read import read_room
@@ -44,6 +45,8 @@ def read_diagnosis(raw: Mapping[str, Any]) -> DiagnosisJson:
     autoscalers = [read_autoscaler(as_map(a)) for a in as_list(raw.get("autoscalers"))]
     if autoscalers:
         data["autoscalers"] = autoscalers
+    if profiles := read_mig_profiles(raw.get("mig_profiles")):
+        data["mig_profiles"] = profiles
     return data
 
 

@@ -22,7 +22,7 @@ from advisor.render.common.html import (
     page,
     section_heading,
 )
-from advisor.render.common.mig import repartition_html, repartitions
+from advisor.render.common.mig import mig_profiles_html, repartition_html, repartitions
 from advisor.render.common.style import CAUSE_COLOURS
 from advisor.render.diagnose.data import headline
 from advisor.render.diagnose.html import (
@@ -169,6 +169,7 @@ def _pending(report: ReportJson) -> str:
         f'<p class="headline">{escape(headline(diagnosis))}</p>{chart}</section>'
         + advice_panel(diagnosis)
         + repartition_html(repartitions(diagnosis["pods"]))
+        + mig_profiles_html(diagnosis.get("mig_profiles", []))
         + pending_table(diagnosis)
         + autoscalers_panel(diagnosis)
     )

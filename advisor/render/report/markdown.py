@@ -11,7 +11,11 @@ from typing import Any
 
 from advisor.core.diagnosis import shown_causes
 from advisor.render.common.markdown import escape_cell, markdown_table
-from advisor.render.common.mig import repartition_markdown, repartitions
+from advisor.render.common.mig import (
+    mig_profiles_markdown,
+    repartition_markdown,
+    repartitions,
+)
 from advisor.render.diagnose.data import headline
 from advisor.render.diagnose.markdown import (
     advice_section,
@@ -128,6 +132,7 @@ def _pending(report: ReportJson) -> list[str]:
         *pending_section(diagnosis),
         *advice_section(diagnosis),
         *repartition_markdown(repartitions(diagnosis["pods"])),
+        *mig_profiles_markdown(diagnosis.get("mig_profiles", [])),
         *autoscalers_section(diagnosis),
     ]
 

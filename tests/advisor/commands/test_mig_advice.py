@@ -96,6 +96,25 @@ def test_diagnose_and_plan_json_carry_the_same_verified_re_partition(
     # ml/q fits now (a free 1g), so it is neither unresolved nor given a re-partition
     assert "repartition" not in _advice(diagnosis["pods"], "ml/q")
     assert [u["pod"] for u in plan["unresolved"]] == ["ml/p"]
+    # before the cycle: six free 1g (ml/a holds one), none 3g; a re-partition holds one 3g
+    assert diagnosis["mig_profiles"] == [
+        {
+            "profile": "1g.5gb",
+            "free_instances": 6,
+            "room_if_repartitioned": 6,
+            "pending_pods": 1,
+            "pending_instances": 1,
+            "waiting_pods": 0,
+        },
+        {
+            "profile": "3g.20gb",
+            "free_instances": 0,
+            "room_if_repartitioned": 1,
+            "pending_pods": 1,
+            "pending_instances": 1,
+            "waiting_pods": 1,
+        },
+    ]
 
 
 @pytest.mark.parametrize("command", ["diagnose", "plan"])
@@ -109,6 +128,7 @@ def test_each_page_shows_the_re_partition(
     assert "MIG re-partitions" in text
     assert LINE in text
     assert "xgpu-m:" in text
+    assert ("MIG profiles" in text) is (command == "diagnose")
     assert ("&quot;3g.20gb&quot;: 1" if form == "html" else '"3g.20gb": 1') in text
 
 
@@ -125,8 +145,10 @@ def test_the_report_shows_the_re_partition_and_the_mig_card_as_its_instances(
     assert held[("1g.5gb", 0)] == ("ml/a", False)
     assert held[("1g.5gb", 1)] == ("ml/q", True)
     assert held[("1g.5gb", 2)] == (None, False)
+    assert [r["profile"] for r in data["diagnosis"]["mig_profiles"]] == ["1g.5gb", "3g.20gb"]
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert LINE in markdown
+    assert "| 3g.20gb | 0 | 1 | 1 | 1 | 1 |" in markdown
     assert "- m card 0: 1g.5gb@0 ml/a · 1g.5gb@1 ml/q (pending) · 1g.5gb@2 free" in markdown
     page = (out / "report.html").read_text(encoding="utf-8")
     assert LINE in page

@@ -16,6 +16,7 @@ import yaml
 
 from advisor.core.gang import judge
 from advisor.core.mig import MigInstance, layout_problem, table_of
+from advisor.core.mig_figures import ProfileFigures, profile_figures
 from advisor.core.mig_partition import _applied, _candidates, mig_parted_yaml, repartitions
 from advisor.core.model import Cluster
 from advisor.scenario import scenario_from_data
@@ -226,3 +227,39 @@ def test_every_re_partition_file_is_one_mig_parted_accepts() -> None:
     assert {r.pod for r in found} == {"ml/p", "ml/q", "ml/r"}
     for r in found:
         assert _spec_problem(yaml.safe_load(mig_parted_yaml(r))) is None, r.pod
+
+
+# -- fragmentation figures per profile (core.mig_figures) ---------------------------------------
+
+
+def test_figures_per_profile_count_free_instances_room_and_the_pods_asking() -> None:
+    # slices 2 and 5 held: five free 1g (0, 1, 3, 4, 6), room for five 1g and no 3g, and
+    # 2g.10gb (starts 0, 2, 4) fits only at 0 around them; n (single, all 3g) offers 3g only
+    nodes = [
+        {"name": "m", "mig_strategy": "mixed", "cards": [_card(0, *SEVEN)]},
+        {
+            "name": "n",
+            "mig_strategy": "single",
+            "cards": [_card(0, ("3g.20gb", 0), ("3g.20gb", 4))],
+        },
+    ]
+    pods = [
+        _bound("ml/a", "m", "1g.5gb", (0, 2)),
+        _bound("ml/b", "m", "1g.5gb", (0, 5)),
+        _bound("ml/c", "n", "3g.20gb", (0, 0)),
+        _ask("ml/p", "2g.10gb"),
+        _ask("ml/q", "1g.5gb", 2),
+        _ask("ml/r", "3g.20gb", 2),
+    ]
+    cluster = _cluster(nodes, pods)
+    got = {f.profile: f for f in profile_figures(cluster, judge(cluster))}
+    assert got["1g.5gb"] == ProfileFigures("1g.5gb", 5, 5, 1, 2, 0)
+    assert got["2g.10gb"] == ProfileFigures("2g.10gb", 0, 1, 1, 1, 1)
+    # n's free 3g at 4; re-partitioned, n still holds one (slices 4..7); m holds none
+    assert got["3g.20gb"] == ProfileFigures("3g.20gb", 1, 1, 1, 2, 1)
+    assert set(got) == {"1g.5gb", "2g.10gb", "3g.20gb"}
+
+
+def test_no_figures_without_mig() -> None:
+    cluster = _cluster([{"name": "v", "cards": [_card(0)]}], [])
+    assert profile_figures(cluster, judge(cluster)) == ()
