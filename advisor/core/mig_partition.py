@@ -16,9 +16,10 @@ that can be helped. The layout is the one assumed; NVML chooses the real starts.
 
 Verified when, on the scenario with that layout and the drained pods Pending again (same
 request, priority and order), `judge` places the pod, every drained pod, and every pod it
-placed before. Candidates are tried by (pods moved, node, card), at most `TRIES`; the
-first verified is the advice. Each pod's re-partition is judged alone, on the scenario as
-it is: two applied together are not verified together.
+placed before. Candidates are tried by (pods moved, node, card), at most `TRIES` per pod
+and `BUDGET` in one run (each is a whole cycle; the pods past it are named unsearched);
+the first verified is the advice. Each pod's re-partition is judged alone, on the scenario
+as it is: two applied together are not verified together.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from advisor.core.mig import MigInstance, MigTable, fits_in, slices_of, table_of
 from advisor.core.model import Card, Cluster, Node, Pod
 
 TRIES = 8  # candidate layouts simulated per pod: each is a whole cycle
+BUDGET = 32  # and in one run, over every pod
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,20 +181,39 @@ def _verified(cluster: Cluster, pod: str, placed: frozenset[str], c: _Candidate)
     return all(verdicts.get(name) == "schedulable" for name in must)
 
 
-def repartitions(cluster: Cluster, diagnosis: Diagnosis) -> tuple[Repartition, ...]:
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A run's re-partitions, and the `mig-geometry` pods the budget left unsearched."""
+
+    repartitions: tuple[Repartition, ...]
+    unsearched: tuple[str, ...]
+
+
+def search(cluster: Cluster, diagnosis: Diagnosis, budget: int = BUDGET) -> Found:
     """The verified re-partition of each `mig-geometry` pod of `diagnosis` (`judge`'s), in
-    its order; a pod with none verified among the first `TRIES` candidates has none."""
+    its order; a pod with none verified among its first `TRIES` candidates has none, and
+    one reached after `budget` simulations is unsearched."""
     placed = frozenset(d.pod.name for d in diagnosis.pods if d.cause == "schedulable")
     out: list[Repartition] = []
+    unsearched: list[str] = []
     for verdict in diagnosis.pods:
         if verdict.cause != "mig-geometry":
             continue
         name = verdict.pod.name
-        for c in _candidates(cluster, verdict.pod)[:TRIES]:
+        if budget <= 0:
+            unsearched.append(name)
+            continue
+        for c in _candidates(cluster, verdict.pod)[: min(TRIES, budget)]:
+            budget -= 1
             if _verified(cluster, name, placed, c):
                 out.append(_repartition(name, c))
                 break
-    return tuple(out)
+    return Found(tuple(out), tuple(unsearched))
+
+
+def repartitions(cluster: Cluster, diagnosis: Diagnosis) -> tuple[Repartition, ...]:
+    """`search`'s re-partitions."""
+    return search(cluster, diagnosis).repartitions
 
 
 def _repartition(pod: str, c: _Candidate) -> Repartition:

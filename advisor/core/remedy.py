@@ -91,6 +91,11 @@ NO_REPARTITION = (
     "verified by simulation to make room without leaving another pod waiting"
 )
 
+NOT_SEARCHED = (
+    "a MIG card's unoccupied slices would hold it; its re-partition was not searched (the "
+    "run's simulations for re-partitions were spent on the pods before it)"
+)
+
 # What to do about each advice key: a title and the advice, the words every output shows.
 ACTIONS: Mapping[str, tuple[str, str]] = MappingProxyType(
     {
@@ -218,6 +223,7 @@ def remedy(
     rescued: Collection[str] = (),
     held: Collection[str] = (),
     repartition: Repartition | None = None,
+    searched: bool = True,
 ) -> Remedy:
     """The advice for one diagnosed pod and whether it gets a scale-up, given the pods the
     rebalancing plans rescue and those a plan held back by a cap would rescue, and for a
@@ -230,7 +236,7 @@ def remedy(
 
     if cause == "mig-geometry":  # no plan helps; the re-partition is the advice
         if repartition is None:
-            return decide(cause, NO_REPARTITION)
+            return decide(cause, NO_REPARTITION if searched else NOT_SEARCHED)
         return Remedy(name, cause, False, repartition.summary, cause, verdict.message, repartition)
     if cause in ("schedulable", "invalid", "queue", "quota"):  # no plan helps
         return decide(cause)
@@ -256,6 +262,11 @@ def remedies(
     rescued: Collection[str] = (),
     held: Collection[str] = (),
     repartitions: Mapping[str, Repartition] = MappingProxyType({}),
+    unsearched: Collection[str] = (),
 ) -> tuple[Remedy, ...]:
-    """`remedy` of every diagnosed pod, in queue order; `repartitions` by pod."""
-    return tuple(remedy(d, rescued, held, repartitions.get(d.pod.name)) for d in diagnosis.pods)
+    """`remedy` of every diagnosed pod, in queue order; `repartitions` by pod, and the
+    `mig-geometry` pods whose re-partition was not searched."""
+    return tuple(
+        remedy(d, rescued, held, repartitions.get(d.pod.name), d.pod.name not in unsearched)
+        for d in diagnosis.pods
+    )

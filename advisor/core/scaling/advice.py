@@ -5,7 +5,7 @@ Pending pod's advice (`core.remedy`) decided by the same plans."""
 from __future__ import annotations
 
 from advisor.core.diagnosis import Diagnosis
-from advisor.core.mig_partition import repartitions
+from advisor.core.mig_partition import search
 from advisor.core.model import Cluster
 from advisor.core.plan import PlanReport, apply_plans
 from advisor.core.remedy import Remedy, remedies
@@ -26,8 +26,11 @@ def pod_remedies(
     """Each Pending pod's advice and whether a scale-up is proposed for it, after the plans:
     what `scaling_advice` proposes nodes by. Given the cluster, a `mig-geometry` pod's
     advice carries its verified re-partition (`core.mig_partition`)."""
-    found = {} if cluster is None else {r.pod: r for r in repartitions(cluster, diagnosis)}
-    return remedies(diagnosis, *plan_outcome(plans), found)
+    if cluster is None:
+        return remedies(diagnosis, *plan_outcome(plans))
+    found = search(cluster, diagnosis)
+    by_pod = {r.pod: r for r in found.repartitions}
+    return remedies(diagnosis, *plan_outcome(plans), by_pod, found.unsearched)
 
 
 def scaling_advice(

@@ -17,8 +17,15 @@ import yaml
 from advisor.core.gang import judge
 from advisor.core.mig import MigInstance, layout_problem, table_of
 from advisor.core.mig_figures import ProfileFigures, profile_figures
-from advisor.core.mig_partition import _applied, _candidates, mig_parted_yaml, repartitions
+from advisor.core.mig_partition import (
+    _applied,
+    _candidates,
+    mig_parted_yaml,
+    repartitions,
+    search,
+)
 from advisor.core.model import Cluster
+from advisor.core.remedy import NOT_SEARCHED, remedies
 from advisor.scenario import scenario_from_data
 from tests.advisor.core.test_mig_cycle import A100, SEVEN, _ask, _bound, _card
 
@@ -263,3 +270,24 @@ def test_figures_per_profile_count_free_instances_room_and_the_pods_asking() -> 
 def test_no_figures_without_mig() -> None:
     cluster = _cluster([{"name": "v", "cards": [_card(0)]}], [])
     assert profile_figures(cluster, judge(cluster)) == ()
+
+
+def test_pods_past_the_simulation_budget_are_named_unsearched() -> None:
+    nodes = [{"name": "m", "mig_strategy": "mixed", "cards": [_card(0, *SEVEN)]}]
+    pods = [_ask("ml/p", "3g.20gb"), _ask("ml/q", "7g.40gb")]
+    cluster = _cluster(nodes, pods)
+    diagnosis = judge(cluster)
+    assert [d.cause for d in diagnosis.pods] == ["mig-geometry", "mig-geometry"]
+    assert [r.pod for r in search(cluster, diagnosis).repartitions] == ["ml/p", "ml/q"]
+    spent = search(cluster, diagnosis, budget=1)
+    assert ([r.pod for r in spent.repartitions], spent.unsearched) == (["ml/p"], ("ml/q",))
+    advice = {
+        r.pod: r
+        for r in remedies(
+            diagnosis, repartitions={"ml/p": spent.repartitions[0]}, unsearched=spent.unsearched
+        )
+    }
+    assert advice["ml/p"].why == spent.repartitions[0].summary
+    assert advice["ml/q"].why == NOT_SEARCHED
+    assert advice["ml/q"].repartition is None
+    assert not advice["ml/q"].scale_up
