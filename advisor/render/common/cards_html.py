@@ -84,7 +84,8 @@ def mig_row(card: CardView) -> str:
     row_class = "card" + ("" if card.healthy else " unhealthy")
     return (
         f'<div class="{row_class}" title="{escape(card.model)}"><div class="card-label">'
-        f'<strong>GPU {card.index}</strong><br><span class="tag">MIG</span></div>'
+        f'<strong>GPU {card.index}</strong><br><span class="tag" style="background:#0f766e" '
+        'title="MIG: a bar of its 8 memory slices, a segment per instance">MIG</span></div>'
         f'<div class="bar">{"".join(parts)}</div>'
         f'<div class="card-stats">{held} of {len(card.mig or ())} instances held'
         f'<div class="sub">{sick}{escape(card.model)}</div></div></div>'
