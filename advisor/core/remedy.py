@@ -28,6 +28,8 @@ only on paper: the advice is `no-plan` and a scale-up is proposed. Advice keys:
 | `gang` | no | it fits, but its gang cannot start min_member at once: see its mates' advice |
 | `queue` | no | its Volcano queue does not admit its group, or has no room for it |
 | `quota` | no | its namespace's ResourceQuota on HAMi's resources would be exceeded |
+| `mig-geometry` | no | a MIG card's re-partition, verified by simulation, makes room |
+| `mig-no-repartition` | no | mig-geometry, but no one-card re-partition was verified |
 
 Any pod a plan rescues is never proposed a node. A pod proposed one may still get none when
 no node template admits it (`ScaleUpAdvice.not_triggered` says why).
@@ -59,6 +61,7 @@ ADVISES_NO_NODES = frozenset(
         "queue",  # the queue's share or capability, not the nodes, keeps it out
         "quota",  # the namespace's quota, not the nodes, keeps it out
         "mig-geometry",  # a re-partition of a MIG card, not a node, makes room
+        "mig-no-repartition",  # no node template is sized for MIG pods (design §13)
     }
 )
 ADVISES_NODES = frozenset({"no-plan", "capacity-scale-up", "capacity", "unsatisfiable"})
@@ -79,17 +82,14 @@ WHY: Mapping[str, str] = MappingProxyType(
         "unsatisfiable": "no node it may use could ever take it",
         "mig-geometry": "no free MIG instance of its profile, but a MIG card's unoccupied "
         "slices would hold one if re-partitioned",
+        "mig-no-repartition": "a MIG card's unoccupied slices would hold it, but no "
+        "re-partition of one card was verified to make room",
         "gang": "it fits, but its gang cannot place min_member of its pods at once",
         "queue": "its Volcano queue does not admit its group, or has no room left for it",
         "quota": "its namespace's ResourceQuota on GPU memory or cores would be exceeded",
     }
 )
 
-# A `mig-geometry` pod's why when no one card's re-partition was verified to make room.
-NO_REPARTITION = (
-    "a MIG card's unoccupied slices would hold it, but no re-partition of one card was "
-    "verified by simulation to make room without leaving another pod waiting"
-)
 
 NOT_SEARCHED = (
     "a MIG card's unoccupied slices would hold it; its re-partition was not searched (the "
@@ -177,6 +177,13 @@ ACTIONS: Mapping[str, tuple[str, str]] = MappingProxyType(
             "below, verified by simulation; drain the pods it names first, since mig-parted "
             "clears a card whose counts change) rather than add nodes.",
         ),
+        "mig-no-repartition": (
+            "MIG geometry, no re-partition found",
+            "A MIG card's unoccupied slices would hold these, but no re-partition of one card "
+            "was verified by simulation to make room without leaving another pod waiting (or "
+            "the run's simulations ran out first, as the pod's advice says): re-partition by "
+            "hand, over several cards, or wait for the instances to free.",
+        ),
         "quota": (
             "Quota",
             "HAMi refuses every card for these: their namespace's ResourceQuota on "
@@ -236,7 +243,7 @@ def remedy(
 
     if cause == "mig-geometry":  # no plan helps; the re-partition is the advice
         if repartition is None:
-            return decide(cause, NO_REPARTITION if searched else NOT_SEARCHED)
+            return decide("mig-no-repartition", None if searched else NOT_SEARCHED)
         return Remedy(name, cause, False, repartition.summary, cause, verdict.message, repartition)
     if cause in ("schedulable", "invalid", "queue", "quota"):  # no plan helps
         return decide(cause)

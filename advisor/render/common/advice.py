@@ -22,6 +22,7 @@ LABEL_SUFFIX: Mapping[str, str] = {
     "capacity-scale-up": "scale up",
     "no-plan": "no plan, scale up",
     "rebalance": "a plan makes room",
+    "mig-no-repartition": "no re-partition found",
 }
 
 

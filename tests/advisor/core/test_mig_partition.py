@@ -18,6 +18,7 @@ from advisor.core.gang import judge
 from advisor.core.mig import MigInstance, layout_problem, table_of
 from advisor.core.mig_figures import ProfileFigures, profile_figures
 from advisor.core.mig_partition import (
+    Found,
     _applied,
     _candidates,
     mig_parted_yaml,
@@ -25,7 +26,7 @@ from advisor.core.mig_partition import (
     search,
 )
 from advisor.core.model import Cluster
-from advisor.core.remedy import NOT_SEARCHED, remedies
+from advisor.core.remedy import NOT_SEARCHED, WHY, remedies
 from advisor.scenario import scenario_from_data
 from tests.advisor.core.test_mig_cycle import A100, SEVEN, _ask, _bound, _card
 
@@ -291,3 +292,26 @@ def test_pods_past_the_simulation_budget_are_named_unsearched() -> None:
     assert advice["ml/q"].why == NOT_SEARCHED
     assert advice["ml/q"].repartition is None
     assert not advice["ml/q"].scale_up
+
+
+def test_room_only_over_two_cards_gets_no_one_card_re_partition() -> None:
+    # each card has a bound 1g at 0 and room for one 3g at 4: the node holds two 3g only
+    # over both cards, which a one-card re-partition cannot give (not modelled)
+    nodes = [{"name": "m", "mig_strategy": "mixed", "cards": [_card(0, *SEVEN), _card(1, *SEVEN)]}]
+    pods = [
+        _bound("ml/a", "m", "1g.5gb", (0, 0)),
+        _bound("ml/b", "m", "1g.5gb", (1, 0)),
+        _ask("ml/p", "3g.20gb", 2),
+    ]
+    cluster = _cluster(nodes, pods)
+    diagnosis = judge(cluster)
+    assert [d.cause for d in diagnosis.pods] == ["mig-geometry"]
+    found = search(cluster, diagnosis)
+    assert found == Found((), ())
+    (advice,) = remedies(diagnosis)
+    assert (advice.advice, advice.scale_up, advice.repartition) == (
+        "mig-no-repartition",
+        False,
+        None,
+    )
+    assert advice.why == WHY["mig-no-repartition"]
