@@ -1,4 +1,5 @@
-"""Node and card dashboard: per card memory, core, mode, health, vGPUs and free memory."""
+"""Node and card dashboard: per card memory, core, mode, health, vGPUs and free memory; the
+MIG instances of cards in MIG mode (dashboards.mig)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from advisor import metricnames as M
 from dashboards.board import dashboard as build_dashboard
 from dashboards.board import variables
 from dashboards.common import CARD, CARD_LEGEND, NODE, VGPU, VGPU_LEGEND, Json, link_to_workload
+from dashboards.mig import mig_row
 from dashboards.panels import (
     HEALTH_MAPPING,
     MODE_MAPPING,
@@ -260,6 +262,8 @@ def _free_and_vgpus(layout: Layout) -> None:
         12,
         8,
     )
+
+    mig_row(layout)
 
     layout.row("Exporter")
     layout.add(

@@ -23,6 +23,19 @@ class Allotment:
 
 
 @dataclass(frozen=True, slots=True)
+class MigHold:
+    """A MIG GPU instance a bound pod holds (docs/design.md §13): no vGPU, so no allotment;
+    the simulator reads the instance's use from it (a scenario file says who holds what)."""
+
+    namespace: str
+    pod: str
+    card: int  # the card's index
+    start: int  # the instance's first memory slice: with the card, which instance
+    pod_uid: str = ""
+    container_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class PodsView:
     """An immutable view of this node's vGPU allotments at one moment."""
 

@@ -235,7 +235,9 @@ def build(args: argparse.Namespace) -> Wiring:
         if node is None:
             raise ConfigError(f"{args.simulate}: no node named {args.node!r} to simulate")
         view = source.view
-        simulated = SimulatedReader(node, lambda: view().allotments, seed=args.seed)
+        simulated = SimulatedReader(
+            node, lambda: view().allotments, seed=args.seed, mig_holds=source.mig_holds
+        )
         reader, pods = simulated, source
         resolver = simulated if args.attribution else None
     else:

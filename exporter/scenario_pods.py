@@ -7,6 +7,8 @@ whole card is allotted as those schedulers account it: the card's memory times t
 optional pod annotations supply them for attribution:
 `xgpu.io/container` (default: the pod's name), `xgpu.io/pod-uid` (default: a UUID derived
 from the pod's name, stable across runs) and `xgpu.io/container-id`.
+A bound MIG pod (docs/design.md §13) holds GPU instances, no vGPU: it gets no allotment (as
+from the Kubernetes API), only a `MigHold` per instance, which the simulator reads.
 The file is re-read when it changes; a broken edit keeps the last good view (ok=False).
 """
 
@@ -24,7 +26,7 @@ from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.state import Shape
 from advisor.scenario import ScenarioError, load_scenario
-from exporter.allotments import Allotment, PodsView
+from exporter.allotments import Allotment, MigHold, PodsView
 
 log = logging.getLogger("xgpu.exporter.scenario")
 
@@ -54,6 +56,8 @@ def allotments_from_cluster(cluster: Cluster, node: str) -> tuple[Allotment, ...
     for pod in cluster.running:
         if pod.placement is None or pod.placement.node != node or pod.invalid:
             continue
+        if pod.request.mig_profile:
+            continue  # instances, not a vGPU: `mig_holds_from_cluster`
         namespace, _, name = pod.name.rpartition("/")
         shape = Shape.of(pod.request)
         for index in pod.placement.cards:
@@ -75,6 +79,21 @@ def allotments_from_cluster(cluster: Cluster, node: str) -> tuple[Allotment, ...
     return tuple(found)
 
 
+def mig_holds_from_cluster(cluster: Cluster, node: str) -> tuple[MigHold, ...]:
+    """The MIG instances the bound pods on `node` hold, one `MigHold` each."""
+    found: list[MigHold] = []
+    for pod in cluster.running:
+        if pod.placement is None or pod.placement.node != node or pod.invalid:
+            continue
+        namespace, _, name = pod.name.rpartition("/")
+        container_id = pod.annotations.get("xgpu.io/container-id", "")
+        found += [
+            MigHold(namespace, name, card, start, pod_uid(pod), container_id)
+            for card, start in pod.mig_instances
+        ]
+    return tuple(found)
+
+
 class ScenarioPodSource:
     """A `PodSource` over one scenario file; `load()` raises ScenarioError on a bad file."""
 
@@ -85,6 +104,7 @@ class ScenarioPodSource:
         self.node = node
         self.poll_s = poll_s
         self._view = PodsView(allotments=(), ok=False, error="not loaded yet")
+        self._holds: tuple[MigHold, ...] = ()
         self._mtime_ns: int | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -93,6 +113,7 @@ class ScenarioPodSource:
         mtime = self.path.stat().st_mtime_ns
         cluster = load_scenario(self.path)
         self._view = PodsView(allotments=allotments_from_cluster(cluster, self.node), ok=True)
+        self._holds = mig_holds_from_cluster(cluster, self.node)
         self._mtime_ns = mtime
         return cluster
 
@@ -103,6 +124,10 @@ class ScenarioPodSource:
 
     def view(self) -> PodsView:
         return self._view
+
+    def mig_holds(self) -> tuple[MigHold, ...]:
+        """The MIG instances held, as of the last good read (the simulator's)."""
+        return self._holds
 
     async def close(self) -> None:
         if self._task is not None:

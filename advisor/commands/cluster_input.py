@@ -132,7 +132,7 @@ async def _live(args: argparse.Namespace, scheduler: ProfileName | None) -> Clus
     if args.pods_from is not None:
         from advisor.commands.pods_from import without_kubernetes_warning
 
-        gathered = without_kubernetes_warning(gathered)
+        gathered = without_kubernetes_warning(gathered, args.pods_from)
     print_notes(gathered)
     return ClusterInput(
         gathered.cluster,

@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from advisor.core.model import Card, Cluster
+from advisor.core.model import Card, Cluster, Pod
 from advisor.core.profiles import profile_of
 from advisor.scenario import load_scenario
 
@@ -15,9 +15,18 @@ if TYPE_CHECKING:
     from advisor.sources import Gathered
 
 
-def without_kubernetes_warning(gathered: Gathered) -> Gathered:
-    """The file stands in for Kubernetes, so its absence is no news."""
-    kept = tuple(w for w in gathered.warnings if not w.startswith("no Kubernetes source"))
+def without_kubernetes_warning(gathered: Gathered, path: Path) -> Gathered:
+    """The file stands in for Kubernetes, so its absence is no news; nor is a MIG node's
+    missing strategy label where the file's node says mixed, what the live read models."""
+    from advisor.sources.assemble import MIG_STRATEGY_LABEL
+
+    mixed = {n.name for n in load_scenario(path).nodes if n.mig_strategy == "mixed"}
+    told = {
+        f"node {n}: MIG cards and no {MIG_STRATEGY_LABEL} label; modelled as mixed" for n in mixed
+    }
+    kept = tuple(
+        w for w in gathered.warnings if not w.startswith("no Kubernetes source") and w not in told
+    )
     return dataclasses.replace(gathered, warnings=kept)
 
 
@@ -33,7 +42,10 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
     a profile that runs Volcano's session, the file's actions and plugin options (Volcano's
     configmap, as the Kubernetes source applies it). The file's `now`, where it has one, is
     taken too: its Pending pods' creation times are of that moment, so their ages are
-    counted to it (a file without one: to the run's own clock, as a live read)."""
+    counted to it (a file without one: to the run's own clock, as a live read). Its bound
+    MIG pods come too, holding the instances it names (docs/design.md §13): the exporter
+    serves no series for them, as for the Kubernetes API's; one whose instances the live
+    cards lack is left out."""
     scenario = load_scenario(path)
     if auto and scenario.scheduler != cluster.scheduler:
         cluster = dataclasses.replace(
@@ -73,6 +85,7 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
     )
     known = {p.name for p in cluster.pods}
     pending = tuple(p for p in described.values() if p.placement is None and p.name not in known)
+    mig = _bound_mig(cluster, [p for p in described.values() if p.name not in known])
     nodes = {n.name: n for n in scenario.nodes}
     merged = tuple(
         dataclasses.replace(
@@ -93,11 +106,31 @@ def with_pods_from(cluster: Cluster, path: Path, auto: bool) -> Cluster:
     return dataclasses.replace(
         cluster,
         nodes=merged,
-        pods=running + pending,
+        pods=running + mig + pending,
         jobs=scenario.jobs,
         autoscalers=scenario.autoscalers,
         now=scenario.now or cluster.now,
     )
+
+
+def _bound_mig(cluster: Cluster, pods: list[Pod]) -> tuple[Pod, ...]:
+    """The file's bound MIG pods whose instances the live cards have, none held twice."""
+    have = {
+        (n.name, c.index, i.start): i.profile
+        for n in cluster.nodes
+        for c in n.cards
+        for i in c.mig or ()
+    }
+    kept: list[Pod] = []
+    for pod in pods:
+        if pod.placement is None or not pod.request.mig_profile:
+            continue
+        keys = [(pod.placement.node, card, start) for card, start in pod.mig_instances]
+        if all(have.get(k) == pod.request.mig_profile for k in keys):
+            kept.append(pod)
+            for k in keys:
+                del have[k]  # a second pod naming it is left out
+    return tuple(kept)
 
 
 def _registered(cards: tuple[Card, ...], described: tuple[Card, ...]) -> tuple[Card, ...]:

@@ -47,12 +47,15 @@ pytestmark = [
 
 DEMO_CLUSTER = load_scenario(DEFAULT_SCENARIO)
 NODES = {n.name for n in DEMO_CLUSTER.nodes}
+# a MIG pod holds instances, no vGPU (docs/design.md §13): the exporter serves no vGPU
+# series for it, so right-sizing (which sizes vGPUs from them) lists no workload of its
+VGPU_PODS = [p for p in DEMO_CLUSTER.running if not p.request.mig_profile]
 VGPUS_PER_NODE = dict.fromkeys(NODES, 0) | Counter(
-    p.placement.node for p in DEMO_CLUSTER.running if p.placement for _ in p.placement.cards
-)  # research-node-1 has none running: its Pending pod only fits there
+    p.placement.node for p in VGPU_PODS if p.placement for _ in p.placement.cards
+)  # research-node-1 has none running: its Pending pod only fits there; mig-node-1 none
 SUMMARY = (
-    "9 Pending GPU pods: 4 schedulable, 1 node-resources, 1 fragmentation, 1 capacity, "
-    "1 unsatisfiable, 1 invalid"
+    "10 Pending GPU pods: 4 schedulable, 1 node-resources, 1 fragmentation, 1 capacity, "
+    "1 unsatisfiable, 1 invalid, 1 mig-geometry"
 )
 UP = f"xgpu-demo: {len(NODES)} simulated exporters up; reading"
 BACKFILLED = (
@@ -80,7 +83,7 @@ def check_prometheus(svc: Services, seen: list[str]) -> None:
     assert all(value(s) == 1 for s in info)
     # vGPU series name the workload (honor_labels) and carry the target's node label
     vgpus = prometheus.query("xgpu_memory_total")
-    running = {(p.placement.node, p.name) for p in DEMO_CLUSTER.running if p.placement}
+    running = {(p.placement.node, p.name) for p in VGPU_PODS if p.placement}
     got = {(s["metric"]["node"], f"{s['metric']['namespace']}/{s['metric']['pod']}") for s in vgpus}
     assert got == running
     assert all(s["metric"]["container"] for s in vgpus)
@@ -136,13 +139,13 @@ def test_demo_with_prometheus(tmp_path: Path, capfd: pytest.CaptureFixture[str])
     assert lines[2] == f"source: prometheus {prometheus} + pods from {DEFAULT_SCENARIO}"
     assert lines[3] == SUMMARY
     assert lines[4] == "1 plan rescuing 1 pod with 1 eviction"
-    others = len({p.owner for p in DEMO_CLUSTER.running}) - 1
+    others = len({p.owner for p in VGPU_PODS}) - 1
     assert lines[-2] == (
         f"right-sizing: 1 workload advised ({HISTORY_WORKLOAD}); "
         f"{others} without the history it needs"
     )
     assert lines[-1] == f"open the report: file://{out.resolve() / 'report.html'}"
-    assert "xgpu-advisor: 9 Pending GPU pods" in err  # the report command's own line
+    assert "xgpu-advisor: 10 Pending GPU pods" in err  # the report command's own line
     data = json.loads((out / "report.json").read_text())
     # The summary's fragmentation figures are the report's, as its Markdown words them.
     frag = data["fragmentation"]
@@ -174,7 +177,7 @@ def check_one_recommendation(sizing: dict[str, Any], out: Path) -> None:
     One pod has a day of history (backfilled, as its exporter would have served it): its
     workload alone is advised, on evidence that passes the 24 h / 288-sample gate; the
     others have seconds, and each says so."""
-    assert {w["workload"] for w in sizing["workloads"]} == {p.owner for p in DEMO_CLUSTER.running}
+    assert {w["workload"] for w in sizing["workloads"]} == {p.owner for p in VGPU_PODS}
     advised = [w for w in sizing["workloads"] if w["advised"]]
     assert [w["workload"] for w in advised] == [HISTORY_WORKLOAD]
     (entry,) = advised
@@ -316,7 +319,7 @@ def test_without_promtool_no_history_is_made_up(
     lines = capfd.readouterr().out.splitlines()
     assert lines[0].startswith(f"{UP} Prometheus ")
     assert lines[2] == SUMMARY
-    workloads = len({p.owner for p in DEMO_CLUSTER.running})
+    workloads = len({p.owner for p in VGPU_PODS})
     assert f"right-sizing: 0 workloads advised; {workloads} without the history it needs" in lines
     sizing = json.loads((out / "report.json").read_text())["rightsizing"]
     assert not [w for w in sizing["workloads"] if w["advised"]]

@@ -39,9 +39,14 @@ def test_example_loads_with_defaults() -> None:
     cluster = load_scenario(EXAMPLE)
     assert cluster.policy == Policy("binpack", "binpack")
     assert cluster.max_vgpus_per_card == 20
-    assert len(cluster.nodes) == 5
+    assert len(cluster.nodes) == 6
     assert cluster.pods[0].placement == Placement("cce-node-1", (0,))
     assert not cluster.nodes[1].cards[3].healthy
+    (mig,) = [n for n in cluster.nodes if n.mig_strategy != "none"]
+    assert (mig.name, mig.mig_strategy) == ("mig-node-1", "mixed")
+    assert [(i.profile, i.start) for i in mig.cards[0].mig or ()] == [
+        ("3g.40gb", 0), ("2g.20gb", 4), ("1g.10gb", 6),
+    ]  # fmt: skip
 
 
 def mutate(path: str, value: Any) -> dict[str, Any]:

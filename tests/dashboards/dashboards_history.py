@@ -9,7 +9,8 @@ adds, for two nodes in two clusters (prod-a, prod-b):
   owns), card 3 unused and unhealthy from minute 60 to 80 (NVML errors meanwhile);
 - gpu-node-b, 2 x T4 16 GiB, memory only: research/sim-0, research/sim-1 (wasteful: uses
   about an eighth), and batch/etl-3 from minute 40 on; its Kubernetes collector fails from
-  minute 20 to 30.
+  minute 20 to 30; and an A100 40 GiB in MIG mode (card 2): a 3g.20gb at slice 0 in use, an
+  idle 1g.5gb at slice 4, slices 5-7 uncut (as the simulated exporter serves one).
 
 The advisor runs every 5 minutes in prod-a (one skipped stretch, minutes 90-105), as a
 Pushgateway would hand its series over; one autoscaler, short of its max every other run.
@@ -39,10 +40,20 @@ ADVISOR_PERIOD = 300.0
 
 
 @dataclass(frozen=True)
+class MigInstance:
+    gpu_instance_id: int
+    profile: str
+    start: int
+    memory_mib: int  # advisor.core.mig's table
+    use: float  # mean share of its memory in use; 0: idle
+
+
+@dataclass(frozen=True)
 class Card:
     index: int
     memory_gib: int
     model: str
+    mig: tuple[MigInstance, ...] | None = None  # None: MIG off
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,15 @@ class VGpu:
 
 NODES: dict[str, tuple[Card, ...]] = {
     "gpu-node-a": tuple(Card(i, 40, "A100-PCIE-40GB") for i in range(4)),
-    "gpu-node-b": tuple(Card(i, 16, "Tesla T4") for i in range(2)),
+    "gpu-node-b": (
+        *(Card(i, 16, "Tesla T4") for i in range(2)),
+        Card(
+            2,
+            40,
+            "NVIDIA A100-SXM4-40GB",
+            (MigInstance(1, "3g.20gb", 0, 19968, 0.6), MigInstance(2, "1g.5gb", 4, 4864, 0.0)),
+        ),
+    ),
 }
 VGPUS: dict[str, tuple[VGpu, ...]] = {
     "gpu-node-a": (
@@ -170,8 +189,22 @@ def _node_at(out: Families, node: str, minute: float, at: float, errors: dict[st
         out.add("xgpu_card_memory_allotted_bytes", labels, allotted, at)
         out.add("xgpu_card_unattributed_memory_bytes", labels, unattributed, at)
         out.add("xgpu_card_core_allotted_ratio", labels, core_allotted / 100, at)
-        out.add("xgpu_card_utilization_ratio", labels, min(1.0, core_used_sum / 100), at)
+        if card.mig is None:  # NVML gives no card utilisation in MIG mode
+            out.add("xgpu_card_utilization_ratio", labels, min(1.0, core_used_sum / 100), at)
         out.add("xgpu_card_vgpus", labels, len(present), at)
+        for i, mig in enumerate(card.mig or ()):
+            instance = {
+                **labels,
+                "GPU_I_ID": str(mig.gpu_instance_id),
+                "GPU_I_PROFILE": mig.profile,
+                "mig_start": str(mig.start),
+            }
+            total = mig.memory_mib * MIB
+            used = total * max(0.0, mig.use + 0.1 * wave(t, 1200, i)) if mig.use else 0.0
+            out.add("xgpu_mig_instance_memory_total_bytes", instance, total, at)
+            out.add("xgpu_mig_instance_memory_used_bytes", instance, used, at)
+        if card.mig is not None:
+            out.add("xgpu_card_mig_mode", labels, 1, at)
         if unhealthy:
             errors[node] += 2  # the card's memory reads fail with GPU_IS_LOST (15)
     for collector in ("nvml", "kubernetes", "attribution"):

@@ -31,7 +31,20 @@ def answers(
     return found
 
 
-def test_every_query_succeeds_and_returns_data(answers: list[Answer]) -> None:
+# The node dashboard's MIG row: on the first options (gpu-node-a's GPU 0, no MIG) empty
+MIG_PANELS = {
+    "MIG instances by profile",
+    "MIG instance memory: used vs total",
+    "Free MIG slices per card",
+}
+
+
+def test_every_query_succeeds_and_returns_data(
+    answers: list[Answer], request: pytest.FixtureRequest
+) -> None:
+    if request.node.callspec.params["answers"] == "first":
+        assert {a.target.panel["title"] for a in answers if not a.series} == MIG_PANELS
+        answers = [a for a in answers if a.target.panel["title"] not in MIG_PANELS]
     empty = [f"{a.target.name}: {a.expr}" for a in answers if not a.series]
     assert not empty, "queries without data:\n" + "\n".join(empty)
     assert len({a.target.name for a in answers}) > 60
@@ -68,7 +81,7 @@ def test_values_are_on_the_panel_s_scale(answers: list[Answer]) -> None:
         top = tops.get(answer.target.unit)
         if top is not None:
             assert max(values) <= top, (answer.target.name, max(values))
-        if answer.target.unit == "bytes" and max(values) > 0:
+        if answer.target.unit == "bytes" and values and max(values) > 0:  # MIG: none on "first"
             assert max(values) >= 1 << 20, answer.target.name  # bytes, not GiB or MiB
 
 

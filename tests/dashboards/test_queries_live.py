@@ -1,8 +1,8 @@
 """Every query of every dashboard, on a real Prometheus scraping what a cluster would run.
 
-Two simulated exporters (`xgpu-exporter --simulate`, two nodes of the bundled demo, one
-with memory+core cards and an unhealthy card) scraped with the deploy's static job (the
-`node` target label, `honor_labels`), and the advisor's series pushed to a real
+Three simulated exporters (`xgpu-exporter --simulate`, three nodes of the bundled demo, one
+with memory+core cards and an unhealthy card, one with a MIG card) scraped with the deploy's
+static job (the `node` target label, `honor_labels`), and the advisor's series pushed to a real
 Pushgateway by the advisor's own code; Prometheus runs the deploy's recording rules, which
 the panels read where a rule exists. Nothing is backfilled: the data is what the parts
 publish. A single Prometheus: no series carries `cluster`, its variable stays on "All".
@@ -22,7 +22,7 @@ import yaml
 from advisor.core.autoscalers import Blocked, Reach
 from advisor.core.hpa import Autoscaler
 from advisor.metrics import RunFigures, push
-from tests.dashboards.dashboards_grafana import Json
+from tests.dashboards.dashboards_grafana import Json, all_values, interpolate, targets
 from tests.dashboards.dashboards_prometheus import Window, choose, run_all
 from tests.realparts import (
     Prometheus,
@@ -35,7 +35,13 @@ REPO = Path(__file__).resolve().parents[2]
 SCENARIO = REPO / "advisor" / "examples" / "demo.yaml"
 STATIC_JOB = REPO / "deploy" / "prometheus" / "scrape-config.static.yaml"
 RULES = REPO / "deploy" / "rules" / "xgpu.rules.yaml"
-NODES = ("a100-node-1", "cce-node-1")
+NODES = ("a100-node-1", "cce-node-1", "mig-node-1")
+# The MIG row's panels: no data on a node without MIG cards (the first node)
+MIG_PANELS = {
+    "MIG instances by profile",
+    "MIG instance memory: used vs total",
+    "Free MIG slices per card",
+}
 # One blocked (1 replica, 2 more place, max 5) and one unknown-template (no placeable).
 AUTOSCALERS = (
     Reach(
@@ -125,9 +131,47 @@ def test_every_query_returns_data_from_the_real_parts(
     for board in built.values():
         answers += run_all(live, board, choose(live, board, window, first), window)
     empty = [f"{a.target.name}: {a.expr}" for a in answers if not a.series]
+    if first:  # a100-node-1 has no MIG card: its MIG panels show nothing, and only they
+        shown = [a for a in answers if a.target.panel["title"] not in MIG_PANELS]
+        assert {a.target.panel["title"] for a in answers if not a.series} == MIG_PANELS
+        empty = [f"{a.target.name}: {a.expr}" for a in shown if not a.series]
     assert not empty, "queries without data:\n" + "\n".join(empty)
     nodes = {s["metric"].get("node") for a in answers for s in a.series} - {None}
     assert nodes == ({"a100-node-1"} if first else set(NODES))
+
+
+@pytest.mark.realservices
+def test_the_mig_panels_show_the_mig_node_s_instances(
+    live: Prometheus, built: dict[str, Json]
+) -> None:
+    """mig-node-1's H100 is cut into a 3g.40gb (slices 0-3, held by speech/whisper-0), a
+    2g.20gb (4-5) and a 1g.10gb (6), slice 7 uncut: one instance of each profile, memory as
+    the profile table gives it, used only in the held one, and 1 free slice."""
+    board = built["xgpu-node"]
+    selections = {"datasource": ["test"], "cluster": None, "node": ["mig-node-1"]}
+    selections |= {"gpu": None, "namespace": None}
+    exprs = {
+        (t.panel["title"], t.target["refId"]): interpolate(
+            t.target["expr"], selections, all_values(board)
+        )
+        for t in targets(board)
+        if t.panel["title"] in MIG_PANELS
+    }
+    now = time.time()
+
+    def by(expr: str, label: str) -> dict[str, float]:
+        return {s["metric"][label]: float(s["value"][1]) for s in live.query(expr, now)}
+
+    profiles = by(exprs["MIG instances by profile", "A"], "GPU_I_PROFILE")
+    assert profiles == {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 1}
+    used = by(exprs["MIG instance memory: used vs total", "A"], "GPU_I_PROFILE")
+    total = by(exprs["MIG instance memory: used vs total", "B"], "GPU_I_PROFILE")
+    assert total == {"3g.40gb": 40448 << 20, "2g.20gb": 20096 << 20, "1g.10gb": 9984 << 20}
+    assert used["2g.20gb"] == used["1g.10gb"] == 0
+    assert 0 < used["3g.40gb"] <= total["3g.40gb"]
+    (free,) = live.query(exprs["Free MIG slices per card", "A"], now)
+    assert (free["metric"]["node"], free["metric"]["gpu_index"]) == ("mig-node-1", "0")
+    assert float(free["value"][1]) == 1
 
 
 @pytest.mark.realservices

@@ -268,16 +268,11 @@ def test_free_memory_per_card_is_drawn_as_a_heatmap(built: dict[str, Json]) -> N
 
 
 # Contract series no panel needs to show: variables list the nodes from xgpu_node_info;
-# the exporter's durations and build are for its own debugging (its landing page). MIG's
-# series have no panel yet: the simulated exporter and the dashboards' history, which every
-# panel's query is run against, have no MIG card to show.
+# the exporter's durations and build are for its own debugging (its landing page).
 NOT_ON_PANELS = {
     "xgpu_node_info",
     "xgpu_exporter_collector_duration_seconds",
     "xgpu_exporter_build_info",
-    "xgpu_card_mig_mode",
-    "xgpu_mig_instance_memory_total_bytes",
-    "xgpu_mig_instance_memory_used_bytes",
 }
 
 

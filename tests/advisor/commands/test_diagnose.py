@@ -39,8 +39,9 @@ def test_diagnose_json_contract() -> None:
         "capacity",
         "unsatisfiable",
         "invalid",
+        "mig-geometry",  # the demo's MIG node (docs/design.md §13)
     }
-    assert data["summary"]["pending"] == len(data["pods"]) == 9
+    assert data["summary"]["pending"] == len(data["pods"]) == 10
     by_name = {p["pod"]: p for p in data["pods"]}
     # the CCE example inside the demo
     assert by_name["web/infer-1"]["placement"] == {"node": "cce-node-1", "cards": [0, 1]}
@@ -49,8 +50,8 @@ def test_diagnose_json_contract() -> None:
     assert frag["placement"] is None
     assert frag["nodes"]["cce-node-1"][0] == "too-few-cards: 1 of 2 cards eligible"
     assert frag["node_summary"] == (
-        "0/5 nodes are unavailable: 1 node(s) had untolerated taint {dedicated: research}, "
-        "4 too-few-cards."
+        "0/6 nodes are unavailable: 1 node(s) had untolerated taint {dedicated: research}, "
+        "5 too-few-cards."
     )
     # Only the A100 and V100 cards could hold its 20480 MiB slices: 39936 MiB free there.
     assert by_name["ml/finetune-0"]["cluster_free_sufficient"] is False
@@ -129,7 +130,7 @@ def test_node_detail_flag(tmp_path: Path) -> None:
     proc = run("diagnose", "--scenario", str(EXAMPLE), "--format", "json", "--node-detail", "1")
     frag = next(p for p in json.loads(proc.stdout)["pods"] if p["pod"] == "web/infer-2")
     assert len(frag["nodes"]) == 1
-    assert frag["nodes_omitted"] == 4
+    assert frag["nodes_omitted"] == 5
 
 
 # --- --scheduler (docs/design.md §9.2) ------------------------------------------------------

@@ -107,3 +107,53 @@ def test_the_files_capacity_hierarchy_applies_as_the_configmaps(tmp_path: Path) 
     merged = with_pods_from(as_exporters_see_it(base), path, auto=False)
     assert merged.scheduler.enable_hierarchy
     assert merged.scheduler.queue_plugin == "capacity"
+
+
+DEMO = EXAMPLES / "demo.yaml"
+
+
+def test_the_files_bound_mig_pods_come_holding_its_instances() -> None:
+    """The exporters serve no series for a MIG pod (it holds instances, no vGPU), so the
+    file brings the bound ones, as the Kubernetes API would; the demo's Pending 3g.40gb then
+    waits for a re-partition (mig-geometry), as the file alone judges it."""
+    described = load_scenario(DEMO)
+    seen = as_exporters_see_it(described)
+    seen = dataclasses.replace(seen, pods=tuple(p for p in seen.pods if not p.request.mig_profile))
+    merged = with_pods_from(seen, DEMO, auto=True)
+    (held,) = [p for p in merged.running if p.request.mig_profile]
+    assert (held.name, held.mig_instances) == ("speech/whisper-0", ((0, 0),))
+    causes = {d.pod.name: d.cause for d in judge(merged).pods}
+    assert causes["speech/whisper-1"] == "mig-geometry"
+    assert causes == {d.pod.name: d.cause for d in judge(described).pods}
+
+
+def test_a_bound_mig_pod_whose_instance_the_cards_lack_is_left_out() -> None:
+    described = load_scenario(DEMO)
+    seen = as_exporters_see_it(described)
+    nodes = tuple(
+        dataclasses.replace(n, cards=tuple(dataclasses.replace(c, mig=()) for c in n.cards))
+        if n.name == "mig-node-1"
+        else n
+        for n in seen.nodes
+    )
+    seen = dataclasses.replace(
+        seen, nodes=nodes, pods=tuple(p for p in seen.pods if not p.request.mig_profile)
+    )
+    merged = with_pods_from(seen, DEMO, auto=True)
+    assert not [p for p in merged.running if p.request.mig_profile]
+
+
+def test_the_files_mixed_strategy_stands_in_for_the_node_label() -> None:
+    """Only the missing-label warning of a node the file says is mixed goes (the live read
+    models it as mixed too); any other warning stays."""
+    from advisor.commands.pods_from import without_kubernetes_warning
+    from advisor.sources.gather import Gathered
+
+    warnings = (
+        "no Kubernetes source: Pending pods are unknown",
+        "node mig-node-1: MIG cards and no nvidia.com/mig.strategy label; modelled as mixed",
+        "node other-1: MIG cards and no nvidia.com/mig.strategy label; modelled as mixed",
+        "node mig-node-1: MIG cards and nvidia.com/mig.strategy='both'; modelled as mixed",
+    )
+    gathered = Gathered(load_scenario(DEMO), warnings, (), "exporters")
+    assert without_kubernetes_warning(gathered, DEMO).warnings == warnings[2:]

@@ -124,8 +124,8 @@ def test_report_writes_its_runs_there(tmp_path: Path, capsys: pytest.CaptureFixt
     assert (newest / "report.html").read_text().lower().startswith("<!doctype html>")
     summary = json.loads((newest / SUMMARY).read_text())
     assert summary["generated_at"] == data["generated_at"]
-    # the demo: 9 Pending pods, one plan rescuing one (the command's own line says the same)
-    assert summary["summary"].startswith("9 Pending GPU pods (")
+    # the demo: 10 Pending pods, one plan rescuing one (the command's own line says the same)
+    assert summary["summary"].startswith("10 Pending GPU pods (")
     assert summary["summary"].endswith("; 1 plan rescuing 1 pod")
     err = capsys.readouterr().err
     assert f"reports in {newest}/ (index {root / INDEX})" in err

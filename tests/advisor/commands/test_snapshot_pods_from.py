@@ -38,13 +38,15 @@ def test_the_snapshot_holds_the_files_pending_pods_and_what_kubernetes_knows(
     )
     err = capsys.readouterr().err
     assert code == 0, err
-    # One line: the file stands in for Kubernetes, so no "no Kubernetes source" warning. The
-    # demo has 5 nodes with 4 + 4 + 2 + 1 + 2 = 13 cards, 10 pods placed (4 on cce-node-1,
-    # 3 on a100-node-1, 2 on v100-node-1, 1 on a100-80g-node-1) and 9 Pending.
+    # One line: the file stands in for Kubernetes, so no "no Kubernetes source" warning, nor
+    # one for mig-node-1's missing strategy label (the file's node says mixed). The demo has
+    # 6 nodes with 4 + 4 + 2 + 1 + 2 + 1 = 14 cards, 11 pods placed (4 on cce-node-1, 3 on
+    # a100-node-1, 2 on v100-node-1, 1 on a100-80g-node-1, 1 MIG pod on mig-node-1, which
+    # the file brings: the exporters serve no series for it) and 10 Pending.
     assert err.count("\n") == 1, err
     assert err.startswith(f"xgpu-advisor: wrote {out} from exporters http://127.0.0.1:"), err
     assert err.endswith(
-        f" + pods from {DEMO}: 5 nodes, 13 cards, 10 running pods and 9 Pending pods; "
+        f" + pods from {DEMO}: 6 nodes, 14 cards, 11 running pods and 10 Pending pods; "
         f"scheduler cce (auto: from {DEMO})\n"
     ), err
     snapshot = load_scenario(out)
@@ -60,13 +62,14 @@ def test_the_snapshot_holds_the_files_pending_pods_and_what_kubernetes_knows(
         diagnose(snapshot).summary
         == diagnose(DEMO_CLUSTER).summary
         == {
-            "pending": 9,
+            "pending": 10,
             "schedulable": 4,
             "node-resources": 1,
             "fragmentation": 1,
             "capacity": 1,
             "unsatisfiable": 1,
             "invalid": 1,
+            "mig-geometry": 1,
         }
     )
 
@@ -78,5 +81,5 @@ def test_without_the_file_the_snapshot_has_no_pending_pods_and_says_why(
     assert main(["snapshot", "--exporters", exporters, "--output", str(out)]) == 0
     err = capsys.readouterr().err
     assert "xgpu-advisor: warning: no Kubernetes source: Pending pods are unknown" in err
-    assert "10 running pods and 0 Pending pods" in err
+    assert "10 running pods and 0 Pending pods" in err  # nor the MIG pod: no series for it
     assert load_scenario(out).pending == ()
