@@ -124,7 +124,7 @@ def memory_bound(cluster: Cluster, reference: int) -> int:
         (n.name, c.index): c.memory_mib
         for n in cluster.nodes
         for c in n.cards
-        if c.healthy or not rules.checks_health
+        if (c.healthy or not rules.checks_health) and c.mig is None  # MIG: no vGPU lands
     }
     if not counted:
         return 0

@@ -75,6 +75,12 @@ def allotted_gpus(cluster: Cluster) -> float:
 
 
 def capacity_gpus(cluster: Cluster, healthy_only: bool = True) -> float:
-    """The cards' memory in GPUs of memory (a card of the commonest size = 1)."""
-    mib = sum(c.memory_mib for n in cluster.nodes for c in n.cards if c.healthy or not healthy_only)
+    """The vGPU cards' memory in GPUs of memory (a card of the commonest size = 1); a card in
+    MIG mode takes MIG pods only (docs/design.md §13), so it is no vGPU capacity."""
+    mib = sum(
+        c.memory_mib
+        for n in cluster.nodes
+        for c in n.cards
+        if (c.healthy or not healthy_only) and c.mig is None
+    )
     return mib / reference_card_mib(cluster)

@@ -93,6 +93,7 @@ def test_json_holds_diagnosis_plan_fragmentation_and_headroom(data: dict[str, An
         "ml/pretrain-0": "unsatisfiable",
         "web/odd-size": "invalid",
         "vision/train-xl": "node-resources",
+        "speech/whisper-1": "mig-geometry",  # plans move no MIG pod; its re-partition advice
     }
     frag = data["fragmentation"]
     running = sum(p.request.memory_mib for p in DEMO_CLUSTER.running)
@@ -106,9 +107,10 @@ def test_json_holds_diagnosis_plan_fragmentation_and_headroom(data: dict[str, An
     room = data["headroom"]
     # GPUs of memory: the healthy cards' MiB over the commonest card's (the plan's unit)
     gpu = data["plan"]["summary"]["reference_card_mib"]
-    # every healthy card, the MIG one too (MIG cards are not yet apart in the card view,
-    # docs/design.md §13)
-    cards = sum(c.memory_mib for n in DEMO_CLUSTER.nodes for c in n.cards if c.healthy)
+    # every healthy vGPU card: a MIG card takes MIG pods only (docs/design.md §13)
+    cards = sum(
+        c.memory_mib for n in DEMO_CLUSTER.nodes for c in n.cards if c.healthy and c.mig is None
+    )
     assert room["capacity_gpus"] == round(cards / gpu, 3)
     assert room["peak_allotted_gpus"] > 0
     assert (data["rightsizing"], data["usage"]) == (None, None)  # a scenario has no history
