@@ -24,8 +24,10 @@ waits for a better plan) can spend them better, so while the simulations stay wi
 `portfolio_evaluations` the greedy runs again from scratch under the next of `RUNS` and the
 run that rescues the most wins (then the cheaper, then fewer evictions, then the earlier).
 
-The budget is work, counted in units (`Board.work`): the same input gives the same plans
-on any machine. Wall time is only a safety stop, and the report says when it fired.
+The budget is work, counted in units (`Board.work`), and work alone ends a run: the same
+input gives the same plans on any machine. Wall time is only a safety stop read between
+runs (and before the look above the caps, which has its own share of the work): it never
+cuts a run, only keeps the next from starting, and the report says when it fired.
 Gangs (PodGroups with min_member above 1, under Volcano's session; docs/design.md §10.4):
 a Pending gang is a target as a whole, and a plan succeeds for it only when min_member of it
 place at once in the simulation (`Board.simulate`); a running gang gives up only members
@@ -205,7 +207,6 @@ def plan(
     deadline = None
     if clock is not None and options.time_budget_s is not None:
         deadline = start + options.time_budget_s
-    ideal: IdealBound | None = None
     best: _Run | None = None
     tally = _Tally()
     stopped: str | None = None
@@ -217,8 +218,6 @@ def plan(
             break
         board = Board(cluster, bound, options.never_evict, options.now)
         board.set_pending(queued, waiting)
-        if ideal is None:
-            ideal = ideal_bound(_with_bound(cluster, bound))
         search = Search(board, limits, reference, objective)
         greedy = Greedy(
             board, search, {board.ids[n] for n in targetable}, options.max_evictions, patience
@@ -230,7 +229,7 @@ def plan(
         tally.add(board, search, (0, 0))
         if best is None or run.rank() < best.rank():
             best = run
-    best, ideal = known(best, "the best portfolio run"), known(ideal, "the ideal repack")
+    best = known(best, "the best portfolio run")
     plans = best.plans
     held: tuple[HeldBack, ...] = ()
     if stopped != "time" and _past(clock, deadline):
@@ -256,6 +255,9 @@ def plan(
         tally.add(best.board, wide, before)
         if fired and stopped is None:
             stopped = fired[0]
+    # After the search: it reads no clock, so its time (a repack of every pod, the largest
+    # share on a big board) leaves the safety stop's phases alone.
+    ideal = ideal_bound(_with_bound(cluster, bound))
     rescued = {name for p in plans for name in p.rescues}
     short = _gangs_short(best.board, gangs)
     unresolved = tuple(
