@@ -35,9 +35,10 @@ DEFAULT_NODE_DETAIL = 20
 DEFAULT_MAX_PLAN_EVICTIONS = 4
 DEFAULT_MAX_EVICTIONS = 3.0  # per card the rescued pods get (EvictionBudget's default)
 # work for the whole search, in simulated placements (`Board.work`): the openb end states
-# (6,212 cards) need at most a third of it; about 45 s on 2,000 nodes of 8 cards
+# (6,212 cards) need at most a third of it; about 18 s of CPU on 5,000 nodes of 8 cards
 DEFAULT_WORK = 200_000
-DEFAULT_TIME_BUDGET_S = 300.0  # a safety stop only: the work budget is what bounds a run
+# a safety stop only, read between the search's runs (never inside one): work ends a run
+DEFAULT_TIME_BUDGET_S = 300.0
 # what --max-evictions counts per: the whole advice, a rescued card, a rescued GPU of memory
 Per = Literal["advice", "card", "gpu"]
 

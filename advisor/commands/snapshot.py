@@ -19,6 +19,10 @@ from advisor.words import plural
 
 
 def run(args: argparse.Namespace) -> int:
+    # A file that cannot be written is refused before the live read (and its imports).
+    folder = args.output.parent
+    if not folder.is_dir():
+        raise InputError(f"{args.output}: cannot write: no folder {folder}")
     read = read_cluster(args, scheduler_choice(args))
     # The scenario writer and its reader (the core, PyYAML) only now, once there is a
     # cluster: an unusable input is refused before they load (README "Start-up").

@@ -89,6 +89,24 @@ MISSING_INPUT = [
     (["report", "--scenario", "{tmp}/missing.yaml", "--output-dir", "{tmp}/out"], READER),
     (["replay", "--nodes", "{tmp}/missing.csv", "--pods", "{tmp}/pods.csv"], []),
     (["replay", "--nodes", "{tmp}/nodes.csv", "--pods", "{tmp}/pods.csv"], []),  # nodes read
+    # a live read: its credential file, then the file it would write (no Prometheus runs
+    # at this address: reached, the command would load the sources and fail later)
+    (
+        [
+            "snapshot",
+            "--prometheus",
+            "http://127.0.0.1:9",
+            "--prometheus.bearer-token-file",
+            "{tmp}/missing-token",
+            "--output",
+            "{tmp}/snapshot.yaml",
+        ],
+        READER,
+    ),
+    (
+        ["snapshot", "--prometheus", "http://127.0.0.1:9", "--output", "{tmp}/no/snapshot.yaml"],
+        READER,
+    ),
 ]
 
 
@@ -96,7 +114,16 @@ MISSING_INPUT = [
 @pytest.mark.parametrize(
     ("argv", "reader"),
     MISSING_INPUT,
-    ids=["diagnose", "plan", "whatif", "report", "replay-nodes", "replay-pods"],
+    ids=[
+        "diagnose",
+        "plan",
+        "whatif",
+        "report",
+        "replay-nodes",
+        "replay-pods",
+        "snapshot-token",
+        "snapshot-output",
+    ],
 )
 def test_a_missing_input_is_refused_before_the_model_loads(
     argv: list[str], reader: list[str], tmp_path: Path

@@ -113,8 +113,8 @@ def _plan(sub: Any) -> None:
         type=positive_seconds,
         default=DEFAULT_TIME_BUDGET_S,
         metavar="SECONDS",
-        help="a safety stop only: the search ends after this long even with work left, "
-        f"and says so (default {DEFAULT_TIME_BUDGET_S:g})",
+        help="a safety stop only: past this long no further run of the search starts (a "
+        f"run ends by work alone), and it says so (default {DEFAULT_TIME_BUDGET_S:g})",
     )
     parser.add_argument(
         "--pictures",

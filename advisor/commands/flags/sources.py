@@ -205,9 +205,36 @@ def prometheus_access(args: argparse.Namespace) -> PrometheusAccess:
     )
 
 
+# The credential files of --prometheus, each opened before the sources load.
+CREDENTIAL_FILES = (
+    ("--prometheus.bearer-token-file", "prometheus_bearer_token_file"),
+    ("--prometheus.basic-auth-file", "prometheus_basic_auth_file"),
+    ("--prometheus.ca-file", "prometheus_ca_file"),
+)
+
+
+def refuse_unreadable_files(args: argparse.Namespace) -> None:
+    """A credential file that cannot be opened, refused before the sources and the core
+    they import load (README "Start-up"), in the line `load_access` would give; what a
+    file holds is still `load_access`'s to judge."""
+    if args.prometheus is None:
+        return
+    for flag, dest in CREDENTIAL_FILES:
+        path = getattr(args, dest)
+        if path is None:
+            continue
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as error:
+            raise InputError(f"{flag} {path}: {error.strerror or type(error).__name__}") from None
+
+
 def source_config(args: argparse.Namespace, scheduler: ProfileName | None) -> SourceConfig:
     """The sources' settings from the flags; `scheduler` as `--scheduler` names it (None:
     auto, and whatif's several profiles, which judge the cluster as read)."""
+    refuse_prometheus_flags(args)
+    refuse_unreadable_files(args)
     from advisor.sources.exporters import parse_exporter_list
     from advisor.sources.gather import SourceConfig
 

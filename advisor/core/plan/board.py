@@ -171,6 +171,8 @@ class Board:
         self.cycle_cluster = cluster if volcano and (jobs.groups or jobs.queues) else None
         self._shapes: dict[Shape, int] = {}
         self._movable: dict[tuple[Shape, int], bool] = {}
+        self._movable_pod: dict[int, bool] = {}  # `movable` by pod, for these Pending shapes
+        self._conflict: dict[tuple[int, int], bool] = {}  # (level mode, pod mode)
         self._shapes_epoch = -1
         self.fodder_size: IntArray = np.full((n_cards, FODDER), BIG, dtype=np.int64)
         self.fodder_core: IntArray = np.zeros((n_cards, FODDER), dtype=np.int64)
@@ -205,7 +207,10 @@ class Board:
     # -- facts ---------------------------------------------------------------------
 
     def shape_of(self, pod: int) -> Shape:
-        return known(self.shape[pod], f"the request of pod {self.pods[pod].name}")
+        shape = self.shape[pod]
+        if shape is None:  # the message only when it is needed: this is the search's hot path
+            return known(shape, f"the request of pod {self.pods[pod].name}")
+        return shape
 
     def node_of_card(self, position: int) -> int:
         return int(self.state.node_of[position])
@@ -237,7 +242,12 @@ class Board:
     def conflicts(self, shape: Shape, level: Shape) -> bool:
         """Whether a pod of `shape` must leave a card before one of `level` can join it:
         the profile's one isolation mode per card, if it has that rule."""
-        return mode_conflict(self.state.profile, level.mode, shape.mode)
+        # memoised by the two modes: the search asks it for every pod of every card it looks at
+        key = (level.mode, shape.mode)
+        found = self._conflict.get(key)
+        if found is None:
+            found = self._conflict[key] = mode_conflict(self.state.profile, level.mode, shape.mode)
+        return found
 
     def demand(self, pods: Iterable[int]) -> tuple[int, int, int]:
         """(pod slots, cpu, memory) the pods take from their nodes, summed."""
@@ -324,13 +334,17 @@ class Board:
         could land only if every such Pending pod landed before it."""
         if not self.evictable[pod]:
             return False
+        shapes = self._pending_shapes()  # refreshes the caches below on a new epoch
+        by_pod = self._movable_pod.get(pod)  # by pod id: hashing a Shape is what costs
+        if by_pod is not None:
+            return by_pod
         key = (self.shape_of(pod), self.priority[pod])
-        shapes = self._pending_shapes()  # refreshes the cache below on a new epoch
         known = self._movable.get(key)
         if known is None:
             s, priority = key
             known = not any(s.needs_no_less(p) and top >= priority for p, top in shapes.items())
             self._movable[key] = known
+        self._movable_pod[pod] = known
         return known
 
     def _pending_shapes(self) -> dict[Shape, int]:
@@ -343,6 +357,7 @@ class Board:
             self._shapes = shapes
             self._shapes_epoch = self.epoch
             self._movable = {}  # (shape, priority) -> movable, for these Pending shapes
+            self._movable_pod = {}
         return self._shapes
 
     # -- simulation (docs/design.md §8) -------------------------------------------------------

@@ -2,8 +2,8 @@
 estimate or by a simulated plan; a plan is committed only when its simulation is of the
 current board, the literal §8 simulation agrees, and the caps allow it.
 
-Pure but for the `stop` callback the caller passes: it says when the work (or, as a safety
-stop, the time) budget is spent.
+Pure but for the `stop` callback the caller passes: it says when the work budget is spent
+(the planner's never reads the clock, so a run ends where it ends on any machine).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from advisor.core.plan.limits import EvictionBudget
 from advisor.core.plan.search import PlanKey, Proposal, Search, Target, TargetKey, levels_of
 
 REGENERATE_CHECK_EVERY = 64  # targets listed between looks at the budget
-Stop = Callable[[], str | None]  # why the search must stop now ("work", "time"), or None
+Stop = Callable[[], str | None]  # why the search must stop now ("work"), or None
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,10 @@ waits for a better plan) can spend them better, so while the simulations stay wi
 `portfolio_evaluations` the greedy runs again from scratch under the next of `RUNS` and the
 run that rescues the most wins (then the cheaper, then fewer evictions, then the earlier).
 
-The budget is work, counted in units (`Board.work`): the same input gives the same plans
-on any machine. Wall time is only a safety stop, and the report says when it fired.
+The budget is work, counted in units (`Board.work`), and work alone ends a run: the same
+input gives the same plans on any machine. Wall time is only a safety stop read between
+runs (and before the look above the caps, which has its own share of the work): it never
+cuts a run, only keeps the next from starting, and the report says when it fired.
 Gangs (PodGroups with min_member above 1, under Volcano's session; docs/design.md §10.4):
 a Pending gang is a target as a whole, and a plan succeeds for it only when min_member of it
 place at once in the simulation (`Board.simulate`); a running gang gives up only members
@@ -67,6 +69,9 @@ SEARCH_EVICTIONS = 32  # how far past the per-plan cap the search looks for plan
 # The greedy's runs, in order: the objective, and its patience (simulations after a
 # commit before the best fresh plan is taken anyway).
 RUNS: tuple[tuple[Objective, int], ...] = (("ratio", 16), ("value", 16), ("holes", 128))
+# The look for plans above the caps may spend this fraction of --plan-work (1/2) beyond what
+# the search spent: one listing of a 5,000-node board's targets is about 60,000 units.
+HELD_BACK_WORK_SHARE = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,31 +209,33 @@ def plan(
     deadline = None
     if clock is not None and options.time_budget_s is not None:
         deadline = start + options.time_budget_s
-    ideal: IdealBound | None = None
     best: _Run | None = None
     tally = _Tally()
     stopped: str | None = None
     for objective, patience in RUNS:
         if best is not None and (stopped or tally.evaluations >= options.portfolio_evaluations):
             break
+        if best is not None and _past(clock, deadline):
+            stopped = "time"  # the safety stop: no further run starts
+            break
         board = Board(cluster, bound, options.never_evict, options.now)
         board.set_pending(queued, waiting)
-        if ideal is None:
-            ideal = ideal_bound(_with_bound(cluster, bound))
         search = Search(board, limits, reference, objective)
         greedy = Greedy(
             board, search, {board.ids[n] for n in targetable}, options.max_evictions, patience
         )
         spent = dataclasses.replace(tally)
-        stop = functools.partial(_stop, options, clock, deadline, board, search, spent)
+        stop = functools.partial(_stop, options, board, search, spent)
         run = _Run(board, greedy, greedy.run(stop))
         stopped = greedy.stopped
         tally.add(board, search, (0, 0))
         if best is None or run.rank() < best.rank():
             best = run
-    best, ideal = known(best, "the best portfolio run"), known(ideal, "the ideal repack")
+    best = known(best, "the best portfolio run")
     plans = best.plans
     held: tuple[HeldBack, ...] = ()
+    if stopped != "time" and _past(clock, deadline):
+        stopped = "time"  # the safety stop: the look above the caps does not start
     if stopped != "time":
         before = (best.board.placements, best.board.card_checks)
         wide = Search(
@@ -240,11 +247,19 @@ def plan(
             ),
             reference,
         )
-        out_of_time = functools.partial(_stop, None, clock, deadline, best.board, wide, tally)
+        # Its own share of work on top of the search's, so that the look ends by work too.
+        allowance = best.board.work + options.work // HELD_BACK_WORK_SHARE
+        fired: list[str] = []
+        out_of_work = functools.partial(_held_stop, allowance, best.board, fired.append)
         held = held_back(
-            best.greedy, wide, options.max_plan_evictions, options.max_evictions, out_of_time
+            best.greedy, wide, options.max_plan_evictions, options.max_evictions, out_of_work
         )
         tally.add(best.board, wide, before)
+        if fired and stopped is None:
+            stopped = fired[0]
+    # After the search: it reads no clock, so its time (a repack of every pod, the largest
+    # share on a big board) leaves the safety stop's phases alone.
+    ideal = ideal_bound(_with_bound(cluster, bound))
     rescued = {name for p in plans for name in p.rescues}
     short = _gangs_short(best.board, gangs)
     unresolved = tuple(
@@ -294,28 +309,31 @@ class _Tally:
         self.targets += search.estimates
 
 
-def _stop(
-    options: PlanOptions | None,
-    clock: Clock | None,
-    deadline: float | None,
-    board: Board,
-    search: Search,
-    spent: _Tally,
-) -> str | None:
-    """Why the search must stop now: its work budget is spent (with what the runs before
-    did, `spent`; no budget without `options`), or the time safety stop fired; None to go
-    on."""
-    if options is not None and (
-        board.work + spent.work >= options.work
-        or (
-            options.max_evaluations is not None
-            and search.evaluations + spent.evaluations >= options.max_evaluations
-        )
+def _stop(options: PlanOptions, board: Board, search: Search, spent: _Tally) -> str | None:
+    """Why a run must stop now: the work budget is spent (with what the runs before did,
+    `spent`); None to go on. Never the clock: a run ends where it ends on any machine."""
+    if board.work + spent.work >= options.work or (
+        options.max_evaluations is not None
+        and search.evaluations + spent.evaluations >= options.max_evaluations
     ):
         return "work"
-    if deadline is not None and clock is not None and clock() >= deadline:
-        return "time"
     return None
+
+
+def _held_stop(allowance: int, board: Board, record: Callable[[str], None]) -> str | None:
+    """`_stop` for the look for plans above the caps: its board's work up to `allowance`;
+    why it stopped goes to `record`."""
+    if board.work >= allowance:
+        record("work")
+        return "work"
+    return None
+
+
+def _past(clock: Clock | None, deadline: float | None) -> bool:
+    """The time safety stop, read only between the search's phases (each run, the look
+    above the caps): it never cuts a run, so the plans a run makes are the same on any
+    machine; it only keeps a further phase from starting."""
+    return deadline is not None and clock is not None and clock() >= deadline
 
 
 def _hopeful(d: PodDiagnosis) -> bool:

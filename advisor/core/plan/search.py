@@ -152,14 +152,25 @@ class Search:
                 break
             for combo in combinations(optional, count):
                 mem = sum(held[p] for p in combo)
-                core = sum(b.shape_of(p).card_core for p in combo)
-                if mem < need_mem or core < need_core:
+                if mem < need_mem:
+                    continue
+                if need_core > 0 and sum(b.shape_of(p).card_core for p in combo) < need_core:
                     continue
                 cost = sum(b.costs[p].cost for p in combo)
                 rank = (cost, count, max(b.priority[p] for p in combo), mem, combo)
                 if best is None or rank < best[0]:
                     best = (rank, combo)
         return None if best is None else tuple(forced) + best[1]
+
+    def room_on(self, k: int) -> int:
+        """The most memory evictions could free on card `k` (its free memory and what every
+        movable pod on it holds), -1 when it is unhealthy: where a level needs more,
+        `card_victims` finds none for it."""
+        b = self.board
+        if not b.state.healthy[k]:
+            return -1
+        held = sum(b.need_on(b.shape_of(p), k) for p in b.on_card[k] if b.movable(p))
+        return int(b.state.free_memory[k]) + held
 
     def victims(self, target: Target) -> tuple[int, ...] | None:
         """The target's victims, or None when its cards cannot be freed or the real
@@ -205,7 +216,11 @@ class Search:
                 continue
             node = b.node_of_card(k)
             best: dict[tuple[int, ...], Shape] = {}
+            most = self.room_on(k)
             for level in singles:
+                if most < b.need_on(level, k):
+                    b.card_checks += 1  # no victims can do (`room_on`), counted as checked
+                    continue
                 found = self.card_victims(k, level)
                 if found and self.node_admits(node, level, found):
                     best[found] = level
@@ -217,11 +232,22 @@ class Search:
         b, st = self.board, self.board.state
         multis = sorted((lv for lv in levels if lv.gpus > 1), key=_level_order)
         for n in nodes:
+            room: list[tuple[int, int]] | None = None  # (card, `room_on`), once a level asks
             for level in multis:
                 if st.healthy_count[n] < level.gpus or not st.static_ok(level.constraints)[n]:
                     continue
+                if room is None:
+                    room = [(k, self.room_on(k)) for k in st.node_positions(n)]
+                hopeful = [k for k, mib in room if mib >= b.need_on(level, k)]
+                # Checks that would find no victims (`room_on`), or too few cards, are
+                # skipped but counted: the work (and so where the budget ends) is that of
+                # checking every card.
+                if len(hopeful) < level.gpus:
+                    b.card_checks += len(room)
+                    continue
+                b.card_checks += len(room) - len(hopeful)
                 costs = []
-                for k in st.node_positions(n):
+                for k in hopeful:
                     found = self.card_victims(k, level)
                     if found is not None:
                         mem = sum(b.need_on(b.shape_of(p), k) for p in found)

@@ -105,7 +105,8 @@ def stop_line(data: PlanJson) -> str | None:
         return (
             f"The time safety stop fired after {s['time_budget_seconds']} s "
             f"(--time-budget), with {s.get('work', 0):,} of "
-            f"{s.get('work_budget', 0):,} simulated placements done: what was found "
-            "depends on this machine's speed, and more may exist."
+            f"{s.get('work_budget', 0):,} simulated placements done: no further run of "
+            "the search started, so what was found depends on this machine's speed, and "
+            "more may exist."
         )
     return None

@@ -230,8 +230,12 @@ def test_a_tiny_time_budget_is_a_safety_stop_and_says_so(
     assert data["summary"]["budget_exhausted"] is True
     assert data["summary"]["stopped_by"] == "time"
     assert data["summary"]["time_budget_seconds"] == 0.000001
-    assert data["plans"] == []
-    assert [u["pod"] for u in data["unresolved"]] == ["web/infer-2", "web/too-big"]
+    # It never cuts a run (issue #25): the first run's plans, then nothing more starts.
+    untimed = json.loads(run_plan(capsys, "--scenario", str(scenario), "--format", "json"))
+    assert data["plans"] == untimed["plans"]
+    assert [p["rescues"] for p in data["plans"]] == [["web/infer-2"]]
+    assert [u["pod"] for u in data["unresolved"]] == ["web/too-big"]
+    assert untimed["summary"]["stopped_by"] is None
     text = run_plan(capsys, *args)
     assert "The time safety stop fired after 1e-06 s (--time-budget)" in text
     assert "depends on this machine's speed" in text
