@@ -25,8 +25,9 @@ from typing import Any
 from advisor.core.diagnose import build_state
 from advisor.core.nodefilters import KUBE_FIT, RESOURCE_REASONS, static_reasons
 from advisor.core.state import Shape
-from advisor.scenario import ScenarioError, parse_text, scenario_from_data
+from advisor.scenario import ScenarioError, scenario_from_data
 from conformance import harness
+from conformance.files import read_scenario
 from conformance.generate import generate
 
 Verdicts = dict[str, dict[str, tuple[str, ...]]]  # pod → node → reasons (absent: passes)
@@ -193,7 +194,7 @@ def run_generated(
 
 def run_files(paths: list[Path]) -> tuple[int, int, int, list[str]]:
     """Scenario files (advisor/examples, fixtures) through both sides."""
-    datas = [parse_text(p.read_text(), str(p)) for p in paths]
+    datas = [read_scenario(p) for p in paths]
     rows = check([d for d in datas if isinstance(d, dict)])
     diffs = [d for r in rows for d in r[3]]
     return sum(r[0] for r in rows), sum(r[1] for r in rows), sum(r[2] for r in rows), diffs

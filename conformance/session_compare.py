@@ -242,7 +242,7 @@ def _explained(
     sized: frozenset[str],
 ) -> bool:
     """A class difference the design words otherwise (docs/conformance.md)."""
-    if theirs_class == "queue" and (_group_of(up) in left or up["pod"] in sized):
+    if theirs_class == "queue" and ((_group_of(up) or up["pod"]) in left or up["pod"] in sized):
         # enqueue's or allocate's queue refusal for the cluster's size: the advisor words
         # it by the nodes (docs/design.md §10.2)
         return True

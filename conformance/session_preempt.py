@@ -28,8 +28,9 @@ from typing import Any, NamedTuple
 
 from advisor.core.gang import diagnose_jobs
 from advisor.core.preemption import Preemption
-from advisor.scenario import ScenarioError, parse_text, scenario_from_data
+from advisor.scenario import ScenarioError, scenario_from_data
 from conformance import harness, session_compare
+from conformance.files import read_scenario
 from conformance.session_compare import EXPLAINED, generate_gangs
 
 # One queue: preempt; several: reclaim, and now and then both (v1.14.1's preempt with two
@@ -314,7 +315,7 @@ def run_files(paths: list[Path]) -> tuple[int, int, list[str]]:
     file's name, an explained one starting with EXPLAINED)."""
     datas = []
     for path in paths:
-        data = parse_text(path.read_text(), str(path))
+        data = read_scenario(path)
         if isinstance(data, dict) and (data.get("scheduler") or {}).get("profile") == PROFILE:
             datas.append((path, data))
     results = harness.run_scenarios("volcano", [data for _, data in datas])

@@ -66,7 +66,8 @@ class JobsDiagnosis:
     groups: tuple[GroupOutcome, ...]
     group_of: dict[str, str | None] = field(default_factory=dict)
     # Groups Volcano's enqueue leaves Pending for the cluster's size alone, which the cycle
-    # tries and words by its nodes instead (core.session `left_to_nodes`).
+    # tries and words by its nodes instead (core.session `left_to_nodes`); a pod of no
+    # group (its own PodGroup in Volcano) by its name.
     left_to_nodes: frozenset[str] = frozenset()
     # Pending pods whose queue's Allocatable Volcano refuses for the cluster's size alone,
     # which the cycle words by its nodes (core.session `sized`).
@@ -233,7 +234,7 @@ def diagnose_jobs(
         Diagnosis(cluster.policy, tuple(verdicts), listed, grouped),
         listed,
         {p.name: p.group for p in cluster.pending},
-        frozenset(n for i in session.left_to_nodes if (n := jobs[i].name) is not None),
+        frozenset(skipped),
         frozenset(session.sized),
     )
 

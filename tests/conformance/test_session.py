@@ -375,3 +375,17 @@ def test_generated_gangs_agree_on_the_cause_class() -> None:
     assert all(counted[c] > 0 for c in ("nodes", "gang", "queue"))
     agree = sum(counted.values()) - sum(1 for d in lines if session_compare.CAUSE in d)
     assert agree > sum(counted.values()) // 2
+
+
+@skip_without_go
+def test_a_pod_of_no_group_enqueue_leaves_pending_for_the_size_is_explained() -> None:
+    """Seed 626: ml/job-8, a pod of no group (its own PodGroup in Volcano), is left Pending
+    by enqueue (upstream `queue`); the advisor tries it and words it by the nodes, as it does
+    a group enqueue refuses for the cluster's size alone (JobsDiagnosis.left_to_nodes names
+    such a pod by its name), so the difference is the explained one, not an open one."""
+    (row,) = session_compare.check([session_compare.generate_gangs(626)])
+    assert [d for d in row.diffs if d.startswith(session_compare.CAUSE)] == []
+    assert any(
+        d.startswith(f"{session_compare.EXPLAINED}{session_compare.CAUSE}ml/job-8:")
+        for d in row.diffs
+    )

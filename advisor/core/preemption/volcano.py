@@ -60,6 +60,7 @@ from advisor.core.preemption.board import Board, FloatArray, covers
 from advisor.core.preemption.queues import QueueBook
 from advisor.core.preemption.verdict import Preemption
 from advisor.core.preemption.votes import Job, preemptable, reclaimable, share
+from advisor.core.roles import Roles
 from advisor.core.state import Shape
 from advisor.core.task_order import task_order
 
@@ -351,6 +352,10 @@ def _job_refusal(job: Job, options: Options, book: QueueBook) -> str | None:
         return f"queue {job.queue} not found: Volcano skips the job"
     if job.outcome == "not-admitted":
         return "its PodGroup is not admitted (phase Pending): preempt and reclaim skip it"
+    # gang's validJobFn, as JobValid runs it here (preempt.go, reclaim.go): each task role
+    # (CheckTaskValid: every member counts, whatever its status), then the count
+    if not Roles.of(job.min_member, job.min_task_member, job.members, ()).valid():
+        return "Not enough valid pods of each task for gang-scheduling"
     valid = job.ready + len(job.pending)
     if valid < job.min_member:
         return f"Not enough valid tasks for gang-scheduling, valid: {valid}, min: {job.min_member}"
@@ -404,6 +409,7 @@ def _jobs(
                 group.priority if group is not None else pod.priority,
                 0,
                 outcome=outcomes.get(key),
+                min_task_member=group.min_task_member if group is not None else {},
             )
             jobs[key] = job
         if pod.running or pod.name in placed:

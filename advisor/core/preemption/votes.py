@@ -31,6 +31,7 @@ class Job:
     members: list[Pod] = field(default_factory=list)  # all its pods
     outcome: GroupState | None = None
     waiting: int = 0  # pipelined by preempt or reclaim
+    min_task_member: Mapping[str, int] = field(default_factory=dict)  # its roles' minimums
 
     def starving(self, gang_starving: bool) -> bool:
         # priority's test is always true while a task is pending; gang's counts minAvailable

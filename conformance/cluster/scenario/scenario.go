@@ -40,6 +40,8 @@ type Card struct {
 	UUID      string `json:"uuid"`
 	Numa      *int   `json:"numa"`
 	MaxVgpus  *int   `json:"max_vgpus"`
+	// A card in MIG mode (docs/design.md §13): read, and left out with its pods (dropMIG).
+	Mig json.RawMessage `json:"mig"`
 }
 
 type Taint struct {
@@ -89,13 +91,15 @@ type Node struct {
 	Unschedulable bool                `json:"unschedulable"`
 	OtherPods     []OtherPod          `json:"other_pods"`
 	ResidentPods  []OtherPod          `json:"resident_pods"`
+	MigStrategy   string              `json:"mig_strategy"` // read, unused (dropMIG)
 }
 
 type Request struct {
-	Gpus          *int  `json:"gpus"`
-	MemoryMiB     int64 `json:"memory_mib"`
-	CorePercent   int64 `json:"core_percent"`
-	MemoryPercent int64 `json:"memory_percent"`
+	Gpus          *int   `json:"gpus"`
+	MemoryMiB     int64  `json:"memory_mib"`
+	CorePercent   int64  `json:"core_percent"`
+	MemoryPercent int64  `json:"memory_percent"`
+	MigProfile    string `json:"mig_profile"` // a MIG pod: left out (dropMIG)
 }
 
 type Pod struct {
@@ -117,7 +121,9 @@ type Pod struct {
 	Created   string `json:"created"`
 	Scheduled string `json:"scheduled"`
 	Group     string `json:"group"` // a PodGroup of the scenario's groups
-	Role      string `json:"role"`  // its task role: the volcano.sh/task-spec annotation
+	// The MIG instances a bound MIG pod holds: left out with it (dropMIG).
+	MigInstances json.RawMessage `json:"mig_instances"`
+	Role         string          `json:"role"` // its task role: the volcano.sh/task-spec annotation
 	// The session's preemption rules (its preempt and reclaim actions, and kube's
 	// DefaultPreemption).
 	Preemptable      *bool  `json:"preemptable"`
@@ -204,7 +210,39 @@ func Read(path string) (*Scenario, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	s.dropMIG()
 	return &s, nil
+}
+
+// dropMIG leaves out MIG cards and MIG pods (docs/conformance.md): a MIG instance is the
+// device plugin's extended resource, which no harness here places by its geometry. A node
+// left with no card leaves too, with the pods bound to it, as conformance/files.py does.
+func (s *Scenario) dropMIG() {
+	gone := map[string]bool{}
+	nodes := s.Nodes[:0]
+	for _, n := range s.Nodes {
+		cards := []Card{}
+		for _, c := range n.Cards {
+			if c.Mig == nil {
+				cards = append(cards, c)
+			}
+		}
+		if len(cards) == 0 && len(n.Cards) > 0 {
+			gone[n.Name] = true
+			continue
+		}
+		n.Cards = cards
+		nodes = append(nodes, n)
+	}
+	s.Nodes = nodes
+	pods := s.Pods[:0]
+	for _, p := range s.Pods {
+		bound := p.Node != nil && gone[*p.Node]
+		if p.Request.MigProfile == "" && p.MigInstances == nil && !bound {
+			pods = append(pods, p)
+		}
+	}
+	s.Pods = pods
 }
 
 // GPUs is the request's card count; `gpus` defaults to 1 (docs/design.md §1).

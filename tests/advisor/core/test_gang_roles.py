@@ -286,3 +286,26 @@ def test_a_task_that_fits_only_where_its_role_failed_stays_pending() -> None:
     assert verdicts(result) == {"c1/w0": ("gang", None), "c1/w1": ("gang", None)}
     assert "failed an earlier task of its role worker" in messages(result)["c1/w1"]
     assert result.groups[0].state == "rolled-back"
+
+
+def test_preempt_skips_a_job_whose_roles_are_short() -> None:
+    """preempt.go runs ssn.JobValid on each starving job before looking for victims; gang's
+    validJobFn checks each role first (CheckTaskValid). minMember 2 with {ps: 2}, one ps
+    and one worker Pending at high priority, a low-priority pod holding the only card:
+    the count (2) would pass, the roles do not, so preempt evicts nothing for them.
+    Found by the preemption comparison (conformance/session_preempt.py, seed 9)."""
+    data = cluster(
+        [node("n1", "8", cards=1)],
+        [
+            pod("c1/low", "x", group=None, memory_mib=16000, on=("n1", 0)),
+            pod("c1/ps-0", "ps", memory_mib=16000, priority=100),
+            pod("c1/w-0", "worker", memory_mib=16000, priority=100),
+        ],
+        [group(2, {"ps": 2})],
+    )
+    data = replace(data, scheduler=replace(data.scheduler, actions=("allocate", "preempt")))
+    result = diagnose_jobs(data)
+    for d in result.diagnosis.pods:
+        assert d.preemption is not None
+        assert d.preemption.victims == ()
+        assert "Not enough valid pods of each task for gang-scheduling" in d.preemption.message
