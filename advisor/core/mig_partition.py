@@ -31,6 +31,7 @@ from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
 from advisor.core.mig import MigInstance, MigTable, fits_in, slices_of, table_of
 from advisor.core.model import Card, Cluster, Node, Pod
+from advisor.errors import known
 
 TRIES = 8  # candidate layouts simulated per pod: each is a whole cycle
 BUDGET = 32  # and in one run, over every pod
@@ -86,9 +87,8 @@ def _layout(
 
     def put(name: str, start: int) -> None:
         nonlocal taken
-        known = table.profile(name)
-        assert known is not None
-        taken |= slices_of(known, start)
+        found = known(table.profile(name), f"MIG profile {name}")
+        taken |= slices_of(found, start)
         count[name] = count.get(name, 0) + 1
         out.append(MigInstance(name, start))
 
@@ -103,12 +103,12 @@ def _layout(
             return None
         put(profile, start)
     for m in free:  # where it was if still free, else its first start left
-        known = table.profile(m.profile)
-        if known is None or count.get(m.profile, 0) >= known.most:
+        shape = table.profile(m.profile)
+        if shape is None or count.get(m.profile, 0) >= shape.most:
             continue
-        if not taken & slices_of(known, m.start):
+        if not taken & slices_of(shape, m.start):
             put(m.profile, m.start)
-        elif (start := fits_in(known, taken, count.get(m.profile, 0))) is not None:
+        elif (start := fits_in(shape, taken, count.get(m.profile, 0))) is not None:
             put(m.profile, start)
     return tuple(sorted(out, key=lambda m: m.start))
 

@@ -59,9 +59,10 @@ def mig_profiles_html(rows: Sequence[MigProfileJson]) -> str:
         return ""
     body = [[escape(r["profile"]), *map(str, _figures(r))] for r in rows]
     table = html_table(["Profile", *_HEADS], body, numeric={1, 2, 3, 4, 5})
+    # the note under the table: a reader meets the figures first, then what they count
     return (
-        f'<section class="panel"><h3>MIG profiles</h3><p>{escape(PROFILES_NOTE)}</p>'
-        f"{table}</section>"
+        f'<section class="panel"><h3>MIG profiles</h3>{table}'
+        f"<p>{escape(PROFILES_NOTE)}</p></section>"
     )
 
 
