@@ -33,6 +33,7 @@ from advisor.core.jobs import (
     QUEUE_STATES,
     ROOT_QUEUE,
     VOLCANO_ACTIONS,
+    VOLCANO_SETTINGS,
     Gang,
     Group,
     Jobs,
@@ -47,16 +48,8 @@ from advisor.scenario.strict import Reader, kind
 
 JOB_KEYS = ("queues", "groups", "quotas")  # top-level
 POD_JOB_KEYS = {"group", "preemptable", "preemption_policy", "role"}
-# under `scheduler:`
-SESSION_KEYS = (
-    "actions",
-    "gang",
-    "overcommit_factor",
-    "queue_plugin",
-    "enable_hierarchy",
-    "ancestor_reclaim_level",
-    "preemption",
-)
+# under `scheduler:`: Volcano's session's settings, and kube-scheduler's preemption (hami)
+SESSION_KEYS = (*VOLCANO_SETTINGS, "preemption")
 MAX_OVERCOMMIT = 1000.0
 MIN_PRIORITY = -(2**31)
 
