@@ -43,6 +43,7 @@ from advisor.core.model import (
     reference_card_mib,
 )
 from advisor.core.plan.cost import EvictionCost, eviction_cost, latest_start, plan_cost
+from advisor.core.plan.gangs import GangRules
 from advisor.core.plan.limits import NeverEvict, never_evict_reason
 from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import CardState, IntArray, Shape
@@ -75,7 +76,7 @@ class Outcome:
     short: dict[str, int] = field(default_factory=dict)
 
 
-class Board:
+class Board(GangRules):
     """Mutable; private to one planning run. Pod ids index `pods`. `never_evict`: the
     selectors that keep pods where they are besides `may_evict`; `now`: the time run times
     are measured to (None: the latest start in the cluster, `plan_cost`)."""
@@ -272,55 +273,6 @@ class Board:
         under within the disruptions it allows now (the Eviction API refuses the one over)."""
         return not budgets_overrun(self.budget[pod] for pod in evict)
 
-    def whole_gangs(self, pods: Iterable[int]) -> list[int]:
-        """`pods`, and every other member of each running gang of which they take more than
-        its surplus (`gang_surplus`): a plan leaves min_member of a gang running or evicts
-        it whole, never anything between (§10.4)."""
-        out = list(dict.fromkeys(pods))
-        if not self.members:
-            return out
-        for group, taken in self._gang_counts(out).items():
-            if taken > self.gang_surplus(group):
-                out.extend(m for m in self.members[group] if m not in out)
-        return out
-
-    def splits_gang(self, evict: Iterable[int]) -> bool:
-        """Whether evicting these pods together leaves some gang running with fewer than
-        min_member of it, but not none (what no plan does)."""
-        if not self.members:
-            return False
-        gone = list(dict.fromkeys(evict))
-        for group, taken in self._gang_counts(gone).items():
-            if taken > self.gang_surplus(group) and taken < self.gang_running(group):
-                return True
-        return False
-
-    def gang_running(self, group: str) -> int:
-        """The gang's members running on the board (or bound by the current cycle)."""
-        return sum(1 for m in self.members[group] if self.where[m] is not None)
-
-    def gang_surplus(self, group: str) -> int:
-        """How many of the gang's running members a plan may evict and leave it at
-        min_member. Volcano's gang plugin lets preempt and reclaim take a job's task while
-        the job keeps more than min_member ready, counting the victims of one preemptor
-        together (v1.15.1 pkg/scheduler/plugins/gang/gang.go, preemptableFn)."""
-        return self.gang_running(group) - self.gang_min[group]
-
-    def _gang_counts(self, pods: Iterable[int]) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for p in pods:
-            group = self.gang_of[p]
-            if group is not None and self.where[p] is not None:
-                counts[group] = counts.get(group, 0) + 1
-        return counts
-
-    def gang_need(self, group: str, evict: Iterable[int] = ()) -> int:
-        """How many of the gang's Pending members must place at once for it to start:
-        min_member less its members running (not evicted)."""
-        gone = set(evict)
-        ready = sum(1 for m in self.members[group] if self.where[m] is not None and m not in gone)
-        return self.gang_min[group] - ready
-
     def movable_limit(self) -> int:
         """Single-card pods at or above this memory cannot move while Pending single-card
         pods of that size wait (see `movable`); used where a bound is enough."""
@@ -511,12 +463,6 @@ class Board:
             self.on_card[k].remove(pod)
         self.where[pod] = None
         return positions
-
-    def loose(self, pod: int) -> bool:
-        """Whether the pod may be evicted alone: it is in no gang, or in one with surplus
-        (a chain or a set that takes more of a gang than that is dropped: `splits_gang`)."""
-        group = self.gang_of[pod]
-        return group is None or self.gang_surplus(group) > 0
 
     def _refresh_fodder(self, positions: Iterable[int]) -> None:
         """Per card, the smallest evictable single-card pods: what a chain may move away."""
