@@ -2,13 +2,17 @@
 preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
 
 - Preemptors: Pending tasks of jobs that are admitted (PodGroup not Pending: a group, or a
-  pod of no group, that enqueue left Pending is skipped), valid (gang's JobValid) and
+  pod of no group, that enqueue left Pending is skipped), valid (gang's JobValid, each
+  task role first: CheckTaskValid) and
   starving (JobStarving: the priority plugin's ready + pipelined < all tasks, and, unless
   `job_starving` is off, gang's ready + pipelined < minAvailable); a task with
   preemptionPolicy Never is skipped. Jobs in JobOrderFn order (priority, then gang's not
   ready first, drf's lower share, the older), tasks in task order; a job's pipelines and
   evictions commit only if the job ends pipelined (gang: ready + pipelined >=
-  minAvailable), else they are discarded.
+  minAvailable, and each task role at its minimum: CheckTaskPipelined), else they are
+  discarded. preempt keeps one predicate helper for the whole action: a node that failed
+  the predicates for a task stays failed for the later tasks of its job and role
+  (util/predicate_helper.go; reclaim makes one per task).
 - preempt's pass within jobs: then every job of the queue starving when the action began
   tries its tasks still Pending again, each in a statement of its own that commits when the
   task is pipelined, whatever the gang; the first task not pipelined ends the job's pass.
@@ -61,8 +65,11 @@ from advisor.core.preemption.queues import QueueBook
 from advisor.core.preemption.verdict import Preemption
 from advisor.core.preemption.votes import Job, preemptable, reclaimable, share
 from advisor.core.roles import Roles
-from advisor.core.state import Shape
+from advisor.core.state import BoolArray, Shape
 from advisor.core.task_order import task_order
+
+# preempt's predicate error cache: per (job, task role), the nodes that failed a task
+Cache = dict[tuple[str, str], BoolArray]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +101,17 @@ def judge_volcano(
         if not getattr(options, action):
             continue
         starving = [j for j in order if _job_refusal(j, options, book) is None]
+        # preempt's one predicate helper for the whole action (preempt.go Execute): per
+        # job and task role, the nodes an earlier task failed (util/predicate_helper.go);
+        # reclaim makes one per task, so nothing carries over there
+        cache: Cache | None = {} if action == "preempt" else None
         for queue in _queues_in_order(book, order):
             for job in order:
                 if job.queue == queue:
-                    _job_pass(board, book, job, job_of, options, action, verdicts)
+                    _job_pass(board, book, job, job_of, options, action, verdicts, cache)
             for job in starving if action == "preempt" else ():
                 if job.queue == queue:
-                    _within_job(board, book, job, job_of, options, verdicts)
+                    _within_job(board, book, job, job_of, options, verdicts, cache)
     return verdicts
 
 
@@ -121,6 +132,7 @@ def _within_job(
     job_of: Mapping[str, Job],
     options: Options,
     verdicts: dict[str, Preemption],
+    cache: Cache | None = None,
 ) -> None:
     """preempt's second pass (preempt.go Execute, "Preemption between Task within Job"):
     for every job starving when the action began, its tasks still Pending, each in its own
@@ -134,7 +146,7 @@ def _within_job(
             continue
         if pod.preemption_policy == "Never":
             return  # taskEligibleToPreempt refuses: not assigned
-        found = _task(board, book, job, pod, job_of, options, "preempt", within=True)
+        found = _task(board, book, job, pod, job_of, options, "preempt", True, cache)
         if found.node is None:
             return
         job.waiting += 1
@@ -149,6 +161,7 @@ def _job_pass(
     options: Options,
     action: str,
     verdicts: dict[str, Preemption],
+    cache: Cache | None = None,
 ) -> None:
     todo = [p for p in job.pending if _open(verdicts.get(p.name))]
     if not todo:
@@ -172,11 +185,11 @@ def _job_pass(
                 "not eligible to preempt other tasks due to preemptionPolicy is Never",
             )
             continue
-        tried[pod.name] = _task(board, book, job, pod, job_of, options, action)
+        tried[pod.name] = _task(board, book, job, pod, job_of, options, action, False, cache)
         if tried[pod.name].node is not None:
             job.waiting += 1
-    if job.ready + job.waiting >= job.min_member:  # gang's JobPipelined: commit
-        verdicts.update(_merge(verdicts, tried))
+    if job.ready + job.waiting >= job.min_member and _roles_pipelined(job, verdicts, tried):
+        verdicts.update(_merge(verdicts, tried))  # gang's JobPipelined: commit
         return
     board.restore(saved[0])
     book.restore(saved[1])
@@ -191,6 +204,23 @@ def _job_pass(
     verdicts.update(_merge(verdicts, tried))
 
 
+def _roles_pipelined(
+    job: Job, verdicts: Mapping[str, Preemption], tried: Mapping[str, Preemption]
+) -> bool:
+    """gang's JobPipelined beside the count: CheckTaskPipelined, each task role's minimum
+    among its members running, placed or pipelined (api/job_info.go)."""
+    if not job.min_task_member:
+        return True
+    waiting = {p.name for p in job.pending}
+    held = [
+        p
+        for p in job.members
+        if p.name not in waiting
+        or ((v := tried.get(p.name) or verdicts.get(p.name)) is not None and v.node is not None)
+    ]
+    return Roles.of(job.min_member, job.min_task_member, held, ()).ready_roles()
+
+
 def _task(
     board: Board,
     book: QueueBook,
@@ -199,10 +229,11 @@ def _task(
     job_of: Mapping[str, Job],
     options: Options,
     action: str,
-    *,
     within: bool = False,
+    cache: Cache | None = None,
 ) -> Preemption:
-    """One task's attempt, node by node (`within`: preempt's pass within the job)."""
+    """One task's attempt, node by node (`within`: preempt's pass within the job; `cache`:
+    the action's predicate error cache, per job and task role)."""
     request = board.request(pod)
     reclaim = action == "reclaim"
     if reclaim and book.overused(job.queue):
@@ -216,7 +247,13 @@ def _task(
     if why is not None:
         return Preemption("no-victims", f"reclaim: queue {job.queue} may not reclaim: {why}")
     st = board.state
-    allowed = np.flatnonzero(st.static_ok(Shape.of_pod(pod).constraints))
+    ok = st.static_ok(Shape.of_pod(pod).constraints)
+    if cache is not None and pod.role:  # a pod without a role never uses it
+        failed = cache.get((job.key, pod.role))
+        cache[(job.key, pod.role)] = ~ok if failed is None else failed | ~ok
+        if failed is not None:
+            ok = ok & ~failed
+    allowed = np.flatnonzero(ok)
     nodes = sorted((int(i) for i in allowed), key=lambda i: int(st.name_rank[i]))
     for node in nodes:
         residents = [p for p in board.residents(node) if p.preemptable]
