@@ -104,8 +104,9 @@ def judge_volcano(
         # preempt's one predicate helper for the whole action (preempt.go Execute): per
         # job and task role, the nodes an earlier task failed (util/predicate_helper.go);
         # reclaim makes one per task, so nothing carries over there. Not yet followed:
-        # upstream caches no node allocate already found unresolvable for the task
-        # (docs/conformance.md, the one open difference)
+        # upstream first drops the nodes the task's fit error from allocate holds as
+        # unresolvable, which then are never cached (docs/conformance.md, the one open
+        # difference)
         cache: Cache | None = {} if action == "preempt" else None
         for queue in _queues_in_order(book, order):
             for job in order:
