@@ -20,9 +20,8 @@ def read_scenario(path: Path) -> Any:
 
 
 def without_mig(data: dict[str, Any]) -> dict[str, Any]:
-    """A copy of `data` without MIG cards, MIG pods and the MIG keys of nodes and cards; a
-    node left with no card leaves too, with the pods bound to it (a scenario's node has
-    cards)."""
+    """A copy of `data` without MIG cards, MIG pods and the nodes' MIG strategy; a node left
+    with no card leaves too, with the pods bound to it (a scenario's node has cards)."""
     out = dict(data)
     nodes, gone = [], set()
     for node in data.get("nodes") or []:
@@ -31,11 +30,7 @@ def without_mig(data: dict[str, Any]) -> dict[str, Any]:
             continue
         node = {k: v for k, v in node.items() if k != "mig_strategy"}
         if isinstance(node.get("cards"), list):
-            cards = [
-                {k: v for k, v in card.items() if k != "model"}
-                for card in node["cards"]
-                if not (isinstance(card, dict) and "mig" in card)
-            ]
+            cards = [c for c in node["cards"] if not (isinstance(c, dict) and "mig" in c)]
             if not cards and node["cards"]:
                 gone.add(node.get("name"))
                 continue

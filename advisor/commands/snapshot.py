@@ -11,6 +11,7 @@ import argparse
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 from advisor.commands.cluster_input import read_cluster
 from advisor.commands.flags.scheduler import scheduler_choice
@@ -19,11 +20,12 @@ from advisor.words import plural
 
 
 def run(args: argparse.Namespace) -> int:
-    # A file that cannot be written is refused before the live read (and its imports).
-    folder = args.output.parent
-    if not folder.is_dir():
-        raise InputError(f"{args.output}: cannot write: no folder {folder}")
+    # A file that cannot be written is refused before the live read (and its imports);
+    # with a `--pods-from` file, after it: an input's problem is named before the output's.
+    if args.pods_from is None:
+        _writable(args.output)
     read = read_cluster(args, scheduler_choice(args))
+    _writable(args.output)
     # The scenario writer and its reader (the core, PyYAML) only now, once there is a
     # cluster: an unusable input is refused before they load (README "Start-up").
     from advisor.core.times import rfc3339
@@ -50,3 +52,8 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _writable(output: Path) -> None:
+    if not output.parent.is_dir():
+        raise InputError(f"{output}: cannot write: no folder {output.parent}")

@@ -14,16 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.hpa import Autoscaler
+from advisor.core.mig_cycle import is_mig
 from advisor.core.model import Cluster, Node, OtherPod, Pod
 from advisor.core.nodefilters import bytes_text, cpu_text
 from advisor.output import resources_json
 from advisor.scenario import load_scenario
+from advisor.sources.assemble import MIG_STRATEGY_LABEL
 from tests.advisor.sources.builders import cce_pod
 from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject
 from tests.kubeapi.threaded import KubeApiThread
 from tests.realparts import (
-    DEMO,
+    LIVE_DEMO,
     Exporter,
     Prometheus,
     scrape_config,
@@ -55,6 +57,21 @@ def kube_pod(pod: Pod, order: int) -> JsonObject:
         )
         return with_scheduling(obj, pod)
     placement = pod.placement
+    if is_mig(pod):  # the device plugin's extended resource (mixed strategy), no vGPU
+        namespace, name = pod.name.split("/")
+        limits = {f"nvidia.com/mig-{pod.request.mig_profile}": pod.request.gpus}
+        obj = objects.pod(
+            name,
+            namespace=namespace,
+            node=placement.node if placement else None,
+            phase="Running" if placement else "Pending",
+            containers=[objects.container("main", limits=limits)],
+            priority=pod.priority or None,
+            owner=owner,
+            created=created,
+            scheduled=pod.scheduled,
+        )
+        return with_scheduling(obj, pod)
     obj = cce_pod(
         pod.name,
         gpus=pod.request.gpus,
@@ -109,9 +126,12 @@ def kube_node(node: Node) -> JsonObject:
         {"key": t.key, "effect": t.effect, **({"value": t.value} if t.value else {})}
         for t in node.taints
     ]
+    labels = dict(node.labels)
+    if node.mig_strategy != "none":  # as the GPU operator's device plugin labels its node
+        labels[MIG_STRATEGY_LABEL] = node.mig_strategy
     return objects.node(
         node.name,
-        labels=node.labels,
+        labels=labels,
         allocatable=allocatable,
         unschedulable=node.unschedulable,
         taints=taints or None,
@@ -183,13 +203,14 @@ class Live:
 @contextmanager
 def demo_live(home: Path) -> Iterator[Live]:
     """The demo scenario as a live cluster, once Prometheus holds every vGPU and card."""
-    demo = load_scenario(DEMO)
+    demo = load_scenario(LIVE_DEMO)
     with ExitStack() as stack:
-        exporters = simulated_exporters(stack, DEMO, (n.name for n in demo.nodes), home)
+        exporters = simulated_exporters(stack, LIVE_DEMO, (n.name for n in demo.nodes), home)
         prometheus = start_prometheus(home, scrape_config({e.url: e.node for e in exporters}))
         stack.callback(prometheus.stop)
         kube, kubeconfig = stack.enter_context(kubernetes_holding(demo, home))
-        vgpus = sum(len(p.placement.cards) for p in demo.running if p.placement)
+        # a MIG pod holds instances, no vGPU: the exporter serves it no vGPU series
+        vgpus = sum(len(p.placement.cards) for p in demo.running if p.placement and not is_mig(p))
         prometheus.wait_for("count(xgpu_memory_total)", lambda r: count_of(r) == vgpus)
         cards = sum(len(n.cards) for n in demo.nodes)
         prometheus.wait_for("count(xgpu_card_memory_total_bytes)", lambda r: count_of(r) == cards)

@@ -42,5 +42,7 @@ def test_a_node_keeping_a_vgpu_card_keeps_it_and_loses_only_the_mig_card() -> No
         "pods": [{"name": "a/p", "node": "n", "cards": [0], "request": {"memory_mib": 1}}],
     }
     out = without_mig(data)
-    assert out["nodes"] == [{"name": "n", "cards": [{"index": 0, "memory_mib": 81920}]}]
+    assert out["nodes"] == [
+        {"name": "n", "cards": [{"index": 0, "memory_mib": 81920, "model": "x"}]}
+    ]
     assert out["pods"] == data["pods"]

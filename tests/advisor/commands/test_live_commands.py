@@ -16,7 +16,7 @@ import pytest
 from advisor.cli import main
 from tests.advisor.realservices import Live, demo_live
 from tests.fuzz.hostile import Outcome, run_main
-from tests.realparts import DEMO
+from tests.realparts import LIVE_DEMO
 
 pytestmark = pytest.mark.realservices  # real exporters, Prometheus and the API double
 
@@ -68,7 +68,7 @@ def test_diagnose_live_is_the_diagnosis_of_its_snapshot_and_of_the_demo(
     read_live, outcome = json_of("diagnose", *sources(live, which))
     assert outcome.stderr == ""  # no warnings, no stale series
     of_snapshot, _ = json_of("diagnose", "--scenario", str(snapshot))
-    of_demo, _ = json_of("diagnose", "--scenario", str(DEMO))
+    of_demo, _ = json_of("diagnose", "--scenario", str(LIVE_DEMO))
     # Ages count to each run's now: the live run's clock, the snapshot's and the demo's `now`.
     live_ages, snapshot_ages = ages(read_live), ages(of_snapshot)
     assert set(live_ages) == set(snapshot_ages) == {p["pod"] for p in read_live["pods"]}
@@ -122,11 +122,11 @@ def test_without_kubernetes_the_commands_say_what_is_missing(live: Live) -> None
 
 
 def test_pods_from_stands_in_for_kubernetes_as_for_report(live: Live, snapshot: Path) -> None:
-    argv = ["--exporters", live.exporter_urls, "--pods-from", str(DEMO)]
+    argv = ["--exporters", live.exporter_urls, "--pods-from", str(LIVE_DEMO)]
     with_file, outcome = json_of("diagnose", *argv)
     assert outcome.stderr == ""  # the file stands in: no "no Kubernetes source" warning
     of_snapshot, _ = json_of("diagnose", "--scenario", str(snapshot))
-    of_demo, _ = json_of("diagnose", "--scenario", str(DEMO))
+    of_demo, _ = json_of("diagnose", "--scenario", str(LIVE_DEMO))
     # The file brings its clock: ages count to the demo's `now`, not to the live run's.
     assert ages(with_file) == ages(of_demo) != ages(of_snapshot)
     assert with_file == of_snapshot == of_demo
@@ -138,24 +138,24 @@ def test_pods_from_stands_in_for_kubernetes_as_for_report(live: Live, snapshot: 
     [
         ([], "give exactly one source: --scenario, --prometheus or --exporters"),
         (
-            ["--scenario", str(DEMO), "--exporters", "http://127.0.0.1:1"],
+            ["--scenario", str(LIVE_DEMO), "--exporters", "http://127.0.0.1:1"],
             "give exactly one source: --scenario, --prometheus or --exporters",
         ),
         (
-            ["--scenario", str(DEMO), "--kubernetes"],
+            ["--scenario", str(LIVE_DEMO), "--kubernetes"],
             "--kubernetes applies to --prometheus or --exporters only",
         ),
         (
-            ["--scenario", str(DEMO), "--prometheus.selector", 'cluster="a"'],
+            ["--scenario", str(LIVE_DEMO), "--prometheus.selector", 'cluster="a"'],
             "--prometheus.selector applies to --prometheus only",
         ),
         # Flags with defaults: refused when written, even at their default value.
         (
-            ["--scenario", str(DEMO), "--stale-after", "300"],
+            ["--scenario", str(LIVE_DEMO), "--stale-after", "300"],
             "--stale-after applies to --prometheus or --exporters only",
         ),
         (
-            ["--scenario", str(DEMO), "--source-timeout=10"],
+            ["--scenario", str(LIVE_DEMO), "--source-timeout=10"],
             "--source-timeout applies to --prometheus or --exporters only",
         ),
         (
@@ -163,7 +163,7 @@ def test_pods_from_stands_in_for_kubernetes_as_for_report(live: Live, snapshot: 
             "--prometheus.max-series applies to --prometheus only",
         ),
         (
-            ["--scenario", str(DEMO), "--prometheus.max-answer-bytes", "1MiB"],
+            ["--scenario", str(LIVE_DEMO), "--prometheus.max-answer-bytes", "1MiB"],
             "--prometheus.max-answer-bytes applies to --prometheus only",
         ),
         (

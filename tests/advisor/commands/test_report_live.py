@@ -24,10 +24,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.cli import main
+from advisor.core.mig_cycle import is_mig
 from advisor.scenario import load_scenario
 from tests.advisor.realservices import kubernetes_holding
 from tests.realparts import (
-    DEMO,
+    LIVE_DEMO,
     Exporter,
     Prometheus,
     http_get,
@@ -39,7 +40,7 @@ from tests.realparts import (
 
 pytestmark = pytest.mark.realservices  # real exporters, Prometheus and the API double
 
-DEMO_CLUSTER = load_scenario(DEMO)
+DEMO_CLUSTER = load_scenario(LIVE_DEMO)
 MIB = 2**20
 HISTORY_S = 7200
 STEP_S = 60
@@ -111,13 +112,18 @@ def _count(result: list[dict[str, Any]]) -> int:
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     home = tmp_path_factory.mktemp("report-live")
     with ExitStack() as stack:
-        exporters = simulated_exporters(stack, DEMO, (n.name for n in DEMO_CLUSTER.nodes), home)
+        exporters = simulated_exporters(
+            stack, LIVE_DEMO, (n.name for n in DEMO_CLUSTER.nodes), home
+        )
         end = time.time() - GAP_S
         write_backfill(history_lines(exporters, end), home / "data")
         prometheus = start_prometheus(home, scrape_config({e.url: e.node for e in exporters}))
         stack.callback(prometheus.stop)
         _, kubeconfig = stack.enter_context(kubernetes_holding(DEMO_CLUSTER, home))
-        vgpus = sum(len(p.placement.cards) for p in DEMO_CLUSTER.running if p.placement)
+        # a MIG pod holds instances, no vGPU: the exporter serves it no vGPU series
+        vgpus = sum(
+            len(p.placement.cards) for p in DEMO_CLUSTER.running if p.placement and not is_mig(p)
+        )
         # live samples in: the node series (never backfilled) and fresh vGPU samples
         nodes = len(DEMO_CLUSTER.nodes)
         prometheus.wait_for("count(xgpu_node_info)", lambda r: _count(r) == nodes)

@@ -28,7 +28,7 @@ from tests.advisor.sources.builders import cce_pod
 from tests.kubeapi import objects
 from tests.kubeapi.threaded import KubeApiThread
 from tests.realparts import (
-    DEMO,
+    LIVE_DEMO,
     free_port,
     scrape_config,
     simulated_exporter,
@@ -37,7 +37,7 @@ from tests.realparts import (
 
 pytestmark = pytest.mark.realservices  # real exporters, Prometheus and the API double
 
-DEMO_CLUSTER = load_scenario(DEMO)
+DEMO_CLUSTER = load_scenario(LIVE_DEMO)
 
 
 @pytest.fixture(scope="module")
@@ -202,7 +202,7 @@ def test_empty_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 def test_a_stopped_exporter_is_stale_not_silently_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    exporter = simulated_exporter(DEMO, "v100-node-1", tmp_path)
+    exporter = simulated_exporter(LIVE_DEMO, "v100-node-1", tmp_path)
     prometheus = start_prometheus(tmp_path, scrape_config({exporter.url: exporter.node}))
     try:
         prometheus.wait_for("xgpu_node_info", lambda r: len(r) == 1)
