@@ -58,22 +58,8 @@ def merge_kubernetes(
             unknown.append(pod.name)
             pods.append(pod)
             continue
-        # A bound pod's unreadable scheduling fields were warned about with its node.
-        read = kube.scheduling.get(k.key, PodScheduling())
-        facts = kube.facts.get(k.key, PodFacts())  # what a plan's cost reads (§8)
         pods.append(
-            replace(
-                pod,
-                request=_declared(pod, k.request, cards, rules),
-                priority=k.priority,
-                owner=k.owner,
-                annotations=_annotations(k),
-                resources=read.resources,
-                constraints=read.constraints,
-                started=facts.started,
-                labels=facts.labels,
-                **_fact_fields(facts),
-            )
+            replace(pod, request=_declared(pod, k.request, cards, rules), **_bound_fields(k, kube))
         )
     if unknown:
         notes.warnings.append(
@@ -130,23 +116,9 @@ def _bound_mig_pods(
             short.append(f"{k.key} on {node}")
             continue
         held, free[:] = free[: request.gpus], free[request.gpus :]
-        read = kube.scheduling.get(k.key, PodScheduling())
-        facts = kube.facts.get(k.key, PodFacts())
+        placement = Placement(node, tuple(card for card, _ in held))
         out.append(
-            Pod(
-                k.key,
-                request,
-                Placement(node, tuple(card for card, _ in held)),
-                priority=k.priority,
-                owner=k.owner,
-                annotations=_annotations(k),
-                resources=read.resources,
-                constraints=read.constraints,
-                started=facts.started,
-                labels=facts.labels,
-                mig_instances=tuple(held),
-                **_fact_fields(facts),
-            )
+            Pod(k.key, request, placement, mig_instances=tuple(held), **_bound_fields(k, kube))
         )
     if out:
         notes.warnings.append(
@@ -159,6 +131,24 @@ def _bound_mig_pods(
             f"freer than they are): {names(short)}"
         )
     return out
+
+
+def _bound_fields(k: PodGpu, kube: KubeState) -> dict[str, Any]:
+    """What Kubernetes says of a bound pod beyond its cards: the same for a vGPU pod the
+    exporter reports and a MIG pod read from the API alone. Its unreadable scheduling fields
+    were warned about with its node."""
+    read = kube.scheduling.get(k.key, PodScheduling())
+    facts = kube.facts.get(k.key, PodFacts())  # what a plan's cost reads (§8)
+    return {
+        "priority": k.priority,
+        "owner": k.owner,
+        "annotations": _annotations(k),
+        "resources": read.resources,
+        "constraints": read.constraints,
+        "started": facts.started,
+        "labels": facts.labels,
+        **_fact_fields(facts),
+    }
 
 
 def _fact_fields(facts: PodFacts) -> dict[str, Any]:
