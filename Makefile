@@ -118,7 +118,7 @@ conformance: $(STAMP)
 
 # What CI runs before the tests: the harnesses built from go.mod and go.sum as committed.
 conformance-build: $(STAMP)
-	@if command -v go >/dev/null; then $(BIN)/python -c 'from conformance import harness; [print(harness.binary(h)) for h in ("kube", "volcano-cards", "volcano")]'; \
+	@if command -v go >/dev/null; then $(BIN)/python -c 'from conformance import harness; [print(harness.binary(h)) for h in ("kube", "volcano-cards", "volcano-mig", "volcano")]'; \
 	else echo "conformance-build: go is not on PATH; the differential test will skip"; fi
 
 bench: $(STAMP)

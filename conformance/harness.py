@@ -18,6 +18,7 @@ BUILD = ROOT / ".build"
 PACKAGES = {
     "kube": ("kube", "."),  # kube-scheduler's filter plugins
     "volcano-cards": ("volcano", "./cards"),  # Volcano's vGPU device code
+    "volcano-mig": ("volcano", "./migcards"),  # its MIG mode, card by card
     "volcano": ("volcano14", "./session"),  # Volcano v1.14.1's scheduler session
 }
 HARNESSES = tuple(PACKAGES)
@@ -25,7 +26,12 @@ HARNESSES = tuple(PACKAGES)
 MODES = {"kube-preempt": ("kube", ("-preempt",))}  # DefaultPreemption's PostFilter
 
 # Go modules a harness builds from besides its own (a replace to a folder beside it).
-SHARED = {"kube": ("cluster",), "volcano": ("cluster",), "volcano-cards": ("cluster",)}
+SHARED = {
+    "kube": ("cluster",),
+    "volcano": ("cluster",),
+    "volcano-cards": ("cluster",),
+    "volcano-mig": ("cluster",),
+}
 # Harnesses that cannot be built, and why (none now: docs/conformance.md).
 BLOCKED: dict[str, str] = {}
 

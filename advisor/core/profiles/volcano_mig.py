@@ -61,13 +61,18 @@ class KnownGeometries:
 @dataclass(frozen=True, slots=True)
 class MigUse:
     """`config.MigInUse`: the group in use (None: none yet, Go's -1) and, per template name
-    in the order first taken, the indices held within that template (ascending)."""
+    in the order first taken, its memory as first taken and the indices held within that
+    template (ascending). Two templates of one name share the entry, and its first memory
+    (`addMigUsed` returns the entry's, mig.go:279-283)."""
 
     group: int | None = None
-    used: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    used: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
 
     def held(self, name: str) -> tuple[int, ...] | None:
-        return next((idx for n, idx in self.used if n == name), None)
+        return next((idx for n, _, idx in self.used if n == name), None)
+
+    def memory(self, name: str) -> int:
+        return next(m for n, m, _ in self.used if n == name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,10 +185,11 @@ def take(
         template = group.instances[where[0]]
         held = use.held(template.name)
         if held is None:
-            return MigUse(g, (*use.used, (template.name, (where[1],)))), template.memory_mib
+            entry = (template.name, template.memory_mib, (where[1],))
+            return MigUse(g, (*use.used, entry)), template.memory_mib
         grown = tuple(sorted({*held, where[1]}))
-        used = tuple((n, grown if n == template.name else idx) for n, idx in use.used)
-        return MigUse(g, used), template.memory_mib
+        used = tuple((n, m, grown if n == template.name else idx) for n, m, idx in use.used)
+        return MigUse(g, used), use.memory(template.name)
     return use, 0
 
 
@@ -204,11 +210,11 @@ def release(
             return MigUse(g, use.used), 0
         left = tuple(i for i in held if i != where[1])
         used = tuple(
-            (n, left if n == template.name else idx)
-            for n, idx in use.used
+            (n, m, left if n == template.name else idx)
+            for n, m, idx in use.used
             if n != template.name or left
         )
-        return MigUse(g, used), template.memory_mib
+        return MigUse(g, used), use.memory(template.name)
     return use, 0
 
 

@@ -147,3 +147,16 @@ def test_instance_id_errors(device_id: str, error: str) -> None:
 
 def test_instance_id_reads_group_and_position() -> None:
     assert parse_instance_id("GPU-0fc3eda5-e98b[group2-3]") == ("group2", 3)
+
+
+def test_two_templates_of_one_name_share_the_first_memory() -> None:
+    """addMigUsed keeps one usage entry per name and returns its memory (mig.go:279-283):
+    the second template of the name counts the first one's memory."""
+    twin = Geometry("twin", (MigTemplate("1g.10gb", 10240, 1), MigTemplate("1g.10gb", 40960, 1)))
+    use, first = take((twin,), MigUse(), "twin", 0)
+    use, second = take((twin,), use, "twin", 1)
+    assert (first, second) == (10240, 10240)
+    # Position 1 is index 0 of the second template: the entry already holds index 0.
+    assert use.used == (("1g.10gb", 10240, (0,)),)
+    # Both templates read the one entry, so neither has an index left.
+    assert find_match((twin,), use, 1) is None

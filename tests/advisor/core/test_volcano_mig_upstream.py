@@ -32,7 +32,9 @@ def group(name: str, *templates: tuple[str, int, int]) -> Geometry:
     return Geometry(name, tuple(MigTemplate(n, m, c) for n, m, c in templates))
 
 
-def held(*entries: tuple[str, tuple[int, ...]]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+def held(
+    *entries: tuple[str, int, tuple[int, ...]],
+) -> tuple[tuple[str, int, tuple[int, ...]], ...]:
     return entries
 
 
@@ -44,7 +46,7 @@ FIND_ROWS = [
         "Match 1g.10gb and available",
         "gpu-1234",
         10,
-        MigUse(0, held(("1g.10gb", ()))),
+        MigUse(0, held(("1g.10gb", 10240, ()))),
         (group("default", ("1g.10gb", 10240, 2)),),
         (True, "gpu-1234[default-0]", 10240),
     ),
@@ -52,7 +54,7 @@ FIND_ROWS = [
         "No match due to memory too high",
         "gpu-1234",
         20000,
-        MigUse(0, held(("1g.10gb", ()))),
+        MigUse(0, held(("1g.10gb", 10, ()))),
         (group("default", ("1g.10gb", 10, 1)),),
         (False, "", 0),
     ),
@@ -68,7 +70,7 @@ FIND_ROWS = [
         "No matching MIG template in geometry",
         "gpu-0002",
         20,
-        MigUse(0, held(("1g.10gb", ()))),
+        MigUse(0, held(("1g.10gb", 10, ()))),
         (group("default", ("2g.20gb", 20, 1)),),
         (False, "", 0),
     ),
@@ -76,7 +78,7 @@ FIND_ROWS = [
         "MIG instance already in use",
         "gpu-0003",
         10,
-        MigUse(0, held(("1g.10gb", (0,)))),
+        MigUse(0, held(("1g.10gb", 10, (0,)))),
         (group("default", ("1g.10gb", 10, 1)),),
         (False, "", 0),
     ),
@@ -144,7 +146,7 @@ def test_add_and_sub_mig_used_upstream(
     add_mem, pos = added
     after_add, memory = take((geometry,), MigUse(), group_name, position)
     assert memory == add_mem, ADD_SUB.cite(name)
-    positions = [i for _, idx in after_add.used for i in idx]
+    positions = [i for _, _, idx in after_add.used for i in idx]
     assert (pos in positions) if pos is not None else not positions, ADD_SUB.cite(name)
     after_sub, memory = release((geometry,), after_add, group_name, position)
     assert memory == sub_mem, ADD_SUB.cite(name)
