@@ -7,7 +7,8 @@ wrote `id,count,devmem,devcore,type,numa,health[,index,mode]` per card, each end
 (`DecodeNodeDevices` reads 7 or 9 fields). Volcano vGPU (`volcano.sh/node-vgpu-register`,
 `decodeNodeDevices` in pkg/scheduler/api/devices/nvidia/vgpu/utils.go, v1.15.0):
 `UUID,Number,Memory,Type,Health,Mode` per card, each ended by `:`; a card's id is its place
-in that list, and no cores or NUMA are registered.
+in that list, and no cores or NUMA are registered. Both write a card's sharing mode; `mig`
+is their dynamic MIG mode (docs/design.md §13.1).
 
 Go reads a number it cannot parse as 0 in places; here anything that does not read cleanly
 raises ValueError, so the caller can say so and fall back to what the exporter reports.
@@ -23,6 +24,7 @@ from typing import Any
 from advisor.core.model import ProfileName
 from advisor.core.profiles import PROFILES
 from advisor.core.profiles.hami import REGISTER as HAMI_REGISTER
+from advisor.core.profiles.volcano_mig import MIG, card_mode
 from advisor.core.profiles.volcano_vgpu import REGISTER as VOLCANO_REGISTER
 from advisor.core.quantity import show
 
@@ -59,6 +61,7 @@ class RegisteredCard:
     numa: int | None  # None: not registered (Volcano)
     healthy: bool
     model: str
+    mig: bool = False  # registered in the scheduler's MIG mode (mode `mig`)
 
 
 def parse_registration(profile: ProfileName, value: str) -> tuple[RegisteredCard, ...]:
@@ -108,6 +111,7 @@ def _hami_json(text: str) -> tuple[RegisteredCard, ...]:
             raise ValueError(f"{where}: id {show(uuid)} is not a card id")
         model = fields.get("type", "")
         health = fields.get("health", False)
+        mode = fields.get("mode", "")
         if not isinstance(model, str) or not isinstance(health, bool):
             raise ValueError(f"{where}: type or health of the wrong kind")
         cards.append(
@@ -120,6 +124,7 @@ def _hami_json(text: str) -> tuple[RegisteredCard, ...]:
                 numa=_json_int(fields, "numa", where, -(2**63), 2**63 - 1),
                 healthy=health,
                 model=model,
+                mig=mode == MIG,
             )
         )
     return tuple(cards)
@@ -152,6 +157,7 @@ def _hami_colons(value: str) -> tuple[RegisteredCard, ...]:
                 numa=_go_int(items[5], segment),
                 healthy=_go_bool(items[6], segment),
                 model=items[4],
+                mig=len(items) == 9 and items[8] == MIG,
             )
         )
     return tuple(cards)
@@ -177,6 +183,7 @@ def parse_volcano(value: str) -> tuple[RegisteredCard, ...]:
                 numa=None,
                 healthy=_go_bool(items[4], segment),
                 model=items[3],
+                mig=card_mode(items[5]) == MIG,
             )
         )
     return tuple(cards)

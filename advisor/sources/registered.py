@@ -97,6 +97,13 @@ def _join(
             "not reported by the exporter: "
             "modelled from the registration, with no vGPU known on them"
         )
+    mig = [f"{c.index} ({r.uuid})" for c, r in zip(joined, registered, strict=True) if r.mig]
+    if mig:
+        notices.append(
+            f"{noun_for(len(mig), 'card')} {names(mig)} registered in the scheduler's MIG mode "
+            "(`mig`), whose bind-time geometry the advisor does not model: judged as vGPU "
+            "cards (docs/design.md §13.1)"
+        )
     scaled = sorted({r.cores for r in registered if r.cores not in (None, TOTAL_CORE)}, key=str)
     if scaled:
         notices.append(

@@ -124,3 +124,16 @@ def test_malformed_registrations(profile: str, value: str, message: str) -> None
     with pytest.raises(ValueError) as caught:  # noqa: PT011 (the message is checked below)
         parse_registration(profile, value)
     assert message in str(caught.value)
+
+
+def test_mig_mode_is_read_from_each_form() -> None:
+    # Volcano v1.15.1 getSharingMode (vgpu/utils.go:325): `mig`, anything else hami-core.
+    value = "GPU-a,10,81920,NVIDIA H100,true,mig:GPU-b,10,81920,NVIDIA H100,true,mps:"
+    assert [c.mig for c in parse_registration("volcano-vgpu", value)] == [True, False]
+    # HAMi v2.10.0: the JSON `mode`, the colon form's ninth field (MigMode = "mig").
+    value = '[{"id":"GPU-0","count":1,"devmem":1,"mode":"mig"},{"id":"GPU-1","count":1,"devmem":1}]'
+    assert [c.mig for c in parse_registration("hami", value)] == [True, False]
+    (card,) = parse_registration("hami", "GPU-a,10,16384,100,A100,1,true,3,mig:")
+    assert card.mig
+    (card,) = parse_registration("hami", "GPU-a,10,16384,100,A100,1,true:")
+    assert not card.mig

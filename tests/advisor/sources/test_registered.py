@@ -67,6 +67,14 @@ def test_volcano_cards_are_the_registered_ones() -> None:
     )
 
 
+def test_a_card_in_volcanos_mig_mode_is_warned_about() -> None:
+    value = "GPU-n1-0,4,16384,T4,true,hami-core:GPU-n1-1,8,16384,T4,true,mig:"
+    result = run(two_cards(), kube({VOLCANO_REGISTER: value}), "volcano-vgpu")
+    (warning,) = result.warnings
+    assert warning.startswith("node n1: card 1 (GPU-n1-1) registered in the scheduler's MIG mode")
+    assert len(result.cluster.nodes[0].cards) == 2  # still judged, as vGPU cards
+
+
 def test_another_profiles_registration_is_not_read() -> None:
     registration = {HAMI_REGISTER: hami_json(device("GPU-n1-0", 0, count=2))}
     for scheduler in ("cce", "volcano-vgpu"):
