@@ -25,7 +25,7 @@ def test_the_recorder_writes_each_scenario_the_reader_accepts_once(tmp_path: Pat
             scenario_from_data({"nodes": [NODE], "pods": [{"name": 3}]}, "bad")
     finally:
         stop()
-    scenario_from_data({**VALID, "pods": [{"name": "p", "request": {"gpus": 1}}]}, "after")
+    scenario_from_data({**VALID, "pods": [{"name": "ns/p", "request": {"gpus": 1}}]}, "after")
     (path,) = tmp_path.iterdir()
     assert json.loads(path.read_text()) == VALID
 
