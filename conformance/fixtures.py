@@ -147,11 +147,13 @@ def load(folder: Path) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def record(folder: Path, tests: tuple[str, ...] = TESTS) -> None:
-    """Runs the advisor's tests (`tests`) with the recorder writing into `folder`."""
+def record(folder: Path, tests: tuple[str, ...] = TESTS, workers: int = 2) -> None:
+    """Runs the advisor's tests (`tests`, on `workers` processes; 0: in one) with the
+    recorder writing into `folder`."""
     env = {**os.environ, RECORDER_ENV: str(folder.resolve()), "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m"]
     cmd += ["not realservices and not slow", "--quick-properties", *tests]
+    cmd += ["-n", str(workers)] if workers else []
     subprocess.run(cmd, cwd=REPO, env=env, check=False, stdout=subprocess.DEVNULL)
 
 

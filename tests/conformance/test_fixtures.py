@@ -50,7 +50,7 @@ SAMPLE = (
 @pytest.mark.skipif(harness.go_missing() is not None, reason=str(harness.go_missing()))
 @pytest.mark.timeout(900)  # a cold build of the harnesses
 def test_a_sample_of_the_suites_scenarios_agrees(tmp_path: Path) -> None:
-    fixtures.record(tmp_path, SAMPLE)
+    fixtures.record(tmp_path, SAMPLE, workers=0)
     named = fixtures.load(tmp_path)
     assert len(named) > 10
     lines = fixtures.report(named, None)
