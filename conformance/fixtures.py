@@ -235,7 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.record:
         record(args.folder)
     named = load(args.folder)
-    print(f"{len(named)} scenarios recorded from the suite ({', '.join(TESTS)})")
+    recorded = len(list(args.folder.glob("*.json")))
+    print(
+        f"{recorded} scenarios recorded from the suite ({', '.join(TESTS)}), "
+        f"{len(named)} with a node left without MIG"
+    )
     print("\n".join(report(named, args.out)))
     return 0
 
