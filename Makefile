@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: demo test test-fast test-core lint typecheck unit system-deps demo-deps bench clean openb fuzz \
-	lock image push overlay demo-picture conformance conformance-build
+	lock image push overlay demo-picture conformance conformance-build conformance-fixtures
 
 # The image and the overlay that deploys it (README "Deploying to a cluster"):
 #   make image push IMAGE=registry.example.com/team/xgpu-insight:0.1.0
@@ -115,6 +115,13 @@ lock: $(STAMP)
 N ?= 2000
 conformance: $(STAMP)
 	$(BIN)/python -m conformance.cli -n $(N) --out out/conformance advisor/examples/*.yaml
+
+# The test suite's own scenarios (docs/conformance.md "The suite's scenarios"): the advisor's
+# tests run with the recorder on, each scenario they build written to out/fixtures, then every
+# one through each comparison its profile fits; disagreements into out/conformance.
+conformance-fixtures: $(STAMP)
+	rm -rf out/fixtures
+	$(BIN)/python -m conformance.fixtures --record --out out/conformance out/fixtures
 
 # What CI runs before the tests: the harnesses built from go.mod and go.sum as committed.
 conformance-build: $(STAMP)

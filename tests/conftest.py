@@ -15,8 +15,9 @@ from benchmarks.trace_dir import find_openb, not_found
 pytest.register_assert_rewrite("tests.realparts", "tests.exporter.kube_source")
 
 # servicecheck: fails a test that starts a process or a server without the `realservices`
-# marker. fastloop: `--quick-properties` for `make test-fast`.
-pytest_plugins = ["tests.servicecheck", "tests.fastloop"]
+# marker. fastloop: `--quick-properties` for `make test-fast`. scenario_recorder: inert unless
+# XGPU_RECORD_SCENARIOS names a folder (`python -m conformance.fixtures`).
+pytest_plugins = ["tests.servicecheck", "tests.fastloop", "tests.scenario_recorder"]
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,0 +1,248 @@
+"""`python -m conformance.fixtures`: the test suite's own scenarios through both sides
+(docs/conformance.md, "The suite's scenarios").
+
+    python -m conformance.fixtures [--record FOLDER] [--out out/conformance] FOLDER
+
+`--record` first runs the advisor's tests (tests/advisor, as `make test-fast` selects them)
+with the recorder on (tests/scenario_recorder.py), which writes every scenario the reader
+accepts into FOLDER, one JSON file per distinct scenario. Then each scenario, without its
+MIG (conformance/files.py), goes through every comparison its profile fits, and one
+agreement line per comparison is printed; each scenario that disagrees is written to --out
+with what differs. A scenario a harness cannot read (a key it has no upstream meaning for)
+is counted apart, by the harness's error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from conformance import (
+    compare,
+    harness,
+    placements,
+    preempt_compare,
+    session_compare,
+    session_preempt,
+    volcano_compare,
+)
+from conformance.files import without_mig
+from conformance.session_compare import EXPLAINED
+
+REPO = Path(__file__).resolve().parent.parent
+RECORDER_ENV = "XGPU_RECORD_SCENARIOS"  # tests/scenario_recorder.py
+# Where the suite's scheduling scenarios are built: the core's tests (its hand cases and the
+# upstream tables converted), the scenario reader's and the examples'. The other advisor
+# tests (commands, sources, render) mostly read the examples or the API double's cluster.
+TESTS = (
+    "tests/advisor/core",
+    "tests/advisor/test_scenario*.py",
+    "tests/advisor/test_examples_*.py",
+)
+
+
+class Result(NamedTuple):
+    """One scenario through one comparison: pods compared, agreeing, what differs (an
+    explained line starts with EXPLAINED)."""
+
+    pods: int
+    agree: int
+    diffs: list[str]
+
+
+def _pods_in(diffs: list[str]) -> int:
+    return len({d.split(":", 1)[0] for d in diffs if not d.startswith(EXPLAINED)})
+
+
+def _kube(datas: list[dict[str, Any]]) -> list[Result]:
+    return [Result(pods, agree, diffs) for pods, agree, _, diffs in compare.check(datas)]
+
+
+def _cycle(datas: list[dict[str, Any]]) -> list[Result]:
+    out = []
+    for data in datas:  # placements.check sums its scenarios: one at a time
+        steps, agree, _, refused, diffs = placements.check([data])
+        out.append(Result(steps, agree - refused, diffs))
+    return out
+
+
+def _apart(why: str, lines: list[str]) -> list[str]:
+    return [d if d.startswith(EXPLAINED) else f"{EXPLAINED}{why}: {d}" for d in lines]
+
+
+def _percent(data: dict[str, Any], lines: list[str]) -> list[str]:
+    """A pod asking `memory_percent`: Volcano's default device configuration names no
+    memory-percentage resource (docs/conformance.md), so upstream never reads it."""
+    asks = any("memory_percent" in (p.get("request") or {}) for p in data["pods"])
+    return _apart("memory_percent", lines) if asks else lines
+
+
+def _cards(datas: list[dict[str, Any]]) -> list[Result]:
+    rows = volcano_compare.check(datas)
+    out = []
+    for data, (n, diffs) in zip(datas, rows, strict=True):
+        diffs = _percent(data, diffs)
+        out.append(Result(n, n - _pods_in(diffs), diffs))
+    return out
+
+
+def _session(datas: list[dict[str, Any]]) -> list[Result]:
+    out = []
+    for data, row in zip(datas, session_compare.check(datas), strict=True):
+        diffs = _percent(data, _apart("v1.14.1 kept cards", row.diffs) if row.apart else row.diffs)
+        pods = [d for d in diffs if not d.startswith(("group ", "cause ", EXPLAINED))]
+        out.append(Result(row.pods, row.pods - _pods_in(pods), diffs))
+    return out
+
+
+def _session_preempt(datas: list[dict[str, Any]]) -> list[Result]:
+    out = []
+    for row in session_preempt.check(datas):
+        if row.allocate_differs:  # judged on different states: session_compare's line
+            out.append(Result(0, 0, []))
+        else:
+            out.append(Result(row.compared, row.compared - _pods_in(row.diffs), row.diffs))
+    return out
+
+
+def _hami_preempt(datas: list[dict[str, Any]]) -> list[Result]:
+    """A running pod without a start time: kube-scheduler counts it as started now at each
+    comparison (`util.GetPodStartTime`), so which of equal victims goes is no one's to
+    predict (docs/conformance.md): its victim lines are explained."""
+    out = []
+    for data, (pods, agree, _, diffs, _) in zip(datas, preempt_compare.check(datas), strict=True):
+        if any("started" not in p for p in data["pods"] if "node" in p):
+            victims = [d for d in diffs if ": advisor evicts " in d]
+            diffs = _apart("no start time", victims) + [d for d in diffs if d not in victims]
+            agree = pods - _pods_in(diffs)
+        out.append(Result(pods, agree, diffs))
+    return out
+
+
+def _profile(data: dict[str, Any]) -> str:
+    return str((data.get("scheduler") or {}).get("profile", "cce"))
+
+
+# (name, which scenarios it fits, the comparison). Volcano's harnesses read vGPU cards
+# (deviceshare), so only volcano-vgpu scenarios go through them; HAMi's own card code
+# cannot be built (docs/conformance.md), its DefaultPreemption runs through kube-scheduler.
+Run = Callable[[list[dict[str, Any]]], list[Result]]
+COMPARISONS: tuple[tuple[str, Callable[[dict[str, Any]], bool], Run], ...] = (
+    ("kube-scheduler filters", lambda d: True, _kube),
+    ("the advisor's cycle, kube-scheduler filters", lambda d: True, _cycle),
+    ("Volcano v1.15.1's vGPU device code", lambda d: _profile(d) == "volcano-vgpu", _cards),
+    ("Volcano v1.14.1's session", lambda d: _profile(d) == "volcano-vgpu", _session),
+    (
+        "Volcano v1.14.1's preempt and reclaim",
+        lambda d: _profile(d) == "volcano-vgpu",
+        _session_preempt,
+    ),
+    ("kube-scheduler's DefaultPreemption", lambda d: _profile(d) == "hami", _hami_preempt),
+)
+
+
+def run_each(run: Run, datas: list[dict[str, Any]]) -> list[Result | str]:
+    """`run` on all the scenarios at once, or, where one of them fails a side, on each
+    alone: a scenario that fails gives the reason (the harness's error, the advisor's)."""
+    try:
+        return list(run(datas))
+    except Exception:  # each scenario alone, below, says which failed and why
+        pass
+    out: list[Result | str] = []
+    for data in datas:
+        try:
+            out += run([data])
+        except Exception as e:  # counted by its reason, never hidden
+            first = str(e).splitlines()[0] if str(e) else ""
+            first = re.sub(r"\S*cluster-\d+\.json:? ?", "", first)  # run_scenarios' file
+            out.append(f"{type(e).__name__}: {first}")
+    return out
+
+
+def load(folder: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The recorded scenarios, by file name, without MIG; those MIG leaves no node are
+    left out (a scenario has nodes)."""
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        data = without_mig(json.loads(path.read_text()))
+        data.setdefault("pods", [])  # optional; the comparisons read it
+        if data.get("nodes"):
+            out.append((path.stem, data))
+    return out
+
+
+def record(folder: Path, tests: tuple[str, ...] = TESTS, workers: int = 2) -> None:
+    """Runs the advisor's tests (`tests`, on `workers` processes; 0: in one) with the
+    recorder writing into `folder`."""
+    env = {**os.environ, RECORDER_ENV: str(folder.resolve()), "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m"]
+    paths = [str(p.relative_to(REPO)) for pattern in tests for p in sorted(REPO.glob(pattern))]
+    cmd += ["not realservices and not slow", "--quick-properties", *paths]
+    cmd += ["-n", str(workers)] if workers else []
+    subprocess.run(cmd, cwd=REPO, env=env, check=False, stdout=subprocess.DEVNULL)
+
+
+def report(named: list[tuple[str, dict[str, Any]]], out: Path | None) -> list[str]:
+    """One agreement line per comparison, then what it could not read and what differs."""
+    lines = []
+    for i, (title, fits, run) in enumerate(COMPARISONS):
+        chosen = [(name, data) for name, data in named if fits(data)]
+        results = run_each(run, [data for _, data in chosen]) if chosen else []
+        unread = Counter(r for r in results if isinstance(r, str))
+        done = [
+            (name, r) for (name, _), r in zip(chosen, results, strict=True) if isinstance(r, Result)
+        ]
+        pods = sum(r.pods for _, r in done)
+        agree = sum(r.agree for _, r in done)
+        explained = sum(1 for _, r in done for d in r.diffs if d.startswith(EXPLAINED))
+        lines.append(
+            f"agreement: {agree}/{pods} pods on {len(done)} scenarios (fixtures, {title})"
+            + (f"; {explained} explained lines" if explained else "")
+        )
+        for why, count in sorted(unread.items()):
+            lines.append(f"  not read, {count} scenarios: {why}")
+        for name, r in done:
+            if any(not d.startswith(EXPLAINED) for d in r.diffs):
+                lines += [f"  {name}: {d}" for d in r.diffs[:5]]
+                if out is not None:
+                    out.mkdir(parents=True, exist_ok=True)
+                    data = dict(chosen)[name]
+                    text = json.dumps({"comparison": title, "differs": r.diffs, "scenario": data})
+                    (out / f"fixture-{i}-{name}.json").write_text(text + "\n")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m conformance.fixtures", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("folder", type=Path, help="the recorded scenarios (JSON)")
+    parser.add_argument("--record", action="store_true", help="record them first")
+    parser.add_argument("--out", type=Path, default=Path("out/conformance"))
+    args = parser.parse_args(argv)
+    missing = harness.go_missing()
+    if missing is not None:
+        print(f"conformance: {missing}", file=sys.stderr)
+        return 2
+    if args.record:
+        record(args.folder)
+    named = load(args.folder)
+    recorded = len(list(args.folder.glob("*.json")))
+    print(
+        f"{recorded} scenarios recorded from the suite ({', '.join(TESTS)}), "
+        f"{len(named)} with a node left without MIG"
+    )
+    print("\n".join(report(named, args.out)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

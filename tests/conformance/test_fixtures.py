@@ -1,0 +1,64 @@
+"""The suite's own scenarios through both sides (conformance/fixtures.py): the recorder, and
+a sample of the suite's tests recorded and compared (with Go on PATH; skipped without)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from advisor.scenario import ScenarioError, scenario_from_data
+from conformance import fixtures, harness
+from tests.scenario_recorder import install
+
+NODE = {"name": "n", "cards": [{"index": 0, "memory_mib": 1000}]}
+VALID = {"scheduler": {"profile": "hami"}, "nodes": [NODE], "pods": []}
+
+
+def test_the_recorder_writes_each_scenario_the_reader_accepts_once(tmp_path: Path) -> None:
+    stop = install(tmp_path)
+    try:
+        scenario_from_data(VALID, "a")
+        scenario_from_data(json.loads(json.dumps(VALID)), "b")  # the same content
+        with pytest.raises(ScenarioError):
+            scenario_from_data({"nodes": [NODE], "pods": [{"name": 3}]}, "bad")
+    finally:
+        stop()
+    scenario_from_data({**VALID, "pods": [{"name": "ns/p", "request": {"gpus": 1}}]}, "after")
+    (path,) = tmp_path.iterdir()
+    assert json.loads(path.read_text()) == VALID
+
+
+def test_load_leaves_out_mig_and_a_scenario_mig_empties(tmp_path: Path) -> None:
+    mig = {"name": "m", "cards": [{"index": 0, "memory_mib": 1000, "mig": {}}]}
+    (tmp_path / "a.json").write_text(json.dumps({"nodes": [mig, NODE], "pods": []}))
+    (tmp_path / "b.json").write_text(json.dumps({"nodes": [mig], "pods": []}))
+    assert fixtures.load(tmp_path) == [("a", {"nodes": [NODE], "pods": []})]
+
+
+# Test modules whose scenarios cover the profiles and the comparisons (kube filters for all,
+# Volcano's cards and session for volcano-vgpu, DefaultPreemption for hami).
+SAMPLE = (
+    "tests/advisor/test_scenario_jobs.py",
+    "tests/advisor/test_examples_hami.py",
+    "tests/advisor/test_examples_training.py",
+    "tests/advisor/core/test_preemption_select_upstream.py",
+)
+
+
+@pytest.mark.realservices  # the recorder runs the sample's tests in a process; Go harnesses
+@pytest.mark.skipif(harness.go_missing() is not None, reason=str(harness.go_missing()))
+@pytest.mark.timeout(900)  # a cold build of the harnesses
+def test_a_sample_of_the_suites_scenarios_agrees(tmp_path: Path) -> None:
+    fixtures.record(tmp_path, SAMPLE, workers=0)
+    named = fixtures.load(tmp_path)
+    assert len(named) > 10
+    lines = fixtures.report(named, None)
+    agreement = [line for line in lines if line.startswith("agreement: ")]
+    assert len(agreement) == len(fixtures.COMPARISONS)
+    for line in agreement:
+        agree, pods = line.split()[1].split("/")
+        assert agree == pods, "\n".join(lines)
+        assert int(pods) > 0, line
+    assert not [line for line in lines if line.startswith("  ") and "not read" not in line]
