@@ -19,8 +19,9 @@ preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
   Its victims would be the job's own tasks: none are counted (not modelled).
 - Nodes: every node whose predicates do not answer UnschedulableAndUnresolvable (node
   affinity, taints and cordons do; the vGPU filter answers Unschedulable,
-  api/devices/nvidia/vgpu/device_info.go FilterNode, so full nodes stay candidates), taken
-  by name (upstream orders them by its node-order plugins' scores: not modelled).
+  api/devices/nvidia/vgpu/device_info.go FilterNode, so full nodes stay candidates), less
+  those allocate's fit error for the task holds as unresolvable (`predicates`), taken by
+  name (upstream orders them by its node-order plugins' scores: not modelled).
 - The node's sums (`board`): Volcano's Resreq of each pod, as its spec writes it (the
   vGPU count, one card's memory and cores, one pod), against the node's allocatable less
   every pod's: looser than the cards where a pod takes a whole card or several.
@@ -61,15 +62,13 @@ import numpy as np
 from advisor.core.jobs import DEFAULT_QUEUE, GroupState
 from advisor.core.model import Cluster, Pod
 from advisor.core.preemption.board import Board, FloatArray, covers
+from advisor.core.preemption.predicates import Predicates
 from advisor.core.preemption.queues import QueueBook
 from advisor.core.preemption.verdict import Preemption
 from advisor.core.preemption.votes import Job, preemptable, reclaimable, share
 from advisor.core.roles import Roles
-from advisor.core.state import BoolArray, Shape
+from advisor.core.state import BoolArray
 from advisor.core.task_order import task_order
-
-# preempt's predicate error cache: per (job, task role), the nodes that failed a task
-Cache = dict[tuple[str, str], BoolArray]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +86,10 @@ def judge_volcano(
     placed: frozenset[str],
     outcomes: Mapping[str, GroupState],
     options: Options,
+    dropped: Mapping[str, BoolArray],
 ) -> dict[str, Preemption]:
+    """`dropped`: per Pending pod with a fit error from allocate, the nodes both actions
+    drop first (`predicates`)."""
     jobs, job_of = _jobs(cluster, unplaced, placed, outcomes)
     members: dict[str, tuple[str, list[Pod]]] = {}
     for pod in cluster.pods:
@@ -101,20 +103,16 @@ def judge_volcano(
         if not getattr(options, action):
             continue
         starving = [j for j in order if _job_refusal(j, options, book) is None]
-        # preempt's one predicate helper for the whole action (preempt.go Execute): per
-        # job and task role, the nodes an earlier task failed (util/predicate_helper.go);
-        # reclaim makes one per task, so nothing carries over there. Not yet followed:
-        # upstream first drops the nodes the task's fit error from allocate holds as
-        # unresolvable, which then are never cached (docs/conformance.md, the one open
-        # difference)
-        cache: Cache | None = {} if action == "preempt" else None
+        # preempt's one predicate helper for the whole action (preempt.go Execute);
+        # reclaim makes one per task, so nothing carries over there
+        helper = Predicates(dropped, {} if action == "preempt" else None)
         for queue in _queues_in_order(book, order):
             for job in order:
                 if job.queue == queue:
-                    _job_pass(board, book, job, job_of, options, action, verdicts, cache)
+                    _job_pass(board, book, job, job_of, options, action, verdicts, helper)
             for job in starving if action == "preempt" else ():
                 if job.queue == queue:
-                    _within_job(board, book, job, job_of, options, verdicts, cache)
+                    _within_job(board, book, job, job_of, options, verdicts, helper)
     return verdicts
 
 
@@ -135,7 +133,7 @@ def _within_job(
     job_of: Mapping[str, Job],
     options: Options,
     verdicts: dict[str, Preemption],
-    cache: Cache | None = None,
+    helper: Predicates,
 ) -> None:
     """preempt's second pass (preempt.go Execute, "Preemption between Task within Job"):
     for every job starving when the action began, its tasks still Pending, each in its own
@@ -149,7 +147,7 @@ def _within_job(
             continue
         if pod.preemption_policy == "Never":
             return  # taskEligibleToPreempt refuses: not assigned
-        found = _task(board, book, job, pod, job_of, options, "preempt", True, cache)
+        found = _task(board, book, job, pod, job_of, options, "preempt", helper, True)
         if found.node is None:
             return
         job.waiting += 1
@@ -164,7 +162,7 @@ def _job_pass(
     options: Options,
     action: str,
     verdicts: dict[str, Preemption],
-    cache: Cache | None = None,
+    helper: Predicates,
 ) -> None:
     todo = [p for p in job.pending if _open(verdicts.get(p.name))]
     if not todo:
@@ -188,7 +186,7 @@ def _job_pass(
                 "not eligible to preempt other tasks due to preemptionPolicy is Never",
             )
             continue
-        tried[pod.name] = _task(board, book, job, pod, job_of, options, action, False, cache)
+        tried[pod.name] = _task(board, book, job, pod, job_of, options, action, helper)
         if tried[pod.name].node is not None:
             job.waiting += 1
     if job.ready + job.waiting >= job.min_member and _roles_pipelined(job, verdicts, tried):
@@ -232,11 +230,11 @@ def _task(
     job_of: Mapping[str, Job],
     options: Options,
     action: str,
+    helper: Predicates,
     within: bool = False,
-    cache: Cache | None = None,
 ) -> Preemption:
-    """One task's attempt, node by node (`within`: preempt's pass within the job; `cache`:
-    the action's predicate error cache, per job and task role)."""
+    """One task's attempt, node by node (`within`: preempt's pass within the job), on the
+    nodes the action's predicate bookkeeping (`helper`) leaves it."""
     request = board.request(pod)
     reclaim = action == "reclaim"
     if reclaim and book.overused(job.queue):
@@ -250,13 +248,7 @@ def _task(
     if why is not None:
         return Preemption("no-victims", f"reclaim: queue {job.queue} may not reclaim: {why}")
     st = board.state
-    ok = st.static_ok(Shape.of_pod(pod).constraints)
-    if cache is not None and pod.role:  # a pod without a role never uses it
-        failed = cache.get((job.key, pod.role))
-        cache[(job.key, pod.role)] = ~ok if failed is None else failed | ~ok
-        if failed is not None:
-            ok = ok & ~failed
-    allowed = np.flatnonzero(ok)
+    allowed = np.flatnonzero(helper.nodes(st, job.key, pod))
     nodes = sorted((int(i) for i in allowed), key=lambda i: int(st.name_rank[i]))
     for node in nodes:
         residents = [p for p in board.residents(node) if p.preemptable]
