@@ -66,7 +66,7 @@ from advisor.core.preemption.predicates import Predicates
 from advisor.core.preemption.queues import QueueBook
 from advisor.core.preemption.verdict import Preemption
 from advisor.core.preemption.votes import Job, preemptable, reclaimable, share
-from advisor.core.roles import Roles
+from advisor.core.roles import roles_ready, roles_valid
 from advisor.core.state import BoolArray
 from advisor.core.task_order import task_order
 
@@ -219,7 +219,7 @@ def _roles_pipelined(
         if p.name not in waiting
         or ((v := tried.get(p.name) or verdicts.get(p.name)) is not None and v.node is not None)
     ]
-    return Roles.of(job.min_member, job.min_task_member, held, ()).ready_roles()
+    return roles_ready(job.min_member, job.min_task_member, held)
 
 
 def _task(
@@ -386,7 +386,7 @@ def _job_refusal(job: Job, options: Options, book: QueueBook) -> str | None:
         return "its PodGroup is not admitted (phase Pending): preempt and reclaim skip it"
     # gang's validJobFn, as JobValid runs it here (preempt.go, reclaim.go): each task role
     # (CheckTaskValid: every member counts, whatever its status), then the count
-    if not Roles.of(job.min_member, job.min_task_member, job.members, ()).valid():
+    if not roles_valid(job.min_member, job.min_task_member, job.members):
         return "Not enough valid pods of each task for gang-scheduling"
     valid = job.ready + len(job.pending)
     if valid < job.min_member:
