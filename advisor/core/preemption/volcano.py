@@ -53,22 +53,21 @@ core.capacity's, in `queues`). Both actions take queue by queue, each queue's ke
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from advisor.core.jobs import DEFAULT_QUEUE, GroupState
+from advisor.core.jobs import GroupState
 from advisor.core.model import Cluster, Pod
 from advisor.core.preemption.board import Board, FloatArray, covers
+from advisor.core.preemption.order import jobs_of, standing, victim_order
 from advisor.core.preemption.predicates import Predicates
 from advisor.core.preemption.queues import QueueBook
 from advisor.core.preemption.verdict import Preemption
-from advisor.core.preemption.votes import Job, preemptable, reclaimable, share
+from advisor.core.preemption.votes import Job, preemptable, reclaimable
 from advisor.core.roles import roles_ready, roles_valid
 from advisor.core.state import BoolArray
-from advisor.core.task_order import task_order
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +89,7 @@ def judge_volcano(
 ) -> dict[str, Preemption]:
     """`dropped`: per Pending pod with a fit error from allocate, the nodes both actions
     drop first (`predicates`)."""
-    jobs, job_of = _jobs(cluster, unplaced, placed, outcomes)
+    jobs, job_of = jobs_of(cluster, unplaced, placed, outcomes)
     members: dict[str, tuple[str, list[Pod]]] = {}
     for pod in cluster.pods:
         job = job_of[pod.name]
@@ -98,7 +97,7 @@ def judge_volcano(
     holding = {p.name for p in cluster.pods if p.running or p.name in placed}
     book = QueueBook(cluster, members.values(), holding)
     verdicts: dict[str, Preemption] = {}
-    order = sorted(jobs.values(), key=lambda j: (-j.priority, *_standing(board, j)))
+    order = sorted(jobs.values(), key=lambda j: (-j.priority, *standing(board, j)))
     for action in ("preempt", "reclaim"):
         if not getattr(options, action):
             continue
@@ -260,7 +259,7 @@ def _task(
             ]
             if not pool:
                 continue
-            pool.sort(key=_victim_order(board, book, job_of, job.queue))
+            pool.sort(key=victim_order(board, book, job_of, job.queue))
             victims = reclaimable(board, pod, pool, job_of, book)
         elif within:
             victims = []
@@ -275,7 +274,7 @@ def _task(
         held = {v.name: board.held(v) for v in victims}
         if not covers(request, idle + sum(held.values(), np.zeros_like(idle))):
             continue  # util.ValidateVictims
-        victims.sort(key=_victim_order(board, book, job_of, job.queue))
+        victims.sort(key=victim_order(board, book, job_of, job.queue))
         before = book.snapshot()
 
         def enough(room: FloatArray) -> bool:
@@ -322,49 +321,6 @@ def _pipelined(action: str, node: str, helps: bool, within: bool) -> Preemption:
         f"cover it; {after}"
     )
     return Preemption("no-victims", text, node, (), helps)
-
-
-def _victim_order(
-    board: Board, book: QueueBook, job_of: Mapping[str, Job], queue: str
-) -> Callable[[Pod], tuple[Any, ...]]:
-    """BuildVictimsPriorityQueue's order as a key, first evicted smallest: victims of
-    different queues in reverse QueueOrderFn (VictimQueueOrderFn: the lowest spec.priority,
-    then the highest share, taken as the node's attempt starts, then the queue listed last),
-    then reverse JobOrderFn (the lowest job priority, the ready, the highest share, the
-    youngest), then reverse TaskOrderFn (core.task_order: the lowest pod priority, then the
-    highest index or the youngest). Under
-    capacity's hierarchy a victim whose queue shares a deeper ancestor with the task's
-    (`queue`) comes first (core.capacity_tree)."""
-
-    rank: dict[str, int] = {}  # each pod's place in its job's TaskOrderFn order
-
-    def key(pod: Pod) -> tuple[Any, ...]:
-        job = job_of[pod.name]
-        order = book.victim_order(job.queue, queue)
-        waiting, job_share, created = _standing(board, job)
-        if pod.name not in rank:
-            rank.update((p.name, i) for i, p in enumerate(task_order(job.members)))
-        return (
-            order,
-            job.priority, -waiting, -job_share, -created,
-            -rank[pod.name],
-        )  # fmt: skip
-
-    return key
-
-
-def _standing(board: Board, job: Job) -> tuple[int, float, int]:
-    """What ssn.JobOrderFn reads after the priority plugin's job priority, as a key that
-    sorts first the job to schedule first: gang's (not ready first: ReadyTaskNum below
-    minAvailable), drf's (the lower dominant share first), then the older PodGroup (its
-    first pod's place in the listing)."""
-    gone = sum(m.name in board.evicted for m in job.members)
-    waiting = int(job.ready - gone < job.min_member)
-    return (
-        -waiting,
-        share(board.allocated(job.members), board.total),
-        min(board.order[m.name] for m in job.members),
-    )
 
 
 def _evicts_text(action: str, n: int, node: str, helps: bool) -> str:
@@ -417,41 +373,3 @@ def _merge(
         else:
             out[name] = Preemption(verdict.verdict, f"{earlier.message}; {verdict.message}")
     return out
-
-
-def _jobs(
-    cluster: Cluster,
-    unplaced: Sequence[Pod],
-    placed: frozenset[str],
-    outcomes: Mapping[str, GroupState],
-) -> tuple[dict[str, Job], dict[str, Job]]:
-    """Every pod's job (running pods too: victims' jobs are judged by gang and priority)."""
-    groups = {g.name: g for g in cluster.jobs.groups}
-    jobs: dict[str, Job] = {}
-    job_of: dict[str, Job] = {}
-    for pod in cluster.pods:
-        group = groups.get(pod.group or "")
-        key = group.name if group is not None else pod.name
-        job = jobs.get(key)
-        if job is None:
-            job = Job(
-                key,
-                group.queue if group is not None else DEFAULT_QUEUE,
-                group.min_member if group is not None else 1,
-                group.priority if group is not None else pod.priority,
-                0,
-                outcome=outcomes.get(key),
-                min_task_member=group.min_task_member if group is not None else {},
-            )
-            jobs[key] = job
-        if pod.running or pod.name in placed:
-            job.ready += 1
-        job.members.append(pod)
-        job_of[pod.name] = job
-    waiting = {p.name for p in unplaced}
-    for pod in cluster.pods:
-        if pod.name in waiting:
-            job_of[pod.name].pending.append(pod)
-    for job in jobs.values():  # each job's tasks in TaskOrderFn's order
-        job.pending = task_order(job.pending)
-    return {k: j for k, j in jobs.items() if j.pending}, job_of
