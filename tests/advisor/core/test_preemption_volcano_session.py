@@ -211,17 +211,35 @@ def test_a_node_allocate_held_unresolvable_is_never_cached_for_the_role() -> Non
     data = cluster(
         [
             {**running("run/a", request=whole, preemptable=False), "node": "n1"},
-            {"name": "ml/w0", "group": "ml/g", "role": "worker", "priority": 10,
-             "request": part, "tolerations": [{**taint, "operator": "Equal"}]},
-            {"name": "ml/w1", "group": "ml/g", "role": "worker", "request": part,
-             "resources": {"cpu": "8", "memory": "1Gi"}},
-        ],  # fmt: skip
+            {
+                "name": "ml/w0",
+                "group": "ml/g",
+                "role": "worker",
+                "priority": 10,
+                "request": part,
+                "tolerations": [{**taint, "operator": "Equal"}],
+            },
+            {
+                "name": "ml/w1",
+                "group": "ml/g",
+                "role": "worker",
+                "request": part,
+                "resources": {"cpu": "8", "memory": "1Gi"},
+            },
+        ],
         nodes=[
-            {"name": "n0", "cards": [{"index": 0, "memory_mib": 16384}], "taints": [taint],
-             "allocatable": {"cpu": "16", "memory": "8Gi"}},
-            {"name": "n1", "cards": [{"index": 0, "memory_mib": 16384}],
-             "allocatable": {"cpu": "4", "memory": "8Gi"}},
-        ],  # fmt: skip
+            {
+                "name": "n0",
+                "cards": [{"index": 0, "memory_mib": 16384}],
+                "taints": [taint],
+                "allocatable": {"cpu": "16", "memory": "8Gi"},
+            },
+            {
+                "name": "n1",
+                "cards": [{"index": 0, "memory_mib": 16384}],
+                "allocatable": {"cpu": "4", "memory": "8Gi"},
+            },
+        ],
         groups=[{"name": "ml/g", "min_member": 2}],
     )
     got = diagnose_jobs(scenario_from_data(data, "<test>", "volcano-vgpu")).diagnosis.pods
