@@ -41,12 +41,15 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from advisor.core import preemption
 from advisor.core.diagnose import Cycle, build_state
 from advisor.core.diagnosis import Cause, Diagnosis, PodDiagnosis
 from advisor.core.jobs import DEFAULT_QUEUE, GroupOutcome, GroupState
 from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import Cluster, Placement, Pod
+from advisor.core.preemption.predicates import unresolvable
 from advisor.core.profiles import profile_of
 from advisor.core.quota import QuotaBook
 from advisor.core.roles import Roles, skip_message
@@ -118,6 +121,7 @@ def diagnose_jobs(
     quotas = QuotaBook(cluster, cycle.state)  # HAMi's namespace quotas (core.quota)
     verdicts: list[PodDiagnosis] = []
     outcomes: dict[str, GroupState] = {}
+    dropped: dict[str, BoolArray] = {}  # per pod with a fit error, its unresolvable nodes
     while (i := session.pop()) is not None:
         job = jobs[i]
         roles = job.role_book()
@@ -141,6 +145,7 @@ def diagnose_jobs(
         tried: list[tuple[PodDiagnosis, list[int], Shape]] = []
         tried_before = job.failures  # fit errors of earlier turns count (NodesFitErrors)
         cache: dict[str, BoolArray] = {}  # per role, the nodes that failed one of its tasks
+        codes: dict[str, BoolArray] = {}  # per role, which of those failed unresolvable
         while job.tasks:  # until a placement leaves the job ready, or NeedContinueAllocating
             pod = job.tasks.pop(0)
             held = session.refusal(job, pod)  # the queue's Allocatable, then HAMi's quota
@@ -161,7 +166,11 @@ def diagnose_jobs(
             if verdict.placement is not None:
                 if pod.role:
                     failed_here = ~cycle.passing()
-                    cache[pod.role] = failed_here | cache.get(pod.role, failed_here)
+                    known = cache.get(pod.role)
+                    if volcano:  # each node keeps the first error its role met there
+                        mine = failed_here & unresolvable(cluster, cycle.state, pod)
+                        codes[pod.role] = _first(known, codes.get(pod.role), mine)
+                    cache[pod.role] = failed_here if known is None else known | failed_here
                 job.placed += 1
                 roles.place(pod)
                 session.placed(job, pod)
@@ -173,6 +182,10 @@ def diagnose_jobs(
                 # worded by the nodes) has none, as allocate `continue`s before predicates
                 roles.fail(pod)
                 tried_before.append(tried[-1])
+                if volcano:  # its NodesFitErrors: what preempt and reclaim drop first
+                    mine = unresolvable(cluster, cycle.state, pod)
+                    role = pod.role or ""  # a pod of no role: no cache
+                    dropped[pod.name] = _first(cache.get(role), codes.get(role), mine)
                 if job.min_member >= job.members or not roles.go_on():
                     break  # NeedContinueAllocating: the job's turn ends here
         refused = session.left_to_nodes.get(i)
@@ -229,7 +242,7 @@ def diagnose_jobs(
     # Preempt and reclaim skip a job enqueue left Pending, whatever the cycle made of it.
     skipped = {jobs[i].name or cluster.pods[jobs[i].first].name for i in session.left_to_nodes}
     judged: dict[str, GroupState] = {**outcomes, **dict.fromkeys(skipped, "not-admitted")}
-    verdicts = _with_preemption(cluster, cycle, verdicts, judged)
+    verdicts = _with_preemption(cluster, cycle, verdicts, judged, dropped)
     return JobsDiagnosis(
         Diagnosis(cluster.policy, tuple(verdicts), listed, grouped),
         listed,
@@ -250,6 +263,16 @@ def judge(
     return diagnose_jobs(cluster, node_detail_limit=node_detail_limit, state=state).diagnosis
 
 
+def _first(known: BoolArray | None, codes: BoolArray | None, mine: BoolArray) -> BoolArray:
+    """Per node, whether the error allocate's predicate helper holds is unresolvable: a
+    node an earlier task of the role failed (`known`) echoes that task's error (`codes`,
+    util/predicate_helper.go, read once the role has failed somewhere); else the task's
+    own (`mine`)."""
+    if known is None or codes is None:
+        return mine
+    return np.asarray(np.where(known, codes, mine), dtype=np.bool_)
+
+
 def _keys(name: str | None, pods: list[Pod]) -> list[str]:
     """Where a job's outcome is kept: its group, or for a pod of no group (its own
     PodGroup in Volcano, which enqueue admits or not like any other) the pod's name;
@@ -258,10 +281,15 @@ def _keys(name: str | None, pods: list[Pod]) -> list[str]:
 
 
 def _with_preemption(
-    cluster: Cluster, cycle: Cycle, verdicts: list[PodDiagnosis], outcomes: dict[str, GroupState]
+    cluster: Cluster,
+    cycle: Cycle,
+    verdicts: list[PodDiagnosis],
+    outcomes: dict[str, GroupState],
+    dropped: dict[str, BoolArray],
 ) -> list[PodDiagnosis]:
     """Each pod the cycle left unplaced gains its preemption verdict, judged on the cycle's
-    final state (core.preemption); a pod placed keeps None."""
+    final state (core.preemption); a pod placed keeps None. `dropped`: per pod with a fit
+    error, the nodes it holds as unresolvable."""
     # a MIG pod's preemption is not modelled (docs/design.md §13)
     unplaced = [
         v.pod
@@ -269,7 +297,7 @@ def _with_preemption(
         if v.placement is None and v.cause != "invalid" and not is_mig(v.pod)
     ]
     placed = {v.pod.name: v.placement for v in verdicts if v.placement is not None}
-    found = preemption.judge(cluster, cycle.state, unplaced, placed, outcomes)
+    found = preemption.judge(cluster, cycle.state, unplaced, placed, outcomes, dropped)
     return [
         replace(v, preemption=found[v.pod.name]) if v.pod.name in found else v for v in verdicts
     ]

@@ -102,6 +102,18 @@ class Roles:
         )
 
 
+def roles_valid(min_member: int, mins: Mapping[str, int], members: Iterable[Pod]) -> bool:
+    """CheckTaskValid over `members`, each counted whatever its status (JobValid as preempt
+    and reclaim run it)."""
+    return Roles.of(min_member, mins, members, ()).valid()
+
+
+def roles_ready(min_member: int, mins: Mapping[str, int], held: Iterable[Pod]) -> bool:
+    """CheckTaskReady (CheckTaskPipelined) over `held`: the members running, placed or
+    pipelined."""
+    return Roles.of(min_member, mins, held, ()).ready_roles()
+
+
 def _role(pod: Pod) -> str:
     return pod.role or ""
 

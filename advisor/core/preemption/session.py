@@ -11,7 +11,7 @@ from advisor.core.preemption.kube import judge_kube
 from advisor.core.preemption.verdict import Preemption
 from advisor.core.preemption.volcano import Options, judge_volcano
 from advisor.core.profiles import profile_of
-from advisor.core.state import CardState
+from advisor.core.state import BoolArray, CardState
 
 
 def judge(
@@ -20,11 +20,14 @@ def judge(
     unplaced: Sequence[Pod],
     placed: Mapping[str, Placement],
     outcomes: Mapping[str, GroupState],
+    dropped: Mapping[str, BoolArray] | None = None,
 ) -> dict[str, Preemption]:
     """Verdicts for `unplaced` (the cycle's Pending pods it did not place, in the order it
     met them), judged on `state` (the cycle's final state, which is not changed; under
     kube-scheduler rewound to each pod's turn); `placed`: the pods the cycle placed, and
-    where; `outcomes`: each PodGroup's state after the cycle.
+    where; `outcomes`: each PodGroup's state after the cycle; `dropped`: under Volcano, per
+    pod allocate found no node for, the nodes its fit error holds as unresolvable
+    (`predicates.unresolvable`).
 
     Several pods' evictions accumulate in one session (see `board`): a later pod sees the
     earlier victims gone and their preemptors in their place."""
@@ -52,4 +55,6 @@ def judge(
             f"Volcano's actions ({', '.join(actions)}) include neither preempt nor reclaim",
         )
         return {p.name: off for p in unplaced}
-    return judge_volcano(board, cluster, unplaced, frozenset(placed), outcomes, options)
+    return judge_volcano(
+        board, cluster, unplaced, frozenset(placed), outcomes, options, dropped or {}
+    )

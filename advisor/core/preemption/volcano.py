@@ -19,8 +19,9 @@ preempt.go and actions/reclaim/reclaim.go), after allocate in the same session.
   Its victims would be the job's own tasks: none are counted (not modelled).
 - Nodes: every node whose predicates do not answer UnschedulableAndUnresolvable (node
   affinity, taints and cordons do; the vGPU filter answers Unschedulable,
-  api/devices/nvidia/vgpu/device_info.go FilterNode, so full nodes stay candidates), taken
-  by name (upstream orders them by its node-order plugins' scores: not modelled).
+  api/devices/nvidia/vgpu/device_info.go FilterNode, so full nodes stay candidates), less
+  those allocate's fit error for the task holds as unresolvable (`predicates`), taken by
+  name (upstream orders them by its node-order plugins' scores: not modelled).
 - The node's sums (`board`): Volcano's Resreq of each pod, as its spec writes it (the
   vGPU count, one card's memory and cores, one pod), against the node's allocatable less
   every pod's: looser than the cards where a pod takes a whole card or several.
@@ -52,24 +53,21 @@ core.capacity's, in `queues`). Both actions take queue by queue, each queue's ke
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from advisor.core.jobs import DEFAULT_QUEUE, GroupState
+from advisor.core.jobs import GroupState
 from advisor.core.model import Cluster, Pod
 from advisor.core.preemption.board import Board, FloatArray, covers
+from advisor.core.preemption.order import jobs_of, standing, victim_order
+from advisor.core.preemption.predicates import Predicates
 from advisor.core.preemption.queues import QueueBook
 from advisor.core.preemption.verdict import Preemption
-from advisor.core.preemption.votes import Job, preemptable, reclaimable, share
-from advisor.core.roles import Roles
-from advisor.core.state import BoolArray, Shape
-from advisor.core.task_order import task_order
-
-# preempt's predicate error cache: per (job, task role), the nodes that failed a task
-Cache = dict[tuple[str, str], BoolArray]
+from advisor.core.preemption.votes import Job, preemptable, reclaimable
+from advisor.core.roles import roles_ready, roles_valid
+from advisor.core.state import BoolArray
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +85,11 @@ def judge_volcano(
     placed: frozenset[str],
     outcomes: Mapping[str, GroupState],
     options: Options,
+    dropped: Mapping[str, BoolArray],
 ) -> dict[str, Preemption]:
-    jobs, job_of = _jobs(cluster, unplaced, placed, outcomes)
+    """`dropped`: per Pending pod with a fit error from allocate, the nodes both actions
+    drop first (`predicates`)."""
+    jobs, job_of = jobs_of(cluster, unplaced, placed, outcomes)
     members: dict[str, tuple[str, list[Pod]]] = {}
     for pod in cluster.pods:
         job = job_of[pod.name]
@@ -96,25 +97,21 @@ def judge_volcano(
     holding = {p.name for p in cluster.pods if p.running or p.name in placed}
     book = QueueBook(cluster, members.values(), holding)
     verdicts: dict[str, Preemption] = {}
-    order = sorted(jobs.values(), key=lambda j: (-j.priority, *_standing(board, j)))
+    order = sorted(jobs.values(), key=lambda j: (-j.priority, *standing(board, j)))
     for action in ("preempt", "reclaim"):
         if not getattr(options, action):
             continue
         starving = [j for j in order if _job_refusal(j, options, book) is None]
-        # preempt's one predicate helper for the whole action (preempt.go Execute): per
-        # job and task role, the nodes an earlier task failed (util/predicate_helper.go);
-        # reclaim makes one per task, so nothing carries over there. Not yet followed:
-        # upstream first drops the nodes the task's fit error from allocate holds as
-        # unresolvable, which then are never cached (docs/conformance.md, the one open
-        # difference)
-        cache: Cache | None = {} if action == "preempt" else None
+        # preempt's one predicate helper for the whole action (preempt.go Execute);
+        # reclaim makes one per task, so nothing carries over there
+        helper = Predicates(dropped, {} if action == "preempt" else None)
         for queue in _queues_in_order(book, order):
             for job in order:
                 if job.queue == queue:
-                    _job_pass(board, book, job, job_of, options, action, verdicts, cache)
+                    _job_pass(board, book, job, job_of, options, action, verdicts, helper)
             for job in starving if action == "preempt" else ():
                 if job.queue == queue:
-                    _within_job(board, book, job, job_of, options, verdicts, cache)
+                    _within_job(board, book, job, job_of, options, verdicts, helper)
     return verdicts
 
 
@@ -135,7 +132,7 @@ def _within_job(
     job_of: Mapping[str, Job],
     options: Options,
     verdicts: dict[str, Preemption],
-    cache: Cache | None = None,
+    helper: Predicates,
 ) -> None:
     """preempt's second pass (preempt.go Execute, "Preemption between Task within Job"):
     for every job starving when the action began, its tasks still Pending, each in its own
@@ -149,7 +146,7 @@ def _within_job(
             continue
         if pod.preemption_policy == "Never":
             return  # taskEligibleToPreempt refuses: not assigned
-        found = _task(board, book, job, pod, job_of, options, "preempt", True, cache)
+        found = _task(board, book, job, pod, job_of, options, "preempt", helper, True)
         if found.node is None:
             return
         job.waiting += 1
@@ -164,7 +161,7 @@ def _job_pass(
     options: Options,
     action: str,
     verdicts: dict[str, Preemption],
-    cache: Cache | None = None,
+    helper: Predicates,
 ) -> None:
     todo = [p for p in job.pending if _open(verdicts.get(p.name))]
     if not todo:
@@ -188,7 +185,7 @@ def _job_pass(
                 "not eligible to preempt other tasks due to preemptionPolicy is Never",
             )
             continue
-        tried[pod.name] = _task(board, book, job, pod, job_of, options, action, False, cache)
+        tried[pod.name] = _task(board, book, job, pod, job_of, options, action, helper)
         if tried[pod.name].node is not None:
             job.waiting += 1
     if job.ready + job.waiting >= job.min_member and _roles_pipelined(job, verdicts, tried):
@@ -221,7 +218,7 @@ def _roles_pipelined(
         if p.name not in waiting
         or ((v := tried.get(p.name) or verdicts.get(p.name)) is not None and v.node is not None)
     ]
-    return Roles.of(job.min_member, job.min_task_member, held, ()).ready_roles()
+    return roles_ready(job.min_member, job.min_task_member, held)
 
 
 def _task(
@@ -232,11 +229,11 @@ def _task(
     job_of: Mapping[str, Job],
     options: Options,
     action: str,
+    helper: Predicates,
     within: bool = False,
-    cache: Cache | None = None,
 ) -> Preemption:
-    """One task's attempt, node by node (`within`: preempt's pass within the job; `cache`:
-    the action's predicate error cache, per job and task role)."""
+    """One task's attempt, node by node (`within`: preempt's pass within the job), on the
+    nodes the action's predicate bookkeeping (`helper`) leaves it."""
     request = board.request(pod)
     reclaim = action == "reclaim"
     if reclaim and book.overused(job.queue):
@@ -250,13 +247,7 @@ def _task(
     if why is not None:
         return Preemption("no-victims", f"reclaim: queue {job.queue} may not reclaim: {why}")
     st = board.state
-    ok = st.static_ok(Shape.of_pod(pod).constraints)
-    if cache is not None and pod.role:  # a pod without a role never uses it
-        failed = cache.get((job.key, pod.role))
-        cache[(job.key, pod.role)] = ~ok if failed is None else failed | ~ok
-        if failed is not None:
-            ok = ok & ~failed
-    allowed = np.flatnonzero(ok)
+    allowed = np.flatnonzero(helper.nodes(st, job.key, pod))
     nodes = sorted((int(i) for i in allowed), key=lambda i: int(st.name_rank[i]))
     for node in nodes:
         residents = [p for p in board.residents(node) if p.preemptable]
@@ -268,7 +259,7 @@ def _task(
             ]
             if not pool:
                 continue
-            pool.sort(key=_victim_order(board, book, job_of, job.queue))
+            pool.sort(key=victim_order(board, book, job_of, job.queue))
             victims = reclaimable(board, pod, pool, job_of, book)
         elif within:
             victims = []
@@ -283,7 +274,7 @@ def _task(
         held = {v.name: board.held(v) for v in victims}
         if not covers(request, idle + sum(held.values(), np.zeros_like(idle))):
             continue  # util.ValidateVictims
-        victims.sort(key=_victim_order(board, book, job_of, job.queue))
+        victims.sort(key=victim_order(board, book, job_of, job.queue))
         before = book.snapshot()
 
         def enough(room: FloatArray) -> bool:
@@ -332,49 +323,6 @@ def _pipelined(action: str, node: str, helps: bool, within: bool) -> Preemption:
     return Preemption("no-victims", text, node, (), helps)
 
 
-def _victim_order(
-    board: Board, book: QueueBook, job_of: Mapping[str, Job], queue: str
-) -> Callable[[Pod], tuple[Any, ...]]:
-    """BuildVictimsPriorityQueue's order as a key, first evicted smallest: victims of
-    different queues in reverse QueueOrderFn (VictimQueueOrderFn: the lowest spec.priority,
-    then the highest share, taken as the node's attempt starts, then the queue listed last),
-    then reverse JobOrderFn (the lowest job priority, the ready, the highest share, the
-    youngest), then reverse TaskOrderFn (core.task_order: the lowest pod priority, then the
-    highest index or the youngest). Under
-    capacity's hierarchy a victim whose queue shares a deeper ancestor with the task's
-    (`queue`) comes first (core.capacity_tree)."""
-
-    rank: dict[str, int] = {}  # each pod's place in its job's TaskOrderFn order
-
-    def key(pod: Pod) -> tuple[Any, ...]:
-        job = job_of[pod.name]
-        order = book.victim_order(job.queue, queue)
-        waiting, job_share, created = _standing(board, job)
-        if pod.name not in rank:
-            rank.update((p.name, i) for i, p in enumerate(task_order(job.members)))
-        return (
-            order,
-            job.priority, -waiting, -job_share, -created,
-            -rank[pod.name],
-        )  # fmt: skip
-
-    return key
-
-
-def _standing(board: Board, job: Job) -> tuple[int, float, int]:
-    """What ssn.JobOrderFn reads after the priority plugin's job priority, as a key that
-    sorts first the job to schedule first: gang's (not ready first: ReadyTaskNum below
-    minAvailable), drf's (the lower dominant share first), then the older PodGroup (its
-    first pod's place in the listing)."""
-    gone = sum(m.name in board.evicted for m in job.members)
-    waiting = int(job.ready - gone < job.min_member)
-    return (
-        -waiting,
-        share(board.allocated(job.members), board.total),
-        min(board.order[m.name] for m in job.members),
-    )
-
-
 def _evicts_text(action: str, n: int, node: str, helps: bool) -> str:
     text = f"Volcano's {action} evicts {n} pod{'s' if n != 1 else ''} on {node}"
     if helps:
@@ -394,7 +342,7 @@ def _job_refusal(job: Job, options: Options, book: QueueBook) -> str | None:
         return "its PodGroup is not admitted (phase Pending): preempt and reclaim skip it"
     # gang's validJobFn, as JobValid runs it here (preempt.go, reclaim.go): each task role
     # (CheckTaskValid: every member counts, whatever its status), then the count
-    if not Roles.of(job.min_member, job.min_task_member, job.members, ()).valid():
+    if not roles_valid(job.min_member, job.min_task_member, job.members):
         return "Not enough valid pods of each task for gang-scheduling"
     valid = job.ready + len(job.pending)
     if valid < job.min_member:
@@ -425,41 +373,3 @@ def _merge(
         else:
             out[name] = Preemption(verdict.verdict, f"{earlier.message}; {verdict.message}")
     return out
-
-
-def _jobs(
-    cluster: Cluster,
-    unplaced: Sequence[Pod],
-    placed: frozenset[str],
-    outcomes: Mapping[str, GroupState],
-) -> tuple[dict[str, Job], dict[str, Job]]:
-    """Every pod's job (running pods too: victims' jobs are judged by gang and priority)."""
-    groups = {g.name: g for g in cluster.jobs.groups}
-    jobs: dict[str, Job] = {}
-    job_of: dict[str, Job] = {}
-    for pod in cluster.pods:
-        group = groups.get(pod.group or "")
-        key = group.name if group is not None else pod.name
-        job = jobs.get(key)
-        if job is None:
-            job = Job(
-                key,
-                group.queue if group is not None else DEFAULT_QUEUE,
-                group.min_member if group is not None else 1,
-                group.priority if group is not None else pod.priority,
-                0,
-                outcome=outcomes.get(key),
-                min_task_member=group.min_task_member if group is not None else {},
-            )
-            jobs[key] = job
-        if pod.running or pod.name in placed:
-            job.ready += 1
-        job.members.append(pod)
-        job_of[pod.name] = job
-    waiting = {p.name for p in unplaced}
-    for pod in cluster.pods:
-        if pod.name in waiting:
-            job_of[pod.name].pending.append(pod)
-    for job in jobs.values():  # each job's tasks in TaskOrderFn's order
-        job.pending = task_order(job.pending)
-    return {k: j for k, j in jobs.items() if j.pending}, job_of

@@ -27,7 +27,7 @@ proportion's queue order, plugins/proportion/proportion.go:266-284: higher spec.
 then lower share). The advisor ordered them by job priority alone, and evicted preemptee2-1
 in "sort reclaimees when reclaiming from overusing queues with different queue priority"
 and in "Node available resources should be included in reclaimed resources"
-(advisor/core/preemption/volcano.py `_victim_order`).
+(advisor/core/preemption/order.py `victim_order`).
 
 The earlier module's "not converted" list predates the queue model: the queue-capability
 cases of TestPreempt and the multi-queue case (whose expectation is preemption between two

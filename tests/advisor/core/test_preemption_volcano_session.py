@@ -198,3 +198,51 @@ def test_a_gang_reclaims_the_pod_slots_its_queue_deserves() -> None:
         "ml/p0": ("evicts", "n0", ("run/b",)),
         "ml/p1": ("evicts", "n0", ("run/a",)),
     }
+
+
+def test_a_node_allocate_held_unresolvable_is_never_cached_for_the_role() -> None:
+    """Seed 936, shrunk: w0 (tolerates n0's taint) fits n0 in allocate, w1 (same role) fails
+    there: n0's sums cover it and its taint refuses it, UnschedulableAndUnresolvable, so
+    preempt drops n0 for w1 before its predicates (FilterOutUnschedulableAndUnresolvable-
+    NodesForTask) and never caches it for the role; the gang ends short, and the pass within
+    the job pipelines w0 on n0. Were n0 cached by w1's predicates, w0 would find it failed."""
+    taint = {"key": "dedicated", "value": "a", "effect": "NoExecute"}
+    whole, part = {"gpus": 1, "memory_mib": 16384}, {"gpus": 1, "memory_mib": 4096}
+    data = cluster(
+        [
+            {**running("run/a", request=whole, preemptable=False), "node": "n1"},
+            {
+                "name": "ml/w0",
+                "group": "ml/g",
+                "role": "worker",
+                "priority": 10,
+                "request": part,
+                "tolerations": [{**taint, "operator": "Equal"}],
+            },
+            {
+                "name": "ml/w1",
+                "group": "ml/g",
+                "role": "worker",
+                "request": part,
+                "resources": {"cpu": "8", "memory": "1Gi"},
+            },
+        ],
+        nodes=[
+            {
+                "name": "n0",
+                "cards": [{"index": 0, "memory_mib": 16384}],
+                "taints": [taint],
+                "allocatable": {"cpu": "16", "memory": "8Gi"},
+            },
+            {
+                "name": "n1",
+                "cards": [{"index": 0, "memory_mib": 16384}],
+                "allocatable": {"cpu": "4", "memory": "8Gi"},
+            },
+        ],
+        groups=[{"name": "ml/g", "min_member": 2}],
+    )
+    got = diagnose_jobs(scenario_from_data(data, "<test>", "volcano-vgpu")).diagnosis.pods
+    found = {v.pod.name: v.preemption for v in got if v.preemption is not None}
+    assert (found["ml/w0"].node, found["ml/w1"].node) == ("n0", None)
+    assert found["ml/w0"].message.startswith("preempt's pass within its job")

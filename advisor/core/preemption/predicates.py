@@ -1,0 +1,71 @@
+"""Which nodes preempt and reclaim weigh for a task (volcano v1.15.1, actions/preempt/
+preempt.go `preempt`, actions/reclaim/reclaim.go), before any victim is counted:
+
+- `unresolvable`: allocate's fit error, per node (actions/allocate/allocate.go `predicate`):
+  the node's sums come first (InitResreq <= FutureIdle, else Unschedulable "Insufficient …"
+  and nothing more); then the predicates plugin, where NodeUnschedulable, NodeAffinity and
+  TaintToleration answer UnschedulableAndUnresolvable (plugins/util ShouldAbort stops
+  there); deviceshare's vGPU filter, after it, answers Unschedulable. Both actions first drop
+  the nodes whose fit error from allocate reads UnschedulableAndUnresolvable for the task
+  (framework/session.go FilterOutUnschedulableAndUnresolvableNodesForTask).
+- `Predicates`: then the static filters (PredicateForPreemptAction fails a node only on
+  UnschedulableAndUnresolvable: full cards pass) and preempt's one predicate helper for the
+  whole action: per job and task role, the nodes an earlier task failed stay failed
+  (util/predicate_helper.go, read only once the role has failed somewhere); a node dropped
+  above is never tried, so never cached. reclaim makes one helper per task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from advisor.core.model import Cluster, Pod
+from advisor.core.preemption.board import Board, covers
+from advisor.core.state import BoolArray, CardState, Shape
+
+# preempt's predicate error cache: per (job, task role), the nodes that failed a task
+Cache = dict[tuple[str, str], BoolArray]
+
+
+def unresolvable(cluster: Cluster, state: CardState, pod: Pod) -> BoolArray:
+    """Per node, whether allocate's predicate on `state` answers UnschedulableAndUnresolvable
+    for the pod: its sums cover it and a static filter refuses it."""
+    refused = ~state.static_ok(Shape.of_pod(pod).constraints)
+    if not refused.any():
+        return refused
+    board = Board(cluster, state)  # only the node sums are read
+    request = board.request(pod)
+    out = np.zeros_like(refused)
+    for node in np.flatnonzero(refused):
+        out[node] = covers(request, board.idle(int(node)))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Predicates:
+    """One action's predicate bookkeeping. `dropped`: per Pending pod with a fit error from
+    allocate, its UnschedulableAndUnresolvable nodes (`unresolvable`, or an earlier task of
+    its role's, which allocate's own helper echoes); `cache`: preempt's helper, None for
+    reclaim."""
+
+    dropped: Mapping[str, BoolArray]
+    cache: Cache | None
+
+    def nodes(self, state: CardState, job: str, pod: Pod) -> BoolArray:
+        """The nodes the task's attempt walks: not dropped, its static filters pass, and
+        not failed by an earlier task of its job and role (a pod without a role never uses
+        the cache)."""
+        ok = state.static_ok(Shape.of_pod(pod).constraints)
+        dropped = self.dropped.get(pod.name)
+        if dropped is not None:
+            ok = ok & ~dropped
+        if self.cache is None or not pod.role:
+            return ok
+        key = (job, pod.role)
+        failed = self.cache.get(key)
+        fails = ~ok if dropped is None else ~ok & ~dropped  # a dropped node is never tried
+        self.cache[key] = fails if failed is None else failed | fails
+        return ok if failed is None else ok & ~failed
