@@ -231,15 +231,25 @@ class CardState:
             known = self._static[constraints] = StaticVerdicts(ok, rejected, counts)
         return known
 
-    def resource_shortfalls(self, shape: Shape, fit: ResourceFit | None = None) -> BoolArray:
+    def resource_shortfalls(
+        self, shape: Shape, fit: ResourceFit | None = None, at: IntArray | None = None
+    ) -> BoolArray:
         """(nodes, 3): which of pod slots, cpu and memory each node lacks for `shape`, as
         the session's check (`fit`, default the profile's) judges them: NodeResourcesFit's
         `fitsRequest` only where the pod asks some (an overcommitted node still takes a pod
-        asking no cpu), Volcano's allocate in every dimension. Its `words` name them."""
+        asking no cpu), Volcano's allocate in every dimension. Its `words` name them.
+        `at`: those nodes only, a row each."""
         fit = fit or self.fit
-        short = _shortfalls(self.requested, self.allocatable, shape, fit)
-        for node in self.excess:
-            short[node] = _shortfalls_exact(
+        if at is None:
+            short = _shortfalls(self.requested, self.allocatable, shape, fit)
+            rows = {node: node for node in self.excess}
+        else:
+            short = _shortfalls(self.requested[at], self.allocatable[at], shape, fit)
+            rows = {}
+            if self.excess:  # rare: sums past REQUESTED_MAX
+                rows = {node: row for row, node in enumerate(at.tolist()) if node in self.excess}
+        for node, row in rows.items():
+            short[row] = _shortfalls_exact(
                 self.node_requested(node), self.allocatable[node], shape, fit
             )
         return short
