@@ -29,6 +29,7 @@ UNLIMITED = np.iinfo(np.int64).max // 4  # an allocatable that is not known neve
 REQUESTED_MAX = 2**62
 # Columns of the node resource arrays, in NodeResourcesFit's check order.
 SLOTS, CPU, MEMORY = 0, 1, 2
+SPARSE = 16  # `eligible_per_node` counts marked cards where under 1 in this many are
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +316,11 @@ class CardState:
 
     def eligible_per_node(self, eligible: BoolArray) -> IntArray:
         """Per node, how many of its cards `eligible` marks. A node's cards lie side by side,
-        so each node's run is summed (a few times faster than counting by node_of)."""
+        so each node's run is summed (a few times faster than counting by node_of), unless
+        few cards are marked (the ideal repack's candidates): then those are counted."""
+        hits = np.flatnonzero(eligible)
+        if hits.size * SPARSE < eligible.size:
+            return np.bincount(self.node_of[hits], minlength=len(self.node_names)).astype(np.int64)
         counts = np.zeros(len(self.node_names), dtype=np.int64)
         if self._carded.size:
             starts = self.first_card[self._carded]

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from advisor.core.model import Cluster, PolicyName
+from advisor.core.model import Cluster, Node, PolicyName
 from advisor.core.state import BoolArray, CardState, IntArray, Shape
 
 
@@ -35,7 +35,7 @@ class Twins:
         self.keep: BoolArray = np.zeros(n, dtype=np.bool_)  # nodes that compete
         classes: dict[str, list[int]] = {}
         for i, node in enumerate(cluster.nodes):
-            classes.setdefault(repr(dataclasses.replace(node, name="")), []).append(i)
+            classes.setdefault(_likeness(node), []).append(i)
         self.class_of = [0] * n
         # per class its nodes by position and by name, and how far each order is used up
         self.orders: list[tuple[list[int], list[int]]] = []
@@ -83,6 +83,19 @@ class Twins:
         self._cards = None
 
 
+def _likeness(node: Node) -> str:
+    """What the core reads of a node but its name: of the pods that stay on it, only what
+    they request in all (`CardState`)."""
+    others = (*(node.other_pods or ()), *node.resident_pods)
+    requested = (
+        len(others),
+        sum(p.resources.cpu_milli for p in others),
+        sum(p.resources.memory_bytes for p in others),
+    )
+    bare = dataclasses.replace(node, name="", other_pods=None, resident_pods=())
+    return repr((bare, requested))
+
+
 class RepackPlacer:
     """Placements on `state` (built on `cluster`, with no pods yet) as its own `place` and
     the best-fit packer's rule make them, looking only at nodes that can still win."""
@@ -99,7 +112,13 @@ class RepackPlacer:
         if refused is None:
             refused = self.refused[(best_fit, shape)] = np.zeros(len(st.node_names), np.bool_)
         mask = ~refused if self.twins is None else self.twins.keep & ~refused
-        return refused, np.flatnonzero(mask), np.flatnonzero(mask[st.node_of])
+        nodes = np.flatnonzero(mask)
+        # a node's cards lie side by side: the runs of the few nodes, not a scan of every card
+        counts = st.card_count[nodes]
+        ends = np.cumsum(counts)
+        cards = np.arange(int(ends[-1]) if ends.size else 0, dtype=np.int64)
+        cards += np.repeat(st.first_card[nodes] - (ends - counts), counts)
+        return refused, nodes, cards
 
     def best_fit(self, shape: Shape) -> list[int] | None:
         """The eligible card with the least free memory (the first such) on a node that

@@ -11,7 +11,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from advisor.core.model import Cluster, ProfileName
+from advisor.core.model import Card, Cluster, Node, OtherPod, ProfileName
+from advisor.core.nodefilters import Resources
 from advisor.core.plan.ideal import REPACK_POLICY
 from advisor.core.plan.twins import RepackPlacer
 from advisor.core.profiles import profile_names, profile_of
@@ -105,3 +106,17 @@ def test_twins_compete_one_at_a_time_first_by_name() -> None:
     assert twins.keep.tolist() == [True, True, False]
     placer.used(1)  # "n-a" is taken: "n-b" is next by name
     assert twins.keep.tolist() == [True, True, True]
+
+
+def test_pods_that_stay_on_a_node_count_by_what_they_request() -> None:
+    def node(name: str, other: str, cpu: int) -> Node:
+        pods = (OtherPod(other, resources=Resources(cpu_milli=cpu, memory_bytes=2**30)),)
+        return Node(name, (Card(0, 16384),), other_pods=pods)
+
+    # a DaemonSet's pods are named per node: alike all the same, unlike where they ask more
+    cluster = Cluster(
+        nodes=(node("a", "ds/x-1", 100), node("b", "ds/x-2", 100), node("c", "ds/x-3", 200))
+    )
+    twins = RepackPlacer(cluster, CardState(cluster), []).twins
+    assert twins is not None
+    assert twins.keep.tolist() == [True, False, True]
