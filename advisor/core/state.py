@@ -29,6 +29,7 @@ UNLIMITED = np.iinfo(np.int64).max // 4  # an allocatable that is not known neve
 REQUESTED_MAX = 2**62
 # Columns of the node resource arrays, in NodeResourcesFit's check order.
 SLOTS, CPU, MEMORY = 0, 1, 2
+SPARSE = 16  # `eligible_per_node` counts marked cards where under 1 in this many are
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,15 +232,25 @@ class CardState:
             known = self._static[constraints] = StaticVerdicts(ok, rejected, counts)
         return known
 
-    def resource_shortfalls(self, shape: Shape, fit: ResourceFit | None = None) -> BoolArray:
+    def resource_shortfalls(
+        self, shape: Shape, fit: ResourceFit | None = None, at: IntArray | None = None
+    ) -> BoolArray:
         """(nodes, 3): which of pod slots, cpu and memory each node lacks for `shape`, as
         the session's check (`fit`, default the profile's) judges them: NodeResourcesFit's
         `fitsRequest` only where the pod asks some (an overcommitted node still takes a pod
-        asking no cpu), Volcano's allocate in every dimension. Its `words` name them."""
+        asking no cpu), Volcano's allocate in every dimension. Its `words` name them.
+        `at`: those nodes only, a row each."""
         fit = fit or self.fit
-        short = _shortfalls(self.requested, self.allocatable, shape, fit)
-        for node in self.excess:
-            short[node] = _shortfalls_exact(
+        if at is None:
+            short = _shortfalls(self.requested, self.allocatable, shape, fit)
+            rows = {node: node for node in self.excess}
+        else:
+            short = _shortfalls(self.requested[at], self.allocatable[at], shape, fit)
+            rows = {}
+            if self.excess:  # rare: sums past REQUESTED_MAX
+                rows = {node: row for row, node in enumerate(at.tolist()) if node in self.excess}
+        for node, row in rows.items():
+            short[row] = _shortfalls_exact(
                 self.node_requested(node), self.allocatable[node], shape, fit
             )
         return short
@@ -305,7 +316,11 @@ class CardState:
 
     def eligible_per_node(self, eligible: BoolArray) -> IntArray:
         """Per node, how many of its cards `eligible` marks. A node's cards lie side by side,
-        so each node's run is summed (a few times faster than counting by node_of)."""
+        so each node's run is summed (a few times faster than counting by node_of), unless
+        few cards are marked (the ideal repack's candidates): then those are counted."""
+        hits = np.flatnonzero(eligible)
+        if hits.size * SPARSE < eligible.size:
+            return np.bincount(self.node_of[hits], minlength=len(self.node_names)).astype(np.int64)
         counts = np.zeros(len(self.node_names), dtype=np.int64)
         if self._carded.size:
             starts = self.first_card[self._carded]

@@ -31,6 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from advisor.core.model import Cluster, Pod, Policy, reference_card_mib
+from advisor.core.plan.twins import RepackPlacer
 from advisor.core.profiles import profile_of
 from advisor.core.state import CardState, Shape
 
@@ -159,19 +160,21 @@ def _repack(
 ) -> _Repack:
     empty = dataclasses.replace(cluster, pods=(), policy=REPACK_POLICY)
     state = CardState(empty)
+    # `state.place` and the best-fit rule over the nodes that can still win (`plan.twins`)
+    placer = RepackPlacer(empty, state, (shape for _, _, shape in items))
+    policy = (REPACK_POLICY.node, REPACK_POLICY.card)
     pods = mib = unplaced = 0
     for item_key, pod, shape in items:
-        positions: list[int] | None
         if best_fit and shape.gpus == 1:
             # cards eligible on nodes passing every non-GPU filter, as `place` requires
-            fits = np.flatnonzero(state.eligible(shape) & state.node_ok(shape)[state.node_of])
-            positions = [int(fits[np.argmin(state.free_memory[fits])])] if fits.size else None
+            positions = placer.best_fit(shape)
         else:
-            positions = state.place(shape, REPACK_POLICY.node, REPACK_POLICY.card)
+            positions = placer.place(shape, policy)
         if positions is None:
             unplaced += pod.placement is not None
             continue
         state.apply(positions, shape)
+        placer.used(int(state.node_of[positions[0]]))
         if pod.placement is None:
             pods += 1
             mib += -item_key[1]  # the sort key holds -(gpus x MiB per card)
