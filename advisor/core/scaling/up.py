@@ -22,7 +22,6 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
-from advisor.core.diagnose import build_state
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
 from advisor.core.model import Cluster, Node, Placement, Pod, gangs_of, queue_order
@@ -30,10 +29,10 @@ from advisor.core.profiles import profile_of
 from advisor.core.profiles.base import ScaleUpActor
 from advisor.core.remedy import remedy
 from advisor.core.scaling.actor import CCE_ADDON, CCE_NOT_TRIGGERED, pool_of, resize_text
+from advisor.core.scaling.check import QueueCheck
 from advisor.core.scaling.relief import Relief, relief
 from advisor.core.scaling.templates import NodeShape, NotTriggered, TemplateCheck, node_shapes
 from advisor.core.state import CardState, Shape
-from advisor.core.whatif import place_queue
 
 NEW_NODE_PREFIX = "scale-up"
 
@@ -338,14 +337,16 @@ def _verify(
     pods = {p.name: p for p in cluster.pending}
     entry_of = {name: k for k, entry in enumerate(plan) for name in entry.pods}
 
-    def missing(counts: list[int]) -> dict[int, list[Pod]]:
+    def with_counts(counts: Sequence[int]) -> Cluster:
         trial = [replace(e, nodes=n) for e, n in zip(plan, counts, strict=True)]
-        grown = with_new_nodes(cluster, trial, rescued)
+        return with_new_nodes(cluster, trial, rescued)
+
+    check = QueueCheck(with_counts, _new_name, len(plan))
+
+    def missing(counts: list[int]) -> dict[int, list[Pod]]:
         # Where pods land is all that matters: the pass without diagnose's reasons.
-        queue = queue_order(grown.pending)
-        landed = place_queue(build_state(grown), queue, grown.policy)
         short: dict[int, list[Pod]] = {}
-        for pod, where in zip(queue, landed, strict=True):
+        for pod, where in zip(check.queue, check.landed(counts), strict=True):
             if where is None and pod.name in entry_of:
                 short.setdefault(entry_of[pod.name], []).append(pods[pod.name])
         return short
