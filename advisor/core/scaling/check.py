@@ -30,7 +30,7 @@ from advisor.core.diagnose import build_state
 from advisor.core.fragmentation import valid_shape
 from advisor.core.model import Cluster, Placement, Pod, queue_order
 from advisor.core.profiles import profile_of
-from advisor.core.state import CardState, Shape
+from advisor.core.state import CardState, IntArray, Shape
 from advisor.core.whatif import place_queue
 
 # New nodes are named ENTRY-NNNN: past this many per entry, names stop sorting by number.
@@ -58,6 +58,7 @@ class QueueCheck:
         self.entries = entries
         self.name = name
         bare = grown([0] * entries)
+        self.nodes = len(bare.nodes)  # the cluster's own, first in every grown one
         self.queue: tuple[Pod, ...] = queue_order(bare.pending)
         self.policy = bare.policy
         self.capacity: list[int] = [-1] * entries
@@ -86,7 +87,12 @@ class QueueCheck:
         if self.state is None or any(c > r for c, r in zip(counts, self.capacity, strict=True)):
             room = [max(c, 2 * c if self.state is not None else c) for c in counts]
             self.capacity = [max(r, c) for r, c in zip(room, self.capacity, strict=True)]
-            self.state = build_state(self.grown(self.capacity))
+            cluster = self.grown(self.capacity)
+            self.state = (
+                build_state(cluster)
+                if self.state is None
+                else _with_occupancy(CardState(cluster), self.state, self.nodes)
+            )
             self.where = {
                 self.name(k, i): (k, i)
                 for k in range(self.entries)
@@ -96,10 +102,7 @@ class QueueCheck:
         state = self.state.copy()
         for k, count in enumerate(counts):
             for i in range(count, self.capacity[k]):
-                node = state.node_index[self.name(k, i)]
-                start = int(state.first_card[node])
-                state.healthy[start : start + int(state.card_count[node])] = False
-                state.allocatable[node] = 0
+                take_out(state, state.node_index[self.name(k, i)])
         return state
 
     def _alike(self, entry: int) -> bool:
@@ -154,3 +157,44 @@ class QueueCheck:
             if all(s is not None for s in firsts):  # no empty node left after the last
                 end = min(end, max(s for s in firsts if s is not None) + 1)
         return end
+
+
+def take_out(state: CardState, node: int) -> None:
+    """Node `node` as scale-down removes one: no healthy card, no allocatable (every pod
+    takes a pod slot), so no pod lands on it."""
+    start = int(state.first_card[node])
+    state.healthy[start : start + int(state.card_count[node])] = False
+    state.allocatable[node] = 0
+
+
+def put_back(state: CardState, node: int, allocatable: IntArray) -> None:
+    """A new node `take_out` took out, as it was: its cards healthy (a template's all are)
+    and its `allocatable`."""
+    start = int(state.first_card[node])
+    state.healthy[start : start + int(state.card_count[node])] = True
+    state.allocatable[node] = allocatable
+
+
+# What binding pods changes in a `CardState` (`apply`, `release`, `add_requested`): per
+# card, then per node.
+CARD_OCCUPANCY = ("free_memory", "free_core", "vgpus", "mode")
+NODE_OCCUPANCY = (
+    "allotted_healthy",
+    "node_used",
+    "node_core_asked",
+    "node_memory_asked",
+    "requested",
+)
+
+
+def _with_occupancy(fresh: CardState, built: CardState, nodes: int) -> CardState:
+    """`fresh` (nothing bound) with the pods `built` binds on its first `nodes` nodes, which
+    both share, bound alike: their occupancy copied, not every running pod bound again. The
+    nodes after them are new ones, with nothing bound in `built` either."""
+    cards = int(built.first_card[nodes]) if nodes < len(built.node_names) else built.vgpus.size
+    for names, size in ((CARD_OCCUPANCY, cards), (NODE_OCCUPANCY, nodes)):
+        for name in names:
+            getattr(fresh, name)[:size] = getattr(built, name)[:size]
+    kept = {node: over for node, over in fresh.excess.items() if node >= nodes}
+    fresh.excess = {node: over for node, over in built.excess.items() if node < nodes} | kept
+    return fresh
