@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from heapq import merge
 from types import MappingProxyType
 
 import numpy as np
@@ -199,7 +200,9 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
             trial.healthy[k] = False  # the node is gone: nothing can land on it
         trial.allocatable[gone] = 0  # not even a pod asking no GPU (every pod takes a slot)
         moved = tuple(replace(p, placement=None) for p in on_node)
-        order = queue_order(tuple(cluster.pending) + moved)
+        # as queue_order(pending + moved): each moved pod after the Pending pods of its
+        # priority and above (merge is stable, the queue first)
+        order = tuple(merge(queue, queue_order(moved), key=lambda p: -p.priority))
         after_state = trial.copy()
         after = place_queue(after_state, order, cluster.policy)
         landed = {pod.name: where for pod, where in zip(order, after, strict=True) if where}

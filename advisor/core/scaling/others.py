@@ -50,6 +50,7 @@ class OtherPods:
         self.nodes = tuple(nodes)
         self.index = {n.name: i for i, n in enumerate(self.nodes)}
         self.arrived: dict[str, list[Leaving]] = {}
+        self.by_name: list[int] | None = None  # node indices by name, once needed
 
     def own(self, name: str) -> tuple[OtherPod, ...] | None:
         return self.nodes[self.index[name]].other_pods
@@ -74,11 +75,13 @@ class OtherPods:
         `state` one by one (first-fit: see the module docstring; `upcoming`, the nodes a
         later removal considers, last). A pod missing from the answer found none. A removed
         node has no allocatable left in `state`, so takes none."""
-        order = sorted(
-            range(len(self.nodes)),
-            key=lambda i: (self.nodes[i].name in upcoming, self.nodes[i].name),
-        )
         homes: dict[str, int] = {}
+        if not leaving:
+            return homes
+        if self.by_name is None:
+            self.by_name = sorted(range(len(self.nodes)), key=lambda i: self.nodes[i].name)
+        later = [i for i in self.by_name if self.nodes[i].name in upcoming]
+        order = [i for i in self.by_name if self.nodes[i].name not in upcoming] + later
         for moving in leaving:
             shape = other_shape(moving.pod)
             known = moving.pod.constraints

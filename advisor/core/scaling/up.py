@@ -22,18 +22,17 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
-from advisor.core.diagnose import build_state
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
-from advisor.core.model import Cluster, Node, Placement, Pod, gangs_of, queue_order
+from advisor.core.model import Cluster, Placement, Pod, gangs_of, queue_order
 from advisor.core.profiles import profile_of
 from advisor.core.profiles.base import ScaleUpActor
 from advisor.core.remedy import remedy
 from advisor.core.scaling.actor import CCE_ADDON, CCE_NOT_TRIGGERED, pool_of, resize_text
+from advisor.core.scaling.check import QueueCheck, put_back, take_out
 from advisor.core.scaling.relief import Relief, relief
 from advisor.core.scaling.templates import NodeShape, NotTriggered, TemplateCheck, node_shapes
-from advisor.core.state import CardState, Shape
-from advisor.core.whatif import place_queue
+from advisor.core.state import CardState, IntArray, Shape
 
 NEW_NODE_PREFIX = "scale-up"
 
@@ -255,29 +254,45 @@ def _by_first_template(
 
 def estimate_nodes(shape: NodeShape, pods: Sequence[Pod], cluster: Cluster) -> int:
     """Empty `shape` nodes the scheduler core needs for `pods` in queue order: each pod goes
-    where the policy puts it among the nodes opened so far, or on a newly opened one."""
-    opened: list[Node] = []
+    where the policy puts it among the nodes opened so far, or on a newly opened one.
+
+    The nodes not opened yet are there but taken out (no pod lands on them: as good as
+    absent, `scaling.check`), so opening one is putting it back; room for twice as many is
+    made (the pods so far bound again) when all are open."""
+    opened = 0
     bound: list[tuple[Placement, Shape]] = []
-    state = _state(opened, bound, cluster)
+    state, allocatable = _state(shape, 1, bound, cluster)
     for pod in queue_order(tuple(pods)):
         need = Shape.of_pod(pod)
-        positions = state.place(need, cluster.policy.node, cluster.policy.card)
+        positions = state.place(need, cluster.policy.node, cluster.policy.card) if opened else None
         if positions is None:
-            opened.append(shape.template(_new_name(0, len(opened))))
-            state = _state(opened, bound, cluster)
+            if opened == len(state.node_names):
+                state, allocatable = _state(shape, 2 * opened, bound, cluster)
+            put_back(state, opened, allocatable[opened])
+            opened += 1
             positions = state.place(need, cluster.policy.node, cluster.policy.card)
             if positions is None:  # cannot happen for a shape that hosts the pod
                 raise ValueError(f"{pod.name} does not fit an empty {shape} node")
         state.apply(positions, need)
         bound.append((state.placement_of(positions), need))
-    return len(opened)
+    return opened
 
 
-def _state(nodes: list[Node], bound: list[tuple[Placement, Shape]], cluster: Cluster) -> CardState:
-    state = CardState(dataclasses.replace(cluster, nodes=tuple(nodes), pods=()))
-    for placement, shape in bound:
-        state.apply(state.positions(placement), shape)
-    return state
+def _state(
+    shape: NodeShape, room: int, bound: list[tuple[Placement, Shape]], cluster: Cluster
+) -> tuple[CardState, IntArray]:
+    """`room` empty `shape` nodes with the pods `bound` on them, those with none taken out,
+    and every node's allocatable (to put one back)."""
+    nodes = tuple(shape.template(_new_name(0, i)) for i in range(room))
+    state = CardState(dataclasses.replace(cluster, nodes=nodes, pods=()))
+    allocatable = state.allocatable.copy()
+    for placement, need in bound:
+        state.apply(state.positions(placement), need)
+    used = {placement.node for placement, _ in bound}
+    for i, node in enumerate(nodes):
+        if node.name not in used:
+            take_out(state, i)
+    return state, allocatable
 
 
 def _new_name(entry: int, i: int) -> str:
@@ -338,14 +353,16 @@ def _verify(
     pods = {p.name: p for p in cluster.pending}
     entry_of = {name: k for k, entry in enumerate(plan) for name in entry.pods}
 
-    def missing(counts: list[int]) -> dict[int, list[Pod]]:
+    def with_counts(counts: Sequence[int]) -> Cluster:
         trial = [replace(e, nodes=n) for e, n in zip(plan, counts, strict=True)]
-        grown = with_new_nodes(cluster, trial, rescued)
+        return with_new_nodes(cluster, trial, rescued)
+
+    check = QueueCheck(with_counts, _new_name, len(plan))
+
+    def missing(counts: list[int]) -> dict[int, list[Pod]]:
         # Where pods land is all that matters: the pass without diagnose's reasons.
-        queue = queue_order(grown.pending)
-        landed = place_queue(build_state(grown), queue, grown.policy)
         short: dict[int, list[Pod]] = {}
-        for pod, where in zip(queue, landed, strict=True):
+        for pod, where in zip(check.queue, check.landed(counts), strict=True):
             if where is None and pod.name in entry_of:
                 short.setdefault(entry_of[pod.name], []).append(pods[pod.name])
         return short
