@@ -193,9 +193,7 @@ def _cards(report: ReportJson, read: Sequence[NodeView]) -> str:
 # -- plans -----------------------------------------------------------------------------------------
 
 
-def _plans(
-    report: ReportJson, read: Sequence[NodeView], script_input: Mapping[str, Any]
-) -> str:
+def _plans(report: ReportJson, read: Sequence[NodeView], script_input: Mapping[str, Any]) -> str:
     heading = section_heading("plans", "Rebalancing plans")
     plan = report.get("plan")
     if plan is None:
