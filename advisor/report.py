@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, cast
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, cast
 
 from advisor.core.autoscalers import judged
 from advisor.core.diagnosis import Diagnosis
@@ -29,14 +27,12 @@ from advisor.core.scaling import (
 from advisor.core.scaling.replicas import replica_trial
 from advisor.core.waiting import pending_ages, run_time, scheduling_latencies
 from advisor.defaults import RightsizingSettings
-from advisor.hpatargets import autoscaler_targets
 from advisor.metrics import RunFigures
 from advisor.output import cluster_view, diagnosis_json
 from advisor.output.fragmentation import fragmentation_json
 from advisor.output.mig import add_mig_profiles
 from advisor.output.plan import add_advice, add_room, plan_json
 from advisor.output.scaling import headroom_json
-from advisor.rightsizing import rightsize
 from advisor.schemas import (
     REPORT_SCHEMA,
     AutoscalerTargetJson,
@@ -45,6 +41,11 @@ from advisor.schemas import (
     StaleJson,
     UsageJson,
 )
+
+# pandas (and right-sizing, the HPA targets, which read history with it) loads only for a run
+# with history: most of a scenario run's imports otherwise (README "Start-up").
+if TYPE_CHECKING:
+    import pandas as pd
 
 NODE_DETAIL = 20
 MIB = 2**20
@@ -79,6 +80,8 @@ class Report:
 
 def usage_series(history: pd.DataFrame) -> dict[str, list[float]]:
     """Cluster totals per step: allotted and used vGPU memory in bytes."""
+    import pandas as pd
+
     frame = history.copy()
     stamps = frame["timestamp"]
     if pd.api.types.is_datetime64_any_dtype(stamps):
@@ -99,6 +102,8 @@ def history_peaks(history: pd.DataFrame, cluster: Cluster) -> tuple[float, float
     """Observed peaks of allotted and used memory in GPUs of memory (`model.gpu_mib`: bytes
     over the commonest card's, summed per step), for the headroom advice. Cards the model
     does not know (gone since) are left out."""
+    import pandas as pd
+
     cards = pd.DataFrame(
         [(n.name, c.index) for n in cluster.nodes for c in n.cards], columns=["node", "gpu_index"]
     )
@@ -178,10 +183,14 @@ def build_report(
     timer.end("scaling")
     usage, rightsizing = None, None
     if inputs.history is not None:
+        from advisor.rightsizing import rightsize
+
         usage = usage_series(inputs.history)
         rightsizing = rightsize(inputs.history, cluster, options.rightsizing)
     targets = None
     if inputs.history is not None and cluster.autoscalers:  # gated as right-sizing is (§12.2)
+        from advisor.hpatargets import autoscaler_targets
+
         targets = autoscaler_targets(inputs.history, cluster, reaches, options.rightsizing)
     timer.end("rightsizing")
     # Right-sizing's and the sources' JSON forms are plain dicts; their shapes are the

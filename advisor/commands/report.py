@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import dataclasses
 import http.client
-import json
 import sys
 import time
 import urllib.error
@@ -78,15 +77,14 @@ def _usable(history: pd.DataFrame | None) -> pd.DataFrame | None:
 def _render(report: Report) -> dict[str, str]:
     """The three reports; the Markdown and HTML rendering time goes into the JSON's
     `run.phases.render` (the JSON's own serialisation, last, and the writing are not in it)."""
-    from advisor.render.report.html import render_report_html
-    from advisor.render.report.markdown import render_report_markdown
+    from advisor.output.jsontext import dumps_indented
+    from advisor.render.report import render_report_pages
 
     started = time.monotonic()
-    markdown = render_report_markdown(report.data)
-    html = render_report_html(report.data)
+    markdown, html = render_report_pages(report.data)
     report.data["run"]["phases"]["render"] = round(time.monotonic() - started, 3)
     return {
-        "report.json": json.dumps(report.data, indent=2) + "\n",
+        "report.json": dumps_indented(report.data) + "\n",  # json.dumps(indent=2)'s text
         "report.md": markdown,
         "report.html": html,
     }

@@ -196,10 +196,15 @@ def _named_nodes(report: ReportJson) -> list[str]:
     return list(dict.fromkeys(name for name in names if name))
 
 
-def drawn_nodes(report: ReportJson, limit: int = MAX_DRAWN_NODES) -> tuple[list[NodeView], int]:
+def drawn_nodes(
+    report: ReportJson, limit: int = MAX_DRAWN_NODES, nodes: Sequence[NodeView] | None = None
+) -> tuple[list[NodeView], int]:
     """The nodes to draw, by name, and how many were left out: every node when they fit in
-    `limit`, else the ones the findings name first, then the rest by name."""
-    nodes = node_views(report.get("view") or {})
+    `limit`, else the ones the findings name first, then the rest by name. `nodes`: the
+    report's card view as `read.read_report_nodes` read it (else it is read again here)."""
+    if nodes is None:
+        nodes = node_views(report.get("view") or {})
+    nodes = list(nodes)
     if len(nodes) <= limit:
         return nodes, 0
     rank = {name: i for i, name in enumerate(_named_nodes(report))}

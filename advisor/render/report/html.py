@@ -9,10 +9,11 @@ markup is ours.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from advisor.core.diagnosis import shown_causes
+from advisor.render.common.cards import NodeView
 from advisor.render.common.cards_html import card_legend
 from advisor.render.common.html import (
     bar_percent,
@@ -52,7 +53,7 @@ from advisor.render.report.html_findings import (
     usage_section,
 )
 from advisor.render.report.plan_views import plan_view_pairs
-from advisor.render.report.read import read_report, read_script_input
+from advisor.render.report.read import read_report_nodes, read_script_input
 from advisor.render.report.svg import cause_bar_chart
 from advisor.schemas import PlanJson, ReportJson
 from advisor.words import plural
@@ -175,8 +176,8 @@ def _pending(report: ReportJson) -> str:
     )
 
 
-def _cards(report: ReportJson) -> str:
-    nodes, omitted = drawn_nodes(report)
+def _cards(report: ReportJson, read: Sequence[NodeView]) -> str:
+    nodes, omitted = drawn_nodes(report, nodes=read)
     heading = section_heading("cards", "Card occupancy after this cycle")
     if not nodes:
         return heading + note_panel("No nodes in this report.")
@@ -192,13 +193,13 @@ def _cards(report: ReportJson) -> str:
 # -- plans -----------------------------------------------------------------------------------------
 
 
-def _plans(report: ReportJson, script_input: Mapping[str, Any]) -> str:
+def _plans(report: ReportJson, read: Sequence[NodeView], script_input: Mapping[str, Any]) -> str:
     heading = section_heading("plans", "Rebalancing plans")
     plan = report.get("plan")
     if plan is None:
         return heading + note_panel("No plan data in this report.")
     plans = plan["plans"]
-    pairs = plan_view_pairs(report, MAX_PLAN_PICTURES)
+    pairs = plan_view_pairs(report, MAX_PLAN_PICTURES, read)
     intro = (
         '<section class="panel"><p class="lead">Each plan is a set of pods to evict, checked by '
         "simulating the scheduler: every pod it rescues or evicts lands. Apply them in order; "
@@ -222,14 +223,24 @@ def _plans(report: ReportJson, script_input: Mapping[str, Any]) -> str:
 def render_report_html(raw: Mapping[str, Any], title: str = "xgpu-advisor report") -> str:
     """The report (`xgpu-advisor/report/v1`, as written or as a file holds it) as a
     self-contained HTML page."""
-    report = read_report(raw)
+    report, nodes = read_report_nodes(raw)
+    return html_page(report, nodes, read_script_input(raw), title)
+
+
+def html_page(
+    report: ReportJson,
+    nodes: Sequence[NodeView],
+    script_input: Mapping[str, Any],
+    title: str = "xgpu-advisor report",
+) -> str:
+    """The HTML page of a report already read (`read.read_report_nodes`, `read_script_input`)."""
     body = "".join(
         [
             _header(report, title),
             _summary(report),
             _pending(report),
-            _cards(report),
-            _plans(report, read_script_input(raw)),
+            _cards(report, nodes),
+            _plans(report, nodes, script_input),
             scaling_section(report),
             fragmentation_section(report),
             usage_section(report),

@@ -6,10 +6,11 @@ Pending pods, cards and plans come from the diagnosis and plan reports' own sect
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from advisor.core.diagnosis import shown_causes
+from advisor.render.common.cards import NodeView
 from advisor.render.common.markdown import escape_cell, markdown_table
 from advisor.render.common.mig import (
     mig_profiles_markdown,
@@ -58,7 +59,7 @@ from advisor.render.report.findings import (
     usage_of,
 )
 from advisor.render.report.plan_views import plan_view_pairs
-from advisor.render.report.read import read_report, read_script_input
+from advisor.render.report.read import read_report_nodes, read_script_input
 from advisor.render.report.targets import targets_section
 from advisor.schemas import ReportJson
 from advisor.words import plural
@@ -137,8 +138,8 @@ def _pending(report: ReportJson) -> list[str]:
     ]
 
 
-def _cards(report: ReportJson) -> list[str]:
-    nodes, omitted = drawn_nodes(report)
+def _cards(report: ReportJson, read: Sequence[NodeView]) -> list[str]:
+    nodes, omitted = drawn_nodes(report, nodes=read)
     if not nodes:
         return ["## Cards after this cycle", "", *_note("No nodes in this report.")]
     lines = cards_section(view_of(nodes))
@@ -149,7 +150,9 @@ def _cards(report: ReportJson) -> list[str]:
     return lines
 
 
-def _plans(report: ReportJson, script_input: Mapping[str, Any]) -> list[str]:
+def _plans(
+    report: ReportJson, read: Sequence[NodeView], script_input: Mapping[str, Any]
+) -> list[str]:
     plan = report.get("plan")
     if plan is None:
         return ["## Plans", "", *_note("No plan data in this report.")]
@@ -163,7 +166,7 @@ def _plans(report: ReportJson, script_input: Mapping[str, Any]) -> list[str]:
             "```",
             "",
         ]
-    return lines + pictures_section(plan_view_pairs(report, MAX_PLAN_PICTURES))
+    return lines + pictures_section(plan_view_pairs(report, MAX_PLAN_PICTURES, read))
 
 
 def _scaling(report: ReportJson) -> list[str]:
@@ -275,13 +278,23 @@ def _rightsizing(report: ReportJson) -> list[str]:
 def render_report_markdown(raw: Mapping[str, Any], title: str = "xgpu-advisor report") -> str:
     """The report (`xgpu-advisor/report/v1`, as written or as a file holds it) as Markdown,
     sections as in the HTML page."""
-    report = read_report(raw)
+    report, nodes = read_report_nodes(raw)
+    return markdown_page(report, nodes, read_script_input(raw), title)
+
+
+def markdown_page(
+    report: ReportJson,
+    nodes: Sequence[NodeView],
+    script_input: Mapping[str, Any],
+    title: str = "xgpu-advisor report",
+) -> str:
+    """The Markdown of a report already read (`read.read_report_nodes`, `read_script_input`)."""
     lines = [
         *_header(report, title),
         *_summary(report),
         *_pending(report),
-        *_cards(report),
-        *_plans(report, read_script_input(raw)),
+        *_cards(report, nodes),
+        *_plans(report, nodes, script_input),
         *_scaling(report),
         *_fragmentation(report),
         *_usage(report),

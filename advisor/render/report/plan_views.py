@@ -10,6 +10,7 @@ request in the diagnosis.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from advisor.render.common.cards import Allotment, CardView, NodeView, node_views
@@ -58,12 +59,15 @@ def _snapshot(cards: _Cards, names: set[str], rescued: set[str]) -> CardViewJson
     return view_of(nodes)
 
 
-def plan_view_pairs(report: ReportJson, max_plans: int) -> list[dict[str, CardViewJson]]:
+def plan_view_pairs(
+    report: ReportJson, max_plans: int, nodes: Sequence[NodeView] | None = None
+) -> list[dict[str, CardViewJson]]:
     """{"before": view, "after": view} of the nodes each of the first `max_plans` plans
-    touches, plans applied in order; in "after" the rescued pods are marked `pending`."""
-    cards: _Cards = {
-        node.name: {c.index: c for c in node.cards} for node in node_views(report.get("view") or {})
-    }
+    touches, plans applied in order; in "after" the rescued pods are marked `pending`.
+    `nodes`: the card view as `read.read_report_nodes` read it (else it is read again here)."""
+    if nodes is None:
+        nodes = node_views(report.get("view") or {})
+    cards: _Cards = {node.name: {c.index: c for c in node.cards} for node in nodes}
     requests = _per_card_requests(report)
     plan = report.get("plan")
     pairs = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.render.common.cards import node_views
+from advisor.render.common.cards import NodeView, node_views
 from advisor.render.common.values import as_float, as_int, as_list, as_map, as_str
 from advisor.render.diagnose.read import read_diagnosis
 from advisor.render.plan.read import read_plan
@@ -40,6 +40,13 @@ from advisor.schemas import (
 def read_report(raw: Mapping[str, Any]) -> ReportJson:
     """The report as the advisor writes it; a section the file lacks (or holds as something
     other than an object) is left out, and the pages say so."""
+    return read_report_nodes(raw)[0]
+
+
+def read_report_nodes(raw: Mapping[str, Any]) -> tuple[ReportJson, list[NodeView]]:
+    """`read_report`, and the card view's nodes as it read them: the pages draw those, and on
+    a large cluster reading the card view again is most of a page's time."""
+    nodes: list[NodeView] = []
     report: ReportJson = {
         "schema": as_str(raw.get("schema"), REPORT_SCHEMA),
         "generated_at": as_str(raw.get("generated_at")),
@@ -52,7 +59,8 @@ def read_report(raw: Mapping[str, Any]) -> ReportJson:
     if diagnosis := as_map(raw.get("diagnosis")):
         report["diagnosis"] = read_diagnosis(diagnosis)
     if view := as_map(raw.get("view")):
-        report["view"] = view_of(node_views(view))
+        nodes = node_views(view)
+        report["view"] = view_of(nodes)
     if plan := as_map(raw.get("plan")):
         report["plan"] = read_plan(plan)
     if frag := as_map(raw.get("fragmentation")):
@@ -71,7 +79,7 @@ def read_report(raw: Mapping[str, Any]) -> ReportJson:
                 if (seconds := as_float(value)) is not None
             },
         }
-    return report
+    return report, nodes
 
 
 def read_script_input(raw: Mapping[str, Any]) -> dict[str, Any]:
