@@ -291,6 +291,7 @@ OTHER_PROGRAMS_FLAGS = {
     "--no-deps",
     "--no-build-isolation",
     "--harness",  # conformance/run, a script beside python -m conformance.cli
+    "--record",  # python -m conformance.fixtures, the test suite's scenarios
 }
 
 

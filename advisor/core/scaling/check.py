@@ -32,6 +32,7 @@ from advisor.core.model import Cluster, Placement, Pod, queue_order
 from advisor.core.profiles import profile_of
 from advisor.core.state import CardState, IntArray, Shape
 from advisor.core.whatif import place_queue
+from advisor.errors import known
 
 # New nodes are named ENTRY-NNNN: past this many per entry, names stop sorting by number.
 NAME_ORDERED = 10_000
@@ -108,8 +109,7 @@ class QueueCheck:
     def _alike(self, entry: int) -> bool:
         """Whether no queued pod's node filters (selectors, affinity on the hostname or the
         name) tell entry `entry`'s new nodes apart, as the growth rule needs."""
-        state = self.state
-        assert state is not None
+        state = known(self.state, "the check's state, built before its entries are read")
         nodes = np.array(
             [state.node_index[self.name(entry, i)] for i in range(self.capacity[entry])],
             dtype=np.int64,
