@@ -156,6 +156,16 @@ class NodeConstraints:
 
 
 NO_CONSTRAINTS = NodeConstraints()
+# The one label that differs node by node (the kubelet sets it to the node's name).
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+def reads_label(constraints: NodeConstraints, key: str) -> bool:
+    """Whether the pod's nodeSelector or required node affinity reads label `key`."""
+    if any(k == key for k, _ in constraints.node_selector):
+        return True
+    return any(r.key == key for term in constraints.required or () for r in term.expressions)
+
 
 _INT64 = re.compile(r"[+-]?[0-9]+")
 _NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")

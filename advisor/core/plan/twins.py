@@ -2,7 +2,8 @@
 every node, made over the few nodes that can win.
 
 Two nodes alike in everything the scheduler core reads of a node (its cards, labels,
-taints, cordon, allocatable and the pods that stay on it; not its name) and both still
+taints, cordon, allocatable and the pods that stay on it; not its name, nor its hostname
+label where no pod's filters read that label) and both still
 empty score alike under every profile's rules, which are per node, and the real scheduler's
 ties go to the node first by name (`CardState.place`) or, in the best-fit packer, to the
 lowest card position. So of each class of empty twins only the first by name and the first
@@ -22,20 +23,22 @@ from collections.abc import Iterable
 import numpy as np
 
 from advisor.core.model import Cluster, Node, PolicyName
+from advisor.core.nodefilters import HOSTNAME_LABEL, reads_label
 from advisor.core.state import BoolArray, CardState, IntArray, Shape
 
 
 class Twins:
     """Which nodes may win a placement on `state`, built on `cluster` with no pods yet."""
 
-    def __init__(self, cluster: Cluster, state: CardState) -> None:
+    def __init__(self, cluster: Cluster, state: CardState, hostname: bool = False) -> None:
+        """`hostname`: whether some pod's filters read the hostname label (then it counts)."""
         n = len(state.node_names)
         self.state = state
         self.empty: BoolArray = np.ones(n, dtype=np.bool_)
         self.keep: BoolArray = np.zeros(n, dtype=np.bool_)  # nodes that compete
         classes: dict[str, list[int]] = {}
         for i, node in enumerate(cluster.nodes):
-            classes.setdefault(_likeness(node), []).append(i)
+            classes.setdefault(_likeness(node, hostname), []).append(i)
         self.class_of = [0] * n
         # per class its nodes by position and by name, and how far each order is used up
         self.orders: list[tuple[list[int], list[int]]] = []
@@ -53,11 +56,13 @@ class Twins:
     @staticmethod
     def of(cluster: Cluster, state: CardState, shapes: Iterable[Shape]) -> Twins | None:
         """Twins for a repack of pods of `shapes`; None where one reads node names."""
+        hostname = False
         for shape in shapes:
             terms = shape.constraints.required or ()
             if any(term.fields for term in terms):
                 return None
-        return Twins(cluster, state)
+            hostname = hostname or reads_label(shape.constraints, HOSTNAME_LABEL)
+        return Twins(cluster, state, hostname)
 
     def cards(self) -> IntArray:
         """Card positions of the competing nodes, ascending."""
@@ -83,16 +88,20 @@ class Twins:
         self._cards = None
 
 
-def _likeness(node: Node) -> str:
+def _likeness(node: Node, hostname: bool) -> str:
     """What the core reads of a node but its name: of the pods that stay on it, only what
-    they request in all (`CardState`)."""
+    they request in all (`CardState`); its hostname label only where a pod reads it (a live
+    node always carries it, and it is the node's name)."""
     others = (*(node.other_pods or ()), *node.resident_pods)
     requested = (
         len(others),
         sum(p.resources.cpu_milli for p in others),
         sum(p.resources.memory_bytes for p in others),
     )
-    bare = dataclasses.replace(node, name="", other_pods=None, resident_pods=())
+    labels = node.labels
+    if not hostname and HOSTNAME_LABEL in labels:
+        labels = {k: v for k, v in labels.items() if k != HOSTNAME_LABEL}
+    bare = dataclasses.replace(node, name="", other_pods=None, resident_pods=(), labels=labels)
     return repr((bare, requested))
 
 

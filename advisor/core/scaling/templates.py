@@ -20,6 +20,7 @@ from typing import Any
 
 from advisor.core.model import Card, Cluster, Node, OtherPod
 from advisor.core.nodefilters import (
+    HOSTNAME_LABEL,
     NOT_KNOWN,
     Allocatable,
     Resources,
@@ -27,7 +28,6 @@ from advisor.core.nodefilters import (
 )
 from advisor.core.state import CardState, Shape
 
-HOSTNAME_LABEL = "kubernetes.io/hostname"  # the one label that differs node by node
 # Taints the autoscaler strips from a template (kubernetes/autoscaler,
 # cluster-autoscaler/utils/taints/taints.go, SanitizeTaints): its own, and those that
 # node conditions and cordons put on a live node, which a new node does not carry.

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from advisor.core.model import Card, Cluster, Node, OtherPod, ProfileName
-from advisor.core.nodefilters import Resources
+from advisor.core.nodefilters import HOSTNAME_LABEL, Resources
 from advisor.core.plan.ideal import REPACK_POLICY
 from advisor.core.plan.twins import RepackPlacer
 from advisor.core.profiles import profile_names, profile_of
@@ -30,10 +30,14 @@ def _with_twins(seed: int, profile: str) -> tuple[Cluster, list[Shape]]:
     emptied, and its pods' shapes three times over: enough to fill it."""
     rng = random.Random(seed)
     data = random_scenario(seed, profile)
+    hostnames = rng.random() < 0.5  # as the kubelet labels a live node
     nodes = [
-        {**n, "name": f"{rng.choice('abcxyz')}{copy}-{n['name']}"}
+        {**n, "name": name, "labels": {**n.get("labels", {}), HOSTNAME_LABEL: name}}
+        if hostnames
+        else {**n, "name": name}
         for n in data["nodes"]
         for copy in range(rng.randint(1, 4))
+        for name in [f"{rng.choice('abcxyz')}{copy}-{n['name']}"]
     ]
     rng.shuffle(nodes)
     pods = [{k: v for k, v in p.items() if k not in ("node", "cards")} for p in data["pods"]]
@@ -120,3 +124,38 @@ def test_pods_that_stay_on_a_node_count_by_what_they_request() -> None:
     twins = RepackPlacer(cluster, CardState(cluster), []).twins
     assert twins is not None
     assert twins.keep.tolist() == [True, False, True]
+
+
+def test_the_hostname_label_counts_only_where_a_pod_reads_it() -> None:
+    """A live node carries its name as its hostname label: twins still, unless a pod's
+    filters read that label (then it tells them apart)."""
+    nodes = [
+        {
+            "name": name,
+            "labels": {HOSTNAME_LABEL: name},
+            "cards": [{"index": 0, "memory_mib": 16384}],
+        }
+        for name in ("n-a", "n-b", "n-c")
+    ]
+    cluster = scenario_from_data({"nodes": nodes, "pods": []}, "t.yaml")
+    twins = RepackPlacer(cluster, CardState(cluster), []).twins
+    assert twins is not None
+    assert twins.keep.tolist() == [True, False, False]
+    pinned = scenario_from_data(
+        {
+            "nodes": nodes,
+            "pods": [
+                {
+                    "name": "ml/p",
+                    "request": {"gpus": 1, "memory_mib": 1024},
+                    "node_selector": {HOSTNAME_LABEL: "n-c"},
+                }
+            ],
+        },
+        "t.yaml",
+    )
+    shapes = [Shape.of_pod(p) for p in pinned.pods]
+    empty = dataclasses.replace(pinned, pods=())
+    twins = RepackPlacer(empty, CardState(empty), shapes).twins
+    assert twins is not None
+    assert twins.keep.tolist() == [True, True, True]

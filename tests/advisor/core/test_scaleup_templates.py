@@ -9,11 +9,18 @@ from dataclasses import replace
 
 from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, OtherPod, Placement, Pod
-from advisor.core.nodefilters import Allocatable, NodeConstraints, Resources, Taint, Toleration
+from advisor.core.nodefilters import (
+    HOSTNAME_LABEL,
+    Allocatable,
+    NodeConstraints,
+    Resources,
+    Taint,
+    Toleration,
+)
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.scaling import node_shapes, scale_up_advice, scaling_advice, with_new_nodes
 from advisor.core.scaling.actor import CCE_NOT_TRIGGERED
-from advisor.core.scaling.templates import HOSTNAME_LABEL, NOT_TRIGGERED, NodeShape
+from advisor.core.scaling.templates import NOT_TRIGGERED, NodeShape
 from advisor.output.plan import plan_json
 from advisor.output.scaling import node_shape_json, not_triggered_json
 from tests.advisor.core.constrained import (
