@@ -49,7 +49,7 @@ from advisor.core.diagnosis import Cause, Diagnosis, PodDiagnosis
 from advisor.core.jobs import DEFAULT_QUEUE, GroupOutcome, GroupState
 from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import Cluster, Placement, Pod
-from advisor.core.preemption.predicates import unresolvable
+from advisor.core.preemption.predicates import FitErrors
 from advisor.core.profiles import profile_of
 from advisor.core.quota import QuotaBook
 from advisor.core.roles import Roles, skip_message
@@ -122,6 +122,7 @@ def diagnose_jobs(
     verdicts: list[PodDiagnosis] = []
     outcomes: dict[str, GroupState] = {}
     dropped: dict[str, BoolArray] = {}  # per pod with a fit error, its unresolvable nodes
+    fit_errors = FitErrors(cluster)
     while (i := session.pop()) is not None:
         job = jobs[i]
         roles = job.role_book()
@@ -168,7 +169,7 @@ def diagnose_jobs(
                     failed_here = ~cycle.passing()
                     known = cache.get(pod.role)
                     if volcano:  # each node keeps the first error its role met there
-                        mine = failed_here & unresolvable(cluster, cycle.state, pod)
+                        mine = failed_here & fit_errors.unresolvable(cycle.state, pod)
                         codes[pod.role] = _first(known, codes.get(pod.role), mine)
                     cache[pod.role] = failed_here if known is None else known | failed_here
                 job.placed += 1
@@ -183,7 +184,7 @@ def diagnose_jobs(
                 roles.fail(pod)
                 tried_before.append(tried[-1])
                 if volcano:  # its NodesFitErrors: what preempt and reclaim drop first
-                    mine = unresolvable(cluster, cycle.state, pod)
+                    mine = fit_errors.unresolvable(cycle.state, pod)
                     role = pod.role or ""  # a pod of no role: no cache
                     dropped[pod.name] = _first(cache.get(role), codes.get(role), mine)
                 if job.min_member >= job.members or not roles.go_on():

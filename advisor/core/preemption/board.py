@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.core.model import Cluster, Pod
-from advisor.core.state import UNLIMITED, CardState, Shape
+from advisor.core.state import UNLIMITED, BoolArray, CardState, IntArray, Shape
 
 # Volcano's node sum (api.Resource as util.ValidateVictims compares it): cpu millicores,
 # memory bytes, GPU memory MiB, GPU core percent, vGPUs, pods (a task's Resreq counts one:
@@ -181,14 +181,34 @@ class Board:
         out[PODS] = np.inf if pods is None else pods
         out[CPU] = np.inf if cpu is None else cpu
         out[MEMORY] = np.inf if memory is None else memory
-        if self.per_card:
-            memory, core = st.node_memory_asked[node], st.node_core_asked[node]
-        else:  # totals: what the cards give each pod, summed
-            memory, core = st.node_used[node, 2], st.node_used[node, 1]
-        out[GPU_MEMORY] = self.device[node, 0] - memory
-        out[GPU_CORE] = self.device[node, 1] - core
-        out[VGPUS] = self.device[node, 2] - st.node_used[node, 0]
+        out[[GPU_MEMORY, GPU_CORE, VGPUS]] = self._device_idle(np.array([node]))[0]
         return np.asarray(out - self.reserved[node], dtype=np.float64)
+
+    def idle_at(self, nodes: IntArray) -> FloatArray:
+        """`idle` of each of `nodes`, a row each, in one pass (allocate's fit error is read
+        on every node a task's filters refuse)."""
+        st = self.state
+        out = np.zeros((nodes.size, DIMENSIONS), dtype=np.float64)
+        allocatable = st.allocatable[nodes]
+        left = (allocatable - st.requested[nodes]).astype(np.float64)
+        left[allocatable >= UNLIMITED] = np.inf
+        for row, node in enumerate(nodes.tolist()):
+            if node in st.excess:  # rare: sums past REQUESTED_MAX, exactly
+                free = st.free_resources(node)
+                left[row] = [np.inf if f is None else f for f in free]
+        out[:, [PODS, CPU, MEMORY]] = left
+        out[:, [GPU_MEMORY, GPU_CORE, VGPUS]] = self._device_idle(nodes)
+        return np.asarray(out - self.reserved[nodes], dtype=np.float64)
+
+    def _device_idle(self, nodes: IntArray) -> FloatArray:
+        """(memory, core, vGPUs) of the device plugin's allocatable left on `nodes`."""
+        st = self.state
+        if self.per_card:
+            memory, core = st.node_memory_asked[nodes], st.node_core_asked[nodes]
+        else:  # totals: what the cards give each pod, summed
+            memory, core = st.node_used[nodes, 2], st.node_used[nodes, 1]
+        asked = np.stack([memory, core, st.node_used[nodes, 0]], axis=1)
+        return np.asarray(self.device[nodes] - asked, dtype=np.float64)
 
 
 def total(state: CardState, device: FloatArray) -> FloatArray:
@@ -226,9 +246,20 @@ def covers(request: FloatArray, room: FloatArray) -> bool:
     """api.Resource.LessEqual(room, api.Zero): cpu and memory always (a node its pods
     overcommit takes nothing, not even a pod that asks none), every other dimension the
     request asks."""
-    asked = request > 0
-    asked[[CPU, MEMORY]] = True
+    asked = _asked(request)
     return bool((request[asked] <= room[asked]).all())
+
+
+def covers_at(request: FloatArray, rooms: FloatArray) -> BoolArray:
+    """`covers` for each row of `rooms`."""
+    asked = _asked(request)
+    return np.asarray((request[asked] <= rooms[:, asked]).all(axis=1), dtype=np.bool_)
+
+
+def _asked(request: FloatArray) -> BoolArray:
+    asked: BoolArray = request > 0
+    asked[[CPU, MEMORY]] = True
+    return asked
 
 
 def started_key(pod: Pod) -> float:

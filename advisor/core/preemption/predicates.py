@@ -1,12 +1,13 @@
 """Which nodes preempt and reclaim weigh for a task (volcano v1.15.1, actions/preempt/
 preempt.go `preempt`, actions/reclaim/reclaim.go), before any victim is counted:
 
-- `unresolvable`: allocate's fit error, per node (actions/allocate/allocate.go `predicate`):
-  the node's sums come first (InitResreq <= FutureIdle, else Unschedulable "Insufficient …"
-  and nothing more); then the predicates plugin, where NodeUnschedulable, NodeAffinity and
-  TaintToleration answer UnschedulableAndUnresolvable (plugins/util ShouldAbort stops
-  there); deviceshare's vGPU filter, after it, answers Unschedulable. Both actions first drop
-  the nodes whose fit error from allocate reads UnschedulableAndUnresolvable for the task
+- `FitErrors.unresolvable`: allocate's fit error, per node (actions/allocate/allocate.go
+  `predicate`): the node's sums come first (InitResreq <= FutureIdle, else Unschedulable
+  "Insufficient …" and nothing more); then the predicates plugin, where NodeUnschedulable,
+  NodeAffinity and TaintToleration answer UnschedulableAndUnresolvable (plugins/util
+  ShouldAbort stops there); deviceshare's vGPU filter, after it, answers Unschedulable.
+  Both actions first drop the nodes whose fit error from allocate reads
+  UnschedulableAndUnresolvable for the task
   (framework/session.go FilterOutUnschedulableAndUnresolvableNodesForTask).
 - `Predicates`: then the static filters (PredicateForPreemptAction fails a node only on
   UnschedulableAndUnresolvable: full cards pass) and preempt's one predicate helper for the
@@ -23,25 +24,35 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.core.model import Cluster, Pod
-from advisor.core.preemption.board import Board, covers
+from advisor.core.preemption.board import Board, covers_at
 from advisor.core.state import BoolArray, CardState, Shape
 
 # preempt's predicate error cache: per (job, task role), the nodes that failed a task
 Cache = dict[tuple[str, str], BoolArray]
 
 
-def unresolvable(cluster: Cluster, state: CardState, pod: Pod) -> BoolArray:
-    """Per node, whether allocate's predicate on `state` answers UnschedulableAndUnresolvable
-    for the pod: its sums cover it and a static filter refuses it."""
-    refused = ~state.static_ok(Shape.of_pod(pod).constraints)
-    if not refused.any():
-        return refused
-    board = Board(cluster, state)  # only the node sums are read
-    request = board.request(pod)
-    out = np.zeros_like(refused)
-    for node in np.flatnonzero(refused):
-        out[node] = covers(request, board.idle(int(node)))
-    return out
+class FitErrors:
+    """Allocate's fit errors in one cycle, read on the cycle's state as it goes."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._board: Board | None = None
+
+    def unresolvable(self, state: CardState, pod: Pod) -> BoolArray:
+        """Per node, whether allocate's predicate on `state` answers
+        UnschedulableAndUnresolvable for the pod: its sums cover it and a static filter
+        refuses it."""
+        refused = ~state.static_ok(Shape.of_pod(pod).constraints)
+        if not refused.any():
+            return refused
+        if self._board is None:  # built once: only its node sums are read, and its
+            self._board = Board(self.cluster, state)  # device allocatable never changes
+        board = self._board
+        board.state = state  # the sums as they stand (a new board would copy these)
+        nodes = np.flatnonzero(refused)
+        out = np.zeros_like(refused)
+        out[nodes] = covers_at(board.request(pod), board.idle_at(nodes))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
