@@ -1,5 +1,6 @@
-"""`python -m benchmarks.report_bench [--quick] [--json OUT] [--budget S]`: the whole cron run,
-`xgpu-advisor report`, on the synthetic cluster of `benchmarks.synthetic` at three sizes, and
+"""`python -m benchmarks.report_bench [--quick] [--nodes N ...] [--json OUT] [--budget S]`: the
+whole cron run, `xgpu-advisor report`, on the synthetic cluster of `benchmarks.synthetic` at
+three sizes (or the sizes `--nodes` names, such as the fleet's 20,000), and
 (`make bench` only, case `training`) on the 5,000-node training cluster of
 `benchmarks.training`, its pods in 500 gangs in 20 queues under Volcano's session.
 
@@ -34,6 +35,7 @@ from benchmarks.training import training_cluster
 MODULE = "benchmarks.report_bench"
 PENDING_PER_NODE = 0.4  # 2,000 Pending on 5,000 nodes, as diagnose_bench's full size
 SIZES = (500, 2_000, 5_000)
+FLEET = 20_000  # the largest clusters the tool is for (issue #25): `--nodes 20000`
 TIME_BUDGET_S = 60  # the CronJob's --time-budget
 DEADLINE_S = 270  # the CronJob's activeDeadlineSeconds
 MEMORY_LIMIT_MIB = 1024  # the CronJob's memory limit
@@ -173,14 +175,28 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def sizes(quick: bool, nodes: Sequence[int] | None) -> tuple[int, ...]:
+    """The sizes a standalone run measures: those asked for, else the table's."""
+    return tuple(nodes) if nodes else SIZES[:1] if quick else SIZES
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.report_bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help=f"{SIZES[0]:,} nodes only")
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help=f"these sizes instead (e.g. {FLEET}, the fleet's row)",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures here")
     parser.add_argument("--budget", type=float, default=TIME_BUDGET_S, help="--time-budget")
     args = parser.parse_args(argv)
+    if args.nodes and (args.quick or min(args.nodes) < 1):
+        parser.error("--nodes takes sizes of at least 1, without --quick")
     rows = []
-    for nodes in SIZES[:1] if args.quick else SIZES:
+    for nodes in sizes(args.quick, args.nodes):
         print(f"xgpu-advisor report on {nodes:,} nodes ...", file=sys.stderr, flush=True)
         p = params(nodes, args.budget)
         rows.append(measure(nodes, int(p["pending"]), args.budget))

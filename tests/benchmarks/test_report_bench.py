@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks.measure import Case, run_isolated
 from benchmarks.report import markdown
-from benchmarks.report_bench import MODULE, PHASE, SIZES, TABLES, cases, table
+from benchmarks.report_bench import FLEET, MODULE, PHASE, SIZES, TABLES, cases, main, sizes, table
 
 PHASES = ("diagnose", "plan", "fragmentation", "scaling", "rightsizing", "assemble", "render")
 
@@ -21,6 +21,16 @@ def test_quick_runs_the_smallest_size_only_and_full_runs_every_size() -> None:
     ]
     assert all(c.params["pending"] == round(0.4 * int(c.params["nodes"])) for c in full)
     assert {c.params["budget"] for c in full} == {"60"}
+
+
+def test_a_standalone_run_measures_the_sizes_asked_for_else_the_tables() -> None:
+    assert sizes(quick=False, nodes=[FLEET]) == (20_000,)
+    assert sizes(quick=False, nodes=[500, 20_000]) == (500, 20_000)
+    assert sizes(quick=False, nodes=None) == SIZES
+    assert sizes(quick=True, nodes=None) == SIZES[:1]
+    for wrong in (["--nodes", "0"], ["--nodes", "500", "--quick"]):
+        with pytest.raises(SystemExit):
+            main(wrong)
 
 
 @pytest.mark.realservices  # a child process
