@@ -73,6 +73,26 @@ class Verdicts:
         return np.select(conditions, choices, 0).astype(np.int64)
 
 
+# The arrays no pod binding, removal or repair changes: the cards' layout and sizes, and
+# what the profile counts. `copy` shares them instead of copying.
+FIXED = (
+    "name_rank",
+    "slots",
+    "numa",
+    "node_of",
+    "card_index",
+    "capacity",
+    "first_card",
+    "card_count",
+    "_carded",
+    "uniform_capacity",
+    "node_total",
+    "counted",
+    "healthy_count",
+    "counted_count",
+)
+
+
 class CardState:
     """Mutable occupancy of every card; private to one call of the core."""
 
@@ -168,12 +188,16 @@ class CardState:
         # What the static filters read of each node besides its name.
         self._looks = [(tuple(sorted(n.labels.items())), n.taints, n.unschedulable) for n in nodes]
         self._static: dict[NodeConstraints, StaticVerdicts] = {}
+        for name in FIXED:  # shared by every copy, so never written (numpy refuses)
+            getattr(self, name).flags.writeable = False
 
     def copy(self) -> CardState:
         clone = object.__new__(CardState)
         for name, value in vars(self).items():
-            # The static cache is shared: labels, taints and cordons never change.
-            setattr(clone, name, value.copy() if isinstance(value, np.ndarray) else value)
+            # The static cache and the FIXED arrays are shared: labels, taints, cordons and
+            # the cards' layout never change (a copy per scale-down candidate is O(cards)).
+            fresh = isinstance(value, np.ndarray) and value.flags.writeable
+            setattr(clone, name, value.copy() if fresh else value)
         clone.excess = dict(self.excess)
         return clone
 

@@ -60,7 +60,10 @@ ALL_POLICIES: tuple[Policy, ...] = tuple(Policy(n, c) for n, c in product(POLICI
 
 
 def place_queue(
-    state: CardState, pods: Sequence[Pod], policy: Policy
+    state: CardState,
+    pods: Sequence[Pod],
+    policy: Policy,
+    shapes: Sequence[Shape | None] | None = None,
 ) -> tuple[Placement | None, ...]:
     """Place `pods` one by one in the order given, each seeing the ones before it.
 
@@ -71,8 +74,11 @@ def place_queue(
     never can later in the same queue, and a pod of the same mode needing as many cards or
     more, and as much per card or more, has no more cards to choose from. Queues re-placed
     again and again (scale-down's removals) are mostly such repeats.
+
+    `shapes`: each pod's `valid_shape` under the state's profile, where the caller places
+    the same pods again and again (taken as given, not checked).
     """
-    return tuple(landing.placement for landing in landings(state, pods, policy))
+    return tuple(landing.placement for landing in landings(state, pods, policy, shapes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,19 +93,37 @@ class Landing:
     unhealthy: bool = False  # on a card reported unhealthy (volcano-vgpu has no health check)
 
 
-def landings(state: CardState, pods: Sequence[Pod], policy: Policy) -> tuple[Landing, ...]:
+def landings(
+    state: CardState,
+    pods: Sequence[Pod],
+    policy: Policy,
+    shapes: Sequence[Shape | None] | None = None,
+) -> tuple[Landing, ...]:
     """`place_queue` with the memory each pod took and its random ties."""
-    profile = state.profile.name
+    if shapes is None:
+        profile = state.profile.name
+        shapes = [valid_shape(pod, profile) for pod in pods]
+    elif len(shapes) != len(pods):
+        raise ValueError(f"{len(shapes)} shapes for {len(pods)} pods")
     failed: list[Shape] = []
+    # Per shape, how many of `failed` it was compared with (-1: it needs no less than one):
+    # a queue repeats few shapes, so each is compared with each failure once, not per pod.
+    compared: dict[Shape, int] = {}
     placed: list[Landing] = []
-    for pod in pods:
-        shape = valid_shape(pod, profile)
-        if shape is None or any(shape.needs_no_less(f) for f in failed):
+    for shape in shapes:
+        if shape is None:
             placed.append(NOWHERE)
             continue
+        seen = compared.get(shape, 0)
+        if seen < 0 or any(shape.needs_no_less(f) for f in failed[seen:]):
+            compared[shape] = -1
+            placed.append(NOWHERE)
+            continue
+        compared[shape] = len(failed)
         positions = state.place(shape, policy.node, policy.card)
         if positions is None:
             failed.append(shape)
+            compared[shape] = -1
             placed.append(NOWHERE)
             continue
         tied = state.tied > 1

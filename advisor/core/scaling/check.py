@@ -78,7 +78,9 @@ class QueueCheck:
         for pod_shape, where in zip(self.shapes[:start], source[:start], strict=True):
             if where is not None and pod_shape is not None:
                 state.apply(state.positions(where), pod_shape)
-        landed = source[:start] + place_queue(state, self.queue[start:], self.policy)
+        landed = source[:start] + place_queue(
+            state, self.queue[start:], self.policy, self.shapes[start:]
+        )
         self.runs.append(_Pass(tuple(counts), landed))
         return landed
 

@@ -26,6 +26,7 @@ from types import MappingProxyType
 import numpy as np
 
 from advisor.core.diagnose import build_state
+from advisor.core.fragmentation import valid_shape
 from advisor.core.model import (
     BudgetKey,
     Cluster,
@@ -167,7 +168,10 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     """
     queue = queue_order(cluster.pending)
     base = build_state(cluster)
-    before = place_queue(base.copy(), queue, cluster.policy)
+    profile = base.profile.name
+    # each queued pod's shape, taken once for the queue's many passes
+    queued = [(pod, valid_shape(pod, profile)) for pod in queue]
+    before = place_queue(base.copy(), queue, cluster.policy, [s for _, s in queued])
     must_land = {pod.name for pod, where in zip(queue, before, strict=True) if where is not None}
     utilisation = _utilisation_by_node(base)
     candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
@@ -202,9 +206,11 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
         moved = tuple(replace(p, placement=None) for p in on_node)
         # as queue_order(pending + moved): each moved pod after the Pending pods of its
         # priority and above (merge is stable, the queue first)
-        order = tuple(merge(queue, queue_order(moved), key=lambda p: -p.priority))
+        requeued = [(pod, valid_shape(pod, profile)) for pod in queue_order(moved)]
+        merged = list(merge(queued, requeued, key=lambda ps: -ps[0].priority))
+        order = tuple(pod for pod, _ in merged)
         after_state = trial.copy()
-        after = place_queue(after_state, order, cluster.policy)
+        after = place_queue(after_state, order, cluster.policy, [s for _, s in merged])
         landed = {pod.name: where for pod, where in zip(order, after, strict=True) if where}
         leaving = others.leaving(name)
         upcoming = {n for _, n in candidates[position + 1 :]}
