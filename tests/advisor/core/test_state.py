@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.core.diagnose import diagnose
-from advisor.core.state import REQUESTED_MAX, CardState, Shape
+from advisor.core.state import FIXED, REQUESTED_MAX, CardState, Shape
 from advisor.scenario import scenario_from_data
 
 INT64_MAX = 2**63 - 1
@@ -78,3 +78,19 @@ def test_sums_past_the_max_come_back_exactly_when_pods_leave() -> None:
     # the sum is small again: the pod fits (5 + 1 bytes of 2^62), on the copy too
     assert not state.resource_shortfalls(shape).any()
     assert state.copy().resources_fit(0, shape)
+
+
+def test_a_copy_shares_only_the_arrays_no_binding_changes() -> None:
+    """`copy` shares the FIXED arrays (read-only, so no copy can change them under another)
+    and copies the occupancy: binding on a copy leaves the original as it was."""
+    state = CardState(cluster_with([], 2**40, 1))
+    clone = state.copy()
+    for name in FIXED:
+        assert getattr(clone, name) is getattr(state, name)
+        assert not getattr(state, name).flags.writeable
+    clone.apply([0], Shape(1, 1024, 0, 1))
+    assert (int(clone.free_memory[0]), int(state.free_memory[0])) == (15360, 16384)
+    assert (int(clone.vgpus[0]), int(state.vgpus[0])) == (1, 0)
+    assert int(clone.requested[0, 0]) == int(state.requested[0, 0]) + 1
+    clone.healthy[0] = False  # scale-down's removal writes the copy's own
+    assert bool(state.healthy[0])
