@@ -26,6 +26,7 @@ from types import MappingProxyType
 import numpy as np
 
 from advisor.core.diagnose import build_state
+from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import (
     BudgetKey,
     Cluster,
@@ -167,7 +168,9 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     """
     queue = queue_order(cluster.pending)
     base = build_state(cluster)
-    before = place_queue(base.copy(), queue, cluster.policy)
+    book = MigBook(cluster, base)  # MIG pods move to free instances of their profile
+    first = base.copy()
+    before = place_queue(first, queue, cluster.policy, book.copy(first))
     must_land = {pod.name for pod, where in zip(queue, before, strict=True) if where is not None}
     utilisation = _utilisation_by_node(base)
     candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
@@ -192,9 +195,13 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
             held.append(HeldNode(name, given, *kept))
             continue
         trial = base.copy()
+        trial_book = book.copy(trial)
         for pod in on_node:
             placement = known(pod.placement, f"the placement of running pod {pod.name}")
-            trial.release(trial.positions(placement), Shape.of_pod(pod))
+            if is_mig(pod):
+                trial_book.release(pod, placement)
+            else:
+                trial.release(trial.positions(placement), Shape.of_pod(pod))
         gone = trial.node_index[name]
         for k in trial.node_positions(gone):
             trial.healthy[k] = False  # the node is gone: nothing can land on it
@@ -204,7 +211,8 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
         # priority and above (merge is stable, the queue first)
         order = tuple(merge(queue, queue_order(moved), key=lambda p: -p.priority))
         after_state = trial.copy()
-        after = place_queue(after_state, order, cluster.policy)
+        after_book = trial_book.copy(after_state)
+        after = place_queue(after_state, order, cluster.policy, after_book)
         landed = {pod.name: where for pod, where in zip(order, after, strict=True) if where}
         leaving = others.leaving(name)
         upcoming = {n for _, n in candidates[position + 1 :]}
@@ -215,16 +223,22 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
             continue
         for pod in moved:  # commit: the moved pods run where they landed
             placement = landed[pod.name]
-            trial.apply(trial.positions(placement), Shape.of_pod(pod))
+            instances = after_book.held_by(pod.name) if is_mig(pod) else ()
+            if is_mig(pod):
+                trial_book.hold(pod, placement.node, instances)
+            else:
+                trial.apply(trial.positions(placement), Shape.of_pod(pod))
             # Recreated pods are the newest: a later drain queues them after the older pods
             # of equal priority, as creation order does.
-            by_node.setdefault(placement.node, {})[pod.name] = replace(pod, placement=placement)
+            by_node.setdefault(placement.node, {})[pod.name] = replace(
+                pod, placement=placement, mig_instances=instances
+            )
             received.setdefault(placement.node, []).append(name)
         also = others.names(name)
         others.commit(trial, name, leaving, homes)  # and the other pods take their room
         spent.update(b[0] for p in moved if (b := _budget_key(p)) is not None)
         by_node.pop(name, None)
-        base = trial
+        base, book = trial, trial_book
         moves = MappingProxyType({p.name: landed[p.name] for p in moved})
         steps.append(ScaleDown(name, now, moves, also))
     return ScaleDownAdvice(tuple(steps), tuple(held))
@@ -276,10 +290,15 @@ def _kept_by_simulation(
     moving = {p.name for p in moved}
     homeless = [p for p in order if p.name in moving and p.name not in landed]
     if homeless:
-        shape = Shape.of_pod(homeless[0])
+        first = homeless[0]
+        shape = Shape.of_pod(first)
+        what = f"{shape.gpus} × " + (
+            f"MIG {first.request.mig_profile}" if is_mig(first) else f"{shape.card_memory_mib} MiB"
+        )
+        where = "free instance of its profile" if is_mig(first) else "place"
         return PODS_DO_NOT_FIT, (
-            f"{homeless[0].name} ({shape.gpus} × {shape.card_memory_mib} MiB) finds no place "
-            "on the other nodes" + _more(homeless, "GPU pod")
+            f"{first.name} ({what}) finds no {where} on the other nodes"
+            + _more(homeless, "GPU pod")
         )
     stranded = [p.pod for p in leaving if homes is not None and p.pod.name not in homes]
     if stranded:
