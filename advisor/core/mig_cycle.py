@@ -28,7 +28,7 @@ import numpy as np
 
 from advisor.core.diagnose_text import resources_text
 from advisor.core.diagnosis import Cause, PodDiagnosis
-from advisor.core.mig import MigTable, fits_in, slices_of, table_of
+from advisor.core.mig import SLICES, MigTable, fits_in, slices_of, table_of
 from advisor.core.model import Cluster, Placement, Pod, PolicyName
 from advisor.core.nodefilters import fit_error
 from advisor.core.state import CardState, IntArray, Shape
@@ -51,6 +51,7 @@ class _Card:
     table: MigTable
     healthy: bool
     instances: list[_Instance]
+    memory_mib: int = 0
 
 
 def is_mig(pod: Pod) -> bool:
@@ -73,7 +74,9 @@ class MigBook:
                 table = table_of(card.model) if card.mig is not None else None
                 if table is not None and card.mig is not None:
                     instances = [_Instance(card.index, m.profile, m.start) for m in card.mig]
-                    self.cards.append(_Card(i, card.index, table, card.healthy, instances))
+                    self.cards.append(
+                        _Card(i, card.index, table, card.healthy, instances, card.memory_mib)
+                    )
         # Under `single` the node's one profile: what nvidia.com/gpu counts there.
         self.single: dict[int, str] = {}
         for c in self.cards:
@@ -140,6 +143,21 @@ class MigBook:
             wanted = c.table.profile(profile)
             if wanted is not None and self._offers(c.node, profile):
                 out[c.node] += wanted.most
+        return out
+
+    def occupancy(self) -> dict[int, tuple[float, int]]:
+        """Per node with MIG cards: (the memory of the slices its held instances take, its
+        MIG cards' memory), each card's slices an eighth of its memory: what scale-down
+        counts a MIG card's use by, beside the vGPU cards' allotted memory."""
+        out: dict[int, tuple[float, int]] = {}
+        for c in self.cards:
+            held = 0
+            for i in c.instances:
+                known = c.table.profile(i.profile)
+                if i.holder is not None and known is not None:
+                    held += known.span
+            used, total = out.get(c.node, (0.0, 0))
+            out[c.node] = (used + c.memory_mib * held / SLICES, total + c.memory_mib)
         return out
 
     # -- the cycle's steps ---------------------------------------------------------------
@@ -286,10 +304,7 @@ class MigBook:
         clone.state = state
         clone.strategy = self.strategy
         clone.single = self.single
-        clone.cards = [
-            _Card(c.node, c.index, c.table, c.healthy, [replace(i) for i in c.instances])
-            for c in self.cards
-        ]
+        clone.cards = [replace(c, instances=[replace(i) for i in c.instances]) for c in self.cards]
         return clone
 
     def _rejection(

@@ -138,14 +138,19 @@ def _over_budget(pods: Sequence[Pod], spent: Mapping[BudgetKey, int]) -> list[tu
 
 
 def node_utilisation(cluster: Cluster) -> dict[str, float]:
-    """Allotted memory over card memory, per node (all cards; an empty node is 0)."""
-    return _utilisation_by_node(build_state(cluster))
+    """Allotted memory over card memory, per node (all cards; an empty node is 0). A MIG
+    card counts the slices its held instances take (`MigBook.occupancy`)."""
+    state = build_state(cluster)
+    return _utilisation_by_node(state, MigBook(cluster, state))
 
 
-def _utilisation_by_node(state: CardState) -> dict[str, float]:
+def _utilisation_by_node(state: CardState, book: MigBook) -> dict[str, float]:
     n = len(state.node_names)
     allotted = np.bincount(state.node_of, weights=state.capacity - state.free_memory, minlength=n)
     total = np.bincount(state.node_of, weights=state.capacity, minlength=n)
+    for node, (used, size) in book.occupancy().items():
+        allotted[node] += used
+        total[node] += size
     return {
         name: float(allotted[i] / total[i]) if total[i] else 0.0
         for i, name in enumerate(state.node_names)
@@ -172,7 +177,7 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     first = base.copy()
     before = place_queue(first, queue, cluster.policy, book.copy(first))
     must_land = {pod.name for pod, where in zip(queue, before, strict=True) if where is not None}
-    utilisation = _utilisation_by_node(base)
+    utilisation = _utilisation_by_node(base, book)
     candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
     others = OtherPods(cluster.nodes)
     gangs = gang_members(cluster, base.profile.session.volcano)  # never split (§10.4)
@@ -187,7 +192,7 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     held: list[HeldNode] = []
     for position, (given, name) in enumerate(candidates):
         on_node = list(by_node.get(name, {}).values())
-        now = _utilisation_of(base, name)
+        now = _utilisation_of(base, book, name)
         kept = _kept_before_simulating(
             on_node, others.own(name), now, threshold, received.get(name, []), spent, gangs
         )
@@ -325,8 +330,10 @@ def _pct(share: float) -> str:
     return f"{share * 100:.1f}".removesuffix(".0") + "%"
 
 
-def _utilisation_of(state: CardState, node: str) -> float:
-    positions = state.node_positions(state.node_index[node])
-    total = sum(int(state.capacity[k]) for k in positions)
-    allotted = sum(int(state.capacity[k] - state.free_memory[k]) for k in positions)
+def _utilisation_of(state: CardState, book: MigBook, node: str) -> float:
+    index = state.node_index[node]
+    positions = state.node_positions(index)
+    used, size = book.occupancy().get(index, (0.0, 0))
+    total = sum(int(state.capacity[k]) for k in positions) + size
+    allotted = sum(int(state.capacity[k] - state.free_memory[k]) for k in positions) + used
     return allotted / total if total else 0.0

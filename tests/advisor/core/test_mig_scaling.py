@@ -10,7 +10,7 @@ from advisor.core.diagnose import build_state
 from advisor.core.gang import judge
 from advisor.core.mig_cycle import MigBook
 from advisor.core.model import Placement
-from advisor.core.scaling.down import PODS_DO_NOT_FIT, scale_down_advice
+from advisor.core.scaling.down import PODS_DO_NOT_FIT, node_utilisation, scale_down_advice
 from advisor.core.scaling.templates import NOT_TRIGGERED, NodeShape
 from advisor.core.scaling.up import scale_up_advice, with_new_nodes
 from advisor.core.whatif import place_queue
@@ -56,7 +56,7 @@ def test_a_node_whose_mig_pods_find_free_instances_elsewhere_may_go() -> None:
 
 
 def test_a_node_whose_mig_pods_find_no_free_instance_stays_and_names_them() -> None:
-    # m2's only free instance is a 1g.5gb; m1's pod holds a 3g.20gb, which m2 has none of
+    # m2's free instances are all 1g.5gb; m1's pod holds a 3g.20gb, which m2 has none of
     three = [{"profile": "3g.20gb", "start": 0}, {"profile": "1g.5gb", "start": 4}]
     cluster = scenario_from_data(
         {
@@ -65,11 +65,16 @@ def test_a_node_whose_mig_pods_find_no_free_instance_stays_and_names_them() -> N
         },
         "t.yaml",
     )
-    advice = scale_down_advice(cluster)
+    # a MIG card's use is the slices its held instances take: half of m1's card, an eighth
+    # of m2's
+    assert node_utilisation(cluster) == {"m1": 0.5, "m2": 0.125}
+    assert [h.node for h in scale_down_advice(cluster).held] == []  # m2 goes, m1 not idle
+    advice = scale_down_advice(cluster, threshold=0.7)  # m1 at 0.625 once m2's pod moves
     held = {h.node: h for h in advice.held}
     assert held["m1"].reason == PODS_DO_NOT_FIT
     assert held["m1"].detail == (
         "ml/a (1 × MIG 3g.20gb) finds no free instance of its profile on the other nodes"
+        " (and 1 more GPU pod)"  # ml/b, moved there from m2
     )
     # m2's 1g pod moves to m1's free 1g.5gb instance
     assert [s.node for s in advice.steps] == ["m2"]
