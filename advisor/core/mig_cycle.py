@@ -145,12 +145,14 @@ class MigBook:
                 out[c.node] += wanted.most
         return out
 
-    def occupancy(self) -> dict[int, tuple[float, int]]:
-        """Per node with MIG cards: (the memory of the slices its held instances take, its
-        MIG cards' memory), each card's slices an eighth of its memory: what scale-down
-        counts a MIG card's use by, beside the vGPU cards' allotted memory."""
+    def occupancy(self, only: int | None = None) -> dict[int, tuple[float, int]]:
+        """Per node with MIG cards (`only`: that node alone): (the memory of the slices its
+        held instances take, its MIG cards' memory), each card's slices an eighth of its
+        memory: what scale-down counts a MIG card's use by, beside the vGPU cards'."""
         out: dict[int, tuple[float, int]] = {}
         for c in self.cards:
+            if only is not None and c.node != only:
+                continue
             held = 0
             for i in c.instances:
                 known = c.table.profile(i.profile)

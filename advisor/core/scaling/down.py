@@ -333,7 +333,7 @@ def _pct(share: float) -> str:
 def _utilisation_of(state: CardState, book: MigBook, node: str) -> float:
     index = state.node_index[node]
     positions = state.node_positions(index)
-    used, size = book.occupancy().get(index, (0.0, 0))
+    used, size = book.occupancy(index).get(index, (0.0, 0))
     total = sum(int(state.capacity[k]) for k in positions) + size
     allotted = sum(int(state.capacity[k] - state.free_memory[k]) for k in positions) + used
     return allotted / total if total else 0.0

@@ -53,9 +53,10 @@ def not_offered(pod: Pod, shapes: Sequence[NodeShape]) -> str:
 
 def estimate_with_mig(shape: NodeShape, pods: Sequence[Pod], cluster: Cluster) -> int:
     """Empty `shape` nodes the cycle needs for `pods` (MIG pods among them) in queue order:
-    nodes are opened one at a time, as `scaling.up.estimate_nodes` opens them, while a pod
-    finds no place on the nodes opened so far; each run places the queue anew on the open
-    nodes (the pods are few: MIG pods and their gang mates)."""
+    the fewest open nodes on which the whole queue lands, placed as the cycle places it
+    (`scaling.up.estimate_nodes` opens nodes one pod at a time; the book of instances is
+    rebuilt per count instead). Counts are tried doubling, then bisected (more empty nodes
+    of one shape never leave a pod out that fewer held)."""
     queue = queue_order(tuple(pods))
     nodes = tuple(shape.template(f"estimate-{i:04d}") for i in range(len(queue)))
     fresh = dataclasses.replace(cluster, nodes=nodes, pods=())
@@ -63,13 +64,23 @@ def estimate_with_mig(shape: NodeShape, pods: Sequence[Pod], cluster: Cluster) -
     allocatable = bare.allocatable.copy()
     for i in range(len(nodes)):
         take_out(bare, i)
-    for opened in range(1, len(nodes) + 1):
-        put_back(bare, opened - 1, allocatable[opened - 1])
+
+    def lands(opened: int) -> bool:
         state = bare.copy()
+        for i in range(opened):
+            put_back(state, i, allocatable[i])
         landed = place_queue(state, queue, cluster.policy, MigBook(fresh, state))
-        if all(where is not None for where in landed):
-            return opened
-    raise ValueError(f"{len(queue)} pods do not fit {len(nodes)} empty {shape} nodes")
+        return all(where is not None for where in landed)
+
+    low, high = 0, 1  # `low` nodes fall short, `high` are tried
+    while not lands(high):
+        if high >= len(nodes):
+            raise ValueError(f"{len(queue)} pods do not fit {len(nodes)} empty {shape} nodes")
+        low, high = high, min(2 * high, len(nodes))
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if lands(middle) else (middle, high)
+    return high
 
 
 def without_mig(shape: NodeShape) -> NodeShape:

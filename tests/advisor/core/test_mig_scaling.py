@@ -149,6 +149,7 @@ def test_a_capacity_mig_pod_gets_nodes_of_the_shape_that_offers_its_profile() ->
     seven = by_profile[("1g.5gb",) * 7]
     # nine 1g pods on new nodes of seven free 1g instances each: two nodes
     assert (seven.nodes, seven.verified, seven.new_shape) == (2, True, False)
+    assert seven.packed_estimate == 2  # the estimator's own count, before the check
     assert set(seven.pods) == {f"ml/p{i}" for i in range(9)}
     three = by_profile[("3g.20gb", "3g.20gb")]
     assert (three.nodes, three.pods, three.shape.mig_strategy) == (1, ("ml/q",), "mixed")
