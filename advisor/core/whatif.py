@@ -42,6 +42,7 @@ from advisor.core.fragmentation import (
 )
 from advisor.core.gang import judge
 from advisor.core.jobs import NO_JOBS
+from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import (
     CCE,
     POLICIES,
@@ -60,7 +61,7 @@ ALL_POLICIES: tuple[Policy, ...] = tuple(Policy(n, c) for n, c in product(POLICI
 
 
 def place_queue(
-    state: CardState, pods: Sequence[Pod], policy: Policy
+    state: CardState, pods: Sequence[Pod], policy: Policy, mig: MigBook | None = None
 ) -> tuple[Placement | None, ...]:
     """Place `pods` one by one in the order given, each seeing the ones before it.
 
@@ -71,8 +72,11 @@ def place_queue(
     never can later in the same queue, and a pod of the same mode needing as many cards or
     more, and as much per card or more, has no more cards to choose from. Queues re-placed
     again and again (scale-down's removals) are mostly such repeats.
+
+    A MIG pod takes free instances of its profile from `mig` (the book over `state`, as the
+    cycle places it: `core.mig_cycle`); with none it lands nowhere, never on a vGPU card.
     """
-    return tuple(landing.placement for landing in landings(state, pods, policy))
+    return tuple(landing.placement for landing in landings(state, pods, policy, mig))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +91,18 @@ class Landing:
     unhealthy: bool = False  # on a card reported unhealthy (volcano-vgpu has no health check)
 
 
-def landings(state: CardState, pods: Sequence[Pod], policy: Policy) -> tuple[Landing, ...]:
+def landings(
+    state: CardState, pods: Sequence[Pod], policy: Policy, mig: MigBook | None = None
+) -> tuple[Landing, ...]:
     """`place_queue` with the memory each pod took and its random ties."""
     profile = state.profile.name
     failed: list[Shape] = []
     placed: list[Landing] = []
     for pod in pods:
+        if is_mig(pod):  # its instances are the book's; its shape no vGPU shape to skip by
+            where = mig.place(pod, policy.node) if mig is not None and pod.invalid is None else None
+            placed.append(NOWHERE if where is None else Landing(where))
+            continue
         shape = valid_shape(pod, profile)
         if shape is None or any(shape.needs_no_less(f) for f in failed):
             placed.append(NOWHERE)
