@@ -100,7 +100,7 @@ async def read_input(args: argparse.Namespace, scheduler: ProfileName | None) ->
         _refuse(given_flags(args), SCENARIO_ONLY, "applies to --scenario only")
         read = await _live(args, scheduler)
     read = _with_pods_from(read, args.pods_from, auto=scheduler is None)
-    from advisor.core.jobs import not_modelled
+    from advisor.core.jobs import not_modelled, without_allocate
     from advisor.core.profiles import profile_of
 
     session = profile_of(read.cluster.scheduler).session  # what its cycle judges (core.gang)
@@ -113,6 +113,12 @@ async def read_input(args: argparse.Namespace, scheduler: ProfileName | None) ->
             f"{'; '.join(unmodelled)} (verdicts leave them out)",
             file=sys.stderr,
         )
+    actions = read.cluster.scheduler.actions
+    unallocated = session.volcano and without_allocate(
+        session.default_actions if actions is None else actions
+    )
+    if unallocated:  # a configuration the cycle does not follow (docs/design.md §10.2)
+        print(f"xgpu-advisor: warning: {unallocated}", file=sys.stderr)
     return read
 
 

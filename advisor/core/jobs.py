@@ -229,6 +229,22 @@ def not_modelled(
     return found
 
 
+def without_allocate(actions: tuple[str, ...]) -> str | None:
+    """Where Volcano's actions name no allocate, what Volcano does that the job cycle
+    (core.gang), which always allocates, does not model: only allocate and backfill bind, and
+    backfill only BestEffort tasks (v1.15.1 actions/backfill/backfill.go pickUpPendingTasks);
+    without enqueue nothing moves a group out of Pending (allocate.go buildAllocateContext is
+    what does it otherwise, and reclaim.go and backfill.go skip a Pending job)."""
+    if "allocate" in actions:
+        return None
+    binds = "binds only backfill's BestEffort pods" if "backfill" in actions else "binds no pod"
+    stays = "" if "enqueue" in actions else " and leaves every Pending PodGroup Pending"
+    return (
+        f"Volcano's actions ({', '.join(actions)}) name no allocate: Volcano {binds}{stays}; "
+        "the advisor's cycle models allocate anyway"
+    )
+
+
 def _some(names: list[str], shown: int = 3) -> str:
     more = len(names) - shown
     return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")

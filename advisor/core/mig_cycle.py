@@ -28,10 +28,10 @@ import numpy as np
 
 from advisor.core.diagnose_text import resources_text
 from advisor.core.diagnosis import Cause, PodDiagnosis
-from advisor.core.mig import MigTable, fits_in, slices_of, table_of
+from advisor.core.mig import SLICES, MigTable, fits_in, slices_of, table_of
 from advisor.core.model import Cluster, Placement, Pod, PolicyName
 from advisor.core.nodefilters import fit_error
-from advisor.core.state import CardState, Shape
+from advisor.core.state import CardState, IntArray, Shape
 
 REASON = "mig-profile"
 
@@ -51,6 +51,7 @@ class _Card:
     table: MigTable
     healthy: bool
     instances: list[_Instance]
+    memory_mib: int = 0
 
 
 def is_mig(pod: Pod) -> bool:
@@ -73,7 +74,9 @@ class MigBook:
                 table = table_of(card.model) if card.mig is not None else None
                 if table is not None and card.mig is not None:
                     instances = [_Instance(card.index, m.profile, m.start) for m in card.mig]
-                    self.cards.append(_Card(i, card.index, table, card.healthy, instances))
+                    self.cards.append(
+                        _Card(i, card.index, table, card.healthy, instances, card.memory_mib)
+                    )
         # Under `single` the node's one profile: what nvidia.com/gpu counts there.
         self.single: dict[int, str] = {}
         for c in self.cards:
@@ -142,6 +145,23 @@ class MigBook:
                 out[c.node] += wanted.most
         return out
 
+    def occupancy(self, only: int | None = None) -> dict[int, tuple[float, int]]:
+        """Per node with MIG cards (`only`: that node alone): (the memory of the slices its
+        held instances take, its MIG cards' memory), each card's slices an eighth of its
+        memory: what scale-down counts a MIG card's use by, beside the vGPU cards'."""
+        out: dict[int, tuple[float, int]] = {}
+        for c in self.cards:
+            if only is not None and c.node != only:
+                continue
+            held = 0
+            for i in c.instances:
+                known = c.table.profile(i.profile)
+                if i.holder is not None and known is not None:
+                    held += known.span
+            used, total = out.get(c.node, (0.0, 0))
+            out[c.node] = (used + c.memory_mib * held / SLICES, total + c.memory_mib)
+        return out
+
     # -- the cycle's steps ---------------------------------------------------------------
 
     def fails_alone(self, pod: Pod) -> PodDiagnosis | None:
@@ -180,15 +200,7 @@ class MigBook:
         has = count >= gpus
         fits = np.flatnonzero(static_ok & roomy & has)
         if fits.size:
-            # binpack: the node with the fewest free instances of the profile left; spread:
-            # the most; ties by name
-            sign = 1 if node_policy == "binpack" else -1
-            best = int(fits[np.lexsort((s.name_rank[fits], sign * count[fits]))[0]])
-            taken = free[best][:gpus]
-            for inst in taken:
-                inst.holder = pod.name
-            s.add_requested(best, shape.demand)
-            placement = Placement(s.node_names[best], tuple(i.card for i in taken))
+            placement, taken = self._bind(pod, shape, fits, count, free, node_policy)
             where = ", ".join(f"card {i.card} slice {i.start}" for i in taken)
             return PodDiagnosis(
                 pod, "schedulable", f"fits on {placement.node} ({profile} at {where})", placement
@@ -245,6 +257,57 @@ class MigBook:
             f"{summary} No node has {gpus} free {profile} instances, and no MIG card's "
             f"unoccupied slices would hold {gpus} {profile} on one node, even re-partitioned",
         )
+
+    def place(self, pod: Pod, node_policy: PolicyName) -> Placement | None:
+        """`visit`'s placement without its reasons (what scaling's queue checks ask): the
+        same fit and pick, None where the pod finds no node."""
+        s = self.state
+        shape = Shape.of_pod(pod)
+        free = self.free(pod.request.mig_profile)
+        count = np.array([len(f) for f in free], dtype=np.int64)
+        roomy = ~s.resource_shortfalls(shape).any(axis=1)
+        fits = np.flatnonzero(s.static_ok(shape.constraints) & roomy & (count >= pod.request.gpus))
+        if not fits.size:
+            return None
+        return self._bind(pod, shape, fits, count, free, node_policy)[0]
+
+    def _bind(
+        self,
+        pod: Pod,
+        shape: Shape,
+        fits: IntArray,
+        count: IntArray,
+        free: list[list[_Instance]],
+        node_policy: PolicyName,
+    ) -> tuple[Placement, list[_Instance]]:
+        """Bind the pod on the best of the nodes that fit: binpack, the node with the fewest
+        free instances of the profile left; spread, the most; ties by name."""
+        s = self.state
+        sign = 1 if node_policy == "binpack" else -1
+        best = int(fits[np.lexsort((s.name_rank[fits], sign * count[fits]))[0]])
+        taken = free[best][: pod.request.gpus]
+        for inst in taken:
+            inst.holder = pod.name
+        s.add_requested(best, shape.demand)
+        return Placement(s.node_names[best], tuple(i.card for i in taken)), taken
+
+    def held_by(self, pod: str) -> tuple[tuple[int, int], ...]:
+        """The (card, start) of each instance `pod` holds, by card then slice."""
+        return tuple((i.card, i.start) for c in self.cards for i in c.instances if i.holder == pod)
+
+    def hold(self, pod: Pod, node: str, held: tuple[tuple[int, int], ...]) -> None:
+        """`pod` arrives on `node` holding `held` (its cpu and memory too)."""
+        self._hold(self.state.node_index[node], held, pod.name)
+        self.state.add_requested(self.state.node_index[node], Shape.of_pod(pod).demand)
+
+    def copy(self, state: CardState) -> MigBook:
+        """This book over `state` (a copy of its own): the instances and holders copied."""
+        clone = object.__new__(MigBook)
+        clone.state = state
+        clone.strategy = self.strategy
+        clone.single = self.single
+        clone.cards = [replace(c, instances=[replace(i) for i in c.instances]) for c in self.cards]
+        return clone
 
     def _rejection(
         self, node: int, shape: Shape, short: Sequence[bool], lacking: bool, profile: str

@@ -12,10 +12,6 @@ overcommit plugins of the default tiers decide, read from Volcano v1.15.1.
   shared by weight among the queues not yet met, each capped by realCapability = (total −
   Σguarantee + guarantee) ∧ capability and by what the queue requests, never below its
   guarantee; a queue is met once its request fits, or its deserved stops growing.
-- JobEnqueueable: the queue Open, and minResources + allocated + inqueue − elastic ≤
-  realCapability in each resource the group asks ("queue resource quota insufficient");
-  overcommit (plugins/overcommit/overcommit.go): Σ inqueue + minResources ≤ factor · total
-  − used ("resource in cluster is overused"). A group without minResources is admitted.
 - allocate (actions/allocate/allocate.go, allocateResources): queues by QueueOrderFn
   (spec.priority, then share = max allocated/deserved); an Overused queue (deserved ≤
   allocated) leaves the action; a task enters only while allocated + task ≤ deserved in
@@ -23,8 +19,8 @@ overcommit plugins of the default tiers decide, read from Volcano v1.15.1.
 
 The capacity plugin, which a configuration names in proportion's place
 (`scheduler.queue_plugin: capacity`), is core.capacity's: its queueAttr is this one with its
-own deserved, limit, order and reclaim rules; the load sums, realCapability and enqueue are
-these.
+own deserved, limit, order and reclaim rules; the load sums and realCapability are these
+(enqueue: core.enqueue).
 """
 
 from __future__ import annotations
@@ -34,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from advisor.core.jobs import DEFAULT_OVERCOMMIT, DEFAULT_QUEUE, Queue
+from advisor.core.jobs import DEFAULT_QUEUE, Queue
 from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.resource_info import (
@@ -51,7 +47,6 @@ from advisor.core.resource_info import (
     share,
     short_of,
     sub,
-    words,
 )
 
 
@@ -401,68 +396,3 @@ def gather(
             attr.inqueue = add(attr.inqueue, held)
         attr.elastic = add(attr.elastic, exceeded(load.allocated, load.min_resources or {}))
     return attrs
-
-
-@dataclass(slots=True)
-class Overcommit:
-    """The overcommit plugin: idle = factor · total − used, and what is inqueue."""
-
-    idle: Res
-    inqueue: Res
-
-    def refuses(self, min_resources: Mapping[str, float]) -> list[str]:
-        """The resources short; those the group alone exceeds (no other group inqueue in
-        them) are the cluster's size, left to the node cycle."""
-        short = short_of(add(self.inqueue, min_resources), self.idle, min_resources)
-        return [n for n in short if self.inqueue.get(n, 0.0) > 0]
-
-
-def overcommit(cluster: Cluster, loads: Iterable[JobLoad], used: Mapping[str, float]) -> Overcommit:
-    factor = cluster.scheduler.overcommit_factor or DEFAULT_OVERCOMMIT
-    factor = factor if factor >= 1.0 else DEFAULT_OVERCOMMIT
-    idle = sub({n: v * factor for n, v in cluster_total(cluster).items()}, used)
-    inqueue: Res = {}
-    for load in loads:
-        if load.min_resources is None:
-            continue
-        if load.phase == "Inqueue":  # the whole minResources, not less what it holds
-            inqueue = add(inqueue, load.min_resources)
-        elif load.reserves():
-            held = {
-                n: max(v - load.allocated.get(n, 0.0), 0.0) for n, v in load.min_resources.items()
-            }
-            inqueue = add(inqueue, held)
-    return Overcommit(idle, inqueue)
-
-
-def enqueue_refusal(attr: QueueAttr, commit: Overcommit, min_resources: Res | None) -> str | None:
-    """JobEnqueueable of the tier [overcommit, …, proportion] for a Pending group, in
-    Volcano's event words; None: admitted (and its minResources counted inqueue)."""
-    if min_resources is None:  # enqueue.go admits it without asking the plugins
-        return None
-    short = commit.refuses(min_resources)
-    if short:
-        return f"resource in cluster is overused: overused {words(short)}"
-    unready = attr.unready()
-    if unready is not None:
-        return unready
-    if not attr.open:
-        return f"queue {attr.queue.name} is {attr.queue.state}: it admits no job"
-    for each in attr.chain():  # the queue, then its ancestors (capacity's hierarchy)
-        need = sub(add(add(min_resources, each.allocated), each.inqueue), each.elastic)
-        limit = each.real_capability
-        short = each.binding(short_of(need, limit, min_resources), limit)
-        if short:
-            return f"queue resource quota insufficient: insufficient {words(short)}"
-    admit(attr, commit, min_resources)
-    return None
-
-
-def admit(attr: QueueAttr, commit: Overcommit, min_resources: Res, admitted: bool = True) -> None:
-    """An admitted group's minResources counted inqueue in its queue and, under capacity's
-    hierarchy, each ancestor (JobEnqueueableFn), and by overcommit; `admitted` False takes
-    them back."""
-    change = min_resources if admitted else {n: -v for n, v in min_resources.items()}
-    for each in attr.chain():
-        each.inqueue = add(each.inqueue, change)
-    commit.inqueue = add(commit.inqueue, change)

@@ -61,7 +61,7 @@ ADVISES_NO_NODES = frozenset(
         "queue",  # the queue's share or capability, not the nodes, keeps it out
         "quota",  # the namespace's quota, not the nodes, keeps it out
         "mig-geometry",  # a re-partition of a MIG card, not a node, makes room
-        "mig-no-repartition",  # no node template is sized for MIG pods (design §13)
+        "mig-no-repartition",  # a geometry cause: nodes are not proposed for it (design §13)
     }
 )
 ADVISES_NODES = frozenset({"no-plan", "capacity-scale-up", "capacity", "unsatisfiable"})

@@ -5,7 +5,7 @@ Read from Volcano v1.15.1:
 
 - enqueue (actions/enqueue/enqueue.go, Execute): queues by QueueOrderFn, in each the Pending
   groups by JobOrderFn, one at a time; a group with minResources is admitted only if every
-  JobEnqueueable plugin agrees (core.queues.enqueue_refusal). A refused group stays Pending
+  JobEnqueueable plugin agrees (core.enqueue.enqueue_refusal). A refused group stays Pending
   and allocate never tries its pods. Without the action, allocate's buildAllocateContext
   moves every Pending group to Inqueue.
 - allocate (actions/allocate/allocate.go, allocateResources): pop the first queue; if it is
@@ -32,19 +32,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from advisor.core.capacity_tree import open_queues
+from advisor.core.enqueue import Overcommit, admit, enqueue_refusal, overcommit
 from advisor.core.jobs import DEFAULT_QUEUE
 from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
-from advisor.core.queues import (
-    JobLoad,
-    Overcommit,
-    QueueAttr,
-    admit,
-    enqueue_refusal,
-    overcommit,
-    pod_resources,
-    queues_of,
-)
+from advisor.core.queues import JobLoad, QueueAttr, pod_resources, queues_of
 from advisor.core.resource_info import (
     PODS,
     Res,

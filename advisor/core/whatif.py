@@ -42,6 +42,7 @@ from advisor.core.fragmentation import (
 )
 from advisor.core.gang import judge
 from advisor.core.jobs import NO_JOBS
+from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import (
     CCE,
     POLICIES,
@@ -63,6 +64,7 @@ def place_queue(
     state: CardState,
     pods: Sequence[Pod],
     policy: Policy,
+    mig: MigBook | None = None,
     shapes: Sequence[Shape | None] | None = None,
 ) -> tuple[Placement | None, ...]:
     """Place `pods` one by one in the order given, each seeing the ones before it.
@@ -75,10 +77,13 @@ def place_queue(
     more, and as much per card or more, has no more cards to choose from. Queues re-placed
     again and again (scale-down's removals) are mostly such repeats.
 
+    A MIG pod takes free instances of its profile from `mig` (the book over `state`, as the
+    cycle places it: `core.mig_cycle`); with none it lands nowhere, never on a vGPU card.
+
     `shapes`: each pod's `valid_shape` under the state's profile, where the caller places
     the same pods again and again (taken as given, not checked).
     """
-    return tuple(landing.placement for landing in landings(state, pods, policy, shapes))
+    return tuple(landing.placement for landing in landings(state, pods, policy, mig, shapes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,12 +102,13 @@ def landings(
     state: CardState,
     pods: Sequence[Pod],
     policy: Policy,
+    mig: MigBook | None = None,
     shapes: Sequence[Shape | None] | None = None,
 ) -> tuple[Landing, ...]:
     """`place_queue` with the memory each pod took and its random ties."""
     if shapes is None:
         profile = state.profile.name
-        shapes = [valid_shape(pod, profile) for pod in pods]
+        shapes = [None if is_mig(pod) else valid_shape(pod, profile) for pod in pods]
     elif len(shapes) != len(pods):
         raise ValueError(f"{len(shapes)} shapes for {len(pods)} pods")
     failed: list[Shape] = []
@@ -110,7 +116,11 @@ def landings(
     # a queue repeats few shapes, so each is compared with each failure once, not per pod.
     compared: dict[Shape, int] = {}
     placed: list[Landing] = []
-    for shape in shapes:
+    for pod, shape in zip(pods, shapes, strict=True):
+        if is_mig(pod):  # its instances are the book's; its shape no vGPU shape to skip by
+            where = mig.place(pod, policy.node) if mig is not None and pod.invalid is None else None
+            placed.append(NOWHERE if where is None else Landing(where))
+            continue
         if shape is None:
             placed.append(NOWHERE)
             continue

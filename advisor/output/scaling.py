@@ -42,6 +42,11 @@ def node_shape_json(shape: NodeShape) -> schemas.NodeShapeJson:
     count, cpu, memory = shape.reserved
     if count:
         entry["reserved"] = {"pods": count, "cpu": cpu_text(cpu), "memory": bytes_text(memory)}
+    if shape.mig:
+        entry["mig"] = [
+            None if card is None else [f"{m.profile}@{m.start}" for m in card] for card in shape.mig
+        ]
+        entry["mig_strategy"] = shape.mig_strategy
     return entry
 
 

@@ -1,7 +1,8 @@
 """A pod asking MIG instances (docs/design.md §13): `nvidia.com/mig-<profile>: N` in a
 container's limits (or requests), the device plugin's mixed-strategy resources. The pod
 asks N instances of the profile in all, summed over its containers; a pod asking several
-profiles is not modelled."""
+profiles is not modelled. A node's allocatable names the same resources: the instances its
+device plugin advertises, per profile."""
 
 from __future__ import annotations
 
@@ -52,3 +53,15 @@ def mig_request(asked: list[tuple[str, dict[str, object]]], problems: list[str])
         problems.append(f"the pod asks {count} MIG instances, more than {MAX_COUNT:,}")
         return None
     return Request(gpus=count, memory_mib=0, mig_profile=profile)
+
+
+def mig_allocatable(allocatable: Mapping[object, object]) -> dict[str, int]:
+    """profile -> the instances a node's allocatable advertises (`nvidia.com/mig-<P>`, the
+    mixed strategy's), those that cannot be read left out (the warning is the caller's)."""
+    found: dict[str, int] = {}
+    for profile, value in mig_asks({}, allocatable).items():
+        try:
+            found[profile] = quantity_int(value)
+        except ValueError:
+            continue
+    return found

@@ -200,6 +200,10 @@ class NodeShapeJson(TypedDict):
     taints: NotRequired[list[TaintJson]]
     # the pods a fresh node runs from the start (DaemonSet, mirror): pods, cpu, memory
     reserved: NotRequired[dict[str, str | int]]
+    # per card its MIG instances as "profile@start" (null: MIG off), where a card is in MIG
+    # mode, and the device plugin's strategy then
+    mig: NotRequired[list[list[str] | None]]
+    mig_strategy: NotRequired[str]
 
 
 ScaleUpJson = TypedDict(

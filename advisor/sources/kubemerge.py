@@ -21,9 +21,11 @@ from advisor.core.profiles import Profile, profile_of
 from advisor.core.state import Shape
 from advisor.errors import known
 from advisor.podspec import PodGpu
+from advisor.podspec.mig import MIG_PREFIX
 from advisor.podspec.scheduling import PodScheduling
 from advisor.sources.notes import Notes, names
 from advisor.sources.values import KubeNode, KubeState, PodFacts
+from advisor.words import plural
 
 # Kept out of scenario files: large and never read by the advisor.
 NOISY_ANNOTATIONS = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
@@ -68,6 +70,7 @@ def merge_kubernetes(
     pods.extend(_bound_mig_pods(by_key, {p.name for p in pods}, nodes, kube, notes))
     _check_bound_pods(by_key, {p.name for p in pods}, nodes, notes)
     _check_nodes(kube.nodes, nodes, notes)
+    _check_mig_allocatable(kube.nodes, nodes, notes)
     order = sorted(pending, key=lambda p: (p.created is None, p.created or "", p.key))
     pods.extend(
         replace(
@@ -233,6 +236,42 @@ def _check_nodes(kube_nodes: tuple[KubeNode, ...], nodes: list[Node], notes: Not
         notes.warnings.append(
             f"nodes with exporter series that Kubernetes does not know: {names(strangers)}"
         )
+
+
+def _check_mig_allocatable(
+    kube_nodes: tuple[KubeNode, ...], nodes: list[Node], notes: Notes
+) -> None:
+    """The instances a node's allocatable advertises per profile (`nvidia.com/mig-<P>`, the
+    device plugin's mixed strategy) against those the exporter lists on its cards (design
+    §13): a disagreement is warned, naming both counts. The model keeps the exporter's: the
+    allocatable gives counts, never where an instance starts, which the cycle's geometry
+    needs. A node whose allocatable names no MIG resource (single strategy: `nvidia.com/gpu`;
+    no device plugin) is not compared."""
+    modelled = {n.name: n for n in nodes}
+    for kube_node in kube_nodes:
+        node = modelled.get(kube_node.name)
+        advertised = {p: n for p, n in kube_node.mig_allocatable.items() if n > 0}
+        if node is None or not kube_node.mig_allocatable:
+            continue  # not modelled (`_check_nodes` says so), or no MIG resource named
+        listed: dict[str, int] = {}
+        for card in node.cards:
+            for instance in card.mig or ():
+                listed[instance.profile] = listed.get(instance.profile, 0) + 1
+        if advertised and not listed:
+            asked = ", ".join(f"{MIG_PREFIX}{p}: {n}" for p, n in sorted(advertised.items()))
+            notes.warnings.append(
+                f"node {node.name}: allocatable advertises {asked}, but the exporter lists no "
+                "MIG instance there (MIG mode unseen, or its instances unlisted); no MIG pod "
+                "is placed there"
+            )
+            continue
+        for profile in sorted(advertised.keys() | listed.keys()):
+            has, lists = advertised.get(profile, 0), listed.get(profile, 0)
+            if has != lists:
+                notes.warnings.append(
+                    f"node {node.name}: allocatable {MIG_PREFIX}{profile} is {has}, the "
+                    f"exporter lists {plural(lists, 'such instance')}; the exporter's are modelled"
+                )
 
 
 def _pending_pod(pod: PodGpu, read: PodScheduling, notes: Notes, scheduler: Scheduler) -> Pod:

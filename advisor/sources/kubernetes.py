@@ -48,6 +48,7 @@ from advisor.errors import SourceError
 from advisor.kubeconfig import KubeConfigError, load_configuration
 from advisor.podspec import PodGpu, fields, parse_pod
 from advisor.podspec.dialects import DIALECTS
+from advisor.podspec.mig import mig_allocatable
 from advisor.podspec.node import read_node_scheduling
 from advisor.podspec.registration import registration_keys
 from advisor.podspec.scheduling import PodScheduling, read_pod_scheduling
@@ -234,9 +235,11 @@ def _node(
     # A cordon is the node's `unschedulable`, which kube-scheduler's own filter judges.
     unavailable = None if _ready(status.get("conditions")) else "not Ready"
     allocatable = status.get("allocatable")
+    mig = mig_allocatable(allocatable) if isinstance(allocatable, dict) else {}
     advertises = isinstance(allocatable, dict) and any(
         _positive(allocatable[key]) for key in GPU_RESOURCES if key in allocatable
     )
+    advertises = advertises or any(count > 0 for count in mig.values())
     scheduling = read_node_scheduling(obj)
     annotations = _object(metadata.get("annotations"))
     registrations = {
@@ -254,6 +257,7 @@ def _node(
         scheduling,
         tuple(f"{problem}; left out" for problem in problems),
         MappingProxyType(registrations),
+        MappingProxyType(mig),
     )
 
 

@@ -64,6 +64,10 @@ class PodFacts:
     role: str | None = None  # its task role: `volcano.sh/task-spec`, annotation else label
 
 
+def _frozen_counts() -> Mapping[str, int]:
+    return MappingProxyType({})
+
+
 def _frozen_facts() -> Mapping[str, PodFacts]:
     return MappingProxyType({})
 
@@ -113,6 +117,8 @@ class KubeNode:
     problems: tuple[str, ...] = ()
     # The schedulers' card registrations (annotation -> value), as the node carries them.
     registrations: Mapping[str, str] = field(default_factory=_frozen)
+    # MIG profile -> instances its allocatable advertises (`nvidia.com/mig-<P>`, mixed).
+    mig_allocatable: Mapping[str, int] = field(default_factory=_frozen_counts)
 
 
 def _frozen_settings() -> Mapping[str, Any]:

@@ -10,6 +10,7 @@ import pytest
 
 from advisor.scenario import ScenarioError, scenario_from_data
 from conformance import fixtures, harness
+from conformance.session_compare import EXPLAINED
 from tests.scenario_recorder import install
 
 NODE = {"name": "n", "cards": [{"index": 0, "memory_mib": 1000}]}
@@ -37,6 +38,15 @@ def test_load_leaves_out_mig_and_a_scenario_mig_empties(tmp_path: Path) -> None:
     assert fixtures.load(tmp_path) == [("a", {"nodes": [NODE], "pods": []})]
 
 
+def test_only_a_session_without_allocate_has_its_group_states_explained() -> None:
+    lines = ["group ml/job: advisor admitted, upstream not-admitted", "ml/a: placed n1"]
+    reclaim = {"scheduler": {"profile": "volcano-vgpu", "actions": ["reclaim"]}}
+    explained = fixtures._unallocated(reclaim, lines)
+    assert explained == [f"{EXPLAINED}no allocate: {lines[0]}", lines[1]]  # a pod: still counted
+    for scheduler in ({"actions": ["enqueue", "allocate"]}, {"profile": "volcano-vgpu"}):
+        assert fixtures._unallocated({"scheduler": scheduler}, lines) == lines
+
+
 # Test modules whose scenarios cover the profiles and the comparisons (kube filters for all,
 # Volcano's cards and session for volcano-vgpu, DefaultPreemption for hami).
 SAMPLE = (
@@ -51,7 +61,7 @@ SAMPLE = (
 @pytest.mark.skipif(harness.go_missing() is not None, reason=str(harness.go_missing()))
 @pytest.mark.timeout(900)  # a cold build of the harnesses
 def test_a_sample_of_the_suites_scenarios_agrees(tmp_path: Path) -> None:
-    fixtures.record(tmp_path, SAMPLE, workers=0)
+    fixtures.record(tmp_path, SAMPLE, workers=0, markers="not realservices and not slow")
     named = fixtures.load(tmp_path)
     assert len(named) > 10
     lines = fixtures.report(named, None)

@@ -6,6 +6,7 @@ nodes that could go, and the GPUs the cluster needs at its peak.
 - `down`: scale-down (the removal check, and why each idle node kept is kept);
 - `relief`: what frees the cpu or memory of a pod short only of those (never a GPU node);
 - `templates`: the node group templates and the filters a new node would pass;
+- `mig_up`: scale-up for MIG pods (templates whose MIG cards offer their profile);
 - `others`: where a node's non-GPU pods would go (scale-down and relief both move them);
 - `headroom`: the GPUs needed at the observed peak.
 """

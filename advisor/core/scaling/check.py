@@ -28,6 +28,7 @@ import numpy as np
 
 from advisor.core.diagnose import build_state
 from advisor.core.fragmentation import valid_shape
+from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import Cluster, Placement, Pod, queue_order
 from advisor.core.profiles import profile_of
 from advisor.core.state import CardState, IntArray, Shape
@@ -70,16 +71,25 @@ class QueueCheck:
         # the shapes `place_queue` binds the queued pods by, to replay them
         profile = profile_of(bare.scheduler).name
         self.shapes: list[Shape | None] = [valid_shape(p, profile) for p in self.queue]
+        # MIG pods take instances the state does not hold (`core.mig_cycle`): each pass
+        # places the whole queue with the grown cluster's book, no earlier pass replayed
+        self.mig = any(is_mig(p) for p in self.queue)
+        self.cluster = bare
 
     def landed(self, counts: Sequence[int]) -> tuple[Placement | None, ...]:
         """Each queued pod's placement (None: nowhere) with `counts` new nodes per entry."""
         state = self._state(counts)
+        if self.mig:
+            book = MigBook(self.cluster, state)
+            landed = place_queue(state, self.queue, self.policy, book)
+            self.runs.append(_Pass(tuple(counts), landed))
+            return landed
         start, source = self._resume(counts)
         for pod_shape, where in zip(self.shapes[:start], source[:start], strict=True):
             if where is not None and pod_shape is not None:
                 state.apply(state.positions(where), pod_shape)
         landed = source[:start] + place_queue(
-            state, self.queue[start:], self.policy, self.shapes[start:]
+            state, self.queue[start:], self.policy, shapes=self.shapes[start:]
         )
         self.runs.append(_Pass(tuple(counts), landed))
         return landed
@@ -90,7 +100,7 @@ class QueueCheck:
         if self.state is None or any(c > r for c, r in zip(counts, self.capacity, strict=True)):
             room = [max(c, 2 * c if self.state is not None else c) for c in counts]
             self.capacity = [max(r, c) for r, c in zip(room, self.capacity, strict=True)]
-            cluster = self.grown(self.capacity)
+            cluster = self.cluster = self.grown(self.capacity)
             self.state = (
                 build_state(cluster)
                 if self.state is None

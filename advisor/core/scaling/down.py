@@ -27,6 +27,7 @@ import numpy as np
 
 from advisor.core.diagnose import build_state
 from advisor.core.fragmentation import valid_shape
+from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import (
     BudgetKey,
     Cluster,
@@ -138,14 +139,19 @@ def _over_budget(pods: Sequence[Pod], spent: Mapping[BudgetKey, int]) -> list[tu
 
 
 def node_utilisation(cluster: Cluster) -> dict[str, float]:
-    """Allotted memory over card memory, per node (all cards; an empty node is 0)."""
-    return _utilisation_by_node(build_state(cluster))
+    """Allotted memory over card memory, per node (all cards; an empty node is 0). A MIG
+    card counts the slices its held instances take (`MigBook.occupancy`)."""
+    state = build_state(cluster)
+    return _utilisation_by_node(state, MigBook(cluster, state))
 
 
-def _utilisation_by_node(state: CardState) -> dict[str, float]:
+def _utilisation_by_node(state: CardState, book: MigBook) -> dict[str, float]:
     n = len(state.node_names)
     allotted = np.bincount(state.node_of, weights=state.capacity - state.free_memory, minlength=n)
     total = np.bincount(state.node_of, weights=state.capacity, minlength=n)
+    for node, (used, size) in book.occupancy().items():
+        allotted[node] += used
+        total[node] += size
     return {
         name: float(allotted[i] / total[i]) if total[i] else 0.0
         for i, name in enumerate(state.node_names)
@@ -171,9 +177,13 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     profile = base.profile.name
     # each queued pod's shape, taken once for the queue's many passes
     queued = [(pod, valid_shape(pod, profile)) for pod in queue]
-    before = place_queue(base.copy(), queue, cluster.policy, [s for _, s in queued])
+    book = MigBook(cluster, base)  # MIG pods move to free instances of their profile
+    first = base.copy()
+    before = place_queue(
+        first, queue, cluster.policy, book.copy(first), shapes=[s for _, s in queued]
+    )
     must_land = {pod.name for pod, where in zip(queue, before, strict=True) if where is not None}
-    utilisation = _utilisation_by_node(base)
+    utilisation = _utilisation_by_node(base, book)
     candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
     others = OtherPods(cluster.nodes)
     gangs = gang_members(cluster, base.profile.session.volcano)  # never split (§10.4)
@@ -188,7 +198,7 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     held: list[HeldNode] = []
     for position, (given, name) in enumerate(candidates):
         on_node = list(by_node.get(name, {}).values())
-        now = _utilisation_of(base, name)
+        now = _utilisation_of(base, book, name)
         kept = _kept_before_simulating(
             on_node, others.own(name), now, threshold, received.get(name, []), spent, gangs
         )
@@ -196,9 +206,13 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
             held.append(HeldNode(name, given, *kept))
             continue
         trial = base.copy()
+        trial_book = book.copy(trial)
         for pod in on_node:
             placement = known(pod.placement, f"the placement of running pod {pod.name}")
-            trial.release(trial.positions(placement), Shape.of_pod(pod))
+            if is_mig(pod):
+                trial_book.release(pod, placement)
+            else:
+                trial.release(trial.positions(placement), Shape.of_pod(pod))
         gone = trial.node_index[name]
         for k in trial.node_positions(gone):
             trial.healthy[k] = False  # the node is gone: nothing can land on it
@@ -210,7 +224,9 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
         merged = list(merge(queued, requeued, key=lambda ps: -ps[0].priority))
         order = tuple(pod for pod, _ in merged)
         after_state = trial.copy()
-        after = place_queue(after_state, order, cluster.policy, [s for _, s in merged])
+        after_book = trial_book.copy(after_state)
+        shapes = [s for _, s in merged]
+        after = place_queue(after_state, order, cluster.policy, after_book, shapes=shapes)
         landed = {pod.name: where for pod, where in zip(order, after, strict=True) if where}
         leaving = others.leaving(name)
         upcoming = {n for _, n in candidates[position + 1 :]}
@@ -221,16 +237,22 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
             continue
         for pod in moved:  # commit: the moved pods run where they landed
             placement = landed[pod.name]
-            trial.apply(trial.positions(placement), Shape.of_pod(pod))
+            instances = after_book.held_by(pod.name) if is_mig(pod) else ()
+            if is_mig(pod):
+                trial_book.hold(pod, placement.node, instances)
+            else:
+                trial.apply(trial.positions(placement), Shape.of_pod(pod))
             # Recreated pods are the newest: a later drain queues them after the older pods
             # of equal priority, as creation order does.
-            by_node.setdefault(placement.node, {})[pod.name] = replace(pod, placement=placement)
+            by_node.setdefault(placement.node, {})[pod.name] = replace(
+                pod, placement=placement, mig_instances=instances
+            )
             received.setdefault(placement.node, []).append(name)
         also = others.names(name)
         others.commit(trial, name, leaving, homes)  # and the other pods take their room
         spent.update(b[0] for p in moved if (b := _budget_key(p)) is not None)
         by_node.pop(name, None)
-        base = trial
+        base, book = trial, trial_book
         moves = MappingProxyType({p.name: landed[p.name] for p in moved})
         steps.append(ScaleDown(name, now, moves, also))
     return ScaleDownAdvice(tuple(steps), tuple(held))
@@ -282,10 +304,15 @@ def _kept_by_simulation(
     moving = {p.name for p in moved}
     homeless = [p for p in order if p.name in moving and p.name not in landed]
     if homeless:
-        shape = Shape.of_pod(homeless[0])
+        first = homeless[0]
+        shape = Shape.of_pod(first)
+        what = f"{shape.gpus} × " + (
+            f"MIG {first.request.mig_profile}" if is_mig(first) else f"{shape.card_memory_mib} MiB"
+        )
+        where = "free instance of its profile" if is_mig(first) else "place"
         return PODS_DO_NOT_FIT, (
-            f"{homeless[0].name} ({shape.gpus} × {shape.card_memory_mib} MiB) finds no place "
-            "on the other nodes" + _more(homeless, "GPU pod")
+            f"{first.name} ({what}) finds no {where} on the other nodes"
+            + _more(homeless, "GPU pod")
         )
     stranded = [p.pod for p in leaving if homes is not None and p.pod.name not in homes]
     if stranded:
@@ -312,8 +339,10 @@ def _pct(share: float) -> str:
     return f"{share * 100:.1f}".removesuffix(".0") + "%"
 
 
-def _utilisation_of(state: CardState, node: str) -> float:
-    positions = state.node_positions(state.node_index[node])
-    total = sum(int(state.capacity[k]) for k in positions)
-    allotted = sum(int(state.capacity[k] - state.free_memory[k]) for k in positions)
+def _utilisation_of(state: CardState, book: MigBook, node: str) -> float:
+    index = state.node_index[node]
+    positions = state.node_positions(index)
+    used, size = book.occupancy(index).get(index, (0.0, 0))
+    total = sum(int(state.capacity[k]) for k in positions) + size
+    allotted = sum(int(state.capacity[k] - state.free_memory[k]) for k in positions) + used
     return allotted / total if total else 0.0

@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from advisor.core.model import Card, Cluster, Node, OtherPod
+from advisor.core.mig import MigInstance
+from advisor.core.model import Card, Cluster, MigStrategy, Node, OtherPod
 from advisor.core.nodefilters import (
     HOSTNAME_LABEL,
     NOT_KNOWN,
@@ -63,20 +64,29 @@ class NodeShape:
     taints: tuple[Taint, ...] = ()
     # (pods, cpu millicores, memory bytes) of the pods a fresh node runs from the start
     reserved: tuple[int, int, int] = (0, 0, 0)
+    # Per card, its MIG instances as the node's cards have them now (a new node's all free;
+    # None: MIG off); () where no card is in MIG mode. A MIG card takes no vGPU pod.
+    mig: tuple[tuple[MigInstance, ...] | None, ...] = ()
+    mig_strategy: MigStrategy = "none"
 
     @staticmethod
     def of(node: Node) -> NodeShape:
-        """Mixed card sizes count as the smallest (what every card can be relied on for)."""
+        """Mixed card sizes count as the smallest (what every card can be relied on for);
+        a MIG card's memory is no vGPU memory, so only the others count where there are."""
         models = Counter(c.model for c in node.cards)
         model = min(models, key=lambda m: (-models[m], m)) if models else ""
+        whole = [c for c in node.cards if c.mig is None] or node.cards
+        partitioned = any(c.mig is not None for c in node.cards)
         return NodeShape(
             len(node.cards),
-            min((c.memory_mib for c in node.cards), default=0),
+            min((c.memory_mib for c in whole), default=0),
             model,
             node.allocatable,
             tuple(sorted((k, v) for k, v in node.labels.items() if k != HOSTNAME_LABEL)),
             tuple(t for t in node.taints if t.key not in TEMPLATE_DROPPED_TAINTS),
             _reserved(node),
+            tuple(c.mig for c in node.cards) if partitioned else (),
+            node.mig_strategy if partitioned else "none",
         )
 
     def sort_key(self) -> tuple[Any, ...]:
@@ -90,17 +100,25 @@ class NodeShape:
             self.labels,
             tuple((t.key, t.value, t.effect) for t in self.taints),
             self.reserved,
+            tuple(() if m is None else tuple((i.profile, i.start) for i in m) for m in self.mig),
+            self.mig_strategy,
         )
+
+    @property
+    def vgpu_cards(self) -> int:
+        """The cards a vGPU or whole-card pod may take: those not in MIG mode."""
+        return self.cards - sum(m is not None for m in self.mig)
 
     def hosts(self, shape: Shape) -> bool:
         """Whether the cards can take `shape` (the other filters: `TemplateCheck`)."""
-        return shape.gpus <= self.cards and shape.card_memory_mib <= self.memory_mib
+        return shape.gpus <= self.vgpu_cards and shape.card_memory_mib <= self.memory_mib
 
     def template(self, name: str) -> Node:
         """A new node of this group, named `name` (its hostname label too, as the kubelet
         sets it), not cordoned, running the pods a fresh node runs (`reserved`, as one pod
         per slot) and those the scheduler puts there."""
-        cards = tuple(Card(i, self.memory_mib, self.model) for i in range(self.cards))
+        mig = self.mig or (None,) * self.cards
+        cards = tuple(Card(i, self.memory_mib, self.model, mig=mig[i]) for i in range(self.cards))
         labels = MappingProxyType({**dict(self.labels), HOSTNAME_LABEL: name})
         count, cpu, memory = self.reserved
         resident = tuple(
@@ -112,7 +130,14 @@ class NodeShape:
             for i in range(count)
         )
         return Node(
-            name, cards, None, self.allocatable, labels, self.taints, resident_pods=resident
+            name,
+            cards,
+            None,
+            self.allocatable,
+            labels,
+            self.taints,
+            resident_pods=resident,
+            mig_strategy=self.mig_strategy,
         )
 
 

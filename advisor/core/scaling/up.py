@@ -24,12 +24,14 @@ from typing import overload
 
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
+from advisor.core.mig_cycle import is_mig
 from advisor.core.model import Cluster, Placement, Pod, gangs_of, queue_order
 from advisor.core.profiles import profile_of
 from advisor.core.profiles.base import ScaleUpActor
 from advisor.core.remedy import remedy
 from advisor.core.scaling.actor import CCE_ADDON, CCE_NOT_TRIGGERED, pool_of, resize_text
 from advisor.core.scaling.check import QueueCheck, put_back, take_out
+from advisor.core.scaling.mig_up import estimate_with_mig, hosts, not_offered, without_mig
 from advisor.core.scaling.relief import Relief, relief
 from advisor.core.scaling.templates import NodeShape, NotTriggered, TemplateCheck, node_shapes
 from advisor.core.state import CardState, IntArray, Shape
@@ -114,8 +116,7 @@ def scale_up_advice(
     decided = [(d, remedy(d, rescued, held)) for d in diagnosis.pods]
     short = [d.pod.name for d, r in decided if r.advice == "node-resources"]
     freed = relief(cluster, diagnosis, short)
-    # MIG pods: no node template is sized for them yet (design §13)
-    asked = [d.pod for d, r in decided if r.scale_up and not d.pod.request.mig_profile]
+    asked = [d.pod for d, r in decided if r.scale_up]
     targets = _with_gang_mates(cluster, asked, diagnosis, rescued)
     if not targets or cluster.max_vgpus_per_card < 1:  # with no vGPU allowed, no node helps
         return ScaleUpAdvice((), relief=freed)
@@ -137,11 +138,9 @@ def scale_up_advice(
     while True:
         options = []
         for shape in shapes:
-            group = [
-                p for p in remaining if shape.hosts(Shape.of_pod(p)) and shape in admitting[p.name]
-            ]
+            group = [p for p in remaining if hosts(shape, p) and shape in admitting[p.name]]
             if group:
-                n = estimate_nodes(shape, group, cluster)
+                n = _estimate(shape, group, cluster)
                 cost = n * shape.cards * shape.memory_mib
                 options.append(((-len(group), n, cost, shape.sort_key()), shape, n, group))
         if not options:
@@ -150,10 +149,16 @@ def scale_up_advice(
         plan.append(ScaleUp(shape, n, tuple(p.name for p in group), packed_estimate=n))
         taken = {p.name for p in group}
         remaining = [p for p in remaining if p.name not in taken]
+    # a MIG layout is never invented: a MIG pod no shape offers enough of its profile to
+    # gets the autoscaler's reason (`scaling.mig_up`)
+    refused += tuple(
+        NotTriggered(p.name, not_offered(p, admitting[p.name])) for p in remaining if is_mig(p)
+    )
+    remaining = [p for p in remaining if not is_mig(p)]
     for base, group in _by_first_template(remaining, admitting).items():
         requests = [Shape.of_pod(p) for p in group]
         shape = replace(
-            base,
+            without_mig(base),
             cards=max(s.gpus for s in requests),
             memory_mib=max(s.card_memory_mib for s in requests),
             model="",
@@ -278,6 +283,13 @@ def estimate_nodes(shape: NodeShape, pods: Sequence[Pod], cluster: Cluster) -> i
     return opened
 
 
+def _estimate(shape: NodeShape, pods: Sequence[Pod], cluster: Cluster) -> int:
+    """`estimate_nodes`, or its MIG form where MIG pods are among `pods`."""
+    if any(is_mig(p) for p in pods):
+        return estimate_with_mig(shape, pods, cluster)
+    return estimate_nodes(shape, pods, cluster)
+
+
 def _state(
     shape: NodeShape, room: int, bound: list[tuple[Placement, Shape]], cluster: Cluster
 ) -> tuple[CardState, IntArray]:
@@ -384,7 +396,7 @@ def _verify(
             break
         for k, left in short.items():
             failed[k] = counts[k]
-            grown = counts[k] + max(step[k], estimate_nodes(plan[k].shape, left, cluster))
+            grown = counts[k] + max(step[k], _estimate(plan[k].shape, left, cluster))
             counts[k] = min(grown, max(ceiling, counts[k]))
             step[k] *= 2
     if verified:

@@ -219,6 +219,9 @@ def read_shape(raw: Mapping[str, Any]) -> NodeShapeJson:
     ]
     if taints:
         shape["taints"] = taints
+    if mig := as_list(raw.get("mig")):
+        shape["mig"] = [None if card is None else _names(card) for card in mig]
+        shape["mig_strategy"] = as_str(raw.get("mig_strategy"), "?")
     return shape
 
 

@@ -20,7 +20,8 @@ def where_text(placement: PlacementJson | None) -> str:
 
 def shape_text(shape: NodeShapeJson) -> str:
     """A node template: "4 × 40960 MiB cards, A100; cpu 94, memory 720Gi, pods 110;
-    labels pool=a; taint k=v:NoSchedule" (the parts after the cards only when it has them)."""
+    labels pool=a; taint k=v:NoSchedule; MIG (mixed) card 0 1g.10gb@0 3g.40gb@4" (the parts
+    after the cards only when it has them; a MIG card's instances as profile@start)."""
     model = shape["model"] or "any model"
     cards = noun_for(as_int(shape["cards"]), "card")
     parts = [f"{shape['cards']} × {fmt_mib(shape['memory_mib'])} {cards}, {model}"]
@@ -40,6 +41,10 @@ def shape_text(shape: NodeShapeJson) -> str:
     if reserved:
         taken = ", ".join(f"{key} {reserved[key]}" for key in ("cpu", "memory") if key in reserved)
         parts.append(f"{reserved.get('pods', '?')} pods of its own ({taken})")
+    mig = [(i, card) for i, card in enumerate(shape.get("mig", [])) if card is not None]
+    if mig:
+        cut = ", ".join(f"card {i} {' '.join(card) or 'none'}" for i, card in mig)
+        parts.append(f"MIG ({shape.get('mig_strategy', '?')}) {cut}")
     return "; ".join(parts)
 
 

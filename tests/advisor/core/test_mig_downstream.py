@@ -1,5 +1,5 @@
-"""MIG pods downstream of the cycle (docs/design.md §13): plans neither move nor rescue them
-and no node template is sized for them, so neither proposes what the cycle did not judge."""
+"""MIG pods downstream of the cycle (docs/design.md §13): plans neither move nor rescue them,
+and scale-up proposes only nodes of a shape whose MIG cards offer their profile."""
 
 from __future__ import annotations
 
@@ -45,13 +45,14 @@ def _cluster() -> Cluster:
     return scenario_from_data(data, "t.yaml")
 
 
-def test_scale_up_leaves_mig_pods_alone() -> None:
+def test_scale_up_invents_no_mig_layout() -> None:
     cluster = _cluster()
     causes = {d.pod.name: d.cause for d in judge(cluster).pods}
     assert causes == {"ml/p": "capacity", "v/b": "capacity"}
     advice = scale_up_advice(cluster)
     targeted = {name for step in advice.steps for name in step.pods}
-    assert "ml/p" not in targeted
+    assert "ml/p" not in targeted  # m's MIG card holds no 3g.20gb: no shape offers one
+    assert [n.pod for n in advice.not_triggered] == ["ml/p"]
     assert "v/b" in targeted  # the vGPU pod still gets its node
 
 

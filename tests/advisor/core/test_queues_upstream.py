@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from advisor.core.enqueue import enqueue_refusal, overcommit
 from advisor.core.gang import diagnose_jobs
 from advisor.core.jobs import Queue, frozen_resources
-from advisor.core.queues import JobLoad, QueueAttr, enqueue_refusal, overcommit
+from advisor.core.queues import JobLoad, QueueAttr
 from advisor.core.resource_info import resource_list
 from advisor.scenario import scenario_from_data
 

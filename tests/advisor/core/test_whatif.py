@@ -205,13 +205,13 @@ def test_place_queue_skips_only_pods_that_could_not_fit(
     # the shapes given, as scaling's passes give them, are read as the pods' own
     given = [valid_shape(pod) for pod in queue]
     again = build_state(Cluster(cluster.nodes, (), policy, cluster.max_vgpus_per_card))
-    assert place_queue(again, queue, policy, given) == tuple(expected)
+    assert place_queue(again, queue, policy, shapes=given) == tuple(expected)
 
 
 def test_place_queue_takes_one_shape_per_pod() -> None:
     cluster = Cluster((gpu_node("a", 16),), (gpu_pod("t/p1", 8),))
     with pytest.raises(ValueError, match="0 shapes for 1 pods"):
-        place_queue(build_state(cluster), cluster.pending, cluster.policy, [])
+        place_queue(build_state(cluster), cluster.pending, cluster.policy, shapes=[])
 
 
 def test_what_if_honours_the_node_filters() -> None:

@@ -44,9 +44,49 @@ async def test_mig_pods_and_the_strategy_label_are_read(
     result = assemble(samples, state)
     (node,) = result.cluster.nodes
     assert node.mig_strategy == "mixed"
+    # the allocatable's counts agree with the exporter's instances: nothing said of them
+    assert not [w for w in result.warnings if "allocatable" in w]
     loads(result.cluster)
     verdicts = {d.pod.name: d for d in judge(result.cluster).pods}
     assert verdicts["ml/p"].cause == "schedulable"
     # the one 3g.20gb is ml/p's now; slices 0..3 hold one 1g.5gb of ml/a: no other 3g fits
     assert verdicts["ml/q"].cause == "capacity"
     assert verdicts["ml/q"].reason_counts == (("Insufficient nvidia.com/mig-3g.20gb", 1),)
+
+
+async def test_allocatable_mig_counts_are_held_to_the_exporters_instances(
+    kube_api: KubeApiDouble, tmp_path: Path
+) -> None:
+    for name, allocatable in (
+        ("m", {"nvidia.com/mig-1g.5gb": 3, "nvidia.com/mig-3g.20gb": 1}),
+        ("n", {"nvidia.com/mig-2g.10gb": 3}),
+        ("o", {"nvidia.com/mig-1g.5gb": 0}),  # named, none advertised: the exporter's differ
+    ):
+        labels = {"nvidia.com/mig.strategy": "mixed"}
+        kube_api.add_node(objects.node(name, labels=labels, allocatable=allocatable))
+    state = await read_kubernetes(str(kube_api.write_kubeconfig(tmp_path / "kubeconfig")))
+    assert dict(state.nodes[0].mig_allocatable) == {"1g.5gb": 3, "3g.20gb": 1}
+    samples = [
+        node_info("m"),
+        *_mig_card("m", 0, ("1g.5gb", 0), ("1g.5gb", 1), ("3g.20gb", 4)),
+        node_info("n"),
+        *_mig_card("n", 0, mode=0.0),  # the exporter sees MIG off there
+        node_info("o"),
+        *_mig_card("o", 0, ("7g.40gb", 0)),
+    ]
+    result = assemble(samples, state)
+    said = [w for w in result.warnings if "allocatable" in w]
+    assert said == [
+        "node m: allocatable nvidia.com/mig-1g.5gb is 3, the exporter lists 2 such instances; "
+        "the exporter's are modelled",
+        "node n: allocatable advertises nvidia.com/mig-2g.10gb: 3, but the exporter lists no "
+        "MIG instance there (MIG mode unseen, or its instances unlisted); no MIG pod is placed "
+        "there",
+        "node o: allocatable nvidia.com/mig-7g.40gb is 0, the exporter lists 1 such instance; "
+        "the exporter's are modelled",
+    ]
+    # the model keeps the exporter's instances: n's card stays a vGPU card
+    cards = {n.name: n.cards[0].mig for n in result.cluster.nodes}
+    assert cards["n"] is None
+    assert cards["m"] is not None
+    assert len(cards["m"]) == 3

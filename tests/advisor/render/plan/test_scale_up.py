@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from advisor.core.scaling.actor import CCE_ADDON, CCE_NOT_TRIGGERED
+from advisor.core.scaling.templates import NodeShape
+from advisor.output.scaling import node_shape_json
 from advisor.render.plan.html import render_plan_html
 from advisor.render.plan.markdown import render_plan_markdown
 from advisor.render.plan.read import read_shape
@@ -94,6 +96,26 @@ def test_a_template_names_its_allocatable_labels_and_taints() -> None:
     assert (
         _text(reserved)
         == "1 × 1,024 MiB card, any model; 2 pods of its own (cpu 1500m, memory 1Gi)"
+    )
+
+
+def test_a_template_with_mig_cards_names_their_instances() -> None:
+    # the core's shape, written as the plan's JSON writes it, read back and worded
+    a100 = "NVIDIA A100-SXM4-40GB"
+    cut = [{"profile": "3g.20gb", "start": 0}, {"profile": "1g.5gb", "start": 4}]
+    node = {
+        "name": "m",
+        "mig_strategy": "mixed",
+        "cards": [
+            {"index": 0, "memory_mib": 40960, "model": a100},
+            {"index": 1, "memory_mib": 40960, "model": a100, "mig": {"instances": cut}},
+        ],
+    }
+    cluster = scenario_from_data({"nodes": [node], "pods": []}, "t.yaml")
+    written = node_shape_json(NodeShape.of(cluster.nodes[0]))
+    assert written["mig"] == [None, ["3g.20gb@0", "1g.5gb@4"]]
+    assert _text(dict(written)) == (
+        f"2 × 40,960 MiB cards, {a100}; MIG (mixed) card 1 3g.20gb@0 1g.5gb@4"
     )
 
 
