@@ -16,20 +16,25 @@ import itertools
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-T = TypeVar("T")
+E = TypeVar("E")
+Victims = tuple[int, ...]
 # (the card's stamp, its movable pods, the answer): one flat tuple, as there are many
-Entry = tuple[int, int, T]
+CardEntry = tuple[int, int, Victims | None]
+RoomEntry = tuple[int, int, int]
+# (per card of the node: its stamp and movable pods; cards checked; the cards chosen)
+NodeEntry = tuple[tuple[tuple[int, int], ...], int, Victims | None]
 
 
-class Answers(Generic[T]):
-    """Answers per (question, card): `question` is any hashable value, say a Shape."""
+class Answers(Generic[E]):
+    """Entries per (question, card or node): `question` is any hashable value, say a Shape;
+    an entry holds its answer and what the answer was worked out on."""
 
     def __init__(self) -> None:
-        self._tables: dict[Hashable, dict[int, Entry[T]]] = {}
+        self._tables: dict[Hashable, dict[int, E]] = {}
         # by identity first: hashing a Shape costs more than the answer's lookup
-        self._by_id: dict[int, tuple[object, dict[int, Entry[T]]]] = {}
+        self._by_id: dict[int, tuple[object, dict[int, E]]] = {}
 
-    def table(self, question: Hashable) -> dict[int, Entry[T]]:
+    def table(self, question: Hashable) -> dict[int, E]:
         """The answers to `question`, per card."""
         found = self._by_id.get(id(question))
         if found is not None:
@@ -42,17 +47,22 @@ class Answers(Generic[T]):
 
 class CardMemo:
     """The stamps, and the answers of `plan.victims`: a card's victims for a shape, per
-    bound on the victims per card (`victims`; None: none), and the most memory evictions
-    could free on it (`room`)."""
+    bound on the victims per card (`victims`; None: none), the most memory evictions could
+    free on it (`room`), and a node's cards cheapest to free for a shape (`nodes`)."""
 
     def __init__(self) -> None:
         self._fresh = itertools.count(1)
-        self._victims: dict[int, Answers[tuple[int, ...] | None]] = {}
-        self.room: Answers[int] = Answers()
+        self._victims: dict[int, Answers[CardEntry]] = {}
+        self._nodes: dict[int, Answers[NodeEntry]] = {}
+        self.room: Answers[RoomEntry] = Answers()
 
-    def victims(self, most: int) -> Answers[tuple[int, ...] | None]:
+    def victims(self, most: int) -> Answers[CardEntry]:
         """The victims answers for at most `most` victims per card."""
         return self._victims.setdefault(most, Answers())
+
+    def nodes(self, most: int) -> Answers[NodeEntry]:
+        """The nodes' answers for at most `most` victims per card."""
+        return self._nodes.setdefault(most, Answers())
 
     def fresh_stamp(self) -> int:
         """A card stamp never handed out before (0 is the input's)."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from advisor.core.plan.board import BIG, Board, Outcome
 from advisor.core.plan.chains import Chains
-from advisor.core.plan.victims import card_victims, room_on
+from advisor.core.plan.victims import card_victims, node_cards, node_stamps, room_on
 from advisor.core.state import Shape
 
 # (node, cards, then the level: gpus, card memory, card core, mode, cpu, memory, its id)
@@ -170,37 +170,18 @@ class Search:
         """Multi-card targets: per node, the N cards cheapest to free for an N-card shape."""
         b, st = self.board, self.board.state
         multis = sorted((lv for lv in levels if lv.gpus > 1), key=_level_order)
+        most = self.limits.max_victims_per_card
         for n in nodes:
-            room: list[tuple[int, int]] | None = None  # (card, `room_on`), once a level asks
+            stamps = None  # once a level asks
             for level in multis:
                 if st.healthy_count[n] < level.gpus or not st.static_ok(level.constraints)[n]:
                     continue
-                if room is None:
-                    room = [(k, self.room_on(k)) for k in st.node_positions(n)]
-                hopeful = [k for k, mib in room if mib >= b.need_on(level, k)]
-                # Checks that would find no victims (`room_on`), or too few cards, are
-                # skipped but counted: the work (and so where the budget ends) is that of
-                # checking every card.
-                if len(hopeful) < level.gpus:
-                    b.card_checks += len(room)
-                    continue
-                b.card_checks += len(room) - len(hopeful)
-                costs = []
-                for k in hopeful:
-                    found = self.card_victims(k, level)
-                    if found is not None:
-                        mem = sum(b.need_on(b.shape_of(p), k) for p in found)
-                        price = sum(b.costs[p].cost for p in found)
-                        costs.append((price, len(found), mem, k))
-                if len(costs) < level.gpus:
-                    continue
-                chosen = sorted(costs)[: level.gpus]
-                if all(count == 0 for _, count, _, _ in chosen):
-                    continue
+                if stamps is None:
+                    stamps = node_stamps(b, n)
                 # `victims` checks the node's cpu, memory and pod slots for this choice
-                yield Target(
-                    n, tuple(sorted(k for *_, k in chosen)), level, self.level_ids.get(level, 0)
-                )
+                cards = node_cards(b, n, level, most, stamps)
+                if cards is not None:
+                    yield Target(n, cards, level, self.level_ids.get(level, 0))
 
     def estimate(self, target: Target) -> PlanKey | None:
         """A hopeful key before any simulation: the victims alone, rescuing one pod of the

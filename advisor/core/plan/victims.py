@@ -7,14 +7,15 @@ one of those changes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 
 from advisor.core.model import Mode
 from advisor.core.plan.board import Board
+from advisor.core.plan.memo import Victims
 from advisor.core.state import Shape
 
 MAX_OPTIONAL = 10  # pods per card considered as victims (the largest movable ones)
-Victims = tuple[int, ...]
 
 
 def card_victims(b: Board, k: int, level: Shape, most: int) -> Victims | None:
@@ -48,6 +49,55 @@ def room_on(b: Board, k: int) -> int:
         room = int(b.state.free_memory[k]) + held
     table[k] = (stamp, movable, room)
     return room
+
+
+def node_stamps(b: Board, n: int) -> tuple[tuple[int, int], ...]:
+    """Per card of node `n`, its stamp and movable pods: what `node_cards` answers by."""
+    return tuple((b.stamps[k], b.movable_mask(k)) for k in b.state.node_positions(n))
+
+
+def node_cards(
+    b: Board, n: int, level: Shape, most: int, cards: tuple[tuple[int, int], ...]
+) -> Victims | None:
+    """The `level.gpus` cards of node `n` cheapest to free for `level` (the node's
+    health and static filters passed), None when too few can be or none needs freeing;
+    `cards`: the node's `node_stamps`. Counted as every card of the node checked
+    (`Board.work`), kept or not."""
+    positions = b.state.node_positions(n)
+    table = b.memo.nodes(most).table(level)
+    kept = table.get(n)
+    if kept is not None and kept[0] == cards:
+        b.card_checks += kept[1]
+        return kept[2]
+    before = b.card_checks
+    found = _node_cards(b, positions, level, most)
+    table[n] = (cards, b.card_checks - before, found)
+    return found
+
+
+def _node_cards(b: Board, positions: Sequence[int], level: Shape, most: int) -> Victims | None:
+    """`node_cards`, worked out."""
+    room = [(k, room_on(b, k)) for k in positions]
+    hopeful = [k for k, mib in room if mib >= b.need_on(level, k)]
+    # Checks that would find no victims (`room_on`), or too few cards, are skipped but
+    # counted: the work (and so where the budget ends) is that of checking every card.
+    if len(hopeful) < level.gpus:
+        b.card_checks += len(room)
+        return None
+    b.card_checks += len(room) - len(hopeful)
+    costs = []
+    for k in hopeful:
+        found = card_victims(b, k, level, most)
+        if found is not None:
+            mem = sum(b.need_on(b.shape_of(p), k) for p in found)
+            price = sum(b.costs[p].cost for p in found)
+            costs.append((price, len(found), mem, k))
+    if len(costs) < level.gpus:
+        return None
+    chosen = sorted(costs)[: level.gpus]
+    if all(count == 0 for _, count, _, _ in chosen):
+        return None
+    return tuple(sorted(k for *_, k in chosen))
 
 
 def _card_victims(b: Board, k: int, level: Shape, most: int) -> Victims | None:
