@@ -7,6 +7,7 @@ report are the entry point (`planner`); the modules below it are the search.
 - `exhaustive`: the last look on small boards;
 - `search`: targets, proposals and their keys;
 - `chains`: a target's evictions that chain through other cards;
+- `victims`: a card's victims and a node's cards cheapest to free, kept in `memo`;
 - `board`: the simulation board every candidate is placed on;
 - `limits`: the caps on evictions and the pods never evicted;
 - `cost`: what an eviction costs, and the start times it is measured from;

@@ -45,6 +45,7 @@ from advisor.core.model import (
 from advisor.core.plan.cost import EvictionCost, eviction_cost, latest_start, plan_cost
 from advisor.core.plan.gangs import GangRules
 from advisor.core.plan.limits import NeverEvict, never_evict_reason
+from advisor.core.plan.memo import CardMemo
 from advisor.core.profiles.base import mode_conflict
 from advisor.core.state import CardState, IntArray, Shape
 from advisor.core.task_order import task_order
@@ -87,6 +88,7 @@ class Board(GangRules):
         bound: dict[str, Placement],
         never_evict: Sequence[NeverEvict] = (),
         now: datetime | None = None,
+        memo: CardMemo | None = None,
     ) -> None:
         self.policy: Policy = cluster.policy
         # MIG pods hold instances, not vGPUs: plans neither move nor rescue them (§13)
@@ -180,6 +182,11 @@ class Board(GangRules):
         self.fodder_pod: IntArray = np.full((n_cards, FODDER), NO_POD, dtype=np.int64)
         self._refresh_fodder(range(n_cards))
         self.epoch = 0  # bumped by every commit
+        # What the search worked out per card (`plan.memo`): boards built alike may share
+        # one memo, as the portfolio's runs do; a card's stamp changes when a commit does.
+        self.memo = memo if memo is not None else CardMemo()
+        self.stamps = [0] * n_cards
+        self._masks: list[tuple[int, int]] = [(-1, 0)] * n_cards  # (epoch, `movable_mask`)
 
     def set_pending(self, names: Iterable[str], rescuable: Iterable[str] | None = None) -> None:
         """The Pending pods in the queue (they must all fail on this board; those whose
@@ -311,6 +318,18 @@ class Board(GangRules):
             self._movable = {}  # (shape, priority) -> movable, for these Pending shapes
             self._movable_pod = {}
         return self._shapes
+
+    def movable_mask(self, k: int) -> int:
+        """Which pods on card `k` are `movable` now, bit i for its i-th pod: with the
+        card's stamp, all an answer about the card depends on (`plan.memo`)."""
+        epoch, mask = self._masks[k]
+        if epoch != self.epoch:
+            mask = 0
+            for i, pod in enumerate(self.on_card[k]):
+                if self.movable(pod):
+                    mask |= 1 << i
+            self._masks[k] = (self.epoch, mask)
+        return mask
 
     # -- simulation (docs/design.md §8) -------------------------------------------------------
 
@@ -448,6 +467,8 @@ class Board(GangRules):
         self.pending = [p for p in self.pending if p not in rescued]
         self._pending_changed()
         self.state = outcome.state
+        for k in changed:
+            self.stamps[k] = self.memo.fresh_stamp()
         self._refresh_fodder(sorted(changed))
         self.epoch += 1
         return changed

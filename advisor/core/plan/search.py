@@ -12,17 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Literal
 
 import numpy as np
 
-from advisor.core.model import Mode
 from advisor.core.plan.board import BIG, Board, Outcome
 from advisor.core.plan.chains import Chains
+from advisor.core.plan.victims import card_victims, node_cards, node_stamps, room_on
 from advisor.core.state import Shape
-
-MAX_OPTIONAL = 10  # pods per card considered as victims (the largest movable ones)
 
 # (node, cards, then the level: gpus, card memory, card core, mode, cpu, memory, its id)
 TargetKey = tuple[int, tuple[int, ...], int, int, int, int, int, int, int]
@@ -108,69 +105,11 @@ class Search:
     # -- victims ---------------------------------------------------------------------
 
     def card_victims(self, k: int, level: Shape) -> tuple[int, ...] | None:
-        """The cheapest set of movable pods to evict from card `k` so that it is eligible
-        for `level` (then the fewest, lowest priority, least memory); None when no set of
-        at most `max_victims_per_card` pods is enough."""
-        b, st = self.board, self.board.state
-        b.card_checks += 1
-        if not st.healthy[k]:
-            return None
-        forced: list[int] = []
-        optional: list[int] = []
-        for pod in b.on_card[k]:
-            shape = b.shape_of(pod)
-            movable = b.movable(pod)
-            if b.conflicts(shape, level):  # a CCE card hosts one mode: the other must go
-                if not movable:
-                    return None
-                forced.append(pod)
-            elif movable:
-                optional.append(pod)
-        held = {p: b.need_on(b.shape_of(p), k) for p in forced + optional}
-        forced_mem = sum(held[p] for p in forced)
-        forced_core = sum(b.shape_of(p).card_core for p in forced)
-        need_mem = b.need_on(level, k) - int(st.free_memory[k]) - forced_mem
-        need_core = (
-            level.card_core - int(st.free_core[k]) - forced_core
-            if level.mode == int(Mode.MEMORY_CORE)
-            else 0
-        )
-        need_slots = int(st.vgpus[k]) - len(forced) - (int(st.slots[k]) - 1)
-        if need_mem <= 0 and need_core <= 0 and need_slots <= 0:
-            return tuple(forced)
-        optional.sort(key=lambda p: (-held[p], p))
-        optional = optional[:MAX_OPTIONAL]
-        if sum(held[p] for p in optional) < need_mem:
-            return None
-        # Fewest pods first; where pods cost differently (`Board.uniform_costs`), the
-        # cheapest set of any size up to the limit: larger sets are tried while their
-        # cheapest members alone could still cost less.
-        cheapest = sorted(b.costs[p].cost for p in optional)
-        best: tuple[tuple[float, int, int, int, tuple[int, ...]], tuple[int, ...]] | None = None
-        for count in range(max(1, need_slots), self.limits.max_victims_per_card + 1):
-            if best is not None and (b.uniform_costs or best[0][0] <= sum(cheapest[:count])):
-                break
-            for combo in combinations(optional, count):
-                mem = sum(held[p] for p in combo)
-                if mem < need_mem:
-                    continue
-                if need_core > 0 and sum(b.shape_of(p).card_core for p in combo) < need_core:
-                    continue
-                cost = sum(b.costs[p].cost for p in combo)
-                rank = (cost, count, max(b.priority[p] for p in combo), mem, combo)
-                if best is None or rank < best[0]:
-                    best = (rank, combo)
-        return None if best is None else tuple(forced) + best[1]
+        """`victims.card_victims` within this search's bound per card."""
+        return card_victims(self.board, k, level, self.limits.max_victims_per_card)
 
     def room_on(self, k: int) -> int:
-        """The most memory evictions could free on card `k` (its free memory and what every
-        movable pod on it holds), -1 when it is unhealthy: where a level needs more,
-        `card_victims` finds none for it."""
-        b = self.board
-        if not b.state.healthy[k]:
-            return -1
-        held = sum(b.need_on(b.shape_of(p), k) for p in b.on_card[k] if b.movable(p))
-        return int(b.state.free_memory[k]) + held
+        return room_on(self.board, k)
 
     def victims(self, target: Target) -> tuple[int, ...] | None:
         """The target's victims, or None when its cards cannot be freed or the real
@@ -231,37 +170,18 @@ class Search:
         """Multi-card targets: per node, the N cards cheapest to free for an N-card shape."""
         b, st = self.board, self.board.state
         multis = sorted((lv for lv in levels if lv.gpus > 1), key=_level_order)
+        most = self.limits.max_victims_per_card
         for n in nodes:
-            room: list[tuple[int, int]] | None = None  # (card, `room_on`), once a level asks
+            stamps = None  # once a level asks
             for level in multis:
                 if st.healthy_count[n] < level.gpus or not st.static_ok(level.constraints)[n]:
                     continue
-                if room is None:
-                    room = [(k, self.room_on(k)) for k in st.node_positions(n)]
-                hopeful = [k for k, mib in room if mib >= b.need_on(level, k)]
-                # Checks that would find no victims (`room_on`), or too few cards, are
-                # skipped but counted: the work (and so where the budget ends) is that of
-                # checking every card.
-                if len(hopeful) < level.gpus:
-                    b.card_checks += len(room)
-                    continue
-                b.card_checks += len(room) - len(hopeful)
-                costs = []
-                for k in hopeful:
-                    found = self.card_victims(k, level)
-                    if found is not None:
-                        mem = sum(b.need_on(b.shape_of(p), k) for p in found)
-                        price = sum(b.costs[p].cost for p in found)
-                        costs.append((price, len(found), mem, k))
-                if len(costs) < level.gpus:
-                    continue
-                chosen = sorted(costs)[: level.gpus]
-                if all(count == 0 for _, count, _, _ in chosen):
-                    continue
+                if stamps is None:
+                    stamps = node_stamps(b, n)
                 # `victims` checks the node's cpu, memory and pod slots for this choice
-                yield Target(
-                    n, tuple(sorted(k for *_, k in chosen)), level, self.level_ids.get(level, 0)
-                )
+                cards = node_cards(b, n, level, most, stamps)
+                if cards is not None:
+                    yield Target(n, cards, level, self.level_ids.get(level, 0))
 
     def estimate(self, target: Target) -> PlanKey | None:
         """A hopeful key before any simulation: the victims alone, rescuing one pod of the
