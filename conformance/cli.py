@@ -119,9 +119,10 @@ def _session(n: int, seed: int) -> None:
     pods = sum(row.pods for row in rows)
     kept = [d for row in rows if not row.apart for d in row.diffs]
     explained = [d for d in kept if d.startswith(session_compare.EXPLAINED)]
-    why = [d for d in explained if not d.startswith(session_compare.EXPLAINED + "cause ")]
+    why = [d for d in explained if d.startswith(session_compare.EXPLAINED + "group ")]
+    record = (session_compare.CAUSE, session_compare.REACHED)
     pod_diffs = [
-        d for d in kept if not d.startswith(("group ", "cause ", session_compare.EXPLAINED))
+        d for d in kept if not d.startswith(("group ", *record, session_compare.EXPLAINED))
     ]
     states = [d for d in kept if d.startswith("group ")]
     leaked = sum(1 for row in rows if row.apart)
@@ -150,27 +151,30 @@ def _session(n: int, seed: int) -> None:
 
 
 def _causes(rows: list[session_compare.Row]) -> list[str]:
-    """The cause classes of the pods both sides leave Pending (docs/conformance.md)."""
+    """What Volcano records for the pods both sides leave Pending, against the advisor's
+    prediction, and where the advisor's own cause words it otherwise (docs/conformance.md)."""
     kept = [row for row in rows if not row.apart]
     classes: Counter[str] = Counter()
+    worded: Counter[str] = Counter()
     for row in kept:
         classes.update(row.classes)
+        worded.update(row.worded)
     lines = [d for row in kept for d in row.diffs]
     apart = [d for d in lines if d.startswith(session_compare.CAUSE)]
-    explained = Counter(
-        d.split(": ", 2)[2]  # "advisor nodes (unsatisfiable), upstream gang"
-        for d in lines
-        if d.startswith(session_compare.EXPLAINED + session_compare.CAUSE)
-    )
+    unreached = [d for d in lines if d.startswith(session_compare.REACHED)]
     total = sum(classes.values())
     named = ", ".join(f"{classes[c]} {c}" for c in session_compare.CLASSES if classes[c])
     out = [
-        f"  cause class (nodes, gang, queue) of the pods both sides leave Pending: "
-        f"{total - len(apart) - sum(explained.values())}/{total} agree (upstream: {named}); "
-        f"{len(apart)} apart"
+        "  what Volcano records for the pods both sides leave Pending (a fit error of its "
+        f"own, its queue's refusal or its job's): {total - len(apart)}/{total} agree "
+        f"(upstream: {named}); allocate reached the pod or not: "
+        f"{total - len(unreached)}/{total} agree"
     ]
-    out += [f"  cause explained, {text}: {k}" for text, k in sorted(explained.items())]
-    out += [f"    {d}" for d in apart[:20]]
+    out += [
+        f"  the advisor's own cause beside that record, {text}: {k}"
+        for text, k in sorted(worded.items())
+    ]
+    out += [f"    {d}" for d in (apart + unreached)[:20]]
     return out
 
 

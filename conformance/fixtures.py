@@ -110,7 +110,8 @@ def _session(datas: list[dict[str, Any]]) -> list[Result]:
     for data, row in zip(datas, session_compare.check(datas), strict=True):
         diffs = _percent(data, _apart("v1.14.1 kept cards", row.diffs) if row.apart else row.diffs)
         diffs = _unallocated(data, diffs)
-        pods = [d for d in diffs if not d.startswith(("group ", "cause ", EXPLAINED))]
+        why = (session_compare.CAUSE, session_compare.REACHED)
+        pods = [d for d in diffs if not d.startswith(("group ", *why, EXPLAINED))]
         out.append(Result(row.pods, row.pods - _pods_in(pods), diffs))
     return out
 

@@ -144,16 +144,18 @@ def _sides(
 
 
 EXPLAINED = "explained: "  # a difference docs/conformance.md explains, counted apart
-CAUSE = "cause "  # a pod's cause class differs (`causes`)
+CAUSE = "cause "  # what Volcano records for a pod differs (`causes`)
+REACHED = "reached "  # whether allocate reached a pod differs (`causes`)
 
-# The cause classes both sides can name (docs/conformance.md "Cause classes"): Volcano
-# records a fit error per task it tried on the nodes and says nothing of why the nodes
-# refused beyond the predicates' words, so the advisor's node-level causes are one class.
+# The classes of what Volcano records for a pod left Pending (docs/conformance.md "Cause
+# classes"): a fit error of its own, per task allocate tried on the nodes (the predicates'
+# words say nothing more of why the nodes refused, so the advisor's node-level causes are
+# one class), its queue's refusal, or its job's FitError.
 CLASSES = ("placed", "nodes", "gang", "queue")
 
 
-def advisor_class(verdict: PodDiagnosis) -> str:
-    """The class of the advisor's verdict (`judge`'s, by construction of diagnose_jobs)."""
+def own_class(verdict: PodDiagnosis) -> str:
+    """The class of the advisor's own cause for the pod (what it explains it by)."""
     if verdict.placement is not None:
         return "placed"
     if verdict.cause == "gang":
@@ -161,6 +163,22 @@ def advisor_class(verdict: PodDiagnosis) -> str:
     if verdict.cause in ("queue", "quota"):
         return "queue"
     return "nodes"  # node-resources, fragmentation, capacity, unsatisfiable, invalid
+
+
+def advisor_class(verdict: PodDiagnosis, jobs: JobsDiagnosis) -> str:
+    """The class of what Volcano records for the pod, as the advisor's cycle predicts it.
+    Its own cause, but: a pod whose queue refuses it for the cluster's size alone, or whose
+    job enqueue leaves Pending, which the advisor words by its nodes (docs/design.md
+    §10.2), is its queue's; a member allocate never reached (`JobsDiagnosis.reached`),
+    which keeps its own cause where it fails on its own (§10.3), gets its job's FitError."""
+    name = verdict.pod.name
+    if verdict.placement is None:
+        left = jobs.left_to_nodes
+        if name in jobs.sized or name in left or jobs.group_of.get(name) in left:
+            return "queue"
+        if name not in jobs.reached and verdict.cause not in ("queue", "quota"):
+            return "gang"
+    return own_class(verdict)
 
 
 def upstream_class(pod: dict[str, Any], states: dict[str, str]) -> str:
@@ -211,54 +229,41 @@ def _differences(
     return out
 
 
-def causes(jobs: JobsDiagnosis, theirs: dict[str, Any]) -> tuple[list[str], Counter[str]]:
-    """Per pod both sides leave Pending, its class on each side: one line where they
-    differ (CAUSE, after EXPLAINED where docs/conformance.md explains it), and upstream's
-    classes counted over the pods compared."""
+class Causes(NamedTuple):
+    """Over the pods both sides leave Pending: the lines where the advisor's prediction
+    differs from Volcano (CAUSE: what it records; REACHED: whether allocate reached the
+    pod), upstream's class of each pod compared, and per class pair where the advisor's
+    own cause differs from the record it predicts ("nodes (unsatisfiable) -> gang")."""
+
+    diffs: list[str]
+    classes: Counter[str]
+    worded: Counter[str]
+
+
+def causes(jobs: JobsDiagnosis, theirs: dict[str, Any]) -> Causes:
+    """Per pod both sides leave Pending, what Volcano records for it against the
+    advisor's prediction, and whether allocate reached it (the harness's `tried`)."""
     verdicts = {v.pod.name: v for v in jobs.diagnosis.pods}
     states = {g["name"]: g["state"] for g in theirs["groups"]}
-    left = jobs.left_to_nodes
     out: list[str] = []
     counted: Counter[str] = Counter()
+    worded: Counter[str] = Counter()
     for up in theirs["pods"]:
         verdict = verdicts.get(up["pod"])
         if verdict is None or verdict.placement is not None or up["node"] is not None:
             continue  # placed on either side: compared above
-        theirs_class, mine = upstream_class(up, states), advisor_class(verdict)
+        theirs_class, mine = upstream_class(up, states), advisor_class(verdict, jobs)
         counted[theirs_class] += 1
-        if theirs_class == mine:
-            continue
-        line = f"{CAUSE}{up['pod']}: advisor {mine} ({verdict.cause}), upstream {theirs_class}"
-        explained = _explained(verdict, up, theirs_class, left, jobs.sized)
-        out.append(EXPLAINED + line if explained else line)
-    return out, counted
-
-
-def _explained(
-    verdict: PodDiagnosis,
-    up: dict[str, Any],
-    theirs_class: str,
-    left: frozenset[str],
-    sized: frozenset[str],
-) -> bool:
-    """A class difference the design words otherwise (docs/conformance.md)."""
-    if theirs_class == "queue" and ((_group_of(up) or up["pod"]) in left or up["pod"] in sized):
-        # enqueue's or allocate's queue refusal for the cluster's size: the advisor words
-        # it by the nodes (docs/design.md §10.2)
-        return True
-    # a member upstream never tried (its job invalid or stopped) that fails on its own keeps
-    # its own cause in the advisor (docs/design.md §10.3); upstream writes job.FitError()
-    return (
-        theirs_class == "gang"
-        and not up.get("tried")
-        and verdict.cause in ("invalid", "unsatisfiable")
-    )
-
-
-def _group_of(up: dict[str, Any]) -> str:
-    """The pod's PodGroup as the advisor names it (its own `pg-` group: none)."""
-    job = str(up.get("job") or "")
-    return "" if job.split("/", 1)[-1].startswith("pg-") else job
+        reached = up["pod"] in jobs.reached
+        if reached != bool(up.get("tried")) and up.get("job"):
+            out.append(f"{REACHED}{up['pod']}: advisor {reached}, upstream {bool(up['tried'])}")
+        if theirs_class != mine:
+            out.append(
+                f"{CAUSE}{up['pod']}: advisor {mine} ({verdict.cause}), upstream {theirs_class}"
+            )
+        elif own_class(verdict) != mine:
+            worded[f"{own_class(verdict)} ({verdict.cause}) -> {mine}"] += 1
+    return Causes(out, counted, worded)
 
 
 class Row(NamedTuple):
@@ -266,12 +271,12 @@ class Row(NamedTuple):
     diffs: list[str]  # `differences`, then `causes`' lines
     leaked: bool  # whether v1.14.1 kept a discarded pod's cards
     classes: Counter[str]  # upstream's class of each pod both sides leave Pending
+    worded: Counter[str]  # `Causes.worded`: the advisor's own cause beside the record
 
     @property
     def apart(self) -> bool:
-        """Counted apart: v1.14.1 kept a discarded pod's cards and something differs
-        beyond an explained cause class."""
-        return self.leaked and any(not d.startswith(EXPLAINED + CAUSE) for d in self.diffs)
+        """Counted apart: v1.14.1 kept a discarded pod's cards and something differs."""
+        return self.leaked and bool(self.diffs)
 
 
 def check(datas: list[dict[str, Any]]) -> list[Row]:
@@ -280,15 +285,15 @@ def check(datas: list[dict[str, Any]]) -> list[Row]:
     rows = []
     for data, result in zip(datas, results, strict=True):
         jobs = _advisor(data)
-        classes, counted = causes(jobs, result)
-        diffs = _differences(_sides(jobs), result) + classes
-        rows.append(Row(len(result["pods"]), diffs, bool(result["leaked"]), counted))
+        found = causes(jobs, result)
+        diffs = _differences(_sides(jobs), result) + found.diffs
+        rows.append(Row(len(result["pods"]), diffs, bool(result["leaked"]), *found[1:]))
     return rows
 
 
 def disagrees(data: dict[str, Any]) -> bool:
     try:
-        _, diffs, leaked, _ = check([data])[0]
+        _, diffs, leaked, _, _ = check([data])[0]
     except ScenarioError:
         return False
     return not leaked and any(not d.startswith(EXPLAINED) for d in diffs)

@@ -75,6 +75,12 @@ class JobsDiagnosis:
     # Pending pods whose queue's Allocatable Volcano refuses for the cluster's size alone,
     # which the cycle words by its nodes (core.session `sized`).
     sized: frozenset[str] = frozenset()
+    # Pending pods Volcano's allocate pops and asks its queue about, as the cycle predicts
+    # (allocate.go allocateResourcesForTasks): not those of a job it never pops (invalid,
+    # held by its queue, or left Pending by enqueue) nor those left when a job's turn ends
+    # (NeedContinueAllocating). What Volcano records for a pod follows from it (a member
+    # never reached gets the job's FitError), whatever cause the advisor explains it by.
+    reached: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -123,6 +129,7 @@ def diagnose_jobs(
     outcomes: dict[str, GroupState] = {}
     dropped: dict[str, BoolArray] = {}  # per pod with a fit error, its unresolvable nodes
     fit_errors = FitErrors(cluster)
+    reached: dict[int, list[str]] = {}  # per job, its pods allocate popped (`reached`)
     while (i := session.pop()) is not None:
         job = jobs[i]
         roles = job.role_book()
@@ -149,6 +156,7 @@ def diagnose_jobs(
         codes: dict[str, BoolArray] = {}  # per role, which of those failed unresolvable
         while job.tasks:  # until a placement leaves the job ready, or NeedContinueAllocating
             pod = job.tasks.pop(0)
+            reached.setdefault(i, []).append(pod.name)
             held = session.refusal(job, pod)  # the queue's Allocatable, then HAMi's quota
             cause: Cause = "queue"
             if held is None:
@@ -250,6 +258,9 @@ def diagnose_jobs(
         {p.name: p.group for p in cluster.pending},
         frozenset(skipped),
         frozenset(session.sized),
+        frozenset(
+            n for i, names in reached.items() if i not in session.left_to_nodes for n in names
+        ),
     )
 
 

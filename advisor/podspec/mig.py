@@ -55,13 +55,13 @@ def mig_request(asked: list[tuple[str, dict[str, object]]], problems: list[str])
     return Request(gpus=count, memory_mib=0, mig_profile=profile)
 
 
-def mig_allocatable(allocatable: Mapping[object, object]) -> dict[str, int]:
+def mig_allocatable(allocatable: Mapping[object, object], problems: list[str]) -> dict[str, int]:
     """profile -> the instances a node's allocatable advertises (`nvidia.com/mig-<P>`, the
-    mixed strategy's), those that cannot be read left out (the warning is the caller's)."""
+    mixed strategy's); one that cannot be read is left out, said in `problems`."""
     found: dict[str, int] = {}
     for profile, value in mig_asks({}, allocatable).items():
         try:
             found[profile] = quantity_int(value)
-        except ValueError:
-            continue
+        except ValueError as error:
+            problems.append(f"allocatable {MIG_PREFIX}{profile}: {error}")
     return found

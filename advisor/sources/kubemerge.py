@@ -10,6 +10,7 @@ scheduler would give it."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -253,10 +254,7 @@ def _check_mig_allocatable(
         advertised = {p: n for p, n in kube_node.mig_allocatable.items() if n > 0}
         if node is None or not kube_node.mig_allocatable:
             continue  # not modelled (`_check_nodes` says so), or no MIG resource named
-        listed: dict[str, int] = {}
-        for card in node.cards:
-            for instance in card.mig or ():
-                listed[instance.profile] = listed.get(instance.profile, 0) + 1
+        listed = Counter(instance.profile for card in node.cards for instance in card.mig or ())
         if advertised and not listed:
             asked = ", ".join(f"{MIG_PREFIX}{p}: {n}" for p, n in sorted(advertised.items()))
             notes.warnings.append(

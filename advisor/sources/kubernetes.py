@@ -235,7 +235,8 @@ def _node(
     # A cordon is the node's `unschedulable`, which kube-scheduler's own filter judges.
     unavailable = None if _ready(status.get("conditions")) else "not Ready"
     allocatable = status.get("allocatable")
-    mig = mig_allocatable(allocatable) if isinstance(allocatable, dict) else {}
+    unread: list[str] = []  # an allocatable MIG count that cannot be read
+    mig = mig_allocatable(allocatable, unread) if isinstance(allocatable, dict) else {}
     advertises = isinstance(allocatable, dict) and any(
         _positive(allocatable[key]) for key in GPU_RESOURCES if key in allocatable
     )
@@ -246,8 +247,9 @@ def _node(
         key: value for key in registration_keys() if isinstance(value := annotations.get(key), str)
     }
     problems = list(unreadable.get(name, ()))
-    if scheduling.problems:
-        problems.insert(0, f"Kubernetes: node {name}: {'; '.join(scheduling.problems)}")
+    if scheduling.problems or unread:
+        said = "; ".join([*scheduling.problems, *unread])
+        problems.insert(0, f"Kubernetes: node {name}: {said}")
     return KubeNode(
         name,
         unavailable,

@@ -50,14 +50,12 @@ def test_generated_gangs_have_min_members_of_two_to_eight() -> None:
 @skip_without_go
 @pytest.mark.timeout(900)  # a cold build compiles Volcano's scheduler and k8s v1.34
 def test_a_gang_short_of_cards_is_discarded_and_v1_14_keeps_its_cards() -> None:
-    ((pods, diffs, leaked, _),) = session_compare.check([GANG])
+    ((pods, diffs, leaked, _, worded),) = session_compare.check([GANG])
     assert pods == 4
+    assert diffs == ["ml/solo: advisor n0, upstream pending"]
     # ml/g-2: proportion refuses it for the cluster's size (two cards, both allocated),
-    # which the advisor words by the nodes (docs/design.md §10.2)
-    assert diffs == [
-        "ml/solo: advisor n0, upstream pending",
-        f"{session_compare.EXPLAINED}cause ml/g-2: advisor nodes (capacity), upstream queue",
-    ]
+    # which the advisor words by the nodes (docs/design.md §10.2) and predicts as a refusal
+    assert worded == {"nodes (capacity) -> queue": 1}
     assert leaked  # two members were placed, then discarded: the harness names them
     assert not session_compare.disagrees(GANG)  # so it is counted as explained
     (result,) = harness.run_scenarios("volcano", [GANG])
@@ -74,12 +72,9 @@ def test_a_gang_short_of_cards_is_discarded_and_v1_14_keeps_its_cards() -> None:
 def test_generated_gangs_agree_pod_by_pod_and_group_by_group() -> None:
     rows = session_compare.check([session_compare.generate_gangs(i) for i in range(50)])
     apart = [
-        d
-        for _, diffs, leaked, _ in rows
-        if not leaked
-        for d in diffs
+        d for row in rows if not row.leaked for d in row.diffs
         if not d.startswith(session_compare.EXPLAINED)
-    ]
+    ]  # fmt: skip
     assert apart == []
 
 
@@ -248,9 +243,10 @@ def test_a_jobs_tasks_go_by_their_index_upstream_and_in_the_advisor() -> None:
         ("c1/train-w-2", "n1"),
     ]
     # train-w-10 differs only in the words of its cause: the queue's refusal for the
-    # cluster's size, worded by the nodes (docs/conformance.md, explained)
-    diffs = session_compare.check([data])[0][1]
-    assert [d for d in diffs if not d.startswith(session_compare.EXPLAINED)] == []
+    # cluster's size, worded by the nodes (docs/conformance.md), the record predicted
+    ((_, diffs, _, _, worded),) = session_compare.check([data])
+    assert diffs == []
+    assert sum(worded.values()) == 1
 
 
 # The cause classes (session_compare.upstream_class, advisor_class; docs/conformance.md).
@@ -275,10 +271,48 @@ def test_upstreams_class_reads_bound_fit_error_queue_then_gang() -> None:
 
 def test_the_advisors_node_level_causes_are_one_class() -> None:
     jobs = diagnose_jobs(scenario_from_data(GANG, "<test>", "volcano-vgpu"))
-    classes = {v.pod.name: session_compare.advisor_class(v) for v in jobs.diagnosis.pods}
+    own = {v.pod.name: session_compare.own_class(v) for v in jobs.diagnosis.pods}
     causes = {v.pod.name: v.cause for v in jobs.diagnosis.pods}
-    assert classes == {"ml/g-0": "gang", "ml/g-1": "gang", "ml/g-2": "nodes", "ml/solo": "placed"}
+    assert own == {"ml/g-0": "gang", "ml/g-1": "gang", "ml/g-2": "nodes", "ml/solo": "placed"}
     assert causes["ml/g-2"] == "capacity"
+    # the record predicted: ml/g-2's queue refuses it for the cluster's size (`sized`)
+    record = {v.pod.name: session_compare.advisor_class(v, jobs) for v in jobs.diagnosis.pods}
+    assert record == {**own, "ml/g-2": "queue"}
+    assert jobs.reached == {"ml/g-0", "ml/g-1", "ml/g-2", "ml/solo"}
+
+
+def test_a_member_never_reached_keeps_its_own_cause_and_the_jobs_record() -> None:
+    """A gang of three whose first member fails on the nodes (min_member equals the
+    members: NeedContinueAllocating stops the turn): the next two are never reached.
+    The one of them no node could ever hold keeps its own cause (docs/design.md §10.3);
+    Volcano writes the job's FitError on both, which the advisor predicts."""
+    data: dict[str, Any] = {
+        "scheduler": {"profile": "volcano-vgpu"},
+        "policy": {"card": "legacy"},
+        "nodes": [{"name": "n0", "cards": [{"index": i, "memory_mib": 16384} for i in (0, 1)]}],
+        "groups": [{"name": "ml/g", "min_member": 3}],
+        "pods": [
+            {
+                "name": "ml/run",
+                "node": "n0",
+                "request": {"gpus": 1, "memory_mib": 16384},
+                "cards": [0],
+            },
+            {"name": "ml/g-0", "group": "ml/g", "request": {"gpus": 2, "memory_mib": 1024}},
+            {"name": "ml/g-1", "group": "ml/g", "request": {"gpus": 1, "memory_mib": 1024}},
+            {"name": "ml/g-2", "group": "ml/g", "request": {"gpus": 1, "memory_mib": 32768}},
+        ],
+    }
+    jobs = diagnose_jobs(scenario_from_data(data, "<test>", "volcano-vgpu"))
+    verdicts = {v.pod.name: v for v in jobs.diagnosis.pods}
+    assert jobs.reached == {"ml/g-0"}
+    assert [verdicts[f"ml/g-{k}"].cause for k in range(3)] == [
+        "fragmentation",
+        "gang",
+        "unsatisfiable",
+    ]
+    record = [session_compare.advisor_class(verdicts[f"ml/g-{k}"], jobs) for k in range(3)]
+    assert record == ["nodes", "gang", "gang"]
 
 
 def _named(*names: str) -> dict[str, Any]:
@@ -294,17 +328,16 @@ def _named(*names: str) -> dict[str, Any]:
 def test_a_member_the_queue_refuses_for_the_clusters_size_leaves_the_next_tried() -> None:
     """SIZED (tests/advisor/core/test_session_enqueue.py): Volcano's proportion refuses
     ml/a (allocate.go `continue`, no fit error) and tries ml/b on the nodes; the advisor
-    words ml/a by the nodes (explained) and ml/b as Volcano does."""
+    words ml/a by the nodes, predicting the refusal, and ml/b as Volcano does."""
     (result,) = harness.run_scenarios("volcano", [SIZED])
     seen = {
         p["pod"]: (p["tried"], p["queue_refused"], p["fit_error"] is not None)
         for p in result["pods"]
     }
     assert seen == {"ml/a": (True, True, False), "ml/b": (True, False, True)}
-    ((_, diffs, leaked, classes),) = session_compare.check([SIZED])
-    assert diffs == [
-        f"{session_compare.EXPLAINED}cause ml/a: advisor nodes (unsatisfiable), upstream queue"
-    ]
+    ((_, diffs, leaked, classes, worded),) = session_compare.check([SIZED])
+    assert diffs == []
+    assert worded == {"nodes (unsatisfiable) -> queue": 1}
     assert not leaked
     assert classes == {"queue": 1, "nodes": 1}
 
@@ -339,53 +372,47 @@ def test_members_volcano_tries_by_name_index_agree() -> None:
         }  # fmt: skip
 
     late = members("ml/w-x-10", "ml/w-x-2", "ml/w-x-3")
-    ((_, diffs, _, classes),) = session_compare.check([late])
+    ((_, diffs, _, classes, _),) = session_compare.check([late])
     assert diffs == []
     # Volcano and the advisor: 2 fits and is discarded (gang), 3 fails, 10 is never tried
     assert classes == {"gang": 2, "nodes": 1}
-    ((_, diffs, _, _),) = session_compare.check([members("ml/w-x-2", "ml/w-x-3", "ml/w-x-10")])
+    reached = diagnose_jobs(scenario_from_data(late, "<test>")).reached
+    assert reached == {"ml/w-x-2", "ml/w-x-3"}  # ml/w-x-3 after ml/w-x-2 fitted
+    ((_, diffs, _, _, _),) = session_compare.check([members("ml/w-x-2", "ml/w-x-3", "ml/w-x-10")])
     assert diffs == []
 
 
 @skip_without_go
 @pytest.mark.timeout(900)
 def test_generated_gangs_agree_on_the_cause_class() -> None:
-    """On a fixed batch (seeds 50-79): every pod both sides leave Pending has one class on
-    both sides, or a difference docs/conformance.md explains (a member never tried that
-    fails on its own; a queue refusal for the cluster's size), and every class occurs."""
+    """On a fixed batch (seeds 50-79): for every pod both sides leave Pending, what Volcano
+    records (its own fit error, its queue's, its job's) and whether allocate reached it
+    are what the advisor predicts; every class occurs, and the advisor's own cause words
+    some otherwise (docs/design.md §10.2, §10.3)."""
     rows = session_compare.check([session_compare.generate_gangs(i) for i in range(50, 80)])
     lines = [d for row in rows if not row.leaked for d in row.diffs]
-    assert [d for d in lines if d.startswith(session_compare.CAUSE)] == []
-    explained = {
-        d.split(": ", 2)[2]
-        for d in lines
-        if d.startswith(session_compare.EXPLAINED + session_compare.CAUSE)
-    }
-    assert explained <= {
-        "advisor nodes (unsatisfiable), upstream gang",
-        "advisor nodes (invalid), upstream gang",
-        "advisor nodes (unsatisfiable), upstream queue",
-        "advisor nodes (node-resources), upstream queue",
-        "advisor nodes (capacity), upstream queue",
-        "advisor nodes (fragmentation), upstream queue",
-    }
+    record = (session_compare.CAUSE, session_compare.REACHED)
+    assert [d for d in lines if d.startswith(record)] == []
     counted: Counter[str] = Counter()
+    worded: Counter[str] = Counter()
     for row in rows:
         counted.update(row.classes)
+        worded.update(row.worded)
     assert all(counted[c] > 0 for c in ("nodes", "gang", "queue"))
-    agree = sum(counted.values()) - sum(1 for d in lines if session_compare.CAUSE in d)
-    assert agree > sum(counted.values()) // 2
+    assert {text.rsplit(" -> ", 1)[1] for text in worded} == {"gang", "queue"}
 
 
 @skip_without_go
 def test_a_pod_of_no_group_enqueue_leaves_pending_for_the_size_is_explained() -> None:
     """Seed 626: ml/job-8, a pod of no group (its own PodGroup in Volcano), is left Pending
-    by enqueue (upstream `queue`); the advisor tries it and words it by the nodes, as it does
-    a group enqueue refuses for the cluster's size alone (JobsDiagnosis.left_to_nodes names
-    such a pod by its name), so the difference is the explained one, not an open one."""
+    by enqueue (upstream `queue`, never reached); the advisor tries it and words it by the
+    nodes, as it does a group enqueue refuses for the cluster's size alone
+    (JobsDiagnosis.left_to_nodes names such a pod by its name), and predicts both."""
     (row,) = session_compare.check([session_compare.generate_gangs(626)])
-    assert [d for d in row.diffs if d.startswith(session_compare.CAUSE)] == []
-    assert any(
-        d.startswith(f"{session_compare.EXPLAINED}{session_compare.CAUSE}ml/job-8:")
-        for d in row.diffs
-    )
+    record = (session_compare.CAUSE, session_compare.REACHED)
+    assert [d for d in row.diffs if d.startswith(record)] == []
+    jobs = diagnose_jobs(scenario_from_data(session_compare.generate_gangs(626), "<t>"))
+    (verdict,) = (v for v in jobs.diagnosis.pods if v.pod.name == "ml/job-8")
+    assert "ml/job-8" not in jobs.reached
+    assert session_compare.advisor_class(verdict, jobs) == "queue"
+    assert session_compare.own_class(verdict) == "nodes"

@@ -90,3 +90,20 @@ async def test_allocatable_mig_counts_are_held_to_the_exporters_instances(
     assert cards["n"] is None
     assert cards["m"] is not None
     assert len(cards["m"]) == 3
+
+
+async def test_an_unreadable_allocatable_mig_count_is_said_and_left_out(
+    kube_api: KubeApiDouble, tmp_path: Path
+) -> None:
+    allocatable: dict[str, str | int] = {
+        "nvidia.com/mig-1g.5gb": "two",
+        "nvidia.com/mig-3g.20gb": 1,
+    }
+    labels = {"nvidia.com/mig.strategy": "mixed"}
+    kube_api.add_node(objects.node("m", labels=labels, allocatable=allocatable))
+    state = await read_kubernetes(str(kube_api.write_kubeconfig(tmp_path / "kubeconfig")))
+    (node,) = state.nodes
+    assert dict(node.mig_allocatable) == {"3g.20gb": 1}
+    assert node.problems == (
+        "Kubernetes: node m: allocatable nvidia.com/mig-1g.5gb: 'two' is not an integer; left out",
+    )
