@@ -163,21 +163,20 @@ COMPARISONS: tuple[tuple[str, Callable[[dict[str, Any]], bool], Run], ...] = (
 
 
 def run_each(run: Run, datas: list[dict[str, Any]]) -> list[Result | str]:
-    """`run` on all the scenarios at once, or, where one of them fails a side, on each
-    alone: a scenario that fails gives the reason (the harness's error, the advisor's)."""
+    """`run` on the scenarios at once; where one of them fails a side, on each half again,
+    down to the scenario alone, which gives the reason (the harness's error, the
+    advisor's): k failing among n cost about k·log n runs, not n."""
+    if not datas:
+        return []
     try:
         return list(run(datas))
-    except Exception:  # each scenario alone, below, says which failed and why
-        pass
-    out: list[Result | str] = []
-    for data in datas:
-        try:
-            out += run([data])
-        except Exception as e:  # counted by its reason, never hidden
+    except Exception as e:  # halved below; alone, counted by its reason, never hidden
+        if len(datas) == 1:
             first = str(e).splitlines()[0] if str(e) else ""
             first = re.sub(r"\S*cluster-\d+\.json:? ?", "", first)  # run_scenarios' file
-            out.append(f"{type(e).__name__}: {first}")
-    return out
+            return [f"{type(e).__name__}: {first}"]
+    half = len(datas) // 2
+    return run_each(run, datas[:half]) + run_each(run, datas[half:])
 
 
 def load(folder: Path) -> list[tuple[str, dict[str, Any]]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,6 +30,24 @@ def test_the_recorder_writes_each_scenario_the_reader_accepts_once(tmp_path: Pat
     scenario_from_data({**VALID, "pods": [{"name": "ns/p", "request": {"gpus": 1}}]}, "after")
     (path,) = tmp_path.iterdir()
     assert json.loads(path.read_text()) == VALID
+
+
+def test_run_each_halves_a_failing_batch_down_to_the_scenario_that_fails() -> None:
+    """Eight scenarios, the sixth failing a side: every other keeps its result, the sixth
+    gives its reason, and the batches run are a bisection's, not every scenario alone."""
+    runs: list[int] = []
+
+    def run(datas: list[dict[str, Any]]) -> list[fixtures.Result]:
+        runs.append(len(datas))
+        if any(d["i"] == 5 for d in datas):
+            raise ValueError("/tmp/x/cluster-3.json: no such key\nmore")
+        return [fixtures.Result(d["i"], d["i"], []) for d in datas]
+
+    out = fixtures.run_each(run, [{"i": i} for i in range(8)])
+    assert out[:5] + out[6:] == [fixtures.Result(i, i, []) for i in (0, 1, 2, 3, 4, 6, 7)]
+    assert out[5] == "ValueError: no such key"
+    assert runs == [8, 4, 4, 2, 1, 1, 2]  # halves of the failing half, each once
+    assert fixtures.run_each(run, []) == []
 
 
 def test_load_leaves_out_mig_and_a_scenario_mig_empties(tmp_path: Path) -> None:
