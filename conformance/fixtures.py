@@ -96,12 +96,13 @@ def _cards(datas: list[dict[str, Any]]) -> list[Result]:
 
 def _unallocated(data: dict[str, Any], lines: list[str]) -> list[str]:
     """Actions without allocate: upstream moves no group out of Pending without enqueue or
-    allocate, the advisor's cycle allocates anyway and warns (docs/conformance.md): its group
-    states are explained."""
+    allocate and reaches no pod, the advisor's cycle allocates anyway and warns
+    (docs/conformance.md): its group states and whether allocate reached a pod are
+    explained."""
     actions = (data.get("scheduler") or {}).get("actions")
     if actions is None or "allocate" in actions:
         return lines
-    groups = [d for d in lines if d.startswith("group ")]
+    groups = [d for d in lines if d.startswith(("group ", session_compare.REACHED))]
     return _apart("no allocate", groups) + [d for d in lines if d not in groups]
 
 

@@ -58,10 +58,16 @@ def test_load_leaves_out_mig_and_a_scenario_mig_empties(tmp_path: Path) -> None:
 
 
 def test_only_a_session_without_allocate_has_its_group_states_explained() -> None:
-    lines = ["group ml/job: advisor admitted, upstream not-admitted", "ml/a: placed n1"]
+    lines = [
+        "group ml/job: advisor admitted, upstream not-admitted",
+        "reached ml/a: advisor True, upstream False",
+        "ml/a: placed n1",
+        "cause ml/a: advisor nodes (capacity), upstream gang",
+    ]
     reclaim = {"scheduler": {"profile": "volcano-vgpu", "actions": ["reclaim"]}}
     explained = fixtures._unallocated(reclaim, lines)
-    assert explained == [f"{EXPLAINED}no allocate: {lines[0]}", lines[1]]  # a pod: still counted
+    # a pod's placement and record: still counted
+    assert explained == [*(f"{EXPLAINED}no allocate: {d}" for d in lines[:2]), *lines[2:]]
     for scheduler in ({"actions": ["enqueue", "allocate"]}, {"profile": "volcano-vgpu"}):
         assert fixtures._unallocated({"scheduler": scheduler}, lines) == lines
 
