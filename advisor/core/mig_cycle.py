@@ -105,15 +105,19 @@ class MigBook:
                         if inst.start == start:
                             inst.holder = holder
 
-    def free(self, profile: str) -> list[list[_Instance]]:
-        """Per node, its free instances of `profile` on healthy cards, by card then slice."""
+    def offered(self, profile: str) -> list[list[_Instance]]:
+        """Per node, its instances of `profile` on healthy cards, held or free, by card then
+        slice: the device plugin's allocatable `nvidia.com/mig-<profile>` (or, single,
+        `nvidia.com/gpu`) of the node."""
         out: list[list[_Instance]] = [[] for _ in self.strategy]
         for c in self.cards:
             if c.healthy and self._offers(c.node, profile):
-                out[c.node].extend(
-                    i for i in c.instances if i.profile == profile and i.holder is None
-                )
+                out[c.node].extend(i for i in c.instances if i.profile == profile)
         return out
+
+    def free(self, profile: str) -> list[list[_Instance]]:
+        """Per node, its free instances of `profile` on healthy cards, by card then slice."""
+        return [[i for i in f if i.holder is None] for f in self.offered(profile)]
 
     def could_hold(self, profile: str) -> list[int]:
         """Per node, how many instances of `profile` its healthy MIG cards would hold were
