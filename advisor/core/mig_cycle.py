@@ -16,7 +16,8 @@ Why it waits:
 - `capacity`: otherwise.
 
 Not modelled: which free instance the device plugin hands out (the first by card, then
-slice, here), re-partitioning advice, preemption of MIG pods.
+slice, here), re-partitioning advice (`core.mig_partition`), Volcano's preemption of MIG
+pods (kube-scheduler's: `core.preemption.kube`).
 """
 
 from __future__ import annotations
