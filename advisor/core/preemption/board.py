@@ -279,7 +279,9 @@ def _device_allocatable(cluster: Cluster, state: CardState) -> FloatArray:
         i = state.node_index.get(node.name)
         if i is None:
             continue
-        found = state.profile.device_allocatable(node.cards, cluster.max_vgpus_per_card)
+        # a card in MIG mode is no vGPU device (design §13): its instances are the MIG book's
+        cards = tuple(c for c in node.cards if c.mig is None)
+        found = state.profile.device_allocatable(cards, cluster.max_vgpus_per_card)
         out[i] = (
             found.get(dialect.memory or "", 0) * dialect.memory_unit_mib,
             found.get(dialect.core or "", 0),

@@ -240,3 +240,26 @@ def test_volcano_gives_no_verdict_for_a_mig_pod() -> None:
     found = {d.pod.name: d for d in judge(scenario_from_data(data, "t.yaml")).pods}
     assert found["ml/p"].cause == "capacity"
     assert found["ml/p"].preemption is None
+
+
+def test_under_volcano_a_mig_victim_frees_no_vgpu() -> None:
+    """A vGPU pod short of a vGPU slot (Volcano's node sums: volcano.sh/vgpu-number): the
+    MIG pod of the lowest job priority goes first in victim order, but its Resreq holds no
+    vGPU (and its MIG card advertises none), so Volcano goes on to the vGPU pod."""
+    vgpu_card = {"index": 0, "memory_mib": 16384, "max_vgpus": 1}
+    nodes = [node("m", vgpu_card, card(1, *HALVES))]
+    vgpu = {"request": {"gpus": 1, "memory_mib": 1024}, "resources": {"cpu": "100m"}}
+    pods = [
+        {"name": "v/a", **vgpu, "node": "m", "cards": [0], "priority": MID},
+        bound("b", "m", "3g.20gb", (1, 0), priority=LOW),
+        {"name": "v/p", **vgpu, "priority": HIGH},
+    ]
+    scheduler = {
+        "profile": "volcano-vgpu",
+        "actions": ["enqueue", "allocate", "preempt"],
+        "gang": {"preemptable": False},
+    }
+    data = {"scheduler": scheduler, "nodes": nodes, "pods": pods}
+    found = {d.pod.name: d.preemption for d in judge(scenario_from_data(data, "t.yaml")).pods}
+    got = of(found, "v/p")
+    assert (got.verdict, got.victims, got.helps) == ("evicts", ("ml/b", "v/a"), True)
