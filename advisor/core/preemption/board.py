@@ -57,7 +57,8 @@ class Board:
         """`placed`: the pods the cycle placed (they hold their request); `mig`: the cycle's
         MIG instances as it left them (None or empty: no MIG card)."""
         self.state = state.copy()
-        # Kept over `self.state` (its cpu and memory sums): replaced with it, never apart.
+        # Kept over `self.state` (its cpu and memory sums), replaced with it: an eviction
+        # makes a new book (`without`), so a snapshot may keep the one it saw.
         self.mig = None if mig is None or mig.empty else mig.copy(self.state)
         self.placed = placed
         self.policy = (cluster.policy.node, cluster.policy.card)
@@ -80,14 +81,15 @@ class Board:
 
     def snapshot(self) -> Saved:
         """A checkpoint (Volcano's statement: discarded when its job ends not pipelined)."""
-        state = self.state.copy()
         return Saved(
-            state, frozenset(self.evicted), frozenset(self.pipelined), self.reserved.copy(),
-            None if self.mig is None else self.mig.copy(state),
+            self.state.copy(), frozenset(self.evicted), frozenset(self.pipelined),
+            self.reserved.copy(), self.mig,
         )  # fmt: skip
 
     def restore(self, saved: Saved) -> None:
         self.state, self.reserved, self.mig = saved.state, saved.reserved, saved.mig
+        if self.mig is not None:
+            self.mig.state = self.state  # the sums it was kept over, copied by `snapshot`
         self.evicted, self.pipelined = set(saved.evicted), set(saved.pipelined)
 
     def allocated(self, pods: Iterable[Pod]) -> FloatArray:
