@@ -120,6 +120,10 @@ class MigBook:
         """Per node, its free instances of `profile` on healthy cards, by card then slice."""
         return [[i for i in f if i.holder is None] for f in self.offered(profile)]
 
+    def resource(self, node: int, profile: str) -> str:
+        """The resource the node's device plugin names `profile`'s instances by."""
+        return resource_name(self.strategy[node], profile)
+
     def could_hold(self, profile: str) -> list[int]:
         """Per node, how many instances of `profile` its healthy MIG cards would hold were
         every free instance destroyed: the unoccupied slices, each card filled from its

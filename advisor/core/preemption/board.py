@@ -17,16 +17,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from advisor.core.model import Cluster, Pod
+from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.state import UNLIMITED, BoolArray, CardState, IntArray, Shape
-
-if TYPE_CHECKING:  # core.mig_cycle imports the diagnosis, which imports this package
-    from advisor.core.mig_cycle import MigBook
 
 # Volcano's node sum (api.Resource as util.ValidateVictims compares it): cpu millicores,
 # memory bytes, GPU memory MiB, GPU core percent, vGPUs, pods (a task's Resreq counts one:
@@ -34,6 +31,34 @@ if TYPE_CHECKING:  # core.mig_cycle imports the diagnosis, which imports this pa
 CPU, MEMORY, GPU_MEMORY, GPU_CORE, VGPUS, PODS = range(6)
 DIMENSIONS = 6
 FloatArray = npt.NDArray[np.float64]
+
+
+class Instance(Protocol):
+    """One MIG instance of the book."""
+
+    @property
+    def card(self) -> int: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def holder(self) -> str | None: ...
+
+
+class MigBook(Protocol):
+    """What the board asks of the cycle's MIG instances (`core.mig_cycle.MigBook`, not
+    imported: it imports the diagnosis, which imports this package's verdict)."""
+
+    state: CardState
+
+    @property
+    def empty(self) -> bool: ...
+    def copy(self, state: CardState) -> MigBook: ...
+    def offered(self, profile: str) -> Sequence[Sequence[Instance]]: ...
+    def free(self, profile: str) -> Sequence[Sequence[Instance]]: ...
+    def resource(self, node: int, profile: str) -> str: ...
+    def held_by(self, pod: str) -> tuple[tuple[int, int], ...]: ...
+    def hold(self, pod: Pod, node: str, held: tuple[tuple[int, int], ...]) -> None: ...
+    def release(self, pod: Pod, placement: Placement) -> None: ...
 
 
 class Saved(NamedTuple):

@@ -46,7 +46,7 @@ import numpy as np
 
 from advisor.core.model import Cluster, Placement, Pod, budget_key, queue_order
 from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks
-from advisor.core.preemption.board import Board, started_key
+from advisor.core.preemption.board import Board, MigBook, started_key
 from advisor.core.preemption.verdict import Preemption
 from advisor.core.state import BoolArray, Shape
 
@@ -72,7 +72,7 @@ class _Mig:
     profile: str
     want: int
     holders: list[Counter[str | None]]
-    strategy: Sequence[str]
+    book: MigBook | None  # None: no MIG card, so no node offers the profile
 
     def free(self, node: int) -> int:
         return self.holders[node][None]
@@ -120,8 +120,7 @@ def preempt(board: Board, pod: Pod) -> Preemption:
     mig = None
     if pod.request.mig_profile:
         profile = pod.request.mig_profile
-        strategy = ["mixed"] * len(st.node_names) if board.mig is None else board.mig.strategy
-        mig = _Mig(profile, pod.request.gpus, board.mig_holders(profile), strategy)
+        mig = _Mig(profile, pod.request.gpus, board.mig_holders(profile), board.mig)
         static_ok = st.static_ok(shape.constraints)
         free = np.array([mig.free(i) for i in range(len(st.node_names))], dtype=np.int64)
         # NodeResourcesFit counts the instances beside cpu, memory and pod slots
@@ -264,11 +263,8 @@ def _resource_reasons(
         )
         if lacks(want, int(total) - (have - gone))
     )
-    if mig is not None and mig.free(node) + removed[3] < mig.want:
-        # here: core.mig_cycle imports the diagnosis, which imports this package
-        from advisor.core.mig_cycle import resource_name
-
-        found += (f"Insufficient {resource_name(mig.strategy[node], mig.profile)}",)
+    if mig is not None and mig.book is not None and mig.free(node) + removed[3] < mig.want:
+        found += (f"Insufficient {mig.book.resource(node, mig.profile)}",)
     return found
 
 

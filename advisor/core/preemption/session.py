@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from advisor.core.jobs import GroupState
 from advisor.core.model import Cluster, Placement, Pod
-from advisor.core.preemption.board import Board
+from advisor.core.preemption.board import Board, MigBook
 from advisor.core.preemption.kube import judge_kube
 from advisor.core.preemption.verdict import Preemption
 from advisor.core.preemption.volcano import Options, judge_volcano
 from advisor.core.profiles import profile_of
 from advisor.core.state import BoolArray, CardState
-
-if TYPE_CHECKING:  # core.mig_cycle imports the diagnosis, which imports this package
-    from advisor.core.mig_cycle import MigBook
 
 
 def judge(
