@@ -82,9 +82,10 @@ class Board:
         """`placed`: the pods the cycle placed (they hold their request); `mig`: the cycle's
         MIG instances as it left them (None or empty: no MIG card)."""
         self.state = state.copy()
-        # Kept over `self.state` (its cpu and memory sums), replaced with it: an eviction
-        # makes a new book (`without`), so a snapshot may keep the one it saw.
+        # Kept over `self.state` (its cpu and memory sums). Changed in place by evictions
+        # unless a snapshot holds it (`_kept`): then copied first.
         self.mig = None if mig is None or mig.empty else mig.copy(self.state)
+        self._kept = False
         self.placed = placed
         self.policy = (cluster.policy.node, cluster.policy.card)
         self.order = {p.name: i for i, p in enumerate(cluster.pods)}  # creation order
@@ -106,6 +107,7 @@ class Board:
 
     def snapshot(self) -> Saved:
         """A checkpoint (Volcano's statement: discarded when its job ends not pipelined)."""
+        self._kept = True
         return Saved(
             self.state.copy(), frozenset(self.evicted), frozenset(self.pipelined),
             self.reserved.copy(), self.mig,
@@ -115,6 +117,7 @@ class Board:
         self.state, self.reserved, self.mig = saved.state, saved.reserved, saved.mig
         if self.mig is not None:
             self.mig.state = self.state  # the sums it was kept over, copied by `snapshot`
+        self._kept = True  # the snapshot may be restored again
         self.evicted, self.pipelined = set(saved.evicted), set(saved.pipelined)
 
     def allocated(self, pods: Iterable[Pod]) -> FloatArray:
@@ -142,10 +145,16 @@ class Board:
         and the node's pods without GPUs carry no priority the advisor knows)."""
         return [p for p in self._on.get(node, []) if p.name not in self.evicted]
 
-    def without(self, victims: Iterable[Pod]) -> tuple[CardState, MigBook | None]:
-        """A copy of the state, and of the MIG instances over it, with `victims` gone."""
+    def _evict(self, victims: Iterable[Pod]) -> tuple[CardState, MigBook | None]:
+        """A copy of the state with `victims` gone, and the MIG instances over it (the
+        board's own, changed, unless a snapshot holds them: a copy), for `settle` and
+        `nominate` to take."""
         st = self.state.copy()
-        book = None if self.mig is None else self.mig.copy(st)
+        book = self.mig
+        if book is not None:
+            book = book.copy(st) if self._kept else book
+            book.state = st
+            self._kept = False
         for victim in victims:
             if victim.placement is None:
                 continue
@@ -179,7 +188,7 @@ class Board:
         """Volcano: evict `victims` and count `pod` on `node` from now on; whether it fits its
         cards there once they are gone (`helps`). A pod that does not fit still holds the
         node's sums (the statement pipelined it)."""
-        st, self.mig = self.without(victims)
+        st, self.mig = self._evict(victims)
         shape = Shape.of_pod(pod)
         verdicts = st.verdicts(shape)
         helps = bool(np.isin(node, verdicts.nodes))
@@ -199,7 +208,7 @@ class Board:
         in-tree filters count its cpu, memory and pod slot (not its cards; a MIG pod's
         instances too: an extended resource they count); whether it fits its cards (a MIG
         pod: free instances of its profile) once the victims are gone (`helps`)."""
-        st, book = self.without(victims)
+        st, book = self._evict(victims)
         shape = Shape.of_pod(pod)
         if pod.request.mig_profile:
             free = [] if book is None else book.free(pod.request.mig_profile)[node]

@@ -199,9 +199,9 @@ def _beyond_node(board: Board, mig: _Mig | None, shape: Shape, node: int) -> boo
 
 def _fits(board: Board, mig: _Mig | None, shape: Shape, node: int, removed: Freed) -> bool:
     """The in-tree filters' resource check on `node` once pods freeing `removed` are gone."""
-    if not board.state.resources_fit(node, shape, removed[:3]):
+    if mig is not None and mig.free(node) + removed[3] < mig.want:
         return False
-    return mig is None or mig.free(node) + removed[3] >= mig.want
+    return board.state.resources_fit(node, shape, removed[:3])
 
 
 def _freed(board: Board, mig: _Mig | None, victims: list[Pod], node: int) -> Freed:
