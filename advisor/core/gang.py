@@ -47,7 +47,7 @@ from advisor.core import preemption
 from advisor.core.diagnose import Cycle, build_state
 from advisor.core.diagnosis import Cause, Diagnosis, PodDiagnosis
 from advisor.core.jobs import DEFAULT_QUEUE, GroupOutcome, GroupState
-from advisor.core.mig_cycle import MigBook, is_mig
+from advisor.core.mig_cycle import MigBook
 from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.preemption.predicates import FitErrors
 from advisor.core.profiles import profile_of
@@ -302,14 +302,9 @@ def _with_preemption(
     """Each pod the cycle left unplaced gains its preemption verdict, judged on the cycle's
     final state (core.preemption); a pod placed keeps None. `dropped`: per pod with a fit
     error, the nodes it holds as unresolvable."""
-    # a MIG pod's preemption is not modelled (docs/design.md §13)
-    unplaced = [
-        v.pod
-        for v in verdicts
-        if v.placement is None and v.cause != "invalid" and not is_mig(v.pod)
-    ]
+    unplaced = [v.pod for v in verdicts if v.placement is None and v.cause != "invalid"]
     placed = {v.pod.name: v.placement for v in verdicts if v.placement is not None}
-    found = preemption.judge(cluster, cycle.state, unplaced, placed, outcomes, dropped)
+    found = preemption.judge(cluster, cycle.state, unplaced, placed, outcomes, dropped, cycle.mig)
     return [
         replace(v, preemption=found[v.pod.name]) if v.pod.name in found else v for v in verdicts
     ]

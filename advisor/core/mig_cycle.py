@@ -16,7 +16,8 @@ Why it waits:
 - `capacity`: otherwise.
 
 Not modelled: which free instance the device plugin hands out (the first by card, then
-slice, here), re-partitioning advice, preemption of MIG pods.
+slice, here), re-partitioning advice (`core.mig_partition`), Volcano's preemption of MIG
+pods (kube-scheduler's: `core.preemption.kube`).
 """
 
 from __future__ import annotations
@@ -105,15 +106,23 @@ class MigBook:
                         if inst.start == start:
                             inst.holder = holder
 
-    def free(self, profile: str) -> list[list[_Instance]]:
-        """Per node, its free instances of `profile` on healthy cards, by card then slice."""
+    def offered(self, profile: str) -> list[list[_Instance]]:
+        """Per node, its instances of `profile` on healthy cards, held or free, by card then
+        slice: the device plugin's allocatable `nvidia.com/mig-<profile>` (or, single,
+        `nvidia.com/gpu`) of the node."""
         out: list[list[_Instance]] = [[] for _ in self.strategy]
         for c in self.cards:
             if c.healthy and self._offers(c.node, profile):
-                out[c.node].extend(
-                    i for i in c.instances if i.profile == profile and i.holder is None
-                )
+                out[c.node].extend(i for i in c.instances if i.profile == profile)
         return out
+
+    def free(self, profile: str) -> list[list[_Instance]]:
+        """Per node, its free instances of `profile` on healthy cards, by card then slice."""
+        return [[i for i in f if i.holder is None] for f in self.offered(profile)]
+
+    def resource(self, node: int, profile: str) -> str:
+        """The resource the node's device plugin names `profile`'s instances by."""
+        return resource_name(self.strategy[node], profile)
 
     def could_hold(self, profile: str) -> list[int]:
         """Per node, how many instances of `profile` its healthy MIG cards would hold were

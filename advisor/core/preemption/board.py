@@ -6,18 +6,23 @@ Evictions accumulate: kube-scheduler nominates each preemptor on its node and co
 for every later pod (RunFilterPluginsWithNominatedPods), and marks its victims terminating,
 so no later pod picks them again; Volcano's statement evicts (Releasing, no longer a victim:
 api.PreemptableStatus) and pipelines the preemptor on the node (its FutureIdle shrinks).
+
+MIG instances (docs/design.md §13) are the cycle's book (`core.mig_cycle.MigBook`), copied
+over the board's state: a MIG victim frees its instances (and its cpu, memory and pod
+slot), never vGPU memory; a vGPU victim frees no instance.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from advisor.core.model import Cluster, Pod
+from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.state import UNLIMITED, BoolArray, CardState, IntArray, Shape
 
 # Volcano's node sum (api.Resource as util.ValidateVictims compares it): cpu millicores,
@@ -28,21 +33,59 @@ DIMENSIONS = 6
 FloatArray = npt.NDArray[np.float64]
 
 
+class Instance(Protocol):
+    """One MIG instance of the book."""
+
+    @property
+    def card(self) -> int: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def holder(self) -> str | None: ...
+
+
+class MigBook(Protocol):
+    """What the board asks of the cycle's MIG instances (`core.mig_cycle.MigBook`, not
+    imported: it imports the diagnosis, which imports this package's verdict)."""
+
+    state: CardState
+
+    @property
+    def empty(self) -> bool: ...
+    def copy(self, state: CardState) -> MigBook: ...
+    def offered(self, profile: str) -> Sequence[Sequence[Instance]]: ...
+    def free(self, profile: str) -> Sequence[Sequence[Instance]]: ...
+    def resource(self, node: int, profile: str) -> str: ...
+    def held_by(self, pod: str) -> tuple[tuple[int, int], ...]: ...
+    def hold(self, pod: Pod, node: str, held: tuple[tuple[int, int], ...]) -> None: ...
+    def release(self, pod: Pod, placement: Placement) -> None: ...
+
+
 class Saved(NamedTuple):
     state: CardState
     evicted: frozenset[str]
     pipelined: frozenset[str]
     reserved: FloatArray
+    mig: MigBook | None
 
 
 class Board:
     """Private to one `judge` call, like the cycle's CardState it starts from."""
 
     def __init__(
-        self, cluster: Cluster, state: CardState, placed: frozenset[str] = frozenset()
+        self,
+        cluster: Cluster,
+        state: CardState,
+        placed: frozenset[str] = frozenset(),
+        mig: MigBook | None = None,
     ) -> None:
-        """`placed`: the pods the cycle placed (they hold their request)."""
+        """`placed`: the pods the cycle placed (they hold their request); `mig`: the cycle's
+        MIG instances as it left them (None or empty: no MIG card)."""
         self.state = state.copy()
+        # Kept over `self.state` (its cpu and memory sums). Changed in place by evictions
+        # unless a snapshot holds it (`_kept`): then copied first.
+        self.mig = None if mig is None or mig.empty else mig.copy(self.state)
+        self._kept = False
         self.placed = placed
         self.policy = (cluster.policy.node, cluster.policy.card)
         self.order = {p.name: i for i, p in enumerate(cluster.pods)}  # creation order
@@ -64,13 +107,17 @@ class Board:
 
     def snapshot(self) -> Saved:
         """A checkpoint (Volcano's statement: discarded when its job ends not pipelined)."""
+        self._kept = True
         return Saved(
             self.state.copy(), frozenset(self.evicted), frozenset(self.pipelined),
-            self.reserved.copy(),
+            self.reserved.copy(), self.mig,
         )  # fmt: skip
 
     def restore(self, saved: Saved) -> None:
-        self.state, self.reserved = saved.state, saved.reserved
+        self.state, self.reserved, self.mig = saved.state, saved.reserved, saved.mig
+        if self.mig is not None:
+            self.mig.state = self.state  # the sums it was kept over, copied by `snapshot`
+        self._kept = True  # the snapshot may be restored again
         self.evicted, self.pipelined = set(saved.evicted), set(saved.pipelined)
 
     def allocated(self, pods: Iterable[Pod]) -> FloatArray:
@@ -98,13 +145,36 @@ class Board:
         and the node's pods without GPUs carry no priority the advisor knows)."""
         return [p for p in self._on.get(node, []) if p.name not in self.evicted]
 
-    def without(self, victims: Iterable[Pod]) -> CardState:
-        """A copy of the state with `victims` gone."""
+    def _evict(self, victims: Iterable[Pod]) -> tuple[CardState, MigBook | None]:
+        """A copy of the state with `victims` gone, and the MIG instances over it (the
+        board's own, changed, unless a snapshot holds them: a copy), for `settle` and
+        `nominate` to take."""
         st = self.state.copy()
+        book = self.mig
+        if book is not None:
+            book = book.copy(st) if self._kept else book
+            book.state = st
+            self._kept = False
         for victim in victims:
-            if victim.placement is not None:
+            if victim.placement is None:
+                continue
+            if victim.request.mig_profile:  # its instances and node sums, no vGPU card
+                if book is not None:
+                    book.release(victim, victim.placement)
+                else:
+                    st.add_requested(
+                        st.node_index[victim.placement.node], Shape.of_pod(victim).demand, -1
+                    )
+            else:
                 st.release(st.positions(victim.placement), Shape.of_pod(victim))
-        return st
+        return st, book
+
+    def mig_holders(self, profile: str) -> list[Counter[str | None]]:
+        """Per node, its instances of `profile` (on healthy cards its device plugin
+        advertises: the node's allocatable of the resource) by holder, None free."""
+        if self.mig is None:
+            return [Counter() for _ in self.state.node_names]
+        return [Counter(i.holder for i in found) for found in self.mig.offered(profile)]
 
     def freed(self, victims: Iterable[Pod]) -> tuple[int, int, int]:
         """(pod slots, cpu, memory) the victims free on their node (NodeResourcesFit's)."""
@@ -118,7 +188,7 @@ class Board:
         """Volcano: evict `victims` and count `pod` on `node` from now on; whether it fits its
         cards there once they are gone (`helps`). A pod that does not fit still holds the
         node's sums (the statement pipelined it)."""
-        st = self.without(victims)
+        st, self.mig = self._evict(victims)
         shape = Shape.of_pod(pod)
         verdicts = st.verdicts(shape)
         helps = bool(np.isin(node, verdicts.nodes))
@@ -135,13 +205,23 @@ class Board:
 
     def nominate(self, pod: Pod, node: int, victims: Sequence[Pod]) -> bool:
         """kube-scheduler: evict `victims` and nominate `pod` on `node`, where from now on the
-        in-tree filters count its cpu, memory and pod slot (not its cards); whether it fits
-        its cards once the victims are gone (`helps`)."""
-        st = self.without(victims)
+        in-tree filters count its cpu, memory and pod slot (not its cards; a MIG pod's
+        instances too: an extended resource they count); whether it fits its cards (a MIG
+        pod: free instances of its profile) once the victims are gone (`helps`)."""
+        st, book = self._evict(victims)
         shape = Shape.of_pod(pod)
-        helps = bool(np.isin(node, st.verdicts(shape).nodes))
-        st.add_requested(node, shape.demand)
-        self.state = st
+        if pod.request.mig_profile:
+            free = [] if book is None else book.free(pod.request.mig_profile)[node]
+            helps = book is not None and len(free) >= pod.request.gpus
+            if helps and book is not None:
+                held = tuple((i.card, i.start) for i in free[: pod.request.gpus])
+                book.hold(pod, st.node_names[node], held)  # its cpu and memory too
+            else:
+                st.add_requested(node, shape.demand)
+        else:
+            helps = bool(np.isin(node, st.verdicts(shape).nodes))
+            st.add_requested(node, shape.demand)
+        self.state, self.mig = st, book
         self.evicted.update(v.name for v in victims)
         return helps
 
@@ -152,11 +232,13 @@ class Board:
         NewResource over the container's requests): the vGPU count, the memory and core
         of one card where the dialect writes them per card (volcano.sh/vgpu-memory,
         vgpu-cores), else the pod's totals (CCE); no memory for a whole card or a share of
-        one (no node-level quantity)."""
+        one (no node-level quantity); a MIG pod's none of the GPU dimensions."""
         shape = Shape.of_pod(pod)
         out = np.zeros(DIMENSIONS, dtype=np.float64)
         out[CPU], out[MEMORY] = shape.resources.cpu_milli, shape.resources.memory_bytes
         out[PODS] = 1
+        if pod.request.mig_profile:  # its instances are no vGPU memory, core or count
+            return out
         per = 1 if self.per_card else shape.gpus
         if shape.memory_percent == 0:
             out[GPU_MEMORY] = shape.card_memory_mib * per
@@ -233,7 +315,9 @@ def _device_allocatable(cluster: Cluster, state: CardState) -> FloatArray:
         i = state.node_index.get(node.name)
         if i is None:
             continue
-        found = state.profile.device_allocatable(node.cards, cluster.max_vgpus_per_card)
+        # a card in MIG mode is no vGPU device (design §13): its instances are the MIG book's
+        cards = tuple(c for c in node.cards if c.mig is None)
+        found = state.profile.device_allocatable(cards, cluster.max_vgpus_per_card)
         out[i] = (
             found.get(dialect.memory or "", 0) * dialect.memory_unit_mib,
             found.get(dialect.core or "", 0),

@@ -22,6 +22,15 @@ charts/hami/templates/scheduler/configmap.yaml) and its resources are ignoredByS
 of GPU finds no victims, and where cpu, memory or pod slots also fail the victims are chosen
 for those alone (the cards are not rechecked: `helps` says whether they then fit).
 
+A MIG pod (docs/design.md §13: `nvidia.com/mig-<P>: N`, the device plugin's static
+instances) asks an extended resource NodeResourcesFit counts (fit.go fitsRequest, v1.35.3
+noderesources/fit.go:702-733): a node offering fewer than N instances of P in all (healthy,
+held or free) is Unresolvable, "Preemption is not helpful for scheduling"; elsewhere the
+victims are chosen as above with the node's free instances of P counted beside cpu, memory
+and pod slots: a lower-priority MIG pod holding an instance of P frees it, a vGPU pod or a
+MIG pod of another profile frees only its cpu, memory and slot. The nominated pod holds the
+first free instances of P there for the pods after it.
+
 Not modelled: the random offset and candidate cap of clusters over 100 nodes (every node is
 dry-run), the node's pods without GPUs as victims (the advisor knows no priority of theirs),
 nominated pods of other schedulers.
@@ -29,15 +38,21 @@ nominated pods of other schedulers.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from advisor.core.model import Cluster, Placement, Pod, budget_key, queue_order
 from advisor.core.nodefilters import RESOURCE_REASONS, fit_error, lacks
-from advisor.core.preemption.board import Board, started_key
+from advisor.core.preemption.board import Board, MigBook, started_key
 from advisor.core.preemption.verdict import Preemption
-from advisor.core.state import BoolArray, CardState, Shape
+from advisor.core.state import BoolArray, Shape
+
+# What victims free on a node: pod slots, cpu, memory, instances of the pod's MIG profile.
+Freed = tuple[int, int, int, int]
+
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -49,6 +64,23 @@ GPU_BLIND = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _Mig:
+    """A MIG pod's resource on the board as its PostFilter finds it: per node, its
+    profile's instances by holder (None: free)."""
+
+    profile: str
+    want: int
+    holders: list[Counter[str | None]]
+    book: MigBook | None  # None: no MIG card, so no node offers the profile
+
+    def free(self, node: int) -> int:
+        return self.holders[node][None]
+
+    def freed(self, victims: Sequence[Pod], node: int) -> int:
+        return sum(self.holders[node][v.name] for v in victims)
+
+
 def judge_kube(
     board: Board, cluster: Cluster, unplaced: Sequence[Pod], placed: Mapping[str, Placement]
 ) -> dict[str, Preemption]:
@@ -56,13 +88,22 @@ def judge_kube(
     its PostFilter runs in its own scheduling cycle, before the pods after it are placed, so
     the board holds only the cycle's placements of the pods before it, put back one by one."""
     st = board.state
+    instances: dict[str, tuple[tuple[int, int], ...]] = {}  # the MIG pods the cycle placed
     for pod in cluster.pending:
-        if pod.name in placed:
+        if pod.name not in placed:
+            continue
+        if pod.request.mig_profile:
+            if board.mig is not None:
+                instances[pod.name] = board.mig.held_by(pod.name)
+                board.mig.release(pod, placed[pod.name])  # its cpu and memory too
+        else:
             st.release(st.positions(placed[pod.name]), Shape.of_pod(pod))
     waiting = {p.name for p in unplaced}
     out: dict[str, Preemption] = {}
     for pod in queue_order(cluster.pending):
-        if pod.name in placed:
+        if pod.name in instances and board.mig is not None:
+            board.mig.hold(pod, placed[pod.name].node, instances[pod.name])
+        elif pod.name in placed and not pod.request.mig_profile:
             board.state.apply(board.state.positions(placed[pod.name]), Shape.of_pod(pod))
         elif pod.name in waiting:
             out[pod.name] = preempt(board, pod)
@@ -76,26 +117,39 @@ def preempt(board: Board, pod: Pod) -> Preemption:
         return Preemption("not-eligible", "preemption: not eligible due to preemptionPolicy=Never.")
     st = board.state
     shape = Shape.of_pod(pod)
-    verdicts = st.verdicts(shape)
-    if verdicts.nodes.size:
-        fits = st.node_names[int(verdicts.nodes[0])]
+    mig = None
+    if pod.request.mig_profile:
+        profile = pod.request.mig_profile
+        mig = _Mig(profile, pod.request.gpus, board.mig_holders(profile), board.mig)
+        static_ok = st.static_ok(shape.constraints)
+        free = np.array([mig.free(i) for i in range(len(st.node_names))], dtype=np.int64)
+        # NodeResourcesFit counts the instances beside cpu, memory and pod slots
+        short: BoolArray = np.asarray(
+            st.resource_shortfalls(shape).any(axis=1) | (free < mig.want), dtype=np.bool_
+        )
+        nodes = np.flatnonzero(static_ok & ~short)
+    else:
+        verdicts = st.verdicts(shape)
+        static_ok, nodes = verdicts.static_ok, verdicts.nodes
+        short = np.asarray(verdicts.short.any(axis=1), dtype=np.bool_)
+    if nodes.size:
+        fits = st.node_names[int(nodes[0])]
         return Preemption(
             "no-victims",
             f"it fits on {fits} once the victims of earlier preemptions are gone, evicting "
             "nobody for itself",
         )
-    short: BoolArray = np.asarray(verdicts.short.any(axis=1), dtype=np.bool_)
     potential = [
-        int(i) for i in np.flatnonzero(verdicts.static_ok) if not _beyond_node(st, shape, int(i))
+        int(i) for i in np.flatnonzero(static_ok) if not _beyond_node(board, mig, shape, int(i))
     ]
-    gpu_only = [i for i in potential if not short[i]]
+    gpu_only = [] if mig else [i for i in potential if not short[i]]
     histogram: dict[str, int] = {}
     if len(potential) < len(st.node_names):
         histogram[NOT_HELPFUL] = len(st.node_names) - len(potential)
     candidates: list[tuple[int, list[Pod], int]] = []
     passing: list[int] = []  # every pod reprieved: DryRunPreemption's error
     for i in potential:
-        victims, violations, reasons = _select_victims(board, pod, shape, i)
+        victims, violations, reasons = _select_victims(board, pod, shape, i, mig)
         if victims:
             candidates.append((i, victims, violations))
         elif not reasons:
@@ -132,26 +186,40 @@ def preempt(board: Board, pod: Pod) -> Preemption:
     return Preemption("no-victims", message)
 
 
-def _beyond_node(st: CardState, shape: Shape, node: int) -> bool:
-    """NodeResourcesFit's Unresolvable (fit.go fitsRequest): the pod asks more cpu or memory
-    than the node's whole allocatable, so no eviction helps and the node is no candidate."""
-    _, cpu, memory = (int(v) for v in st.allocatable[node])
+def _beyond_node(board: Board, mig: _Mig | None, shape: Shape, node: int) -> bool:
+    """NodeResourcesFit's Unresolvable (fit.go fitsRequest): the pod asks more cpu, memory
+    or MIG instances of its profile than the node's whole allocatable, so no eviction helps
+    and the node is no candidate."""
+    _, cpu, memory = (int(v) for v in board.state.allocatable[node])
     _, want_cpu, want_memory = shape.demand
-    return lacks(want_cpu, cpu) or lacks(want_memory, memory)
+    if lacks(want_cpu, cpu) or lacks(want_memory, memory):
+        return True
+    return mig is not None and mig.want > mig.holders[node].total()
+
+
+def _fits(board: Board, mig: _Mig | None, shape: Shape, node: int, removed: Freed) -> bool:
+    """The in-tree filters' resource check on `node` once pods freeing `removed` are gone."""
+    if mig is not None and mig.free(node) + removed[3] < mig.want:
+        return False
+    return board.state.resources_fit(node, shape, removed[:3])
+
+
+def _freed(board: Board, mig: _Mig | None, victims: list[Pod], node: int) -> Freed:
+    slots, cpu, memory = board.freed(victims)
+    return (slots, cpu, memory, 0 if mig is None else mig.freed(victims, node))
 
 
 def _select_victims(
-    board: Board, pod: Pod, shape: Shape, node: int
+    board: Board, pod: Pod, shape: Shape, node: int, mig: _Mig | None
 ) -> tuple[list[Pod], int, tuple[str, ...]]:
     """SelectVictimsOnNode: (victims most important first, PDB violations, the reasons
     the node stays unschedulable where it finds none)."""
     lower = [p for p in board.residents(node) if p.priority < pod.priority]
     if not lower:
         return [], 0, (NO_VICTIMS,)
-    st = board.state
-    removed = board.freed(lower)
-    if not st.resources_fit(node, shape, removed):
-        return [], 0, _resource_reasons(board, shape, node, removed)
+    removed = _freed(board, mig, lower, node)
+    if not _fits(board, mig, shape, node, removed):
+        return [], 0, _resource_reasons(board, mig, shape, node, removed)
     lower.sort(key=lambda p: _importance(board, p))
     allowed: dict[tuple[str, str], int] = {}
     violating: list[Pod] = []
@@ -167,9 +235,11 @@ def _select_victims(
     victims: list[Pod] = []
     violations = 0
     for victim in (*violating, *others):  # reprieve: put it back if the pod still fits
-        demand = Shape.of_pod(victim).demand
-        trial = (removed[0] - demand[0], removed[1] - demand[1], removed[2] - demand[2])
-        if st.resources_fit(node, shape, trial):
+        back = _freed(board, mig, [victim], node)
+        trial = (
+            removed[0] - back[0], removed[1] - back[1], removed[2] - back[2], removed[3] - back[3]
+        )  # fmt: skip
+        if _fits(board, mig, shape, node, trial):
             removed = trial
             continue
         victims.append(victim)
@@ -180,18 +250,22 @@ def _select_victims(
 
 
 def _resource_reasons(
-    board: Board, shape: Shape, node: int, removed: tuple[int, int, int]
+    board: Board, mig: _Mig | None, shape: Shape, node: int, removed: Freed
 ) -> tuple[str, ...]:
-    """NodeResourcesFit's reasons on `node` with every lower-priority pod removed."""
+    """NodeResourcesFit's reasons on `node` with every lower-priority pod removed: pod
+    slots, cpu, memory, then the MIG resource (fitsRequest's order)."""
     st = board.state
     used = st.node_requested(node)
-    return tuple(
+    found = tuple(
         reason
         for reason, want, have, gone, total in zip(
-            RESOURCE_REASONS, shape.demand, used, removed, st.allocatable[node], strict=True
+            RESOURCE_REASONS, shape.demand, used, removed[:3], st.allocatable[node], strict=True
         )
         if lacks(want, int(total) - (have - gone))
     )
+    if mig is not None and mig.book is not None and mig.free(node) + removed[3] < mig.want:
+        found += (f"Insufficient {mig.book.resource(node, mig.profile)}",)
+    return found
 
 
 def _importance(board: Board, pod: Pod) -> tuple[float, float, int]:

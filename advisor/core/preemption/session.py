@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from advisor.core.jobs import GroupState
 from advisor.core.model import Cluster, Placement, Pod
-from advisor.core.preemption.board import Board
+from advisor.core.preemption.board import Board, MigBook
 from advisor.core.preemption.kube import judge_kube
 from advisor.core.preemption.verdict import Preemption
 from advisor.core.preemption.volcano import Options, judge_volcano
@@ -21,21 +21,24 @@ def judge(
     placed: Mapping[str, Placement],
     outcomes: Mapping[str, GroupState],
     dropped: Mapping[str, BoolArray] | None = None,
+    mig: MigBook | None = None,
 ) -> dict[str, Preemption]:
     """Verdicts for `unplaced` (the cycle's Pending pods it did not place, in the order it
     met them), judged on `state` (the cycle's final state, which is not changed; under
     kube-scheduler rewound to each pod's turn); `placed`: the pods the cycle placed, and
     where; `outcomes`: each PodGroup's state after the cycle; `dropped`: under Volcano, per
     pod allocate found no node for, the nodes its fit error holds as unresolvable
-    (`predicates.unresolvable`).
+    (`predicates.unresolvable`); `mig`: the cycle's MIG instances as it left them.
 
     Several pods' evictions accumulate in one session (see `board`): a later pod sees the
     earlier victims gone and their preemptors in their place."""
+    rules = profile_of(cluster.scheduler).session
+    if rules.volcano:  # Volcano's preempt and reclaim of MIG pods: not modelled (§13)
+        unplaced = [p for p in unplaced if not p.request.mig_profile]
     if not unplaced:
         return {}
-    rules = profile_of(cluster.scheduler).session
     sched = cluster.scheduler
-    board = Board(cluster, state, frozenset(placed))
+    board = Board(cluster, state, frozenset(placed), mig)
     if not rules.volcano:
         if sched.preemption is False:
             off = Preemption("off", "kube-scheduler's DefaultPreemption is off (preemption: false)")
