@@ -77,3 +77,29 @@ class Shape:
     def demand(self) -> tuple[int, int, int]:
         """(pod slots, cpu millicores, memory bytes) the pod takes from its node."""
         return (1, self.resources.cpu_milli, self.resources.memory_bytes)
+
+
+class Failures:
+    """The shapes that found no place in one pass over a queue, and whether a shape will
+    find none either (it `needs_no_less` than one of them): placing only takes room, so the
+    answer holds for the rest of the pass. A queue repeats few shapes, so each shape is
+    compared with each failure once, not once per pod."""
+
+    def __init__(self) -> None:
+        self._failed: list[Shape] = []
+        # per shape, how many failures it was compared with (-1: it needs no less than one)
+        self._compared: dict[Shape, int] = {}
+
+    def known(self, shape: Shape) -> bool:
+        """Whether `shape` fits nowhere, by the failures so far (no scan of the cluster)."""
+        seen = self._compared.get(shape, 0)
+        if seen < 0 or any(shape.needs_no_less(f) for f in self._failed[seen:]):
+            self._compared[shape] = -1
+            return True
+        self._compared[shape] = len(self._failed)
+        return False
+
+    def add(self, shape: Shape) -> None:
+        """`shape` found no place."""
+        self._failed.append(shape)
+        self._compared[shape] = -1

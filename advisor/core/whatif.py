@@ -55,6 +55,7 @@ from advisor.core.model import (
     queue_order,
 )
 from advisor.core.profiles import Profile, profile_of
+from advisor.core.shape import Failures
 from advisor.core.state import CardState, Shape
 
 ALL_POLICIES: tuple[Policy, ...] = tuple(Policy(n, c) for n, c in product(POLICIES, POLICIES))
@@ -111,10 +112,7 @@ def landings(
         shapes = [None if is_mig(pod) else valid_shape(pod, profile) for pod in pods]
     elif len(shapes) != len(pods):
         raise ValueError(f"{len(shapes)} shapes for {len(pods)} pods")
-    failed: list[Shape] = []
-    # Per shape, how many of `failed` it was compared with (-1: it needs no less than one):
-    # a queue repeats few shapes, so each is compared with each failure once, not per pod.
-    compared: dict[Shape, int] = {}
+    failures = Failures()
     placed: list[Landing] = []
     for pod, shape in zip(pods, shapes, strict=True):
         if is_mig(pod):  # its instances are the book's; its shape no vGPU shape to skip by
@@ -124,16 +122,12 @@ def landings(
         if shape is None:
             placed.append(NOWHERE)
             continue
-        seen = compared.get(shape, 0)
-        if seen < 0 or any(shape.needs_no_less(f) for f in failed[seen:]):
-            compared[shape] = -1
+        if failures.known(shape):
             placed.append(NOWHERE)
             continue
-        compared[shape] = len(failed)
         positions = state.place(shape, policy.node, policy.card)
         if positions is None:
-            failed.append(shape)
-            compared[shape] = -1
+            failures.add(shape)
             placed.append(NOWHERE)
             continue
         tied = state.tied > 1

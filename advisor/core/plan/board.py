@@ -47,6 +47,7 @@ from advisor.core.plan.gangs import GangRules
 from advisor.core.plan.limits import NeverEvict, never_evict_reason
 from advisor.core.plan.memo import CardMemo
 from advisor.core.profiles.base import mode_conflict
+from advisor.core.shape import Failures
 from advisor.core.state import CardState, IntArray, Shape
 from advisor.core.task_order import task_order
 from advisor.errors import known
@@ -356,6 +357,10 @@ class Board(GangRules):
             st.release(held, self.shape_of(pod))
             touched.update(self.node_of_card(k) for k in held)
         local = _LocalCards(st, touched) if quick else None
+        # The literal one skips the scan for a shape that needs no less than one that failed
+        # (exact: placing only takes room, a gang's discarded members give back what they
+        # took), but counts it as tried: the work, and so the plans, stay the same.
+        failures = Failures() if local is None else None
         dead: set[Shape] = set()
         landed: dict[int, list[int]] = {}
         rescued: list[int] = []
@@ -390,7 +395,12 @@ class Board(GangRules):
                     dead.add(shape)
                     continue
             self.placements += 1
-            positions = st.place(shape, node_policy, card_policy)
+            if failures is not None and failures.known(shape):
+                positions = None
+            else:
+                positions = st.place(shape, node_policy, card_policy)
+                if positions is None and failures is not None:
+                    failures.add(shape)
             if positions is None:
                 if evicted:
                     stranded.append(pod)

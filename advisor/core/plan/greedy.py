@@ -190,6 +190,12 @@ class Greedy:
             key = self.search.estimate(target)
             if key is not None:
                 self._push(key, target, -1, None)
+        if positions is None:
+            # A listing of every target supersedes most entries: drop those (they would be
+            # skipped when popped) so the heap stays the size of one listing. Every entry
+            # has its own seq, so what pops, in which order, is the same.
+            self.heap = [e for e in self.heap if self.latest.get(e[3].key) == e[2]]
+            heapq.heapify(self.heap)
         return (tuple(levels), b.movable_limit())
 
     def _push(self, key: PlanKey, target: Target, epoch: int, proposal: Proposal | None) -> int:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import itertools
 import json
 
-from advisor.core.plan import PlanOptions, plan
+import pytest
+
+from advisor.core.plan import PlanOptions, plan, planner
 from advisor.core.plan.planner import HELD_BACK_WORK_SHARE, RUNS
 from advisor.output.plan import plan_json
 from benchmarks.synthetic import SyntheticSpec, synthetic_cluster
@@ -59,3 +61,22 @@ def test_the_look_above_the_caps_ends_by_work_too() -> None:
     slack = 2 * 64  # each bound is read every 64 targets listed, a unit or so apart
     assert report.work <= limit + slack
     assert report == plan(CLUSTER, options)
+
+
+def test_the_bound_grows_with_the_cards_beyond_the_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 200 units cut the first listing of this board's targets (about 230 units) and no plan
+    # comes, as a fixed bound did on 20,000 nodes (issue #25). On more cards than
+    # REFERENCE_CARDS the bound grows in proportion: here 800 cards over 200, four times.
+    options = PlanOptions(work=200)
+    fixed = plan(CLUSTER, options)
+    assert (fixed.plans, fixed.work_budget) == ((), 200)
+    monkeypatch.setattr(planner, "REFERENCE_CARDS", 200)
+    grown = plan(CLUSTER, options)
+    assert grown.work_budget == 4 * 200
+    assert grown.stopped == "work"
+    assert len(grown.plans) >= 1
+    slack = 2 * 64  # each bound is read every 64 targets listed, a unit or so apart
+    assert grown.work <= grown.work_budget * 3 // 2 + slack  # the look above the caps too
+    assert grown == plan(CLUSTER, options)
