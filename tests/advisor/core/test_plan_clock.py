@@ -63,20 +63,21 @@ def test_the_look_above_the_caps_ends_by_work_too() -> None:
     assert report == plan(CLUSTER, options)
 
 
-def test_the_bound_grows_with_the_cards_beyond_the_reference(
+def test_the_bound_grows_with_a_listing_larger_than_the_reference(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # 200 units cut the first listing of this board's targets (about 230 units) and no plan
-    # comes, as a fixed bound did on 20,000 nodes (issue #25). On more cards than
-    # REFERENCE_CARDS the bound grows in proportion: here 800 cards over 200, four times.
+    # comes, as a 20,000-node board's listing is larger than the default bound (issue #25).
+    # Where one listing is larger than REFERENCE_LISTING the bound grows in proportion:
+    # here to four listings, the first never cut, so plans come.
     options = PlanOptions(work=200)
     fixed = plan(CLUSTER, options)
     assert (fixed.plans, fixed.work_budget) == ((), 200)
-    monkeypatch.setattr(planner, "REFERENCE_CARDS", 200)
+    monkeypatch.setattr(planner, "REFERENCE_LISTING", 50)
     grown = plan(CLUSTER, options)
-    assert grown.work_budget == 4 * 200
     assert grown.stopped == "work"
     assert len(grown.plans) >= 1
+    assert grown.work_budget >= 4 * 200  # 200 units per 50 of a listing of over 200
     slack = 2 * 64  # each bound is read every 64 targets listed, a unit or so apart
     assert grown.work <= grown.work_budget * 3 // 2 + slack  # the look above the caps too
     assert grown == plan(CLUSTER, options)
