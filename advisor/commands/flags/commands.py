@@ -106,8 +106,7 @@ def _plan(sub: Any) -> None:
         default=DEFAULT_WORK,
         metavar="N",
         help="the search's budget, in simulated placements (default "
-        f"{DEFAULT_WORK:,}; grown in proportion where listing every target costs more than "
-        "a third of it); the same input gives the same plans on any machine",
+        f"{DEFAULT_WORK:,}); the same input gives the same plans on any machine",
     )
     parser.add_argument(
         "--time-budget",
