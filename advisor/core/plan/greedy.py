@@ -106,18 +106,6 @@ class Greedy:
         self.mismatches = 0  # simulations disagreeing, or a gang split (never, if correct)
         self.stop: Stop = lambda: None  # set by `run`
         self.stopped: str | None = None
-        # The first listing of every target: the work before it, and the work it took (None
-        # while it lasts). The search's bound is at least a few such listings (`planner`).
-        self._listing_from: int | None = None
-        self._listing_took: int | None = None
-
-    @property
-    def listing_work(self) -> int:
-        """The work of this run's first listing of every target, so far while it lasts (0
-        before it starts): what any search on this board pays before its first plan."""
-        if self._listing_took is not None:
-            return self._listing_took
-        return 0 if self._listing_from is None else self.board.work - self._listing_from
 
     def run(self, stop: Stop) -> list[Plan]:
         """The plans, in order; `stopped` says why the search ended early (None: it did not)."""
@@ -192,22 +180,17 @@ class Greedy:
         else:
             cards = sorted(set(positions))
             nodes = sorted({b.node_of_card(k) for k in cards})
-        first = positions is None and self._listing_from is None
-        if first:
-            self._listing_from = b.work
         targets = itertools.chain(
             self.search.card_targets(cards, levels), self.search.node_targets(nodes, levels)
         )
         for count, target in enumerate(targets):
-            # A later listing on a large cluster can outlast the budget by itself.
+            # On a large cluster listing every target can outlast the budget by itself.
             if count % REGENERATE_CHECK_EVERY == 0 and self.stop() is not None:
                 break
             key = self.search.estimate(target)
             if key is not None:
                 self._push(key, target, -1, None)
-        if first:
-            self._listing_took = self.listing_work
-        elif positions is None:
+        if positions is None:
             # A listing of every target supersedes most entries: drop those (they would be
             # skipped when popped) so the heap stays the size of one listing. Every entry
             # has its own seq, so what pops, in which order, is the same.

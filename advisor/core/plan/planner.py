@@ -72,11 +72,6 @@ RUNS: tuple[tuple[Objective, int], ...] = (("ratio", 16), ("value", 16), ("holes
 # The look for plans above the caps may spend this fraction of --plan-work (1/2) beyond what
 # the search spent: one listing of a 5,000-node board's targets is about 60,000 units.
 HELD_BACK_WORK_SHARE = 2
-# A listing of every target grows with the cluster (about 60,000 units on 5,000 nodes of 8
-# cards, 240,000 on 20,000): --plan-work is the bound on a board whose listing costs at most
-# this much, and grows with the listing beyond it, or a large cluster's search would end
-# before its first plan. Still work: the same on any machine.
-REFERENCE_LISTING = DEFAULT_WORK // 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +210,6 @@ def plan(
     if clock is not None and options.time_budget_s is not None:
         deadline = start + options.time_budget_s
     best: _Run | None = None
-    first: Greedy | None = None  # the first run's listing sets the bound (`_bound`)
     tally = _Tally()
     stopped: str | None = None
     for objective, patience in RUNS:
@@ -230,16 +224,14 @@ def plan(
         greedy = Greedy(
             board, search, {board.ids[n] for n in targetable}, options.max_evictions, patience
         )
-        first = first or greedy
         spent = dataclasses.replace(tally)
-        stop = functools.partial(_stop, options, first, board, search, spent)
+        stop = functools.partial(_stop, options, board, search, spent)
         run = _Run(board, greedy, greedy.run(stop))
         stopped = greedy.stopped
         tally.add(board, search, (0, 0))
         if best is None or run.rank() < best.rank():
             best = run
     best = known(best, "the best portfolio run")
-    listing = known(first, "the first portfolio run").listing_work
     plans = best.plans
     held: tuple[HeldBack, ...] = ()
     if stopped != "time" and _past(clock, deadline):
@@ -256,7 +248,7 @@ def plan(
             reference,
         )
         # Its own share of work on top of the search's, so that the look ends by work too.
-        allowance = best.board.work + _bound(options, listing) // HELD_BACK_WORK_SHARE
+        allowance = best.board.work + options.work // HELD_BACK_WORK_SHARE
         fired: list[str] = []
         out_of_work = functools.partial(_held_stop, allowance, best.board, fired.append)
         held = held_back(
@@ -289,7 +281,7 @@ def plan(
         targets=tally.targets,
         cards_checked=tally.card_checks,
         work=tally.work,
-        work_budget=_bound(options, listing),
+        work_budget=options.work,
         stopped=stopped,
         held_back=held,
         options=options,
@@ -317,19 +309,10 @@ class _Tally:
         self.targets += search.estimates
 
 
-def _bound(options: PlanOptions, listing: int) -> int:
-    """The search's work bound: --plan-work, scaled up by how far one listing of every
-    target (`listing`, its work) exceeds REFERENCE_LISTING."""
-    return max(options.work, options.work * listing // REFERENCE_LISTING)
-
-
-def _stop(
-    options: PlanOptions, first: Greedy, board: Board, search: Search, spent: _Tally
-) -> str | None:
-    """Why a run must stop now: the work bound (`_bound`, by the `first` run's listing, so
-    far while it lasts) is spent with what the runs before did (`spent`); None to go on.
-    Never the clock: a run ends where it ends on any machine."""
-    if board.work + spent.work >= _bound(options, first.listing_work) or (
+def _stop(options: PlanOptions, board: Board, search: Search, spent: _Tally) -> str | None:
+    """Why a run must stop now: the work budget is spent (with what the runs before did,
+    `spent`); None to go on. Never the clock: a run ends where it ends on any machine."""
+    if board.work + spent.work >= options.work or (
         options.max_evaluations is not None
         and search.evaluations + spent.evaluations >= options.max_evaluations
     ):

@@ -7,9 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 
-import pytest
-
-from advisor.core.plan import PlanOptions, plan, planner
+from advisor.core.plan import PlanOptions, plan
 from advisor.core.plan.planner import HELD_BACK_WORK_SHARE, RUNS
 from advisor.output.plan import plan_json
 from benchmarks.synthetic import SyntheticSpec, synthetic_cluster
@@ -61,23 +59,3 @@ def test_the_look_above_the_caps_ends_by_work_too() -> None:
     slack = 2 * 64  # each bound is read every 64 targets listed, a unit or so apart
     assert report.work <= limit + slack
     assert report == plan(CLUSTER, options)
-
-
-def test_the_bound_grows_with_a_listing_larger_than_the_reference(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # 200 units cut the first listing of this board's targets (about 230 units) and no plan
-    # comes, as a 20,000-node board's listing is larger than the default bound (issue #25).
-    # Where one listing is larger than REFERENCE_LISTING the bound grows in proportion:
-    # here to four listings, the first never cut, so plans come.
-    options = PlanOptions(work=200)
-    fixed = plan(CLUSTER, options)
-    assert (fixed.plans, fixed.work_budget) == ((), 200)
-    monkeypatch.setattr(planner, "REFERENCE_LISTING", 50)
-    grown = plan(CLUSTER, options)
-    assert grown.stopped == "work"
-    assert len(grown.plans) >= 1
-    assert grown.work_budget >= 4 * 200  # 200 units per 50 of a listing of over 200
-    slack = 2 * 64  # each bound is read every 64 targets listed, a unit or so apart
-    assert grown.work <= grown.work_budget * 3 // 2 + slack  # the look above the caps too
-    assert grown == plan(CLUSTER, options)
