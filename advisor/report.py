@@ -166,7 +166,8 @@ def build_report(
     timer.end("plan")
     frag = fragmentation(cluster)
     timer.end("fragmentation")
-    ups, downs = scaling_advice(cluster, plans, diagnosis, options.scale_down_threshold)
+    decided = pod_remedies(diagnosis, plans, cluster)  # what every output says of each pod
+    ups, downs = scaling_advice(cluster, plans, diagnosis, options.scale_down_threshold, decided)
     # volcano-vgpu has no health check: its unhealthy cards still take pods
     capacity = capacity_gpus(cluster, healthy_only=profile_of(cluster.scheduler).checks_health)
     peak_allotted, peak_used = allotted_gpus(cluster), None
@@ -214,7 +215,7 @@ def build_report(
     add_mig_profiles(data["diagnosis"], cluster, diagnosis)
     add_advice(
         [*data["diagnosis"]["pods"], *data["plan"]["unresolved"]],
-        pod_remedies(diagnosis, plans, cluster),
+        decided,
     )
     add_room(data["diagnosis"].get("autoscalers", []), trial)
     timer.end("assemble")  # the JSON-ready tables above

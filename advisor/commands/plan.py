@@ -66,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
     cluster = read.cluster
     diagnosis = judge(cluster, node_detail_limit=0)
     report = plan(cluster, options, clock=time.monotonic, diagnosis=diagnosis)
-    data = plan_json(report, cluster, *scaling_advice(cluster, report, diagnosis))
-    add_advice(data["unresolved"], pod_remedies(diagnosis, report, cluster))
+    decided = pod_remedies(diagnosis, report, cluster)
+    data = plan_json(report, cluster, *scaling_advice(cluster, report, diagnosis, decided=decided))
+    add_advice(data["unresolved"], decided)
     if args.format == "json":
         text = json.dumps(data, indent=2)
     elif args.format == "kubectl":

@@ -29,7 +29,7 @@ only on paper: the advice is `no-plan` and a scale-up is proposed. Advice keys:
 | `queue` | no | its Volcano queue does not admit its group, or has no room for it |
 | `quota` | no | its namespace's ResourceQuota on HAMi's resources would be exceeded |
 | `mig-geometry` | no | a MIG card's re-partition, verified by simulation, makes room |
-| `mig-no-repartition` | no | mig-geometry, but no one-card re-partition was verified |
+| `mig-no-repartition` | yes | mig-geometry, but no one-card re-partition was verified |
 
 Any pod a plan rescues is never proposed a node. A pod proposed one may still get none when
 no node template admits it (`ScaleUpAdvice.not_triggered` says why).
@@ -61,10 +61,13 @@ ADVISES_NO_NODES = frozenset(
         "queue",  # the queue's share or capability, not the nodes, keeps it out
         "quota",  # the namespace's quota, not the nodes, keeps it out
         "mig-geometry",  # a re-partition of a MIG card, not a node, makes room
-        "mig-no-repartition",  # a geometry cause: nodes are not proposed for it (design §13)
     }
 )
-ADVISES_NODES = frozenset({"no-plan", "capacity-scale-up", "capacity", "unsatisfiable"})
+# `mig-no-repartition` proposes nodes as `no-plan` does: with no re-partition verified, a new
+# node whose MIG layout offers the profile is what the autoscaler would add (design §13).
+ADVISES_NODES = frozenset(
+    {"no-plan", "capacity-scale-up", "capacity", "unsatisfiable", "mig-no-repartition"}
+)
 WHY: Mapping[str, str] = MappingProxyType(
     {
         "schedulable": "it fits now",
@@ -181,8 +184,10 @@ ACTIONS: Mapping[str, tuple[str, str]] = MappingProxyType(
             "MIG geometry, no re-partition found",
             "A MIG card's unoccupied slices would hold these, but no re-partition of one card "
             "was verified by simulation to make room without leaving another pod waiting (or "
-            "the run's simulations ran out first, as the pod's advice says): re-partition by "
-            "hand, over several cards, or wait for the instances to free.",
+            "the run's simulations ran out first, as the pod's advice says): add the nodes "
+            "below, where a node group's MIG layout offers the profile (the cluster-autoscaler "
+            "adds them for these pods on its own), re-partition by hand over several cards, or "
+            "wait for the instances to free.",
         ),
         "quota": (
             "Quota",

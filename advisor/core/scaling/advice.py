@@ -4,6 +4,8 @@ Pending pod's advice (`core.remedy`) decided by the same plans."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.mig_partition import search
 from advisor.core.model import Cluster
@@ -34,18 +36,28 @@ def pod_remedies(
 
 
 def scaling_advice(
-    cluster: Cluster, plans: PlanReport, diagnosis: Diagnosis, scale_down_threshold: float = 0.3
+    cluster: Cluster,
+    plans: PlanReport,
+    diagnosis: Diagnosis,
+    scale_down_threshold: float = 0.3,
+    decided: Sequence[Remedy] | None = None,
 ) -> tuple[ScaleUpAdvice, ScaleDownAdvice]:
     """Scale-up for what the plans leave Pending (the pods `pod_remedies` proposes nodes
     for); scale-down judged on the cluster after the plans, so that no node a plan moves
     pods onto is also proposed for removal. Each advice is a sequence of steps; scale-up's
     carries the pods no node would help (`not_triggered`), scale-down's the idle nodes kept
-    (`held`)."""
+    (`held`). `decided`: the pods' `pod_remedies`, where the caller has them (so the
+    re-partitions are searched once and the nodes follow the advice the pods show)."""
     downs = scale_down_advice(apply_plans(cluster, plans), threshold=scale_down_threshold)
-    return scale_up_after(cluster, plans, diagnosis), downs
+    return scale_up_after(cluster, plans, diagnosis, decided), downs
 
 
-def scale_up_after(cluster: Cluster, plans: PlanReport, diagnosis: Diagnosis) -> ScaleUpAdvice:
+def scale_up_after(
+    cluster: Cluster,
+    plans: PlanReport,
+    diagnosis: Diagnosis,
+    decided: Sequence[Remedy] | None = None,
+) -> ScaleUpAdvice:
     """Scale-up for what the plans leave Pending: `scaling_advice`'s, without scale-down."""
     rescued, held = plan_outcome(plans)
-    return scale_up_advice(cluster, rescued=rescued, diagnosis=diagnosis, held=held)
+    return scale_up_advice(cluster, rescued, diagnosis, held=held, decided=decided)

@@ -28,7 +28,7 @@ from advisor.core.mig_cycle import is_mig
 from advisor.core.model import Cluster, Placement, Pod, gangs_of, queue_order
 from advisor.core.profiles import profile_of
 from advisor.core.profiles.base import ScaleUpActor
-from advisor.core.remedy import remedy
+from advisor.core.remedy import Remedy, remedies
 from advisor.core.scaling.actor import CCE_ADDON, CCE_NOT_TRIGGERED, pool_of, resize_text
 from advisor.core.scaling.check import QueueCheck, put_back, take_out
 from advisor.core.scaling.mig_up import estimate_with_mig, hosts, not_offered, without_mig
@@ -95,6 +95,7 @@ def scale_up_advice(
     diagnosis: Diagnosis | None = None,
     max_rounds: int = 20,
     held: Collection[str] = frozenset(),
+    decided: Sequence[Remedy] | None = None,
 ) -> ScaleUpAdvice:
     """Nodes to add for the Pending pods that stay unresolved, and the pods no template admits.
 
@@ -108,15 +109,20 @@ def scale_up_advice(
     can host are covered greedily: the template hosting the most of them, then needing the
     fewest nodes, then the least memory in all. The others get a new shape per first
     template admitting them: its copy with the fewest and smallest cards hosting them all.
-    `diagnosis` saves a run when the caller has one of `cluster`; `max_rounds` bounds the
-    check's node additions.
+    `diagnosis` saves a run when the caller has one of `cluster`, and `decided` its pods'
+    remedies when it has them (`scaling.advice.pod_remedies`: a `mig-geometry` pod whose
+    re-partition is verified is left out of the check as a rescued one, since the
+    re-partition places it); `max_rounds` bounds the check's node additions.
     """
     if diagnosis is None:
         diagnosis = judge(cluster, node_detail_limit=0)
-    decided = [(d, remedy(d, rescued, held)) for d in diagnosis.pods]
-    short = [d.pod.name for d, r in decided if r.advice == "node-resources"]
+    if decided is None:
+        decided = remedies(diagnosis, rescued, held)
+    by_pod = {r.pod: r for r in decided}
+    rescued = {*rescued, *(r.pod for r in decided if r.repartition is not None)}
+    short = [r.pod for r in decided if r.advice == "node-resources"]
     freed = relief(cluster, diagnosis, short)
-    asked = [d.pod for d, r in decided if r.scale_up]
+    asked = [d.pod for d in diagnosis.pods if by_pod[d.pod.name].scale_up]
     targets = _with_gang_mates(cluster, asked, diagnosis, rescued)
     if not targets or cluster.max_vgpus_per_card < 1:  # with no vGPU allowed, no node helps
         return ScaleUpAdvice((), relief=freed)

@@ -291,7 +291,8 @@ def test_pods_past_the_simulation_budget_are_named_unsearched() -> None:
     assert advice["ml/p"].why == spent.repartitions[0].summary
     assert advice["ml/q"].why == NOT_SEARCHED
     assert advice["ml/q"].repartition is None
-    assert not advice["ml/q"].scale_up
+    # not searched is not found: nodes are proposed, as for a pod with none verified
+    assert (advice["ml/p"].scale_up, advice["ml/q"].scale_up) == (False, True)
 
 
 def test_room_only_over_two_cards_gets_no_one_card_re_partition() -> None:
@@ -311,7 +312,7 @@ def test_room_only_over_two_cards_gets_no_one_card_re_partition() -> None:
     (advice,) = remedies(diagnosis)
     assert (advice.advice, advice.scale_up, advice.repartition) == (
         "mig-no-repartition",
-        False,
+        True,
         None,
     )
     assert advice.why == WHY["mig-no-repartition"]

@@ -9,7 +9,9 @@ from typing import Any
 from advisor.core.diagnose import build_state
 from advisor.core.gang import judge
 from advisor.core.mig_cycle import MigBook
-from advisor.core.model import Placement
+from advisor.core.mig_partition import search
+from advisor.core.model import Cluster, Placement
+from advisor.core.remedy import Remedy, remedies
 from advisor.core.scaling.down import PODS_DO_NOT_FIT, node_utilisation, scale_down_advice
 from advisor.core.scaling.templates import NOT_TRIGGERED, NodeShape
 from advisor.core.scaling.up import scale_up_advice, with_new_nodes
@@ -205,3 +207,41 @@ def test_a_moved_mig_pod_holds_its_new_instance_for_the_next_removal() -> None:
     assert advice.steps[0].moves["ml/a"] == Placement("m3", (0,))
     held = {h.node: h.reason for h in advice.held}
     assert held == {"m2": PODS_DO_NOT_FIT, "m3": PODS_DO_NOT_FIT}
+
+
+def _geometry_cluster(*pending: dict[str, Any], cards: int) -> Cluster:
+    """Node m: `cards` A100s cut in seven 1g.5gb, the one at slice 0 held on each; node h:
+    one A100 cut in two 3g.20gb, both held (a group whose new nodes offer 3g.20gb)."""
+    halves = [{"profile": "3g.20gb", "start": 0}, {"profile": "3g.20gb", "start": 4}]
+    held = [_bound(f"ml/m{i}", "m", "1g.5gb", i, 0) for i in range(cards)]
+    held += [_bound("ml/h0", "h", "3g.20gb", 0, 0), _bound("ml/h1", "h", "3g.20gb", 0, 4)]
+    nodes = [_mig_node("m", *([SEVEN] * cards)), _mig_node("h", halves)]
+    return scenario_from_data({"nodes": nodes, "pods": held + list(pending)}, "t.yaml")
+
+
+def _decided(cluster: Cluster) -> tuple[Remedy, ...]:
+    diagnosis = judge(cluster)
+    found = search(cluster, diagnosis)
+    return remedies(diagnosis, repartitions={r.pod: r for r in found.repartitions})
+
+
+def test_a_mig_pod_with_no_re_partition_gets_nodes_that_offer_its_profile() -> None:
+    # two 3g over m's two cards, which no one-card re-partition gives: h's shape holds both
+    cluster = _geometry_cluster(_ask("ml/p", "3g.20gb", 2), cards=2)
+    decided = _decided(cluster)
+    assert [(r.advice, r.scale_up) for r in decided] == [("mig-no-repartition", True)]
+    advice = scale_up_advice(cluster, decided=decided)
+    assert not advice.not_triggered
+    (step,) = advice.steps
+    assert (step.nodes, step.pods, step.verified) == (1, ("ml/p",), True)
+    assert [i.profile for i in step.shape.mig[0] or ()] == ["3g.20gb", "3g.20gb"]
+
+
+def test_a_mig_pod_its_re_partition_places_gets_no_node() -> None:
+    cluster = _geometry_cluster(_ask("ml/p", "3g.20gb"), cards=1)
+    decided = _decided(cluster)
+    assert [(r.advice, r.scale_up) for r in decided] == [("mig-geometry", False)]
+    assert decided[0].repartition is not None
+    assert not scale_up_advice(cluster, decided=decided).steps
+    # the remedies decide it: without the re-partition found, h's shape would be proposed
+    assert [s.pods for s in scale_up_advice(cluster).steps] == [("ml/p",)]
