@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         for d in diffs[:20]:
             print(f"    {d}")
     _preemption(args.n, args.seed, args.out)
+    _mig(args.n, args.seed, args.out)
     datas = [generate(args.seed + i, profile="volcano-vgpu") for i in range(args.n)]
     rows = volcano_compare.check(datas)
     pods = sum(n for n, _ in rows)
@@ -108,6 +109,31 @@ def _preemption(n: int, seed: int, out: Path) -> None:
     )
     print(f"  not compared, the GPU decides (fits once earlier victims are gone): {skipped}")
     print(f"  upstream's words begin the advisor's message: {same}/{worded}")
+    for path in written:
+        print(f"  disagreement, shrunk: {path}")
+
+
+def _mig(n: int, seed: int, out: Path) -> None:
+    """MIG instances as kube-scheduler counts them (nvidia.com/mig-<profile>), beside the
+    advisor's MIG cycle and its MIG preemption, on clusters with MIG (generate_mig.py)."""
+    for profile in ("hami", "cce"):
+        clusters, pods, agree, _, written = run_generated(n, seed, out, profile, mig=True)
+        datas = [generate(seed + i, profile=profile, mig=True) for i in range(n)]
+        steps, same, placed, refused, diffs = placements.check(datas)
+        print(
+            f"agreement: {agree}/{pods} pods on {clusters} clusters with MIG ({profile}: "
+            f"kube-scheduler filters); the advisor's cycle: {same}/{steps} pods agree, "
+            f"{refused} of its {placed} placements refused"
+        )
+        for line in [*map(str, written), *diffs[:20]]:
+            print(f"  {line}")
+    clusters, pods, agree, skipped, _, written = preempt_compare.run_generated(
+        n, seed, out, mig=True
+    )
+    print(
+        f"agreement: {agree}/{pods} pods on {clusters} clusters with MIG (hami: "
+        f"kube-scheduler's DefaultPreemption); not compared: {skipped}"
+    )
     for path in written:
         print(f"  disagreement, shrunk: {path}")
 

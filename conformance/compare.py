@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.core.diagnose import build_state
+from advisor.core.mig_cycle import MigBook
 from advisor.core.nodefilters import KUBE_FIT, RESOURCE_REASONS, static_reasons
 from advisor.core.state import Shape
 from advisor.scenario import ScenarioError, scenario_from_data
@@ -40,6 +41,7 @@ FILTERS = {
     "pod affinity terms conflict": "NodeAffinity",
 }
 RESOURCES = ("Insufficient cpu", "Insufficient memory", "Too many pods")
+MIG_SHORT = "Insufficient nvidia.com/mig-"  # a MIG pod's instances (fitsRequest's scalars)
 
 
 def filter_of(reasons: tuple[str, ...]) -> tuple[str, ...]:
@@ -52,7 +54,7 @@ def filter_of(reasons: tuple[str, ...]) -> tuple[str, ...]:
         return (FILTERS[first],)
     if first.startswith("node(s) had untolerated taint"):
         return ("TaintToleration",)
-    if first in RESOURCES:
+    if first in RESOURCES or first.startswith(MIG_SHORT):
         return ("NodeResourcesFit", *sorted(reasons))
     return ("unknown", *reasons)  # a message this comparison does not know: never agrees
 
@@ -61,16 +63,23 @@ def advisor_verdicts(data: dict[str, Any]) -> Verdicts:
     """The advisor's filter verdicts for each Pending pod on each node."""
     cluster = scenario_from_data(data, "<generated>")
     state = build_state(cluster)
+    book = MigBook(cluster, state)
     nodes = {n.name: n for n in cluster.nodes}
     out: Verdicts = {}
     for pod in cluster.pending:
         shape = Shape.of_pod(pod)
         short = state.resource_shortfalls(shape, KUBE_FIT)
+        profile = pod.request.mig_profile
+        # A MIG pod: the cycle's free instances of its profile, named after cpu, memory and
+        # the pod slot as fitsRequest names its scalar resources.
+        free = book.free(profile) if profile else []
         verdict: dict[str, tuple[str, ...]] = {}
         for i, name in enumerate(state.node_names):
             reasons = static_reasons(nodes[name], shape.constraints)
             if not reasons:
                 reasons = tuple(r for r, bad in zip(RESOURCE_REASONS, short[i], strict=True) if bad)
+                if profile and len(free[i]) < pod.request.gpus:
+                    reasons += (f"Insufficient {book.resource(i, profile)}",)
             if reasons:
                 verdict[name] = reasons
         out[pod.name] = verdict
@@ -173,18 +182,19 @@ def shrink(
 
 
 def run_generated(
-    count: int, seed: int, out: Path | None, profile: str | None = None
+    count: int, seed: int, out: Path | None, profile: str | None = None, mig: bool = False
 ) -> tuple[int, int, int, int, list[Path]]:
     """(clusters, pods, agreeing, agreeing word for word, shrunk disagreements written);
-    `profile` None: the generator's round of profiles."""
-    datas = [generate(seed + i, profile=profile) for i in range(count)]
+    `profile` None: the generator's round of profiles; `mig`: with MIG (generate_mig.py)."""
+    datas = [generate(seed + i, profile=profile, mig=mig) for i in range(count)]
     rows = check(datas)
     written: list[Path] = []
     for i, (data, row) in enumerate(zip(datas, rows, strict=True)):
         if row[3] and out is not None:
             out.mkdir(parents=True, exist_ok=True)
             small = shrink(data)
-            path = out / f"kube-filters-{data['scheduler']['profile']}-seed-{seed + i}.json"
+            kind = f"{data['scheduler']['profile']}{'-mig' if mig else ''}"
+            path = out / f"kube-filters-{kind}-seed-{seed + i}.json"
             again = check([small])[0][3]
             path.write_text(json.dumps({"differs": again, "scenario": small}, indent=2) + "\n")
             written.append(path)

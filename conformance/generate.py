@@ -15,6 +15,7 @@ import random
 from typing import Any
 
 from advisor.core.quantity import quantity_milli, quantity_units
+from conformance.generate_mig import add_mig
 
 CARD_MIB = (8192, 16384, 24576, 40960, 81920)
 ZONES = ("z1", "z2", "z3")
@@ -34,11 +35,16 @@ UNUSED, MEMORY_ONLY, WITH_CORE = 2, 0, 1  # a card's isolation mode (cce)
 
 
 def generate(
-    seed: int, max_nodes: int = 4, max_pending: int = 5, profile: str | None = None
+    seed: int,
+    max_nodes: int = 4,
+    max_pending: int = 5,
+    profile: str | None = None,
+    mig: bool = False,
 ) -> dict[str, Any]:
     """One cluster; the same seed gives the same scenario. The profile, unless given, goes
     round by seed: each judges the whole node by the same filters, and places GPU pods by
-    its own rules, which the cycle check (placements.py) then meets."""
+    its own rules, which the cycle check (placements.py) then meets. `mig`: some cards in
+    MIG mode with MIG pods (generate_mig.py), drawn after the rest, which stays as without."""
     profile = profile or PROFILES[seed % len(PROFILES)]
     rng = random.Random(seed)
     nodes = [_node(rng, i) for i in range(rng.randint(1, max_nodes))]
@@ -70,6 +76,8 @@ def generate(
     }
     if per_card:
         data["max_vgpus_per_card"] = per_card
+    if mig:
+        add_mig(random.Random(seed * 7717 + 3), data, _constraints)
     return data
 
 

@@ -4,7 +4,8 @@
 places the pods one by one, each seeing the cpu, memory and pod slots the ones before it
 took. Here each Pending pod is judged again on the cluster the advisor says it meets: every
 pod placed before it in queue order (priority, then creation) turned into a running pod on
-the advisor's node and cards. Two checks per pod, both against kube-scheduler's own filters:
+the advisor's node and cards (a MIG pod: the instances its bind takes). Two checks per
+pod, both against kube-scheduler's own filters:
 
 - every node's verdict agrees (the advisor's filters on that cluster, as in `compare`);
 - where the advisor places the pod, kube-scheduler's filters pass that node: the cycle's
@@ -16,7 +17,8 @@ from __future__ import annotations
 from copy import deepcopy
 from typing import Any
 
-from advisor.core.diagnose import diagnose
+from advisor.core.diagnose import build_state, diagnose
+from advisor.core.mig_cycle import MigBook
 from advisor.core.model import queue_order
 from advisor.scenario import scenario_from_data
 from conformance import harness
@@ -31,16 +33,25 @@ def steps(data: dict[str, Any]) -> list[Step]:
     verdicts = {d.pod.name: d for d in diagnose(cluster).pods}
     by_name = {p["name"]: p for p in data["pods"]}
     running = [p for p in data["pods"] if "node" in p]
+    book = MigBook(cluster, build_state(cluster))
     out: list[Step] = []
     for pod in queue_order(cluster.pending):
         verdict = verdicts[pod.name]
         placement = verdict.placement if verdict.cause == "schedulable" else None
         before = {**deepcopy(data), "pods": [*deepcopy(running), deepcopy(by_name[pod.name])]}
         out.append((before, pod.name, placement.node if placement else None))
-        if placement is not None:
-            running.append(
-                {**by_name[pod.name], "node": placement.node, "cards": list(placement.cards)}
-            )
+        if placement is None:
+            continue
+        bound = {**by_name[pod.name], "node": placement.node}
+        if pod.request.mig_profile:
+            # The instances the cycle's bind takes: the node's first free ones of the profile
+            free = book.free(pod.request.mig_profile)[book.state.node_index[placement.node]]
+            held = tuple((i.card, i.start) for i in free[: pod.request.gpus])
+            book.hold(pod, placement.node, held)
+            bound["mig_instances"] = [{"card": c, "start": s} for c, s in held]
+        else:
+            bound["cards"] = list(placement.cards)
+        running.append(bound)
     return out
 
 

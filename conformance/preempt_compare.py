@@ -55,11 +55,22 @@ def advisor_side(data: dict[str, Any]) -> tuple[dict[str, str], dict[str, Outcom
     return placed, verdicts
 
 
-def compare_pod(ours: Outcome | None, theirs: Outcome | None) -> str | None:
-    """What differs for one pod, or None; "skip: ..." where the harness cannot say."""
+def compare_pod(ours: Outcome | None, theirs: Outcome | None, mig: bool = False) -> str | None:
+    """What differs for one pod, or None; "skip: ..." where the harness cannot say. `mig`:
+    a MIG pod, whose instances the in-tree filters count: where the advisor finds it
+    fitting once earlier victims are gone, upstream's filters must pass that node."""
     if ours is None or theirs is None:
         return f"advisor {ours and ours['verdict']}, upstream {theirs and theirs['verdict']}"
-    if ours["verdict"] == "no-victims" and ours["message"].startswith(FITS_AFTER):
+    fits_after = ours["verdict"] == "no-victims" and ours["message"].startswith(FITS_AFTER)
+    if mig and (fits_after or theirs["verdict"] == "fits"):
+        node = ours["message"].removeprefix(FITS_AFTER).split(" ", 1)[0] if fits_after else ""
+        if node and node in theirs.get("in_tree", []):
+            return None
+        return (
+            f"advisor {ours['verdict']}{f' (fits on {node})' if node else ''}, upstream "
+            f"{theirs['verdict']} (in-tree filters pass {theirs.get('in_tree', [])})"
+        )
+    if fits_after:
         return "skip: fits once earlier victims are gone (the GPU decides)"
     if ours["verdict"] != theirs["verdict"]:
         return (
@@ -91,14 +102,19 @@ def check(datas: list[dict[str, Any]]) -> list[Row]:
     ]
     results = harness.run_scenarios("kube-preempt", copies)
     rows: list[Row] = []
-    for (_, ours), result in zip(sides, results, strict=True):
+    for data, (_, ours), result in zip(datas, sides, results, strict=True):
         theirs = {p["pod"]: p for p in result["preemptions"]}
+        migs = mig_pods(data)
         compared = agree = skipped = worded = same_words = 0
         diffs: list[str] = []
-        for pod in sorted(set(ours) | set(theirs)):
-            what = compare_pod(ours.get(pod), theirs.get(pod))
-            if what is not None and what.startswith("skip:"):
+        after_skip = False
+        for pod in queue(result, ours):
+            what = compare_pod(ours.get(pod), theirs.get(pod), pod in migs)
+            if after_skip or (what is not None and what.startswith("skip:")):
                 skipped += 1
+                # upstream nominated a pod the comparison cannot judge: its victims and
+                # nomination shape every later pod's cycle there, so none is compared
+                after_skip |= pod in theirs and theirs[pod]["verdict"] == "evicts"
                 continue
             compared += 1
             agree += what is None
@@ -112,6 +128,18 @@ def check(datas: list[dict[str, Any]]) -> list[Row]:
     return rows
 
 
+def queue(result: dict[str, Any], ours: dict[str, Outcome]) -> list[str]:
+    """The unplaced pods in the order the harness met them (its queue: PrioritySort's),
+    then any only the advisor judged."""
+    met = [p["pod"] for p in result["preemptions"]]
+    return met + sorted(set(ours) - set(met))
+
+
+def mig_pods(data: dict[str, Any]) -> set[str]:
+    """The names of the scenario's MIG pods (a `mig_profile` request)."""
+    return {p["name"] for p in data["pods"] if "mig_profile" in (p.get("request") or {})}
+
+
 def disagrees(data: dict[str, Any]) -> bool:
     """A witness: every running pod keeps its start time (kube-scheduler counts a pod
     without one as started now, at each comparison: their order is no one's to predict)."""
@@ -123,11 +151,12 @@ def disagrees(data: dict[str, Any]) -> bool:
         return False  # a smaller scenario the advisor refuses is no witness
 
 
-def generate_preempt(seed: int) -> dict[str, Any]:
+def generate_preempt(seed: int, mig: bool = False) -> dict[str, Any]:
     """A `hami` cluster (generate.generate) with what preemption turns on: running pods of
     several priorities with start times, some under a disruption budget, Pending pods of
-    higher priority asking what only evictions free, some with preemptionPolicy Never."""
-    data = generate(seed, profile="hami")
+    higher priority asking what only evictions free, some with preemptionPolicy Never.
+    `mig`: with MIG cards and pods (generate_mig.py)."""
+    data = generate(seed, profile="hami", mig=mig)
     rng = random.Random(seed * 7919 + 1)
     nodes = {n["name"]: n for n in data["nodes"]}
     for node in data["nodes"]:  # fewer nodes that no eviction opens
@@ -171,18 +200,18 @@ def _cpu_beside_others(node: dict[str, Any]) -> int:
 
 
 def run_generated(
-    count: int, seed: int, out: Path | None
+    count: int, seed: int, out: Path | None, mig: bool = False
 ) -> tuple[int, int, int, int, tuple[int, int], list[Path]]:
     """(clusters, pods compared, agreeing, skipped, (verdicts in upstream words, whose
-    advisor message begins with them), shrunk disagreements written)."""
-    datas = [generate_preempt(seed + i) for i in range(count)]
+    advisor message begins with them), shrunk disagreements written); `mig`: with MIG."""
+    datas = [generate_preempt(seed + i, mig=mig) for i in range(count)]
     rows = check(datas)
     written: list[Path] = []
     for i, (data, row) in enumerate(zip(datas, rows, strict=True)):
         if row[3] and out is not None:
             out.mkdir(parents=True, exist_ok=True)
             small = shrink(data, disagrees)
-            path = out / f"kube-preemption-seed-{seed + i}.json"
+            path = out / f"kube-preemption{'-mig' if mig else ''}-seed-{seed + i}.json"
             again = check([small])[0][3]
             path.write_text(json.dumps({"differs": again, "scenario": small}, indent=2) + "\n")
             written.append(path)

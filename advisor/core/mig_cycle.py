@@ -117,8 +117,28 @@ class MigBook:
         return out
 
     def free(self, profile: str) -> list[list[_Instance]]:
-        """Per node, its free instances of `profile` on healthy cards, by card then slice."""
-        return [[i for i in f if i.holder is None] for f in self.offered(profile)]
+        """Per node, the free instances of `profile` on healthy cards a pod may take, by
+        card then slice. The kubelet's allocatable counts healthy instances only, but a pod
+        holding one on an unhealthy card still counts in the node's requested
+        (fitsRequest: allocatable less every bound pod's request), so each such instance
+        takes one free healthy instance out of reach: the last ones, by card then slice."""
+        lost = self.held_unhealthy(profile)
+        out = []
+        for node, offered in enumerate(self.offered(profile)):
+            free = [i for i in offered if i.holder is None]
+            out.append(free[: max(0, len(free) - len(lost[node]))])
+        return out
+
+    def held_unhealthy(self, profile: str) -> list[list[str]]:
+        """Per node offering `profile`, the holder of each of its instances held on an
+        unhealthy card: requested, though not allocatable."""
+        out: list[list[str]] = [[] for _ in self.strategy]
+        for c in self.cards:
+            if not c.healthy and self._offers(c.node, profile):
+                out[c.node].extend(
+                    i.holder for i in c.instances if i.profile == profile and i.holder is not None
+                )
+        return out
 
     def resource(self, node: int, profile: str) -> str:
         """The resource the node's device plugin names `profile`'s instances by."""
@@ -127,8 +147,9 @@ class MigBook:
     def could_hold(self, profile: str) -> list[int]:
         """Per node, how many instances of `profile` its healthy MIG cards would hold were
         every free instance destroyed: the unoccupied slices, each card filled from its
-        first allowed start (the starts of each profile tile the card, so this is the most)."""
-        out = [0] * len(self.strategy)
+        first allowed start (the starts of each profile tile the card, so this is the most),
+        less those held on its unhealthy cards (`free`)."""
+        out = [-len(h) for h in self.held_unhealthy(profile)]  # requested, as `free` counts
         for c in self.cards:
             wanted = c.table.profile(profile)
             if wanted is None or not c.healthy or not self._offers(c.node, profile):

@@ -4,6 +4,8 @@
 // NodeResourcesFit, in the order the default profile runs them, stopping at the first that
 // rejects the node (framework.RunFilterPlugins). The nodes hold the scenario's running pods
 // and other_pods; the GPU filter of each profile is not kube-scheduler's and is left out.
+// MIG instances are kept (mig.go): the NVIDIA device plugin's mixed strategy advertises
+// them as extended resources NodeResourcesFit counts.
 //
 //	kube SCENARIO...
 //	kube -preempt SCENARIO...  (DefaultPreemption's PostFilter: preempt.go)
@@ -114,7 +116,7 @@ func runFile(path string, plugins []fwk.Plugin) Result {
 	for _, p := range plugins {
 		res.Filters = append(res.Filters, p.Name())
 	}
-	s, err := scenario.Read(path)
+	s, err := scenario.ReadWithMIG(path)
 	if err != nil {
 		res.Error = err.Error()
 		return res
@@ -203,6 +205,9 @@ func build(s *scenario.Scenario) (*objects, error) {
 				return nil, fmt.Errorf("nodes[%s].allocatable.%s: %w", n.Name, key, err)
 			}
 			alloc[v1.ResourceName(key)] = q
+		}
+		if err := addMIG(alloc, n); err != nil {
+			return nil, err
 		}
 		node := &v1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels},
@@ -327,13 +332,14 @@ func makePod(p scenario.Pod, node string) (*v1.Pod, error) {
 		}
 		requests[v1.ResourceName(key)] = q
 	}
+	limits := migRequest(p, requests)
 	priority := p.Priority
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{UID: types.UID(ns + "-" + name), Name: name, Namespace: ns, Labels: p.Labels},
 		Spec: v1.PodSpec{
 			NodeName:     node,
 			NodeSelector: p.NodeSelector,
-			Containers:   []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: requests}}},
+			Containers:   []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{Requests: requests, Limits: limits}}},
 			Affinity:     affinity(p.Affinity),
 			Priority:     &priority,
 		},

@@ -50,7 +50,8 @@ import (
 // extenderReason marks a node that passes the in-tree filters: HAMi's extender refused it.
 const extenderReason = "extender: the GPU filter refused the node"
 
-// Preemption: one unplaced pod's PostFilter. Verdict: not-eligible, no-victims, evicts.
+// Preemption: one unplaced pod's PostFilter. Verdict: not-eligible, no-victims, evicts; or
+// fits, a MIG pod the in-tree filters pass on the nodes InTree (no PostFilter runs).
 // Ties: the nodes pickOneNodeForPreemption could have picked (it takes the first of a
 // map's keys among equal scores), the nominated one among them.
 type Preemption struct {
@@ -79,7 +80,7 @@ var registerMetrics = sync.OnceFunc(metrics.Register)
 func runPreemptFile(path string) PreemptResult {
 	registerMetrics()
 	res := PreemptResult{Scenario: path, Upstream: upstream, Preemptions: []Preemption{}}
-	s, err := scenario.Read(path)
+	s, err := scenario.ReadWithMIG(path)
 	if err == nil {
 		var objs *objects
 		if objs, err = build(s); err == nil {
@@ -206,6 +207,13 @@ func preemptOne(ctx context.Context, f framework.Framework, pod *v1.Pod, rec *re
 			r.InTree = append(r.InTree, name)
 			statuses.Set(name, fwk.NewStatus(fwk.Unschedulable, extenderReason))
 		}
+	}
+	if isMIG(pod) && len(r.InTree) > 0 {
+		// No extender is interested in a MIG pod (HAMi's managedResources name none of
+		// nvidia.com/mig-*: extender.go IsInterested): the in-tree filters decide, it is
+		// scheduled, no PostFilter runs. Not bound here: the advisor counts it nowhere.
+		r.Verdict = "fits"
+		return r, nil
 	}
 	result, st := f.RunPostFilterPlugins(ctx, state, pod, statuses)
 	r.Status = st.Message()

@@ -166,3 +166,53 @@ def test_enqueue_refuses_a_pod_the_nodes_would_take_when_daemonsets_overcommit_t
         "queue",
         "resource in cluster is overused: overused cpu",
     )
+
+
+def _mig_card(index: int, healthy: bool, *layout: tuple[str, int]) -> dict[str, Any]:
+    instances = [{"profile": p, "start": s} for p, s in layout]
+    return {"index": index, "memory_mib": 81920, "healthy": healthy,
+            "model": "H100-SXM5-80GB", "mig": {"instances": instances}}  # fmt: skip
+
+
+def test_an_instance_held_on_an_unhealthy_card_still_counts_against_the_node() -> None:
+    """MIG seed 210 (hami), shrunk. The kubelet's allocatable of nvidia.com/mig-1g.10gb
+    counts the healthy card's three instances; kube-scheduler v1.35.3's fitsRequest
+    (k8s.io/kubernetes pkg/scheduler/framework/plugins/noderesources/fit.go) subtracts
+    every bound pod's request, the one held on the unhealthy card too: 3 - 4 < 1, though
+    two healthy instances are free. The advisor had counted the free healthy instances."""
+    scenario: dict[str, Any] = {
+        "scheduler": {"profile": "hami"},
+        "nodes": [
+            {"name": "node-2", "mig_strategy": "mixed",
+             "cards": [_mig_card(0, False, ("3g.40gb", 0), ("1g.10gb", 4), ("1g.10gb", 5),
+                                 ("1g.10gb", 6)),
+                       _mig_card(1, True, ("2g.20gb", 0), ("1g.10gb", 2), ("1g.10gb", 3),
+                                 ("1g.10gb", 4))]},
+        ],
+        "pods": [
+            {"name": "run/mig-3", "node": "node-2",
+             "request": {"gpus": 2, "mig_profile": "1g.10gb"},
+             "mig_instances": [{"card": 0, "start": 4}, {"card": 0, "start": 6}]},
+            {"name": "run/mig-4", "node": "node-2",
+             "request": {"gpus": 2, "mig_profile": "1g.10gb"},
+             "mig_instances": [{"card": 1, "start": 4}, {"card": 0, "start": 5}]},
+            {"name": "ml/mig-0", "request": {"gpus": 1, "mig_profile": "1g.10gb"}},
+        ],
+    }  # fmt: skip
+    assert advisor_verdicts(scenario) == {
+        "ml/mig-0": {"node-2": ("Insufficient nvidia.com/mig-1g.10gb",)}
+    }
+    (verdict,) = diagnose(scenario_from_data(scenario, "mig-seed-210.json")).pods
+    assert verdict.placement is None
+    # re-partitioned, the healthy card holds seven: 7 - 4 leaves 3
+    assert verdict.cause == "mig-geometry"
+    assert "unoccupied slices for 3 1g.10gb" in verdict.message
+    # without run/mig-3, one instance: 3 allocatable - 2 requested, two free healthy ones
+    del scenario["pods"][0]
+    one = diagnose(scenario_from_data(scenario, "mig-seed-210.json")).pods[0]
+    assert one.placement is not None
+    assert one.message == "fits on node-2 (1g.10gb at card 1 slice 2)"
+    scenario["pods"][-1]["request"]["gpus"] = 2
+    assert advisor_verdicts(scenario) == {
+        "ml/mig-0": {"node-2": ("Insufficient nvidia.com/mig-1g.10gb",)}
+    }

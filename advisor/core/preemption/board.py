@@ -55,6 +55,7 @@ class MigBook(Protocol):
     def copy(self, state: CardState) -> MigBook: ...
     def offered(self, profile: str) -> Sequence[Sequence[Instance]]: ...
     def free(self, profile: str) -> Sequence[Sequence[Instance]]: ...
+    def held_unhealthy(self, profile: str) -> Sequence[Sequence[str]]: ...
     def resource(self, node: int, profile: str) -> str: ...
     def held_by(self, pod: str) -> tuple[tuple[int, int], ...]: ...
     def hold(self, pod: Pod, node: str, held: tuple[tuple[int, int], ...]) -> None: ...
@@ -171,10 +172,21 @@ class Board:
 
     def mig_holders(self, profile: str) -> list[Counter[str | None]]:
         """Per node, its instances of `profile` (on healthy cards its device plugin
-        advertises: the node's allocatable of the resource) by holder, None free."""
+        advertises: the node's allocatable of the resource) by holder, None free; a pod
+        holding one on an unhealthy card counts too, as one fewer free (its request
+        counts against the allocatable: `MigBook.free`)."""
         if self.mig is None:
             return [Counter() for _ in self.state.node_names]
-        return [Counter(i.holder for i in found) for found in self.mig.offered(profile)]
+        out = []
+        for found, lost in zip(
+            self.mig.offered(profile), self.mig.held_unhealthy(profile), strict=True
+        ):
+            holders = Counter(i.holder for i in found)
+            for holder in lost:
+                holders[holder] += 1
+                holders[None] -= 1  # may go below zero: the node is over-committed
+            out.append(holders)
+        return out
 
     def freed(self, victims: Iterable[Pod]) -> tuple[int, int, int]:
         """(pod slots, cpu, memory) the victims free on their node (NodeResourcesFit's)."""

@@ -40,8 +40,25 @@ type Card struct {
 	UUID      string `json:"uuid"`
 	Numa      *int   `json:"numa"`
 	MaxVgpus  *int   `json:"max_vgpus"`
-	// A card in MIG mode (docs/design.md §13): read, and left out with its pods (dropMIG).
-	Mig json.RawMessage `json:"mig"`
+	// A card in MIG mode (docs/design.md §13): the kube harness counts its instances, the
+	// others leave it out with its pods (dropMIG).
+	Mig *Mig `json:"mig"`
+}
+
+// Mig is a card's GPU instances (docs/design.md §13).
+type Mig struct {
+	Instances []MigInstance `json:"instances"`
+}
+
+type MigInstance struct {
+	Profile string `json:"profile"`
+	Start   int    `json:"start"`
+}
+
+// Held is one MIG instance a bound MIG pod holds: the card's index and the instance's start.
+type Held struct {
+	Card  int `json:"card"`
+	Start int `json:"start"`
 }
 
 type Taint struct {
@@ -91,7 +108,7 @@ type Node struct {
 	Unschedulable bool                `json:"unschedulable"`
 	OtherPods     []OtherPod          `json:"other_pods"`
 	ResidentPods  []OtherPod          `json:"resident_pods"`
-	MigStrategy   string              `json:"mig_strategy"` // read, unused (dropMIG)
+	MigStrategy   string              `json:"mig_strategy"` // none (absent), single, mixed
 }
 
 type Request struct {
@@ -99,7 +116,7 @@ type Request struct {
 	MemoryMiB     int64  `json:"memory_mib"`
 	CorePercent   int64  `json:"core_percent"`
 	MemoryPercent int64  `json:"memory_percent"`
-	MigProfile    string `json:"mig_profile"` // a MIG pod: left out (dropMIG)
+	MigProfile    string `json:"mig_profile"` // a MIG pod: kept by ReadWithMIG alone
 }
 
 type Pod struct {
@@ -121,9 +138,9 @@ type Pod struct {
 	Created   string `json:"created"`
 	Scheduled string `json:"scheduled"`
 	Group     string `json:"group"` // a PodGroup of the scenario's groups
-	// The MIG instances a bound MIG pod holds: left out with it (dropMIG).
-	MigInstances json.RawMessage `json:"mig_instances"`
-	Role         string          `json:"role"` // its task role: the volcano.sh/task-spec annotation
+	// The MIG instances a bound MIG pod holds (kept by ReadWithMIG alone).
+	MigInstances []Held `json:"mig_instances"`
+	Role         string `json:"role"` // its task role: the volcano.sh/task-spec annotation
 	// The session's preemption rules (its preempt and reclaim actions, and kube's
 	// DefaultPreemption).
 	Preemptable      *bool  `json:"preemptable"`
@@ -195,7 +212,20 @@ type Scenario struct {
 	Placed map[string]string `json:"placed"`
 }
 
+// Read reads the scenario without its MIG (dropMIG), for the harnesses that do not model
+// it: Volcano's (v1.15.1's device code, v1.14.1's session).
 func Read(path string) (*Scenario, error) {
+	s, err := ReadWithMIG(path)
+	if err != nil {
+		return nil, err
+	}
+	s.dropMIG()
+	return s, nil
+}
+
+// ReadWithMIG reads the scenario as the file has it, MIG cards and MIG pods kept: the kube
+// harness, where an instance is the device plugin's extended resource.
+func ReadWithMIG(path string) (*Scenario, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -210,12 +240,11 @@ func Read(path string) (*Scenario, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s.dropMIG()
 	return &s, nil
 }
 
 // dropMIG leaves out MIG cards and MIG pods (docs/conformance.md): a MIG instance is the
-// device plugin's extended resource, which no harness here places by its geometry. A node
+// device plugin's extended resource, which Volcano's harnesses here do not model. A node
 // left with no card leaves too, with the pods bound to it, as conformance/files.py does.
 func (s *Scenario) dropMIG() {
 	gone := map[string]bool{}

@@ -263,3 +263,19 @@ def test_under_volcano_a_mig_victim_frees_no_vgpu() -> None:
     found = {d.pod.name: d.preemption for d in judge(scenario_from_data(data, "t.yaml")).pods}
     got = of(found, "v/p")
     assert (got.verdict, got.victims, got.helps) == ("evicts", ("ml/b", "v/a"), True)
+
+
+def test_a_holder_on_an_unhealthy_card_is_a_victim_that_frees_room() -> None:
+    """The unhealthy card's instances leave the node's allocatable, its holder's request
+    stays: 2 allocatable, 2 requested, so the free healthy instance is out of reach until
+    the holder on the unhealthy card goes (fitsRequest counts requests, not devices)."""
+    broken = {**card(1, *HALVES), "healthy": False}
+    nodes = [node("m", card(0, *HALVES), broken)]
+    pods = [
+        bound("a", "m", "3g.20gb", (1, 0)),
+        bound("b", "m", "3g.20gb", (0, 0), priority=MID),
+        ask("p", "3g.20gb"),
+    ]
+    got = of(verdicts(nodes, pods))
+    # b, more important, is reprieved first: with it back 2 - 1 leaves room
+    assert (got.verdict, got.node, got.victims, got.helps) == ("evicts", "m", ("ml/a",), True)
