@@ -25,7 +25,7 @@ leaves unplaced.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 
@@ -67,6 +67,7 @@ def place_queue(
     policy: Policy,
     mig: MigBook | None = None,
     shapes: Sequence[Shape | None] | None = None,
+    reference: Mapping[str, Placement | None] | None = None,
 ) -> tuple[Placement | None, ...]:
     """Place `pods` one by one in the order given, each seeing the ones before it.
 
@@ -83,8 +84,17 @@ def place_queue(
 
     `shapes`: each pod's `valid_shape` under the state's profile, where the caller places
     the same pods again and again (taken as given, not checked).
+
+    `reference`: where an earlier pass placed these pods (None: nowhere), on a state with
+    no less room anywhere than `state` (scale-down's queue before any removal). As long as
+    every pod it names that is placed here lands where it landed there, this pass's state
+    has no more room than that pass's at the same point (the pods it does not name only
+    take room), so a pod that found no place there finds none here: not looked for. The
+    first pod landing elsewhere ends that; the pass goes on by its own failures.
     """
-    return tuple(landing.placement for landing in landings(state, pods, policy, mig, shapes))
+    return tuple(
+        landing.placement for landing in landings(state, pods, policy, mig, shapes, reference)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +115,7 @@ def landings(
     policy: Policy,
     mig: MigBook | None = None,
     shapes: Sequence[Shape | None] | None = None,
+    reference: Mapping[str, Placement | None] | None = None,
 ) -> tuple[Landing, ...]:
     """`place_queue` with the memory each pod took and its random ties."""
     if shapes is None:
@@ -118,28 +129,36 @@ def landings(
         if is_mig(pod):  # its instances are the book's; its shape no vGPU shape to skip by
             where = mig.place(pod, policy.node) if mig is not None and pod.invalid is None else None
             placed.append(NOWHERE if where is None else Landing(where))
+            if reference is not None and reference.get(pod.name, where) != where:
+                reference = None  # its cpu, memory and slot went elsewhere
             continue
         if shape is None:
             placed.append(NOWHERE)
             continue
-        if failures.known(shape):
+        earlier = reference.get(pod.name, MISSING) if reference is not None else MISSING
+        if earlier is None or failures.known(shape):
             placed.append(NOWHERE)
             continue
         positions = state.place(shape, policy.node, policy.card)
         if positions is None:
             failures.add(shape)
             placed.append(NOWHERE)
+            reference = None if earlier is not MISSING else reference
             continue
         tied = state.tied > 1
         at = np.array(positions, dtype=np.int64)
         mib = int(state.card_need(shape, at).sum())
         sick = not bool(state.healthy[at].all())
         state.apply(positions, shape)
-        placed.append(Landing(state.placement_of(positions), mib, tied, sick))
+        where = state.placement_of(positions)
+        if earlier is not MISSING and where != earlier:
+            reference = None  # landed elsewhere: that pass's room no longer bounds this one
+        placed.append(Landing(where, mib, tied, sick))
     return tuple(placed)
 
 
 NOWHERE = Landing(None)
+MISSING = Placement("", ())  # a pod the reference pass does not name
 
 
 def _jobs_decide(diagnosis: Diagnosis) -> bool:

@@ -182,7 +182,10 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     before = place_queue(
         first, queue, cluster.policy, book.copy(first), shapes=[s for _, s in queued]
     )
-    must_land = {pod.name for pod, where in zip(queue, before, strict=True) if where is not None}
+    # where the queue lands with every node there: each trial's queue has no more room, so
+    # the pods that found none here are not looked for again while the trial keeps to it
+    reference = {pod.name: where for pod, where in zip(queue, before, strict=True)}
+    must_land = {name for name, where in reference.items() if where is not None}
     utilisation = _utilisation_by_node(base, book)
     candidates = sorted((u, name) for name, u in utilisation.items() if u < threshold)
     others = OtherPods(cluster.nodes)
@@ -226,7 +229,9 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
         after_state = trial.copy()
         after_book = trial_book.copy(after_state)
         shapes = [s for _, s in merged]
-        after = place_queue(after_state, order, cluster.policy, after_book, shapes=shapes)
+        after = place_queue(
+            after_state, order, cluster.policy, after_book, shapes=shapes, reference=reference
+        )
         landed = {pod.name: where for pod, where in zip(order, after, strict=True) if where}
         leaving = others.leaving(name)
         upcoming = {n for _, n in candidates[position + 1 :]}

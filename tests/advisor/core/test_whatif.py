@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +16,27 @@ from hypothesis import strategies as st
 from advisor.cli import main
 from advisor.core.diagnose import build_state, diagnose
 from advisor.core.fragmentation import valid_shape
-from advisor.core.model import POLICIES, Cluster, Placement, Policy, PolicyName, queue_order
+from advisor.core.model import (
+    POLICIES,
+    Cluster,
+    Placement,
+    Pod,
+    Policy,
+    PolicyName,
+    queue_order,
+)
 from advisor.core.nodefilters import Taint
+from advisor.core.state import CardState, Shape
 from advisor.core.whatif import landings, place_queue, repack_order, what_if
 from advisor.output import whatif_json
 from advisor.scenario import scenario_from_data
 from advisor.schemas import PolicyOutcomeJson, WhatIfJson
 from tests.advisor.core.constrained import (
     CORE,
+    constrained_clusters,
     gpu_node,
     gpu_pod,
+    selecting,
     strip_node_fields,
     tolerating,
 )
@@ -294,3 +307,102 @@ def test_whole_card_and_share_requests_land_with_what_they_take() -> None:
     result = what_if(cluster, [cluster.policy])
     assert (result.outcomes[0].pending_placed, result.outcomes[0].pending_placed_mib) == (2, 8192)
     assert result.pending_relative == 2
+
+
+def _reference(
+    state: CardState, queue: Sequence[Pod], policy: Policy
+) -> dict[str, Placement | None]:
+    """Where `queue` lands on (a copy of) `state`, by pod."""
+    landed = place_queue(state.copy(), queue, policy)
+    return {pod.name: where for pod, where in zip(queue, landed, strict=True)}
+
+
+def _without(state: CardState, node: int) -> CardState:
+    """`state` with `node` gone, as scale-down's trial removes it."""
+    trial = state.copy()
+    for k in trial.node_positions(node):
+        trial.healthy[k] = False
+    trial.allocatable[node] = 0
+    return trial
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.one_of(clusters(), constrained_clusters()), st.data())
+def test_a_reference_pass_skips_only_what_would_fail(cluster: Cluster, data: st.DataObject) -> None:
+    """scale-down's trials: the queue placed again with a node gone and the node's pods
+    queued among it. Not looking for a pod that found no place in the pass with every node
+    (while the pods it named land where they landed) gives exactly what looking gives."""
+    policy = cluster.policy
+    queue = queue_order(cluster.pending)
+    full = build_state(cluster)
+    reference = _reference(full, queue, policy)
+    gone = data.draw(st.integers(0, len(full.node_names) - 1))
+    moved = [
+        p for p in cluster.running if p.placement and p.placement.node == full.node_names[gone]
+    ]
+    at = data.draw(st.integers(0, len(queue)))
+    order = [*queue[:at], *(replace(p, placement=None) for p in moved), *queue[at:]]
+    trial = _without(full, gone)
+    for pod in moved:
+        assert pod.placement is not None
+        shape = valid_shape(pod)
+        if shape is not None:
+            trial.release(trial.positions(pod.placement), shape)
+    expected = place_queue(trial.copy(), order, policy)
+    assert place_queue(trial.copy(), order, policy, reference=reference) == expected
+
+
+def test_a_pod_landing_elsewhere_ends_the_reference() -> None:
+    """Node binpack; a goes. In the pass with every node, p1 (8 GiB, pool x: a or b) takes
+    a, the fullest (r holds 4 GiB); p3 (8 GiB) then takes c, fuller than the empty b (s
+    holds 4 GiB); p2 (12 GiB, c only) finds no place. Without a, p1 takes b and p3 the
+    now fuller b too, which leaves c's 12 GiB to p2: p3 landing elsewhere than in the
+    reference ends it, so p2 is looked for."""
+    nodes = (
+        gpu_node("a", 16, labels={"pool": "x"}),
+        gpu_node("b", 16, labels={"pool": "x"}),
+        gpu_node("c", 16, labels={"pool": "y"}),
+    )
+    cluster = Cluster(
+        nodes,
+        (
+            gpu_pod("t/r", 4, on="a"),
+            gpu_pod("t/s", 4, on="c"),
+            gpu_pod("t/p1", 8, constraints=selecting(pool="x")),
+            gpu_pod("t/p3", 8),
+            gpu_pod("t/p2", 12, constraints=selecting(pool="y")),
+        ),
+        Policy("binpack", "binpack"),
+    )
+    queue = queue_order(cluster.pending)
+    full = build_state(cluster)
+    reference = _reference(full, queue, cluster.policy)
+    assert reference == {"t/p1": Placement("a", (0,)), "t/p3": Placement("c", (0,)), "t/p2": None}
+    trial = _without(full, 0)
+    got = place_queue(trial, queue, cluster.policy, reference=reference)
+    assert got == (Placement("b", (0,)), Placement("b", (0,)), Placement("c", (0,)))
+
+
+def test_a_pod_failing_where_it_landed_ends_the_reference() -> None:
+    """a goes and m (4 GiB, priority 10) moves to z ahead of the queue. In the pass with
+    every node, p1 (16 GiB) took all of z and p2 (12 GiB) found no place; here p1 finds
+    none, which leaves z's 12 GiB to p2: p1's failure ends the reference."""
+    nodes = (gpu_node("a", 16, labels={"pool": "x"}), gpu_node("z", 16, labels={"pool": "y"}))
+    moved = replace(gpu_pod("t/m", 4, on="a"), priority=10)
+    cluster = Cluster(
+        nodes,
+        (
+            moved,
+            gpu_pod("t/p1", 16, constraints=selecting(pool="y")),
+            gpu_pod("t/p2", 12, constraints=selecting(pool="y")),
+        ),
+    )
+    queue = queue_order(cluster.pending)
+    full = build_state(cluster)
+    reference = _reference(full, queue, cluster.policy)
+    assert reference == {"t/p1": Placement("z", (0,)), "t/p2": None}
+    trial = _without(full, 0)
+    trial.release(trial.positions(Placement("a", (0,))), Shape.of_pod(moved))
+    order = [replace(moved, placement=None), *queue]
+    got = place_queue(trial, order, cluster.policy, reference=reference)
+    assert got == (Placement("z", (0,)), None, Placement("z", (0,)))
