@@ -1,8 +1,8 @@
-"""MIG draws for the generated clusters (docs/conformance.md, "MIG under kube-scheduler"):
-on a generated cluster, some nodes under the device plugin's mixed strategy with cards
-partitioned into GPU instances, running MIG pods holding some of them, and Pending MIG pods
-asking N instances of a profile, so that kube-scheduler's NodeResourcesFit and
-DefaultPreemption (the kube harness) judge them beside the advisor.
+"""MIG draws for the generated clusters (docs/conformance.md, "MIG instances under
+kube-scheduler"): on a generated cluster, some nodes under the device plugin's mixed
+strategy with cards partitioned into GPU instances, running MIG pods holding some of them,
+and Pending MIG pods asking N instances of a profile, so that kube-scheduler's
+NodeResourcesFit and DefaultPreemption (the kube harness) judge them beside the advisor.
 
 Draws lean toward the edges: a profile whose instances are all held or one short, several
 profiles on one card, a card the device plugin does not advertise (unhealthy) while a pod
@@ -38,7 +38,7 @@ def add_mig(rng: random.Random, data: dict[str, Any], constraints: Constraints) 
     mig_nodes = []
     for node in nodes:
         if rng.random() < 0.35 and node is not nodes[0]:
-            continue  # the first node always gets a chance: every cluster has MIG
+            continue  # the first node always gets a chance (unless a pod holds each card)
         cards = [c for c in node["cards"] if (node["name"], c["index"]) not in held]
         if not cards:
             continue
