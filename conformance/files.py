@@ -1,33 +1,58 @@
 """Scenario files (advisor/examples, fixtures) as the harnesses read them.
 
-The harnesses build no MIG (docs/design.md §13): a MIG instance is the device plugin's
-extended resource `nvidia.com/mig-<profile>`, which none of the upstream schedulers run
-here places by profile geometry. So a file's MIG cards, its MIG pods and the keys only MIG
-reads leave the scenario for both sides, and the comparison covers the rest."""
+kube-scheduler's harness models MIG as the device plugin advertises it under the `none` and
+`mixed` strategies (conformance/kube/mig.go: one `nvidia.com/mig-<profile>` per healthy
+instance, none under `none`), so the scenarios it compares keep their MIG there
+(`for_kube`); under `single` the plugin names the instances `nvidia.com/gpu`, which has no
+upstream meaning in that harness, so such a node loses its MIG. Volcano's harnesses read
+vGPU cards only: their scenarios lose every MIG card, MIG pod and MIG key (`without_mig`),
+and the comparison covers the rest."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from advisor.scenario import parse_text
 
+KUBE_STRATEGIES = ("none", "mixed")  # what conformance/kube/mig.go advertises
 
-def read_scenario(path: Path) -> Any:
-    """The file's parsed scenario without MIG (a mapping), or whatever else it parses to."""
+
+def read_scenario(path: Path, kube: bool = False) -> Any:
+    """The file's parsed scenario as the harnesses read it (a mapping: `for_kube`'s with
+    `kube`, else `without_mig`'s), or whatever else it parses to."""
     data = parse_text(path.read_text(), str(path))
-    return without_mig(data) if isinstance(data, dict) else data
+    if not isinstance(data, dict):
+        return data
+    return for_kube(data) if kube else without_mig(data)
 
 
 def without_mig(data: dict[str, Any]) -> dict[str, Any]:
     """A copy of `data` without MIG cards, MIG pods and the nodes' MIG strategy; a node left
     with no card leaves too, with the pods bound to it (a scenario's node has cards)."""
+    return _strip(data, lambda node: True, pending=True)
+
+
+def for_kube(data: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `data` as the kube harness reads it: MIG kept on the nodes of a strategy it
+    models, taken off the others as `without_mig` takes it, with the MIG pods bound there;
+    a Pending MIG pod stays (it asks the instances the others advertise)."""
+    return _strip(data, lambda node: node.get("mig_strategy", "none") not in KUBE_STRATEGIES)
+
+
+def _strip(
+    data: dict[str, Any], where: Callable[[dict[str, Any]], bool], pending: bool = False
+) -> dict[str, Any]:
+    """`data` with MIG taken off the nodes `where` picks (and off the Pending pods too with
+    `pending`)."""
     out = dict(data)
-    nodes, gone = [], set()
+    nodes, stripped, gone = [], set(), set()
     for node in data.get("nodes") or []:
-        if not isinstance(node, dict):
+        if not isinstance(node, dict) or not where(node):
             nodes.append(node)
             continue
+        stripped.add(node.get("name"))
         node = {k: v for k, v in node.items() if k != "mig_strategy"}
         if isinstance(node.get("cards"), list):
             cards = [c for c in node["cards"] if not (isinstance(c, dict) and "mig" in c)]
@@ -39,16 +64,15 @@ def without_mig(data: dict[str, Any]) -> dict[str, Any]:
     if "nodes" in data:
         out["nodes"] = nodes
     if isinstance(data.get("pods"), list):
-        out["pods"] = [
-            p
-            for p in data["pods"]
-            if not _mig_pod(p) and not (isinstance(p, dict) and p.get("node") in gone)
-        ]
+        out["pods"] = [p for p in data["pods"] if not _leaves(p, stripped, gone, pending)]
     return out
 
 
-def _mig_pod(pod: object) -> bool:
+def _leaves(pod: object, stripped: set[Any], gone: set[Any], pending: bool) -> bool:
     if not isinstance(pod, dict):
         return False
+    if pod.get("node") in gone:
+        return True
     request = pod.get("request")
-    return "mig_instances" in pod or (isinstance(request, dict) and "mig_profile" in request)
+    mig = "mig_instances" in pod or (isinstance(request, dict) and "mig_profile" in request)
+    return mig and (pod.get("node") in stripped if "node" in pod else pending)

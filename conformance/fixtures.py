@@ -5,8 +5,9 @@
 
 `--record` first runs the suite (tests/, but the differential tests and the openb replay)
 with the recorder on (tests/scenario_recorder.py), which writes every scenario the reader
-accepts into FOLDER, one JSON file per distinct scenario. Then each scenario, without its
-MIG (conformance/files.py), goes through every comparison its profile fits, and one
+accepts into FOLDER, one JSON file per distinct scenario. Then each scenario goes through
+every comparison its profile fits, with its MIG where the harness models it
+(conformance/files.py: kube-scheduler's, under the none and mixed strategies), and one
 agreement line per comparison is printed; each scenario that disagrees is written to --out
 with what differs. A scenario a harness cannot read (a key it has no upstream meaning for)
 is counted apart, by the harness's error.
@@ -34,7 +35,7 @@ from conformance import (
     session_preempt,
     volcano_compare,
 )
-from conformance.files import without_mig
+from conformance.files import for_kube, without_mig
 from conformance.session_compare import EXPLAINED
 
 REPO = Path(__file__).resolve().parent.parent
@@ -145,21 +146,39 @@ def _profile(data: dict[str, Any]) -> str:
     return str((data.get("scheduler") or {}).get("profile", "cce"))
 
 
-# (name, which scenarios it fits, the comparison). Volcano's harnesses read vGPU cards
-# (deviceshare), so only volcano-vgpu scenarios go through them; HAMi's own card code
-# cannot be built (docs/conformance.md), its DefaultPreemption runs through kube-scheduler.
+# (name, which scenarios it fits, the comparison, how its harness reads a scenario's MIG).
+# Volcano's harnesses read vGPU cards (deviceshare), so only volcano-vgpu scenarios go
+# through them, without MIG; HAMi's own card code cannot be built (docs/conformance.md), its
+# DefaultPreemption runs through kube-scheduler, which reads MIG (`files.for_kube`).
 Run = Callable[[list[dict[str, Any]]], list[Result]]
-COMPARISONS: tuple[tuple[str, Callable[[dict[str, Any]], bool], Run], ...] = (
-    ("kube-scheduler filters", lambda d: True, _kube),
-    ("the advisor's cycle, kube-scheduler filters", lambda d: True, _cycle),
-    ("Volcano v1.15.1's vGPU device code", lambda d: _profile(d) == "volcano-vgpu", _cards),
-    ("Volcano v1.14.1's session", lambda d: _profile(d) == "volcano-vgpu", _session),
+Read = Callable[[dict[str, Any]], dict[str, Any]]
+COMPARISONS: tuple[tuple[str, Callable[[dict[str, Any]], bool], Run, Read], ...] = (
+    ("kube-scheduler filters", lambda d: True, _kube, for_kube),
+    ("the advisor's cycle, kube-scheduler filters", lambda d: True, _cycle, for_kube),
+    (
+        "Volcano v1.15.1's vGPU device code",
+        lambda d: _profile(d) == "volcano-vgpu",
+        _cards,
+        without_mig,
+    ),
+    (
+        "Volcano v1.14.1's session",
+        lambda d: _profile(d) == "volcano-vgpu",
+        _session,
+        without_mig,
+    ),
     (
         "Volcano v1.14.1's preempt and reclaim",
         lambda d: _profile(d) == "volcano-vgpu",
         _session_preempt,
+        without_mig,
     ),
-    ("kube-scheduler's DefaultPreemption", lambda d: _profile(d) == "hami", _hami_preempt),
+    (
+        "kube-scheduler's DefaultPreemption",
+        lambda d: _profile(d) == "hami",
+        _hami_preempt,
+        for_kube,
+    ),
 )
 
 
@@ -181,15 +200,23 @@ def run_each(run: Run, datas: list[dict[str, Any]]) -> list[Result | str]:
 
 
 def load(folder: Path) -> list[tuple[str, dict[str, Any]]]:
-    """The recorded scenarios, by file name, without MIG; those MIG leaves no node are
-    left out (a scenario has nodes)."""
+    """The recorded scenarios, by file name, as recorded (each comparison reads their MIG
+    its own way: `COMPARISONS`)."""
     out = []
     for path in sorted(folder.glob("*.json")):
-        data = without_mig(json.loads(path.read_text()))
+        data = json.loads(path.read_text())
         data.setdefault("pods", [])  # optional; the comparisons read it
-        if data.get("nodes"):
-            out.append((path.stem, data))
+        out.append((path.stem, data))
     return out
+
+
+def as_read(
+    named: list[tuple[str, dict[str, Any]]], read: Read
+) -> list[tuple[str, dict[str, Any]]]:
+    """The scenarios as a harness reads them (`read`); those left with no node are left out
+    (a scenario has nodes)."""
+    out = [(name, read(data)) for name, data in named]
+    return [(name, data) for name, data in out if data.get("nodes")]
 
 
 def record(
@@ -208,8 +235,8 @@ def record(
 def report(named: list[tuple[str, dict[str, Any]]], out: Path | None) -> list[str]:
     """One agreement line per comparison, then what it could not read and what differs."""
     lines = []
-    for i, (title, fits, run) in enumerate(COMPARISONS):
-        chosen = [(name, data) for name, data in named if fits(data)]
+    for i, (title, fits, run, read) in enumerate(COMPARISONS):
+        chosen = [(name, data) for name, data in as_read(named, read) if fits(data)]
         results = run_each(run, [data for _, data in chosen]) if chosen else []
         unread = Counter(r for r in results if isinstance(r, str))
         done = [
@@ -254,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{recorded} scenarios recorded from the suite ({', '.join(TESTS)}; "
         f"not {', '.join(IGNORED)}, -m {MARKERS!r}), "
-        f"{len(named)} with a node left without MIG"
+        f"{len(as_read(named, without_mig))} with a node left without MIG"
     )
     print("\n".join(report(named, args.out)))
     return 0

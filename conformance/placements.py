@@ -44,11 +44,8 @@ def steps(data: dict[str, Any]) -> list[Step]:
             continue
         bound = {**by_name[pod.name], "node": placement.node}
         if pod.request.mig_profile:
-            # The instances the cycle's bind takes: the node's first free ones of the profile
-            free = book.free(pod.request.mig_profile)[book.state.node_index[placement.node]]
-            held = tuple((i.card, i.start) for i in free[: pod.request.gpus])
-            book.hold(pod, placement.node, held)
-            bound["mig_instances"] = [{"card": c, "start": s} for c, s in held]
+            _, taken = book.bind_on(pod, book.state.node_index[placement.node])  # as the cycle
+            bound["mig_instances"] = [{"card": i.card, "start": i.start} for i in taken]
         else:
             bound["cards"] = list(placement.cards)
         running.append(bound)

@@ -12,10 +12,13 @@ takes `span` consecutive slices. The test's fake NVML carries the same tables
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 SLICES = 8  # memory slices of every card below
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+_WITH_ATTRIBUTES = re.compile(r"(\d+g\.\d+gb)\.(.+)")  # "1g.10gb.me": "1g.10gb+me" as named
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,3 +130,18 @@ def fits_in(profile: MigProfile, taken: int, held: int = 0) -> int | None:
     if held >= profile.most:
         return None
     return next((s for s in profile.starts if not taken & slices_of(profile, s)), None)
+
+
+def mig_resource(profile: str) -> str:
+    """The extended resource the device plugin advertises a profile's instances as under
+    the mixed strategy: `nvidia.com/mig-` and the profile, a `+` (its attributes:
+    "1g.10gb+me") written as `.`, since a resource name allows no `+`
+    (NVIDIA/k8s-device-plugin internal/rm/rm.go, AddDefaultResourcesToConfig)."""
+    return MIG_RESOURCE_PREFIX + profile.replace("+", ".")
+
+
+def profile_of_resource(suffix: str) -> str:
+    """The profile a `nvidia.com/mig-<suffix>` resource names (`mig_resource` read back):
+    "1g.10gb.me" is "1g.10gb+me", "3g.40gb" itself."""
+    found = _WITH_ATTRIBUTES.fullmatch(suffix)
+    return f"{found[1]}+{found[2]}" if found else suffix

@@ -29,7 +29,7 @@ import numpy as np
 
 from advisor.core.diagnose_text import resources_text
 from advisor.core.diagnosis import Cause, PodDiagnosis
-from advisor.core.mig import SLICES, MigTable, fits_in, slices_of, table_of
+from advisor.core.mig import SLICES, MigTable, fits_in, mig_resource, slices_of, table_of
 from advisor.core.model import Cluster, Placement, Pod, PolicyName
 from advisor.core.nodefilters import fit_error
 from advisor.core.state import CardState, IntArray, Shape
@@ -60,7 +60,7 @@ def is_mig(pod: Pod) -> bool:
 
 
 def resource_name(node_strategy: str, profile: str) -> str:
-    return "nvidia.com/gpu" if node_strategy == "single" else f"nvidia.com/mig-{profile}"
+    return "nvidia.com/gpu" if node_strategy == "single" else mig_resource(profile)
 
 
 class MigBook:
@@ -230,7 +230,7 @@ class MigBook:
         has = count >= gpus
         fits = np.flatnonzero(static_ok & roomy & has)
         if fits.size:
-            placement, taken = self._bind(pod, shape, fits, count, free, node_policy)
+            placement, taken = self._bind(pod, fits, count, free, node_policy)
             where = ", ".join(f"card {i.card} slice {i.start}" for i in taken)
             return PodDiagnosis(
                 pod, "schedulable", f"fits on {placement.node} ({profile} at {where})", placement
@@ -299,12 +299,11 @@ class MigBook:
         fits = np.flatnonzero(s.static_ok(shape.constraints) & roomy & (count >= pod.request.gpus))
         if not fits.size:
             return None
-        return self._bind(pod, shape, fits, count, free, node_policy)[0]
+        return self._bind(pod, fits, count, free, node_policy)[0]
 
     def _bind(
         self,
         pod: Pod,
-        shape: Shape,
         fits: IntArray,
         count: IntArray,
         free: list[list[_Instance]],
@@ -315,11 +314,22 @@ class MigBook:
         s = self.state
         sign = 1 if node_policy == "binpack" else -1
         best = int(fits[np.lexsort((s.name_rank[fits], sign * count[fits]))[0]])
-        taken = free[best][: pod.request.gpus]
+        return self.bind_on(pod, best, free[best])
+
+    def bind_on(
+        self, pod: Pod, node: int, free: list[_Instance] | None = None
+    ) -> tuple[Placement, list[_Instance]]:
+        """`pod` bound on node `node` as the cycle binds it: the node's first free instances
+        of its profile (`free`, where the caller has them) held from now on, its cpu and
+        memory counted there; its placement and the instances taken."""
+        s = self.state
+        if free is None:
+            free = self.free(pod.request.mig_profile)[node]
+        taken = free[: pod.request.gpus]
         for inst in taken:
             inst.holder = pod.name
-        s.add_requested(best, shape.demand)
-        return Placement(s.node_names[best], tuple(i.card for i in taken)), taken
+        s.add_requested(node, Shape.of_pod(pod).demand)
+        return Placement(s.node_names[node], tuple(i.card for i in taken)), taken
 
     def held_by(self, pod: str) -> tuple[tuple[int, int], ...]:
         """The (card, start) of each instance `pod` holds, by card then slice."""

@@ -16,7 +16,7 @@ import numpy as np
 from advisor.core.model import Cluster, Mode, Node, Placement, PolicyName
 from advisor.core.nodefilters import NodeConstraints, ResourceFit, static_reasons
 from advisor.core.profiles import Profile, profile_of
-from advisor.core.profiles.base import BoolArray, IntArray
+from advisor.core.profiles.base import BoolArray, IntArray, pick
 from advisor.core.shape import Shape
 
 __all__ = ["UNLIMITED", "BoolArray", "CardState", "IntArray", "Shape"]
@@ -216,6 +216,15 @@ class CardState:
         start = int(self.first_card[node])
         return range(start, start + int(self.card_count[node]))
 
+    def cards_of(self, nodes: IntArray) -> IntArray:
+        """Positions of the cards of `nodes`, node by node: a node's cards lie side by side,
+        so the runs of a few nodes, not a scan of every card."""
+        counts = self.card_count[nodes]
+        ends = np.cumsum(counts)
+        cards = np.arange(int(ends[-1]) if ends.size else 0, dtype=np.int64)
+        cards += np.repeat(self.first_card[nodes] - (ends - counts), counts)
+        return cards
+
     # -- node filters (kube-scheduler's, before the GPU one) --------------------------------
 
     def static_ok(self, constraints: NodeConstraints) -> BoolArray:
@@ -334,7 +343,7 @@ class CardState:
         return self.profile.card_rejections(self, shape, slice(None) if at is None else at)
 
     def eligible(self, shape: Shape, at: IntArray | None = None) -> BoolArray:
-        return _eligible(
+        return eligible_of(
             self.card_rejections(shape, at), self.capacity.size if at is None else at.size
         )
 
@@ -342,14 +351,7 @@ class CardState:
         """Per node, how many of its cards `eligible` marks. A node's cards lie side by side,
         so each node's run is summed (a few times faster than counting by node_of), unless
         few cards are marked (the ideal repack's candidates): then those are counted."""
-        hits = np.flatnonzero(eligible)
-        if hits.size * SPARSE < eligible.size:
-            return np.bincount(self.node_of[hits], minlength=len(self.node_names)).astype(np.int64)
-        counts = np.zeros(len(self.node_names), dtype=np.int64)
-        if self._carded.size:
-            starts = self.first_card[self._carded]
-            counts[self._carded] = np.add.reduceat(eligible, starts, dtype=np.int64)
-        return counts
+        return count_per_node(eligible, self.node_of, self.first_card, self._carded)
 
     def card_need(self, shape: Shape, at: IntArray | None = None) -> IntArray:
         """Memory (MiB) each card must give `shape` (a share differs card by card)."""
@@ -371,7 +373,7 @@ class CardState:
     def verdicts(self, shape: Shape) -> Verdicts:
         """Every filter's verdict on every node and card for `shape`, in one pass."""
         rejections = self.card_rejections(shape)
-        eligible = _eligible(rejections, self.capacity.size)
+        eligible = eligible_of(rejections, self.capacity.size)
         gpu_fit = self.gpu_fits(shape, eligible)
         static_ok = self.static_ok(shape.constraints)
         return Verdicts(static_ok, self.resource_shortfalls(shape), rejections, eligible, gpu_fit)
@@ -385,7 +387,7 @@ class CardState:
         if nodes.size == 0:
             return None
         policy = (node_policy, card_policy)
-        positions = self.profile.pick(self, nodes, shape, verdicts.eligible, policy)
+        positions = pick(self.profile, self, nodes, shape, verdicts.eligible, policy)
         if not self.profile.random_ties:
             self.tied = 0
         return positions
@@ -440,11 +442,24 @@ class CardState:
         return Placement(node, tuple(sorted(int(self.card_index[k]) for k in positions)))
 
 
+def count_per_node(
+    eligible: BoolArray, node_of: IntArray, first_card: IntArray, carded: IntArray
+) -> IntArray:
+    """`CardState.eligible_per_node` over the arrays named (`core.placer`'s few nodes too)."""
+    hits = np.flatnonzero(eligible)
+    if hits.size * SPARSE < eligible.size:
+        return np.bincount(node_of[hits], minlength=first_card.size).astype(np.int64)
+    counts = np.zeros(first_card.size, dtype=np.int64)
+    if carded.size:
+        counts[carded] = np.add.reduceat(eligible, first_card[carded], dtype=np.int64)
+    return counts
+
+
 def _memory_asked(shape: Shape) -> int:
     return shape.card_memory_mib if shape.memory_percent == 0 else 0
 
 
-def _eligible(rejections: tuple[BoolArray | None, ...], size: int) -> BoolArray:
+def eligible_of(rejections: tuple[BoolArray | None, ...], size: int) -> BoolArray:
     """The cards no check rejects."""
     rejected: BoolArray = np.zeros(size, dtype=np.bool_)
     for check in rejections:

@@ -54,6 +54,7 @@ from advisor.core.model import (
     Scheduler,
     queue_order,
 )
+from advisor.core.placer import QueuePlacer
 from advisor.core.profiles import Profile, profile_of
 from advisor.core.shape import Failures
 from advisor.core.state import CardState, Shape
@@ -68,6 +69,7 @@ def place_queue(
     mig: MigBook | None = None,
     shapes: Sequence[Shape | None] | None = None,
     reference: Mapping[str, Placement | None] | None = None,
+    placer: QueuePlacer | None = None,
 ) -> tuple[Placement | None, ...]:
     """Place `pods` one by one in the order given, each seeing the ones before it.
 
@@ -91,10 +93,12 @@ def place_queue(
     has no more room than that pass's at the same point (the pods it does not name only
     take room), so a pod that found no place there finds none here: not looked for. The
     first pod landing elsewhere ends that; the pass goes on by its own failures.
+
+    `placer`: one over `state` (`core.placer`; a fork of one kept on the state `state`
+    copies, where the caller places on many copies of one state), else a new one.
     """
-    return tuple(
-        landing.placement for landing in landings(state, pods, policy, mig, shapes, reference)
-    )
+    placed = landings(state, pods, policy, mig, shapes, reference, placer)
+    return tuple(landing.placement for landing in placed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +120,7 @@ def landings(
     mig: MigBook | None = None,
     shapes: Sequence[Shape | None] | None = None,
     reference: Mapping[str, Placement | None] | None = None,
+    placer: QueuePlacer | None = None,
 ) -> tuple[Landing, ...]:
     """`place_queue` with the memory each pod took and its random ties."""
     if shapes is None:
@@ -124,11 +129,17 @@ def landings(
     elif len(shapes) != len(pods):
         raise ValueError(f"{len(shapes)} shapes for {len(pods)} pods")
     failures = Failures()
+    if placer is None:
+        placer = QueuePlacer(state)
+    elif placer.state is not state:
+        raise ValueError("the placer is over another state")
     placed: list[Landing] = []
     for pod, shape in zip(pods, shapes, strict=True):
         if is_mig(pod):  # its instances are the book's; its shape no vGPU shape to skip by
             where = mig.place(pod, policy.node) if mig is not None and pod.invalid is None else None
             placed.append(NOWHERE if where is None else Landing(where))
+            if where is not None:  # its cpu, memory and pod slot count on the node
+                placer.bound(state.node_index[where.node])
             if reference is not None and reference.get(pod.name, where) != where:
                 reference = None  # its cpu, memory and slot went elsewhere
             continue
@@ -139,7 +150,7 @@ def landings(
         if earlier is None or failures.known(shape):
             placed.append(NOWHERE)
             continue
-        positions = state.place(shape, policy.node, policy.card)
+        positions = placer.place(shape, policy.node, policy.card)
         if positions is None:
             failures.add(shape)
             placed.append(NOWHERE)
@@ -150,6 +161,7 @@ def landings(
         mib = int(state.card_need(shape, at).sum())
         sick = not bool(state.healthy[at].all())
         state.apply(positions, shape)
+        placer.bound(int(state.node_of[positions[0]]))
         where = state.placement_of(positions)
         if earlier is not MISSING and where != earlier:
             reference = None  # landed elsewhere: that pass's room no longer bounds this one

@@ -1,17 +1,20 @@
 """A pod asking MIG instances (docs/design.md §13): `nvidia.com/mig-<profile>: N` in a
-container's limits (or requests), the device plugin's mixed-strategy resources. The pod
-asks N instances of the profile in all, summed over its containers; a pod asking several
-profiles is not modelled. A node's allocatable names the same resources: the instances its
-device plugin advertises, per profile."""
+container's limits (or requests), the device plugin's mixed-strategy resources (a profile's
+`+` written `.`: `nvidia.com/mig-1g.10gb.me` asks "1g.10gb+me", `core.mig.mig_resource`).
+The pod asks N instances of the profile in all, summed over its containers; a pod asking
+several profiles is not modelled. A node's allocatable names the same resources: the
+instances its device plugin advertises, per profile."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from advisor.core.mig import MIG_RESOURCE_PREFIX as MIG_PREFIX
+from advisor.core.mig import mig_resource, profile_of_resource
 from advisor.core.model import Request
 from advisor.core.quantity import MAX_COUNT, quantity_int
 
-MIG_PREFIX = "nvidia.com/mig-"
+__all__ = ["MIG_DIALECT", "MIG_PREFIX", "mig_allocatable", "mig_asks", "mig_request"]
 MIG_DIALECT = "mig"  # `PodGpu.dialect` of such a pod: no shared-GPU scheduler's
 
 
@@ -19,12 +22,12 @@ def mig_asks(
     limits: Mapping[object, object], requests: Mapping[object, object]
 ) -> dict[str, object]:
     """profile -> the value asked, limits before requests (extended resources are asked in
-    limits; a request alone must equal it)."""
+    limits; a request alone must equal it), each profile as named (`profile_of_resource`)."""
     found: dict[str, object] = {}
     for source in (requests, limits):
         for key, value in source.items():
             if isinstance(key, str) and key.startswith(MIG_PREFIX) and len(key) > len(MIG_PREFIX):
-                found[key[len(MIG_PREFIX) :]] = value
+                found[profile_of_resource(key[len(MIG_PREFIX) :])] = value
     return found
 
 
@@ -38,14 +41,14 @@ def mig_request(asked: list[tuple[str, dict[str, object]]], problems: list[str])
             try:
                 count = quantity_int(value)
             except ValueError as error:
-                problems.append(f"{where}: {MIG_PREFIX}{profile} {error}")
+                problems.append(f"{where}: {mig_resource(profile)} {error}")
                 return None
             if count:
                 totals[profile] = totals.get(profile, 0) + count
     if not totals:
         return None
     if len(totals) > 1:
-        listed = ", ".join(f"{MIG_PREFIX}{p}" for p in sorted(totals))
+        listed = ", ".join(mig_resource(p) for p in sorted(totals))
         problems.append(f"the pod asks several MIG profiles ({listed}), which is not modelled")
         return None
     ((profile, count),) = totals.items()
@@ -63,5 +66,5 @@ def mig_allocatable(allocatable: Mapping[object, object], problems: list[str]) -
         try:
             found[profile] = quantity_int(value)
         except ValueError as error:
-            problems.append(f"allocatable {MIG_PREFIX}{profile}: {error}")
+            problems.append(f"allocatable {mig_resource(profile)}: {error}")
     return found

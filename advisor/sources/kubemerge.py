@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from advisor.core.mig import mig_resource
 from advisor.core.model import CCE, Card, Node, Placement, Pod, Request, Scheduler
 from advisor.core.profiles import Profile, profile_of
 from advisor.core.state import Shape
 from advisor.errors import known
 from advisor.podspec import PodGpu
-from advisor.podspec.mig import MIG_PREFIX
 from advisor.podspec.scheduling import PodScheduling
 from advisor.sources.notes import Notes, names
 from advisor.sources.values import KubeNode, KubeState, PodFacts
@@ -256,7 +256,7 @@ def _check_mig_allocatable(
             continue  # not modelled (`_check_nodes` says so), or no MIG resource named
         listed = Counter(instance.profile for card in node.cards for instance in card.mig or ())
         if advertised and not listed:
-            asked = ", ".join(f"{MIG_PREFIX}{p}: {n}" for p, n in sorted(advertised.items()))
+            asked = ", ".join(f"{mig_resource(p)}: {n}" for p, n in sorted(advertised.items()))
             notes.warnings.append(
                 f"node {node.name}: allocatable advertises {asked}, but the exporter lists no "
                 "MIG instance there (MIG mode unseen, or its instances unlisted); no MIG pod "
@@ -267,7 +267,7 @@ def _check_mig_allocatable(
             has, lists = advertised.get(profile, 0), listed.get(profile, 0)
             if has != lists:
                 notes.warnings.append(
-                    f"node {node.name}: allocatable {MIG_PREFIX}{profile} is {has}, the "
+                    f"node {node.name}: allocatable {mig_resource(profile)} is {has}, the "
                     f"exporter lists {plural(lists, 'such instance')}; the exporter's are modelled"
                 )
 

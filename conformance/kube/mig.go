@@ -17,8 +17,11 @@ import (
 	"xgpu-insight/conformance/cluster/scenario"
 )
 
+// migResource: the device plugin's resource for a profile under mixed, a "+" (the
+// profile's attributes: 1g.10gb+me) written "." as a resource name needs
+// (NVIDIA/k8s-device-plugin internal/rm/rm.go, AddDefaultResourcesToConfig).
 func migResource(profile string) v1.ResourceName {
-	return v1.ResourceName("nvidia.com/mig-" + profile)
+	return v1.ResourceName("nvidia.com/mig-" + strings.ReplaceAll(profile, "+", "."))
 }
 
 // addMIG sets the node's allocatable nvidia.com/mig-<P>: its healthy cards' instances of

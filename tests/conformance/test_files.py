@@ -1,4 +1,5 @@
-"""Scenario files as the harnesses read them (conformance/files.py): MIG leaves both sides."""
+"""Scenario files as the harnesses read them (conformance/files.py): MIG kept for
+kube-scheduler's where it models the strategy, gone for the others."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.scenario import parse_text, scenario_from_data
-from conformance.files import read_scenario, without_mig
+from conformance.files import for_kube, read_scenario, without_mig
 
 DEMO = Path(__file__).resolve().parents[2] / "advisor" / "examples" / "demo.yaml"
 
@@ -46,3 +47,35 @@ def test_a_node_keeping_a_vgpu_card_keeps_it_and_loses_only_the_mig_card() -> No
         {"name": "n", "cards": [{"index": 0, "memory_mib": 81920, "model": "x"}]}
     ]
     assert out["pods"] == data["pods"]
+
+
+def test_the_kube_harness_keeps_the_demos_mixed_mig_node() -> None:
+    raw: Any = parse_text(DEMO.read_text(), str(DEMO))
+    assert read_scenario(DEMO, kube=True) == raw  # mixed: every MIG card and pod kept
+
+
+def test_a_single_strategy_node_loses_its_mig_for_kube_and_a_pending_mig_pod_stays() -> None:
+    """Under single the plugin names the instances nvidia.com/gpu (no upstream meaning in
+    the kube harness): that node loses them and the pod bound there; the mixed node keeps
+    its own and its pod, and the Pending MIG pod stays, asking the mixed node's."""
+    inst = {"instances": [{"profile": "1g.10gb", "start": 0, "size": 1}]}
+    card = {"index": 0, "memory_mib": 81920, "model": "A100-SXM4-80GB", "mig": inst}
+    bound = {"request": {"mig_profile": "1g.10gb"}, "mig_instances": [{"card": 0, "start": 0}]}
+    data: dict[str, Any] = {
+        "nodes": [
+            {"name": "s", "mig_strategy": "single", "cards": [card, {"index": 1, "memory_mib": 1}]},
+            {"name": "x", "mig_strategy": "mixed", "cards": [card]},
+        ],
+        "pods": [
+            {"name": "a/on-s", "node": "s", **bound},
+            {"name": "a/on-x", "node": "x", **bound},
+            {"name": "a/wait", "request": {"mig_profile": "1g.10gb"}},
+        ],
+    }
+    out = for_kube(data)
+    assert out["nodes"] == [
+        {"name": "s", "cards": [{"index": 1, "memory_mib": 1}]},
+        data["nodes"][1],
+    ]
+    assert [p["name"] for p in out["pods"]] == ["a/on-x", "a/wait"]
+    assert [p["name"] for p in without_mig(data)["pods"]] == []

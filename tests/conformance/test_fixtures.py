@@ -50,11 +50,20 @@ def test_run_each_halves_a_failing_batch_down_to_the_scenario_that_fails() -> No
     assert fixtures.run_each(run, []) == []
 
 
-def test_load_leaves_out_mig_and_a_scenario_mig_empties(tmp_path: Path) -> None:
-    mig = {"name": "m", "cards": [{"index": 0, "memory_mib": 1000, "mig": {}}]}
+def test_each_comparison_reads_mig_its_own_way_and_a_scenario_it_empties_leaves(
+    tmp_path: Path,
+) -> None:
+    """Kept for kube-scheduler's comparisons under the mixed strategy, gone for Volcano's;
+    a scenario left with no node leaves that comparison only."""
+    mig = {"name": "m", "mig_strategy": "mixed", "cards": [{"index": 0, "mig": {}}]}
     (tmp_path / "a.json").write_text(json.dumps({"nodes": [mig, NODE], "pods": []}))
-    (tmp_path / "b.json").write_text(json.dumps({"nodes": [mig], "pods": []}))
-    assert fixtures.load(tmp_path) == [("a", {"nodes": [NODE], "pods": []})]
+    (tmp_path / "b.json").write_text(json.dumps({"nodes": [mig]}))
+    named = fixtures.load(tmp_path)
+    assert named == [("a", {"nodes": [mig, NODE], "pods": []}), ("b", {"nodes": [mig], "pods": []})]
+    reads = {title: read for title, _, _, read in fixtures.COMPARISONS}
+    assert fixtures.as_read(named, reads["kube-scheduler filters"]) == named
+    volcano = reads["Volcano v1.15.1's vGPU device code"]
+    assert fixtures.as_read(named, volcano) == [("a", {"nodes": [NODE], "pods": []})]
 
 
 def test_only_a_session_without_allocate_has_its_group_states_explained() -> None:

@@ -216,3 +216,26 @@ def test_an_instance_held_on_an_unhealthy_card_still_counts_against_the_node() -
     assert advisor_verdicts(scenario) == {
         "ml/mig-0": {"node-2": ("Insufficient nvidia.com/mig-1g.10gb",)}
     }
+
+
+def test_a_profile_with_attributes_is_asked_under_the_plugins_resource_name() -> None:
+    """A recorded scenario of the suite (tests/advisor/core/test_mig_cycle.py), shrunk. The
+    device plugin advertises 1g.5gb+me as nvidia.com/mig-1g.5gb.me: a resource name allows
+    no `+` (NVIDIA/k8s-device-plugin internal/rm/rm.go, AddDefaultResourcesToConfig). The
+    harness had asked nvidia.com/mig-1g.5gb+me, no qualified name, which kube-scheduler
+    (k8s.io/kubernetes pkg/api/v1/resource, IsExtendedResourceName) does not count, so the
+    node passed; the advisor's reason named the resource with its `+`."""
+    scenario: dict[str, Any] = {
+        "nodes": [
+            {"name": "m", "mig_strategy": "mixed",
+             "cards": [_a100_40(0, ("1g.5gb", 0), ("1g.5gb", 1))]},
+        ],
+        "pods": [{"name": "ml/r", "request": {"gpus": 1, "mig_profile": "1g.5gb+me"}}],
+    }  # fmt: skip
+    assert advisor_verdicts(scenario) == {"ml/r": {"m": ("Insufficient nvidia.com/mig-1g.5gb.me",)}}
+
+
+def _a100_40(index: int, *layout: tuple[str, int]) -> dict[str, Any]:
+    instances = [{"profile": p, "start": s} for p, s in layout]
+    return {"index": index, "memory_mib": 40960, "model": "NVIDIA A100-SXM4-40GB",
+            "mig": {"instances": instances}}  # fmt: skip

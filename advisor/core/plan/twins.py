@@ -24,6 +24,7 @@ import numpy as np
 
 from advisor.core.model import Cluster, Node, PolicyName
 from advisor.core.nodefilters import HOSTNAME_LABEL, reads_label
+from advisor.core.profiles.base import pick
 from advisor.core.state import BoolArray, CardState, IntArray, Shape
 
 
@@ -122,12 +123,7 @@ class RepackPlacer:
             refused = self.refused[(best_fit, shape)] = np.zeros(len(st.node_names), np.bool_)
         mask = ~refused if self.twins is None else self.twins.keep & ~refused
         nodes = np.flatnonzero(mask)
-        # a node's cards lie side by side: the runs of the few nodes, not a scan of every card
-        counts = st.card_count[nodes]
-        ends = np.cumsum(counts)
-        cards = np.arange(int(ends[-1]) if ends.size else 0, dtype=np.int64)
-        cards += np.repeat(st.first_card[nodes] - (ends - counts), counts)
-        return refused, nodes, cards
+        return refused, nodes, st.cards_of(nodes)
 
     def best_fit(self, shape: Shape) -> list[int] | None:
         """The eligible card with the least free memory (the first such) on a node that
@@ -155,7 +151,7 @@ class RepackPlacer:
         winners = nodes[ok]
         if winners.size == 0:
             return None
-        return st.profile.pick(st, winners, shape, eligible, policy)
+        return pick(st.profile, st, winners, shape, eligible, policy)
 
     def used(self, node: int) -> None:
         if self.twins is not None:

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.core.model import Cluster, Placement, Pod
+from advisor.core.profiles.base import pick
 from advisor.core.state import UNLIMITED, BoolArray, CardState, IntArray, Shape
 
 # Volcano's node sum (api.Resource as util.ValidateVictims compares it): cpu millicores,
@@ -206,7 +207,7 @@ class Board:
         helps = bool(np.isin(node, verdicts.nodes))
         if helps:
             nodes = np.array([node], dtype=np.int64)
-            positions = st.profile.pick(st, nodes, shape, verdicts.eligible, self.policy)
+            positions = pick(st.profile, st, nodes, shape, verdicts.eligible, self.policy)
             st.apply(positions, shape)
         else:
             self.reserved[node] += self.request(pod)

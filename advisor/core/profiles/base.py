@@ -23,6 +23,7 @@ from advisor.core.shape import Shape
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.floating]
 # Who adds the nodes scale-up advises: the cluster-autoscaler, or a person resizing a pool.
 ScaleUpActor = Literal["person", "cluster-autoscaler"]
 
@@ -183,16 +184,44 @@ class Profile(Protocol):
         refuses a node with enough eligible cards."""
         ...
 
-    def pick(
+    def node_scores(
         self,
         st: CardView,
         nodes: IntArray,
         shape: Shape,
         eligible: BoolArray,
         policy: tuple[PolicyName, PolicyName],
-    ) -> list[int]:
-        """Card positions on the winning node among `nodes` (all fit); sets `st.tied`."""
+    ) -> FloatArray:
+        """Each node's score among `nodes` (all fit) for `shape`: read from that node's own
+        cards and sums alone, so a score stays right while its node is unchanged
+        (`core.placer` keeps them between placements)."""
         ...
+
+    def pick_best(
+        self,
+        st: CardView,
+        nodes: IntArray,
+        scores: FloatArray,
+        shape: Shape,
+        eligible: BoolArray,
+        policy: tuple[PolicyName, PolicyName],
+    ) -> list[int]:
+        """Card positions on the winning node among `nodes` (all fit), scored `scores`
+        (`node_scores`); sets `st.tied`."""
+        ...
+
+
+def pick(
+    profile: Profile,
+    st: CardView,
+    nodes: IntArray,
+    shape: Shape,
+    eligible: BoolArray,
+    policy: tuple[PolicyName, PolicyName],
+) -> list[int]:
+    """Card positions on the node the profile picks among `nodes` (all fit); sets `st.tied`."""
+    scores = profile.node_scores(st, nodes, shape, eligible, policy)
+    return profile.pick_best(st, nodes, scores, shape, eligible, policy)
 
 
 def enough_cards(st: CardView, shape: Shape, eligible: BoolArray) -> BoolArray:

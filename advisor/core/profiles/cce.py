@@ -27,6 +27,7 @@ from advisor.core.profiles.base import (
     BoolArray,
     CardView,
     Dialect,
+    FloatArray,
     IntArray,
     ScaleUpActor,
     dialect_allocatable,
@@ -151,28 +152,39 @@ class CceProfile:
         candidates.sort(key=lambda k: (sign * int(st.free_memory[k]), int(st.card_index[k])))
         return candidates[: shape.gpus]
 
-    def pick(
+    def node_scores(
         self,
         st: CardView,
         nodes: IntArray,
         shape: Shape,
         eligible: BoolArray,
         policy: tuple[PolicyName, PolicyName],
-    ) -> list[int]:
-        node_policy, card_policy = policy
-        st.tied = 0
-        # Uniform nodes score from integer sums in one vector op; the rest (and ties,
-        # below) take the card-by-card float mean a plain implementation computes.
+    ) -> FloatArray:
+        # Uniform nodes score from integer sums in one vector op; the rest (and ties, in
+        # `pick_best`) take the card-by-card float mean a plain implementation computes.
         uniform = st.uniform_capacity[nodes] > 0
         num = (st.allotted_healthy[nodes] + shape.gpus * shape.card_memory_mib).astype(np.float64)
         den = (st.uniform_capacity[nodes] * st.healthy_count[nodes]).astype(np.float64)
         score = np.divide(num, den, out=np.zeros(nodes.size), where=uniform)
         if not uniform.all():
-            score[~uniform] = _card_mean_scores(st, nodes[~uniform], shape, card_policy, eligible)
-        best = score.max() if node_policy == "binpack" else score.min()
+            score[~uniform] = _card_mean_scores(st, nodes[~uniform], shape, policy[1], eligible)
+        return score
+
+    def pick_best(
+        self,
+        st: CardView,
+        nodes: IntArray,
+        scores: FloatArray,
+        shape: Shape,
+        eligible: BoolArray,
+        policy: tuple[PolicyName, PolicyName],
+    ) -> list[int]:
+        node_policy, card_policy = policy
+        st.tied = 0
+        best = scores.max() if node_policy == "binpack" else scores.min()
         # Integer-sum and card-by-card scores of equal nodes differ in the last bits: treat
         # everything within that noise as tied and rank it the card-by-card way below.
-        tied = nodes[np.abs(score - best) <= NEAR_TIE * max(abs(float(best)), 1.0)]
+        tied = nodes[np.abs(scores - best) <= NEAR_TIE * max(abs(float(best)), 1.0)]
         if tied.size > 1:
             # Equal in exact arithmetic; a real scheduler sums float fractions card by card,
             # and those sums differ in the last bit, so rank the tied nodes the same way.

@@ -27,6 +27,7 @@ from advisor.core.profiles.base import (
     BoolArray,
     CardView,
     Dialect,
+    FloatArray,
     IntArray,
     ScaleUpActor,
     dialect_allocatable,
@@ -153,18 +154,28 @@ class HamiProfile:
                 ok[node] = bool(self._walk(st, int(node), shape, eligible))
         return ok
 
-    def pick(
+    def node_scores(
         self,
         st: CardView,
         nodes: IntArray,
         shape: Shape,
         eligible: BoolArray,
         policy: tuple[PolicyName, PolicyName],
+    ) -> FloatArray:
+        return node_scores(st, nodes)
+
+    def pick_best(
+        self,
+        st: CardView,
+        nodes: IntArray,
+        scores: FloatArray,
+        shape: Shape,
+        eligible: BoolArray,
+        policy: tuple[PolicyName, PolicyName],
     ) -> list[int]:
         node_policy = shape.options.node_policy or policy[0]
-        score = node_scores(st, nodes)
-        best = score.max() if node_policy == "binpack" else score.min()
-        tied = nodes[score == best]
+        best = scores.max() if node_policy == "binpack" else scores.min()
+        tied = nodes[scores == best]
         st.tied = int(tied.size)
         return self._walk(st, first_by_name(st, tied), shape, eligible, policy[1])
 

@@ -26,6 +26,7 @@ from advisor.core.profiles.base import (
     BoolArray,
     CardView,
     Dialect,
+    FloatArray,
     IntArray,
     ScaleUpActor,
     dialect_allocatable,
@@ -183,29 +184,37 @@ class VolcanoProfile:
             return sorted(positions, key=lambda k: (int(st.vgpus[k]), int(st.card_index[k])))
         return positions[::-1]
 
-    def pick(
+    def node_scores(
         self,
         st: CardView,
         nodes: IntArray,
         shape: Shape,
         eligible: BoolArray,
         policy: tuple[PolicyName, PolicyName],
-    ) -> list[int]:
+    ) -> FloatArray:
         card_policy = policy[1]
         if card_policy != "binpack" or self.weight == 0:
-            st.tied = int(nodes.size)  # every node scores 0
-            return walk(self.order(st, first_by_name(st, nodes), card_policy), eligible, shape.gpus)
-        scored = []
-        for node in nodes:
+            return np.zeros(nodes.size)  # every node scores 0
+        scores = np.zeros(nodes.size)
+        for i, node in enumerate(nodes):
             cards = walk(self.order(st, int(node), card_policy), eligible, shape.gpus)
             need = self.card_need(st.capacity[np.array(cards, dtype=np.int64)], shape)
             total = 0.0
             for k, mem in zip(cards, need, strict=True):
                 used_after = int(st.capacity[k] - st.free_memory[k] + mem)
                 total += 100.0 * (used_after / float(st.capacity[k]))  # GPUScore, as Go rounds
-            scored.append((math.floor(total + 0.5) * self.weight, int(node), cards))
-        best = max(s for s, _, _ in scored)
-        tied = np.array([node for s, node, _ in scored if s == best], dtype=np.int64)
+            scores[i] = math.floor(total + 0.5) * self.weight
+        return scores
+
+    def pick_best(
+        self,
+        st: CardView,
+        nodes: IntArray,
+        scores: FloatArray,
+        shape: Shape,
+        eligible: BoolArray,
+        policy: tuple[PolicyName, PolicyName],
+    ) -> list[int]:
+        tied = nodes[scores == scores.max()]
         st.tied = int(tied.size)
-        winner = first_by_name(st, tied)
-        return next(cards for _, node, cards in scored if node == winner)
+        return walk(self.order(st, first_by_name(st, tied), policy[1]), eligible, shape.gpus)

@@ -94,6 +94,21 @@ class QueueCheck:
         self.runs.append(_Pass(tuple(counts), landed))
         return landed
 
+    def needed(self, counts: Sequence[int]) -> list[int]:
+        """The counts the last pass (on `counts`) needed: each entry up to the last of its
+        new nodes a pod landed on, at least one where it has any. The nodes after it no pod
+        picked, so without them every pick is the same (the module docstring): the same
+        pass on fewer nodes."""
+        run = self.runs[-1]
+        if list(run.counts) != list(counts):
+            raise ValueError(f"the last pass was on {list(run.counts)}, not {list(counts)}")
+        last = [0] * self.entries
+        for where in run.landed:
+            if where is not None and where.node in self.where:
+                k, i = self.where[where.node]
+                last[k] = max(last[k], i + 1)
+        return [min(c, max(n, 1)) if c else 0 for c, n in zip(counts, last, strict=True)]
+
     def _state(self, counts: Sequence[int]) -> CardState:
         """A copy of the built state with the nodes beyond `counts` taken out; built anew
         (twice the counts asked, for the growth to come) when a count passes its room."""

@@ -41,6 +41,8 @@ from advisor.core.model import (
     queue_order,
 )
 from advisor.core.nodefilters import bytes_text, cpu_text
+from advisor.core.placer import QueuePlacer
+from advisor.core.scaling.check import take_out
 from advisor.core.scaling.others import Leaving, OtherPods
 from advisor.core.state import CardState, Shape
 from advisor.core.whatif import place_queue
@@ -178,9 +180,17 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
     # each queued pod's shape, taken once for the queue's many passes
     queued = [(pod, valid_shape(pod, profile)) for pod in queue]
     book = MigBook(cluster, base)  # MIG pods move to free instances of their profile
+    # each shape's verdicts on `base`, where each trial's placer starts (judging again only
+    # the node its trial took out): kept as `base` goes from step to step
+    placer = QueuePlacer(base)
     first = base.copy()
     before = place_queue(
-        first, queue, cluster.policy, book.copy(first), shapes=[s for _, s in queued]
+        first,
+        queue,
+        cluster.policy,
+        book.copy(first),
+        shapes=[s for _, s in queued],
+        placer=placer.fork(first, ()),
     )
     # where the queue lands with every node there: each trial's queue has no more room, so
     # the pods that found none here are not looked for again while the trial keeps to it
@@ -217,9 +227,7 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
             else:
                 trial.release(trial.positions(placement), Shape.of_pod(pod))
         gone = trial.node_index[name]
-        for k in trial.node_positions(gone):
-            trial.healthy[k] = False  # the node is gone: nothing can land on it
-        trial.allocatable[gone] = 0  # not even a pod asking no GPU (every pod takes a slot)
+        take_out(trial, gone)  # nothing lands on it, not even a pod asking no GPU
         moved = tuple(replace(p, placement=None) for p in on_node)
         # as queue_order(pending + moved): each moved pod after the Pending pods of its
         # priority and above (merge is stable, the queue first)
@@ -230,7 +238,13 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
         after_book = trial_book.copy(after_state)
         shapes = [s for _, s in merged]
         after = place_queue(
-            after_state, order, cluster.policy, after_book, shapes=shapes, reference=reference
+            after_state,
+            order,
+            cluster.policy,
+            after_book,
+            shapes=shapes,
+            reference=reference,
+            placer=placer.fork(after_state, [gone]),  # the trial changed that node alone
         )
         landed = {pod.name: where for pod, where in zip(order, after, strict=True) if where}
         leaving = others.leaving(name)
@@ -258,6 +272,9 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
         spent.update(b[0] for p in moved if (b := _budget_key(p)) is not None)
         by_node.pop(name, None)
         base, book = trial, trial_book
+        # the step changed the node gone, the nodes its pods went to and its other pods'
+        went = [trial.node_index[landed[p.name].node] for p in moved]
+        placer.moved_to(base, [gone, *went, *homes.values()])
         moves = MappingProxyType({p.name: landed[p.name] for p in moved})
         steps.append(ScaleDown(name, now, moves, also))
     return ScaleDownAdvice(tuple(steps), tuple(held))

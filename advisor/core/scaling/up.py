@@ -332,15 +332,19 @@ def with_new_nodes(
 
 
 def _trim(
-    counts: list[int], failed: list[int], missing: Callable[[list[int]], dict[int, list[Pod]]]
+    counts: list[int],
+    failed: list[int],
+    missing: Callable[[list[int]], dict[int, list[Pod]]],
+    needed: Callable[[list[int]], list[int]] = list,
 ) -> list[int]:
     """Bisect every entry's count between its last failing count and its passing one, all
     entries at once (one check per step, not one per entry and step: a check schedules the
     whole queue). An entry short at its middle keeps it as its new low; where an entry left
     whole falls short, the cuts of that step all count as failing. Only counts a check
-    passed are returned."""
-    low, high = list(failed), list(counts)
-    passed = list(counts)
+    passed are returned, each cut to what that check needed (`needed(counts)`, asked right
+    after `counts` passed: `QueueCheck.needed`)."""
+    low, high = list(failed), needed(counts)
+    passed = list(high)
     while True:
         cut = [k for k in range(len(counts)) if low[k] and high[k] - low[k] > 1]
         if not cut:
@@ -350,7 +354,9 @@ def _trim(
             trial[k] = (low[k] + high[k]) // 2
         short = missing(trial)
         if not short:
-            passed = trial
+            passed = needed(trial)
+            high = [min(h, p) for h, p in zip(high, passed, strict=True)]
+            continue
         blamed = cut if any(k not in cut for k in short) else [k for k in cut if k in short]
         for k in cut:
             if k in blamed:
@@ -358,7 +364,9 @@ def _trim(
             else:
                 high[k] = trial[k]
     # entries cut in a step where others fell short were checked beside those others' cuts
-    return high if high == passed or not missing(high) else passed
+    if high != passed and not missing(high):
+        return needed(high)
+    return passed
 
 
 def _verify(
@@ -406,5 +414,5 @@ def _verify(
             counts[k] = min(grown, max(ceiling, counts[k]))
             step[k] *= 2
     if verified:
-        counts = _trim(counts, failed, missing)
+        counts = _trim(counts, failed, missing, check.needed)
     return tuple(replace(e, nodes=n, verified=verified) for e, n in zip(plan, counts, strict=True))

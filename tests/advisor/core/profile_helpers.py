@@ -28,6 +28,7 @@ import numpy as np
 from advisor.core.diagnose import build_state, diagnose
 from advisor.core.diagnosis import PodDiagnosis
 from advisor.core.model import Cluster, Pod, queue_order
+from advisor.core.profiles.base import pick
 from advisor.core.profiles.hami import HamiProfile, node_scores
 from advisor.core.state import CardState, Shape
 from advisor.scenario import scenario_from_data
@@ -178,7 +179,9 @@ def walk_on(cluster: Cluster, node_name: str, pod_name: str | None = None) -> li
     if not st.gpu_fits(shape, eligible)[i]:
         return None
     policy = (cluster.policy.node, cluster.policy.card)
-    return _indices(st, st.profile.pick(st, np.array([i], dtype=np.int64), shape, eligible, policy))
+    return _indices(
+        st, pick(st.profile, st, np.array([i], dtype=np.int64), shape, eligible, policy)
+    )
 
 
 def place(cluster: Cluster, pod_name: str | None = None) -> tuple[str, list[int], int] | None:

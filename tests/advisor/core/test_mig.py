@@ -8,6 +8,8 @@ card, GPU slices, memory from `nvidia-smi mig -lgip`, starts and memory slices f
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from advisor.core.mig import (
@@ -16,6 +18,8 @@ from advisor.core.mig import (
     MigTable,
     fits_in,
     layout_problem,
+    mig_resource,
+    profile_of_resource,
     slices_of,
     table_of,
 )
@@ -88,3 +92,15 @@ def test_fits_in_takes_consecutive_slices_at_an_allowed_start() -> None:
     assert fits_in(three, (1 << 2) | (1 << 5)) is None
     assert fits_in(three, (1 << 0) | (1 << 1)) == 4
     assert fits_in(three, 0, held=2) is None  # two per card at most
+
+
+def test_each_profile_is_advertised_under_a_valid_resource_name_and_read_back() -> None:
+    """The device plugin writes a profile's `+` as `.` (a resource name allows no `+`:
+    NVIDIA/k8s-device-plugin internal/rm/rm.go); reading the name gives the profile back."""
+    names = {p.name for table in TABLES for p in table.profiles}
+    assert "1g.10gb+me" in names  # the case this is about
+    for name in names:
+        resource = mig_resource(name)
+        assert re.fullmatch(r"nvidia\.com/mig-[a-z0-9.]+", resource), resource
+        assert profile_of_resource(resource.removeprefix("nvidia.com/mig-")) == name
+    assert mig_resource("1g.10gb+me") == "nvidia.com/mig-1g.10gb.me"

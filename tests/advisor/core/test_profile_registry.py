@@ -23,6 +23,7 @@ from advisor.core.profiles.base import (
     BoolArray,
     CardView,
     Dialect,
+    FloatArray,
     IntArray,
     ScaleUpActor,
     dialect_allocatable,
@@ -163,10 +164,21 @@ class ToyProfile:
     def refusals(self, st: CardView, shape: Shape) -> IntArray:
         return np.zeros(st.card_count.shape, dtype=np.int64)
 
-    def pick(
+    def node_scores(
         self,
         st: CardView,
         nodes: IntArray,
+        shape: Shape,
+        eligible: BoolArray,
+        policy: tuple[PolicyName, PolicyName],
+    ) -> FloatArray:
+        return np.zeros(nodes.size)
+
+    def pick_best(
+        self,
+        st: CardView,
+        nodes: IntArray,
+        scores: FloatArray,
         shape: Shape,
         eligible: BoolArray,
         policy: tuple[PolicyName, PolicyName],

@@ -36,7 +36,7 @@ from advisor.core.scaling import (
 )
 from advisor.core.scaling.actor import resize_text
 from advisor.core.scaling.down import HELD_REASONS, node_utilisation, scale_down, scale_down_advice
-from advisor.core.scaling.up import ScaleUp, _trim, _verify
+from advisor.core.scaling.up import NEW_NODE_PREFIX, ScaleUp, _trim, _verify
 from advisor.output.scaling import headroom_json, scale_down_json, scale_up_json
 from tests.advisor.core.constrained import CORE, gpu_node, gpu_pod, strip_node_fields, tolerating
 from tests.advisor.core.scaledown_replay import replay_steps
@@ -200,6 +200,48 @@ def test_trim_bisects_every_entry_at_once() -> None:
     assert len(calls) <= 5  # one entry at a time would take 6
     # entry 1 (left whole) falls short when entry 0 is cut too far: the cut is blamed
     assert _trim([8, 9, 3], [2, 0, 0], _short_below([5, 9, 3], spill=True)) == [5, 9, 3]
+
+
+def test_trim_cuts_each_passing_count_to_what_its_check_needed() -> None:
+    """Where a passing check landed pods on fewer of an entry's nodes than it had (here
+    entry 0 needs 3 nodes once entry 1 has 7 or more, and 5 before: a bisection from
+    [8, 16] settles on 5), the count drops to those at once, below the bisection's low."""
+
+    def missing(counts: list[int]) -> dict[int, list[Pod]]:
+        return dict(_short_below([3 if counts[1] >= 7 else 5, 7])(counts))
+
+    def needed(counts: list[int]) -> list[int]:
+        assert not missing(counts)  # asked only of counts that passed
+        return [min(counts[0], 3), counts[1]]
+
+    assert _trim([8, 16], [4, 2], missing, needed) == [3, 7]
+    assert _trim([8, 16], [4, 2], missing) == [5, 7]  # without: the bisection's answer
+
+
+def test_an_entry_whose_pods_land_on_another_entrys_nodes_gets_one_node() -> None:
+    """Templates a (8 x 16 GiB) and b (2 x 32 GiB), both full. b hosts the most Pending pods
+    (b1 16 GiB and the 32 GiB c1, c2) and is packed first: 2 nodes. a then takes the 7-card
+    a1. In the queue a1 comes first, to a's new node; b1 goes to the card it left (binpack:
+    that node ends full), c1 and c2 fill b's first node. b's second node takes no pod, so
+    it is not proposed."""
+    cluster = build(
+        [node("a", *[16] * 8), node("b", 32, 32)],
+        [
+            running("f/a", "a", list(range(8)), 8 * 16),
+            running("f/b", "b", [0, 1], 64),
+            pending("q/a1", 7, 7 * 16),
+            pending("q/b1", 1, 16),
+            pending("q/c1", 1, 32),
+            pending("q/c2", 1, 32),
+        ],
+    )
+    entries = scale_up(cluster)
+    assert [(e.shape.cards, e.packed_estimate, e.nodes, e.pods) for e in entries] == [
+        (2, 2, 1, ("q/b1", "q/c1", "q/c2")),
+        (8, 1, 1, ("q/a1",)),
+    ]
+    placed = {d.pod.name: d.placement for d in diagnose(with_new_nodes(cluster, entries)).pods}
+    assert all(placed.values())
 
 
 def test_trim_returns_only_counts_a_check_passed() -> None:
@@ -474,16 +516,73 @@ def test_scale_up_nodes_host_the_pods(cluster: Cluster, data: st.DataObject) -> 
     assert all(e.verified for e in entries)
     targets = {name for e in entries for name in e.pods}
     assert not targets & rescued
-    placed = {
-        d.pod.name for d in diagnose(with_new_nodes(cluster, entries, rescued)).pods if d.placement
-    }
+    landed = diagnose(with_new_nodes(cluster, entries, rescued)).pods
+    placed = {d.pod.name for d in landed if d.placement}
     assert targets <= placed
+    # no entry proposes a node after the last one a pod lands on (one node at least)
+    used = {d.placement.node for d in landed if d.placement}
+    for k, e in enumerate(entries):
+        assert e.nodes == 1 or f"{NEW_NODE_PREFIX}-{k}-{e.nodes - 1:04d}" in used
     unresolved = {
         d.pod.name
         for d in diagnose(cluster).pods
         if d.cause in ("fragmentation", "capacity", "unsatisfiable")
     }
     assert targets == unresolved - rescued
+
+
+def test_a_later_removal_sees_where_an_earlier_ones_pods_went() -> None:
+    """a and b each run a 6 GiB pod (of 16). a goes first: its pod goes to c (c and d tie at
+    14 of 16 after, c first by name). b goes next: c has 2 GiB left now, so its pod, of the
+    same shape, goes to d. Each trial starts from the verdicts kept since the first step;
+    c's must have been judged again (eight full nodes beside them, so that a trial judges
+    again only the nodes changed, not every node)."""
+    full = "efghijkl"
+    cluster = build(
+        [node(name, 16) for name in "abcd" + full],
+        [
+            running("w/p1", "a", [0], 6),
+            running("w/p2", "b", [0], 6),
+            running("w/r", "c", [0], 8),
+            running("w/s", "d", [0], 8),
+            *(running(f"w/{name}", name, [0], 16) for name in full),
+        ],
+    )
+    steps = scale_down(cluster, threshold=0.4)
+    assert [(s.node, {p: w.node for p, w in s.moves.items()}) for s in steps] == [
+        ("a", {"w/p1": "c"}),
+        ("b", {"w/p2": "d"}),
+    ]
+    replay_steps(cluster, steps, 0.4)
+
+
+def test_a_later_removal_sees_where_an_earlier_ones_other_pods_went() -> None:
+    """a and b each run a pod of 5 GiB and 1 cpu. a goes first: its pod to d (13 of 16
+    after, above c's 12 and e's 11), its other pod web/o (3 cpus) to c, the first node by
+    name with room, which takes c's last cpus. b goes next: its pod, of the same shape, would
+    score best on c now (12 of 16; d has 3 GiB left) but c has no cpu left, so it goes to e.
+    c's verdicts must have been judged again for where the other pod went (sixteen full
+    nodes beside them: a step's few changed nodes are judged again, not every node)."""
+    full = [f"full-{i}" for i in range(16)]
+    a = {**node("a", 16), "other_pods": [{"name": "web/o", "resources": {"cpu": "3"}}]}
+    c = {**node("c", 16), "allocatable": {"cpu": "4"}}
+    cluster = build(
+        [a, node("b", 16), c, node("d", 16), node("e", 16), *(node(n, 16) for n in full)],
+        [
+            {**running("w/p1", "a", [0], 5), "resources": {"cpu": "1"}},
+            {**running("w/p2", "b", [0], 5), "resources": {"cpu": "1"}},
+            {**running("w/r", "c", [0], 7), "resources": {"cpu": "1"}},
+            running("w/s", "d", [0], 8),
+            running("w/t", "e", [0], 6),
+            *(running(f"w/{name}", name, [0], 16) for name in full),
+        ],
+    )
+    steps = scale_down(cluster, threshold=0.35)
+    assert [(s.node, {p: w.node for p, w in s.moves.items()}) for s in steps] == [
+        ("a", {"w/p1": "d"}),
+        ("b", {"w/p2": "e"}),
+    ]
+    assert steps[0].also_moves == ("web/o",)
 
 
 @settings(max_examples=examples(100), deadline=None)

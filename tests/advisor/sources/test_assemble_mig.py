@@ -128,6 +128,13 @@ def test_a_pod_asking_mig_instances_is_read_as_a_mig_request() -> None:
     assert parse_pod(objects.pod("cpu", containers=[objects.container("c")])) is None
 
 
+def test_a_profile_with_attributes_is_read_from_the_plugins_resource_name() -> None:
+    """The device plugin advertises 1g.5gb+me as nvidia.com/mig-1g.5gb.me (a resource name
+    allows no `+`: NVIDIA/k8s-device-plugin internal/rm/rm.go)."""
+    pod = parsed(_mig_pod("ml/m", "1g.5gb.me"))
+    assert pod.request == Request(gpus=1, memory_mib=0, mig_profile="1g.5gb+me")
+
+
 def test_live_mig_pods_are_judged_on_the_instances() -> None:
     """Bound MIG pods take the first instances of their profile by card, then slice (which
     one each holds is not reported, said so); a Pending one is judged on what is left, and
