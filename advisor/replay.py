@@ -39,7 +39,8 @@ from advisor.core.model import (
 )
 from advisor.core.nodefilters import NO_RESOURCES, Allocatable, Resources
 from advisor.core.profiles import profile_for
-from advisor.core.state import CPU, MEMORY, UNLIMITED, CardState, IntArray, Shape
+from advisor.core.state import UNLIMITED, CardState, IntArray, Shape
+from advisor.core.verdicts import CPU, MEMORY
 from advisor.defaults import ResourceMode
 from advisor.scenario.profile import default_max_vgpus
 from advisor.schemas import REPLAY_SCHEMA, CpuOnlyPodsJson, NodeAllocationJson, ReplayJson

@@ -26,7 +26,7 @@ from advisor.core.scaling import (
 )
 from advisor.core.scaling.replicas import replica_trial
 from advisor.core.waiting import pending_ages, run_time, scheduling_latencies
-from advisor.defaults import RightsizingSettings
+from advisor.defaults import DEFAULT_WORK, RightsizingSettings
 from advisor.metrics import RunFigures
 from advisor.output import cluster_view, diagnosis_json
 from advisor.output.fragmentation import fragmentation_json
@@ -54,6 +54,7 @@ MIB = 2**20
 @dataclass(frozen=True, slots=True)
 class ReportOptions:
     time_budget_s: float = 60.0
+    plan_work: int = DEFAULT_WORK  # the plan search's bound (`PlanOptions.work`)
     scale_down_threshold: float = 0.3
     target_utilisation: float = 0.7
     redundancy: float = 0.2
@@ -160,7 +161,7 @@ def build_report(
     now = run_time(cluster, inputs.generated_at)
     ages = pending_ages(cluster, now)
     timer.end("diagnose")
-    budget = PlanOptions(time_budget_s=options.time_budget_s)
+    budget = PlanOptions(time_budget_s=options.time_budget_s, work=options.plan_work)
     plans = plan(cluster, budget, clock=clock, diagnosis=diagnosis)
     trial = replica_trial(cluster, reaches, budget, clock)  # the HPAs' replicas that do not fit
     timer.end("plan")

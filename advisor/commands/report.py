@@ -162,7 +162,11 @@ def run(args: argparse.Namespace) -> int:
     from advisor.metrics import push
     from advisor.report import ReportOptions, build_report
 
-    options = ReportOptions(time_budget_s=args.time_budget, rightsizing=rightsizing_settings(args))
+    options = ReportOptions(
+        time_budget_s=args.time_budget,
+        plan_work=args.plan_work,
+        rightsizing=rightsizing_settings(args),
+    )
     report = build_report(inputs, options, time.monotonic)
     texts = _render(report)  # everything rendered before anything is written
     try:

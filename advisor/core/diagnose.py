@@ -22,7 +22,8 @@ from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
 from advisor.core.nodefilters import fit_error, lacks
 from advisor.core.profiles.cce import CceProfile
-from advisor.core.state import BoolArray, CardState, IntArray, Shape, Verdicts
+from advisor.core.state import BoolArray, CardState, IntArray, Shape
+from advisor.core.verdicts import Verdicts
 from advisor.defaults import DEFAULT_NODE_DETAIL
 from advisor.errors import known
 

@@ -21,7 +21,8 @@ import numpy as np
 
 from advisor.core.model import PolicyName
 from advisor.core.profiles.base import FloatArray
-from advisor.core.state import BoolArray, CardState, IntArray, Shape, count_per_node, eligible_of
+from advisor.core.state import BoolArray, CardState, IntArray, Shape
+from advisor.core.verdicts import count_per_node, eligible_of
 
 # Past one changed node in this many, every node is judged again in one pass over the cards.
 WHOLE = 8

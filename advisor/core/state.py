@@ -9,7 +9,6 @@ back by hand.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,8 +17,15 @@ from advisor.core.nodefilters import NodeConstraints, ResourceFit, static_reason
 from advisor.core.profiles import Profile, profile_of
 from advisor.core.profiles.base import BoolArray, IntArray, pick
 from advisor.core.shape import Shape
+from advisor.core.verdicts import StaticVerdicts, Verdicts, count_per_node, eligible_of
 
-__all__ = ["UNLIMITED", "BoolArray", "CardState", "IntArray", "Shape"]
+__all__ = [
+    "UNLIMITED",
+    "BoolArray",
+    "CardState",
+    "IntArray",
+    "Shape",
+]
 
 
 UNLIMITED = np.iinfo(np.int64).max // 4  # an allocatable that is not known never limits
@@ -27,52 +33,6 @@ UNLIMITED = np.iinfo(np.int64).max // 4  # an allocatable that is not known neve
 # accepts one by one) the rest is kept exactly beside them (`CardState.add_requested`), so
 # no sum wraps around into room.
 REQUESTED_MAX = 2**62
-# Columns of the node resource arrays, in NodeResourcesFit's check order.
-SLOTS, CPU, MEMORY = 0, 1, 2
-SPARSE = 16  # `eligible_per_node` counts marked cards where under 1 in this many are
-
-
-@dataclass(frozen=True, slots=True)
-class StaticVerdicts:
-    """The static filters' verdicts on every node for one set of pod constraints."""
-
-    ok: BoolArray
-    rejected: dict[int, tuple[str, ...]]  # node index -> messages, rejected nodes only
-    counts: dict[str, int]  # message -> nodes
-
-
-@dataclass(frozen=True, slots=True)
-class Verdicts:
-    """One filtering pass for a shape, every filter's verdict kept: what `place` decides by
-    is what the diagnosis explains by (as kube-scheduler's `fitsRequest` returns the
-    resources it found short), so no rule is judged twice."""
-
-    static_ok: BoolArray  # per node: NodeUnschedulable, NodeAffinity, TaintToleration pass
-    short: BoolArray  # (nodes, 3): the session's resource shortfalls (`CardState.fit`)
-    rejections: tuple[BoolArray | None, ...]  # per card check of the profile (`card_rejections`)
-    eligible: BoolArray  # per card: no card check rejects it
-    gpu_fit: BoolArray  # per node: the profile's GPU filter passes
-
-    @property
-    def nodes(self) -> IntArray:
-        """The nodes every filter passes."""
-        ok = self.gpu_fit & self.static_ok & self.roomy
-        return np.flatnonzero(ok).astype(np.int64)
-
-    @property
-    def roomy(self) -> BoolArray:
-        """Per node: no resource short. Column by column, as numpy's `any` over rows of
-        three costs about fifteen times as much."""
-        s = self.short
-        return np.asarray(~(s[:, SLOTS] | s[:, CPU] | s[:, MEMORY]), dtype=np.bool_)
-
-    def card_codes(self) -> IntArray:
-        """Per card, 1 + the index of the first card check that rejects it, or 0."""
-        conditions = [c for c in self.rejections if c is not None]
-        choices = [1 + i for i, c in enumerate(self.rejections) if c is not None]
-        return np.select(conditions, choices, 0).astype(np.int64)
-
-
 # The arrays no pod binding, removal or repair changes: the cards' layout and sizes, and
 # what the profile counts. `copy` shares them instead of copying.
 FIXED = (
@@ -442,30 +402,8 @@ class CardState:
         return Placement(node, tuple(sorted(int(self.card_index[k]) for k in positions)))
 
 
-def count_per_node(
-    eligible: BoolArray, node_of: IntArray, first_card: IntArray, carded: IntArray
-) -> IntArray:
-    """`CardState.eligible_per_node` over the arrays named (`core.placer`'s few nodes too)."""
-    hits = np.flatnonzero(eligible)
-    if hits.size * SPARSE < eligible.size:
-        return np.bincount(node_of[hits], minlength=first_card.size).astype(np.int64)
-    counts = np.zeros(first_card.size, dtype=np.int64)
-    if carded.size:
-        counts[carded] = np.add.reduceat(eligible, first_card[carded], dtype=np.int64)
-    return counts
-
-
 def _memory_asked(shape: Shape) -> int:
     return shape.card_memory_mib if shape.memory_percent == 0 else 0
-
-
-def eligible_of(rejections: tuple[BoolArray | None, ...], size: int) -> BoolArray:
-    """The cards no check rejects."""
-    rejected: BoolArray = np.zeros(size, dtype=np.bool_)
-    for check in rejections:
-        if check is not None:
-            rejected |= check
-    return np.asarray(~rejected, dtype=np.bool_)
 
 
 def _allocatable(node: Node) -> tuple[int, int, int]:

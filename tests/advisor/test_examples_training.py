@@ -281,7 +281,9 @@ def test_diagnose_plan_report_and_whatif_agree(
     }
     assert reasons[PREEMPTOR] is None
     assert [(s["shape"]["labels"], s["nodes"], s["for"]) for s in plan["scale_up"]] == [
-        ({"nodepool": "a100-40g"}, 2, WORKERS),  # sized for the whole gang
+        # for the whole gang: six workers fit the cards there are and two the new node's
+        # (the estimate, all eight on fresh nodes, said two; the check needed one)
+        ({"nodepool": "a100-40g"}, 1, WORKERS),
         ({"nodepool": "a100-80g"}, 1, [PREEMPTOR]),
     ]
     # report: the same verdicts, and its one line counts the job causes too

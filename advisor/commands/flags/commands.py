@@ -100,14 +100,7 @@ def _plan(sub: Any) -> None:
         "(team=search); repeatable; besides kube-system pods, xgpu.io/do-not-disrupt and "
         "exhausted disruption budgets",
     )
-    parser.add_argument(
-        "--plan-work",
-        type=count(1),
-        default=DEFAULT_WORK,
-        metavar="N",
-        help="the search's budget, in simulated placements (default "
-        f"{DEFAULT_WORK:,}); the same input gives the same plans on any machine",
-    )
+    add_plan_work(parser)
     parser.add_argument(
         "--time-budget",
         type=positive_seconds,
@@ -123,6 +116,18 @@ def _plan(sub: Any) -> None:
         metavar="N",
         help=f"before/after pictures for the first N plans (html, markdown; default "
         f"{DEFAULT_PICTURES})",
+    )
+
+
+def add_plan_work(parser: argparse.ArgumentParser) -> None:
+    """`--plan-work`, the plan search's bound (`plan`, `report`)."""
+    parser.add_argument(
+        "--plan-work",
+        type=count(1),
+        default=DEFAULT_WORK,
+        metavar="N",
+        help="the plan search's budget, in simulated placements (default "
+        f"{DEFAULT_WORK:,}); the same input gives the same plans on any machine",
     )
 
 
@@ -167,6 +172,7 @@ def _report(sub: Any) -> None:
         metavar="SECONDS",
         help="for plan search",
     )
+    add_plan_work(parser)
     parser.add_argument(
         "--fail-on",
         type=causes,

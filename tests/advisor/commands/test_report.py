@@ -220,6 +220,25 @@ def test_summary_line_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[st
     )
 
 
+def test_plan_work_bounds_the_plan_search(
+    tmp_path: Path, data: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cron run's plan search is bounded as `plan`'s: by `--plan-work` (default as
+    plan's), recorded with the plans; one unit is too few to find the demo's plan."""
+    assert data["plan"]["summary"]["work_budget"] == 200_000
+    assert data["plan"]["plans"]
+    out = tmp_path / "out"
+    assert main(report(out, "--plan-work", "1")) == 0
+    bounded = json.loads((out / "report.json").read_text())["plan"]
+    summary = bounded["summary"]
+    assert (summary["work_budget"], summary["stopped_by"], bounded["plans"]) == (1, "work", [])
+    with pytest.raises(SystemExit) as refused:  # argparse's usage error, as for `plan`
+        main(report(tmp_path / "none", "--plan-work", "0"))
+    assert refused.value.code == 2
+    assert "--plan-work" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()
+
+
 def test_empty_cluster_reports_nothing_pending(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
