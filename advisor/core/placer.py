@@ -174,7 +174,7 @@ class QueuePlacer:
     def _judge_all(self, shape: Shape, policy: tuple[PolicyName, PolicyName]) -> _Judged:
         st = self.state
         verdicts = st.verdicts(shape)
-        ok = verdicts.gpu_fit & verdicts.static_ok & verdicts.roomy
+        ok = verdicts.passing
         scores = np.zeros(ok.size)
         nodes = np.flatnonzero(ok)
         if nodes.size:

@@ -19,13 +19,7 @@ from advisor.core.profiles.base import BoolArray, IntArray, pick
 from advisor.core.shape import Shape
 from advisor.core.verdicts import StaticVerdicts, Verdicts, count_per_node, eligible_of
 
-__all__ = [
-    "UNLIMITED",
-    "BoolArray",
-    "CardState",
-    "IntArray",
-    "Shape",
-]
+__all__ = ["UNLIMITED", "BoolArray", "CardState", "IntArray", "Shape"]
 
 
 UNLIMITED = np.iinfo(np.int64).max // 4  # an allocatable that is not known never limits

@@ -36,10 +36,14 @@ class Verdicts:
     gpu_fit: BoolArray  # per node: the profile's GPU filter passes
 
     @property
+    def passing(self) -> BoolArray:
+        """Per node: every filter passes."""
+        return np.asarray(self.gpu_fit & self.static_ok & self.roomy, dtype=np.bool_)
+
+    @property
     def nodes(self) -> IntArray:
         """The nodes every filter passes."""
-        ok = self.gpu_fit & self.static_ok & self.roomy
-        return np.flatnonzero(ok).astype(np.int64)
+        return np.flatnonzero(self.passing).astype(np.int64)
 
     @property
     def roomy(self) -> BoolArray:

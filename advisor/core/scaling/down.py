@@ -272,7 +272,7 @@ def scale_down_advice(cluster: Cluster, threshold: float = 0.3) -> ScaleDownAdvi
         spent.update(b[0] for p in moved if (b := _budget_key(p)) is not None)
         by_node.pop(name, None)
         base, book = trial, trial_book
-        # the step changed the node gone, the nodes its pods went to and its other pods'
+        # the step changed the node gone, the nodes its pods went to and its other pods' homes
         went = [trial.node_index[landed[p.name].node] for p in moved]
         placer.moved_to(base, [gone, *went, *homes.values()])
         moves = MappingProxyType({p.name: landed[p.name] for p in moved})
