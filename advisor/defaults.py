@@ -35,7 +35,7 @@ DEFAULT_NODE_DETAIL = 20
 DEFAULT_MAX_PLAN_EVICTIONS = 4
 DEFAULT_MAX_EVICTIONS = 3.0  # per card the rescued pods get (EvictionBudget's default)
 # work for the whole search, in simulated placements (`Board.work`): the openb end states
-# (6,212 cards) need at most a third of it; about 18 s of CPU on 5,000 nodes of 8 cards
+# (6,212 cards) need about as much at most; about 25 s of CPU on 5,000 nodes of 8 cards
 DEFAULT_WORK = 200_000
 # a safety stop only, read between the search's runs (never inside one): work ends a run
 DEFAULT_TIME_BUDGET_S = 300.0

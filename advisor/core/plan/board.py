@@ -56,6 +56,15 @@ FODDER = 4  # smallest evictable pods remembered per card, for chains
 NO_POD = -1
 BIG = np.iinfo(np.int64).max // 4
 CHECKS_PER_PLACEMENT = 32  # cards whose victims are worked out in the time of a placement
+# A placement reads every card: on a cluster of more cards than this it counts as that many
+# times one placement (5,000 nodes of 8 cards: 4.9), so that work stays time on any size.
+PLACEMENT_CARDS = 8192
+
+
+def work_units(placements: int, card_checks: int, n_cards: int) -> int:
+    """Work in units of one placement on a cluster of at most PLACEMENT_CARDS cards."""
+    scale = max(n_cards, PLACEMENT_CARDS)
+    return placements * scale // PLACEMENT_CARDS + card_checks // CHECKS_PER_PLACEMENT
 
 
 def may_evict(pod: Pod) -> bool:
@@ -178,6 +187,7 @@ class Board(GangRules):
         self._movable_pod: dict[int, bool] = {}  # `movable` by pod, for these Pending shapes
         self._conflict: dict[tuple[int, int], bool] = {}  # (level mode, pod mode)
         self._shapes_epoch = -1
+        self._shapes_seen = 0  # bumped whenever the Pending shapes change
         self.fodder_size: IntArray = np.full((n_cards, FODDER), BIG, dtype=np.int64)
         self.fodder_core: IntArray = np.zeros((n_cards, FODDER), dtype=np.int64)
         self.fodder_pod: IntArray = np.full((n_cards, FODDER), NO_POD, dtype=np.int64)
@@ -187,7 +197,9 @@ class Board(GangRules):
         # one memo, as the portfolio's runs do; a card's stamp changes when a commit does.
         self.memo = memo if memo is not None else CardMemo()
         self.stamps = [0] * n_cards
-        self._masks: list[tuple[int, int]] = [(-1, 0)] * n_cards  # (epoch, `movable_mask`)
+        # per card (the Pending shapes it was worked out for, `movable_mask`); a card a
+        # commit changes is worked out again
+        self._masks: list[tuple[int, int]] = [(-1, 0)] * n_cards
 
     def set_pending(self, names: Iterable[str], rescuable: Iterable[str] | None = None) -> None:
         """The Pending pods in the queue (they must all fail on this board; those whose
@@ -268,9 +280,9 @@ class Board(GangRules):
 
     @property
     def work(self) -> int:
-        """Work done, in simulated placements: a card's victims take about a thirtieth of
-        the time of one placement (which scans the cluster's cards)."""
-        return self.placements + self.card_checks // CHECKS_PER_PLACEMENT
+        """Work done, in simulated placements (`work_units`): a card's victims take about a
+        thirtieth of the time of one placement on a cluster of PLACEMENT_CARDS cards."""
+        return work_units(self.placements, self.card_checks, len(self.state.capacity))
 
     def cost(self, evict: Iterable[int]) -> float:
         """What evicting these pods together costs (`plan_cost`)."""
@@ -314,22 +326,32 @@ class Board(GangRules):
             for p in self.pending:
                 shape = self.shape_of(p)
                 shapes[shape] = max(shapes.get(shape, self.priority[p]), self.priority[p])
-            self._shapes = shapes
             self._shapes_epoch = self.epoch
-            self._movable = {}  # (shape, priority) -> movable, for these Pending shapes
-            self._movable_pod = {}
+            if shapes != self._shapes:  # most commits leave every shape some Pending pod
+                self._shapes = shapes
+                self._movable = {}  # (shape, priority) -> movable, for these Pending shapes
+                self._movable_pod = {}
+                self._shapes_seen += 1
         return self._shapes
+
+    @property
+    def shapes_seen(self) -> int:
+        """A count that moves whenever the Pending shapes (and so which pods may move)
+        change."""
+        self._pending_shapes()
+        return self._shapes_seen
 
     def movable_mask(self, k: int) -> int:
         """Which pods on card `k` are `movable` now, bit i for its i-th pod: with the
         card's stamp, all an answer about the card depends on (`plan.memo`)."""
-        epoch, mask = self._masks[k]
-        if epoch != self.epoch:
+        self._pending_shapes()
+        seen, mask = self._masks[k]
+        if seen != self._shapes_seen:
             mask = 0
             for i, pod in enumerate(self.on_card[k]):
                 if self.movable(pod):
                     mask |= 1 << i
-            self._masks[k] = (self.epoch, mask)
+            self._masks[k] = (self._shapes_seen, mask)
         return mask
 
     # -- simulation (docs/design.md §8) -------------------------------------------------------
@@ -479,6 +501,7 @@ class Board(GangRules):
         self.state = outcome.state
         for k in changed:
             self.stamps[k] = self.memo.fresh_stamp()
+            self._masks[k] = (-1, 0)
         self._refresh_fodder(sorted(changed))
         self.epoch += 1
         return changed
@@ -533,4 +556,10 @@ class _LocalCards:
         st = self.st
         ok = st.eligible(shape, self.positions)
         counts = np.bincount(self.local_node[ok], minlength=self.n_nodes)
-        return bool(((counts >= shape.gpus) & st.node_ok(shape)[self.nodes]).any())
+        roomy = counts >= shape.gpus
+        if not roomy.any():
+            return False
+        # `node_ok` on these nodes alone: judging every node's resources costs the most here
+        static = st.static_ok(shape.constraints)[self.nodes]
+        short = st.resource_shortfalls(shape, at=self.nodes)
+        return bool((roomy & static & ~short.any(axis=1)).any())

@@ -1,6 +1,7 @@
 """The planner's lazy greedy (docs/design.md §8): targets in a heap ordered by an optimistic
 estimate or by a simulated plan; a plan is committed only when its simulation is of the
-current board, the literal §8 simulation agrees, and the caps allow it.
+current board, the literal §8 simulation agrees, and the caps allow it. A full listing puts
+in listings keyed by floors (`plan.floors`), worked out into targets when they reach the top.
 
 Pure but for the `stop` callback the caller passes: it says when the work budget is spent
 (the planner's never reads the clock, so a run ends where it ends on any machine).
@@ -13,13 +14,18 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from advisor.core.model import Placement
 from advisor.core.plan.board import Board, Outcome
 from advisor.core.plan.exhaustive import smallest_plan
+from advisor.core.plan.floors import CardFloors, Listing, listings
 from advisor.core.plan.limits import EvictionBudget
-from advisor.core.plan.search import PlanKey, Proposal, Search, Target, TargetKey, levels_of
+from advisor.core.plan.search import PlanKey, Proposal, Search, Target, levels_of
+from advisor.core.state import Shape
 
 REGENERATE_CHECK_EVERY = 64  # targets listed between looks at the budget
+LISTED = -2  # the epoch of a listing's entry
 Stop = Callable[[], str | None]  # why the search must stop now ("work"), or None
 
 
@@ -76,8 +82,9 @@ def _charges(b: Board, evict: Iterable[int]) -> tuple[tuple[str, float, str], ..
     return tuple(charges)
 
 
-# (key, -epoch: the freshest simulation first among equal keys, seq, target, epoch, plan)
-_Entry = tuple[PlanKey, int, int, Target, int, Proposal | None]
+# (key, -epoch: the freshest simulation first among equal keys, seq, target or listing,
+# epoch, plan)
+_Entry = tuple[PlanKey, int, int, Target | Listing, int, Proposal | None]
 
 
 class Greedy:
@@ -101,7 +108,12 @@ class Greedy:
         self.rescued_cards = 0
         self.rescued_gpus = 0.0
         self.heap: list[_Entry] = []
-        self.latest: dict[TargetKey, int] = {}
+        self.latest: dict[object, int] = {}  # per target or listing key, its entry's seq
+        self.levels: list[Shape] = []  # the Pending shapes a plan may rescue
+        self.live: set[int] = set()  # their ids (`Search.level_ids`)
+        self.masks: list[int] = []  # per card, its `movable_mask` when last listed
+        self.shapes_seen = -1  # `Board.shapes_seen` when the masks were taken
+        self.floors = CardFloors(search)
         self.counter = itertools.count()
         self.mismatches = 0  # simulations disagreeing, or a gang split (never, if correct)
         self.stop: Stop = lambda: None  # set by `run`
@@ -133,6 +145,13 @@ class Greedy:
             _, _, seq, target, epoch, proposal = heapq.heappop(self.heap)
             if self.latest.get(target.key) != seq:
                 continue  # superseded
+            if isinstance(target, Listing):
+                del self.latest[target.key]
+                self._work_out(target)
+                continue
+            if target.level_id not in self.live:
+                del self.latest[target.key]  # no pod of its shape is Pending now
+                continue
             if proposal is None or epoch != self.board.epoch:
                 fresh = self.search.evaluate(target)
                 if fresh is None:
@@ -161,10 +180,13 @@ class Greedy:
             plans.append(made)
             commits_since_full += 1
             now = self._signature()
-            if now != signature:
-                signature = self._regenerate(None)
+            if now[1] != signature[1]:
+                signature = self._regenerate(None)  # more pods may move: every card changes
                 commits_since_full = 0
             else:
+                if self.board.shapes_seen != self.shapes_seen:
+                    self._shapes_changed(levels_changed=now != signature)
+                signature = now
                 self._regenerate(changed)
 
     def _signature(self) -> tuple[object, ...]:
@@ -172,33 +194,80 @@ class Greedy:
         return (tuple(levels), self.board.movable_limit())
 
     def _regenerate(self, positions: Iterable[int] | None) -> tuple[object, ...]:
+        """Every target again (None: as listings, the heap started afresh), or the targets
+        of the cards at `positions` and of their nodes (the listings there superseded)."""
         b = self.board
-        levels = levels_of(b, (p for p in b.pending if p in self.targetable))
         if positions is None:
-            cards: list[int] = list(range(len(b.state.capacity)))
-            nodes: list[int] = list(range(len(b.state.node_names)))
-        else:
-            cards = sorted(set(positions))
-            nodes = sorted({b.node_of_card(k) for k in cards})
+            self._set_levels(levels_of(b, (p for p in b.pending if p in self.targetable)))
+            self.masks = [b.movable_mask(k) for k in range(len(b.state.capacity))]
+            self.shapes_seen = b.shapes_seen
+            self.heap, self.latest = [], {}
+            for key, listing in listings(self.search, self.levels, self.floors):
+                seq = next(self.counter)
+                self.latest[listing.key] = seq
+                self.heap.append((key, -LISTED, seq, listing, LISTED, None))
+            heapq.heapify(self.heap)  # one heap of it all: faster than a push each
+            return (tuple(self.levels), b.movable_limit())
+        # every card of the nodes changed: a card's targets read its node's cpu and memory
+        nodes = sorted({b.node_of_card(k) for k in positions})
+        cards = [k for n in nodes for k in b.state.node_positions(n)]
+        for k in cards:
+            self.masks[k] = b.movable_mask(k)
+        for k in cards:
+            self.latest.pop(Listing(b.node_of_card(k), k, None).key, None)
+        ids = [self.search.level_ids.get(level, 0) for level in self.levels if level.gpus > 1]
+        for n in nodes:
+            for level_id in ids:
+                self.latest.pop(Listing(n, -1, None, level_id).key, None)
         targets = itertools.chain(
-            self.search.card_targets(cards, levels), self.search.node_targets(nodes, levels)
+            self.search.card_targets(cards, self.levels),
+            self.search.node_targets(nodes, self.levels),
         )
+        self._estimate(targets)
+        return (tuple(self.levels), b.movable_limit())
+
+    def _set_levels(self, levels: list[Shape]) -> None:
+        self.levels = levels
+        self.live = {self.search.level_ids.get(level, 0) for level in levels}
+
+    def _shapes_changed(self, levels_changed: bool) -> None:
+        """The Pending shapes changed, the movable limit did not. The targets of a shape
+        gone are dropped as they come up; where a shape is gone every card's single-card
+        targets are listed again (a victim set's largest shape may be gone); the nodes of
+        the cards where other pods may move now are listed again. Every other target
+        stands: its victims and node are as they were."""
+        b = self.board
+        self.shapes_seen = b.shapes_seen
+        self._set_levels(levels_of(b, (p for p in b.pending if p in self.targetable)))
+        nodes = np.zeros(len(b.state.node_names), dtype=np.bool_)
+        for k, before in enumerate(self.masks):
+            now = b.movable_mask(k)
+            if now != before:
+                self.masks[k] = now
+                nodes[b.node_of_card(k)] = True
+        cards = None if levels_changed else nodes
+        for key, listing in listings(self.search, self.levels, self.floors, nodes, cards):
+            self._push(key, listing, LISTED, None)
+
+    def _work_out(self, listing: Listing) -> None:
+        """A listing's targets, estimated, into the heap."""
+        if listing.level is None:
+            targets = self.search.card_targets([listing.card], self.levels)
+        else:
+            targets = self.search.node_targets([listing.node], [listing.level])
+        self._estimate(targets)
+
+    def _estimate(self, targets: Iterable[Target]) -> None:
         for count, target in enumerate(targets):
-            # On a large cluster listing every target can outlast the budget by itself.
             if count % REGENERATE_CHECK_EVERY == 0 and self.stop() is not None:
                 break
             key = self.search.estimate(target)
             if key is not None:
                 self._push(key, target, -1, None)
-        if positions is None:
-            # A listing of every target supersedes most entries: drop those (they would be
-            # skipped when popped) so the heap stays the size of one listing. Every entry
-            # has its own seq, so what pops, in which order, is the same.
-            self.heap = [e for e in self.heap if self.latest.get(e[3].key) == e[2]]
-            heapq.heapify(self.heap)
-        return (tuple(levels), b.movable_limit())
 
-    def _push(self, key: PlanKey, target: Target, epoch: int, proposal: Proposal | None) -> int:
+    def _push(
+        self, key: PlanKey, target: Target | Listing, epoch: int, proposal: Proposal | None
+    ) -> int:
         seq = next(self.counter)
         self.latest[target.key] = seq
         heapq.heappush(self.heap, (key, -epoch, seq, target, epoch, proposal))

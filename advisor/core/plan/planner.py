@@ -52,7 +52,7 @@ from advisor.core.diagnosis import Cause, Diagnosis, PodDiagnosis
 from advisor.core.gang import judge
 from advisor.core.model import Cluster, Placement, Policy, gangs_of, reference_card_mib
 from advisor.core.plan.above import HeldBack, held_back
-from advisor.core.plan.board import CHECKS_PER_PLACEMENT, Board
+from advisor.core.plan.board import Board, work_units
 from advisor.core.plan.greedy import Greedy, Plan
 from advisor.core.plan.ideal import IdealBound, ideal_bound
 from advisor.core.plan.limits import EvictionBudget, NeverEvict
@@ -296,13 +296,15 @@ class _Tally:
     card_checks: int = 0
     evaluations: int = 0
     targets: int = 0
+    cards: int = 0  # the cluster's
 
     @property
     def work(self) -> int:
-        return self.placements + self.card_checks // CHECKS_PER_PLACEMENT
+        return work_units(self.placements, self.card_checks, self.cards)
 
     def add(self, board: Board, search: Search, before: tuple[int, int]) -> None:
         """What `search` did on `board`, less the board's counts `before` it."""
+        self.cards = len(board.state.capacity)
         self.placements += board.placements - before[0]
         self.card_checks += board.card_checks - before[1]
         self.evaluations += search.evaluations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import itertools
 
 import pytest
@@ -9,9 +10,10 @@ import pytest
 from advisor.core.model import Cluster, Placement
 from advisor.core.plan import PlanOptions, apply_plans, plan
 from advisor.core.plan.board import Board
+from advisor.core.plan.floors import Listing
 from advisor.core.plan.greedy import REGENERATE_CHECK_EVERY, Greedy
 from advisor.core.plan.limits import EvictionBudget
-from advisor.core.plan.search import Limits, Search
+from advisor.core.plan.search import Limits, Search, Target
 from tests.advisor.core.test_placement import cce_example
 from tests.advisor.core.test_plan_checker import (
     GiB,
@@ -436,25 +438,27 @@ def test_invalid_and_unsatisfiable_pods_are_reported_not_planned() -> None:
     }
 
 
-def test_listing_targets_stops_when_the_budget_runs_out() -> None:
-    """On a large cluster listing every target can outlast the budget by itself: the
-    greedy looks at the budget while it lists them and stops there."""
+def test_a_full_listing_works_out_no_target_until_it_comes_up() -> None:
+    """On a large cluster listing every target once cost more than the whole budget: a
+    full listing now puts in one listing per card and node, keyed by a floor, and works out
+    a listing's targets only when it reaches the top of the heap."""
     nodes = [node(f"n{i:03}", 16, 16) for i in range(REGENERATE_CHECK_EVERY * 3)]
     pods = [running(f"t/r{i:03}", f"n{i:03}", [0], 10) for i in range(len(nodes))]
     cluster = build(nodes, [*pods, pending("w/p", 1, 12)])
-
-    def listed(looks: list[str | None] | None) -> int:
-        board = Board(cluster, {})
-        board.set_pending(["w/p"])
-        search = Search(board, Limits(4, 3, 4), 16 * 1024)
-        greedy = Greedy(board, search, {board.ids["w/p"]}, EvictionBudget(), 16)
-        if looks is not None:
-            greedy.stop = lambda: looks.pop(0) if looks else "time"
-        greedy._regenerate(None)
-        return len(greedy.heap)
-
-    everything = listed(None)
-    assert everything >= len(nodes)  # one target per running card at least
-    # in time for the first look only: stops at the second, one block of targets in
-    assert listed([None]) == REGENERATE_CHECK_EVERY
-    assert listed([]) == 0
+    board = Board(cluster, {})
+    board.set_pending(["w/p"])
+    search = Search(board, Limits(4, 3, 4), 16 * 1024)
+    greedy = Greedy(board, search, {board.ids["w/p"]}, EvictionBudget(), 16)
+    greedy._regenerate(None)
+    assert len(greedy.heap) >= len(nodes)  # a listing per running card at least
+    assert all(isinstance(entry[3], Listing) for entry in greedy.heap)
+    assert search.estimates == 0
+    assert board.card_checks == 2 * len(nodes)  # each card's floors, counted once
+    # the first listing to come up: worked out into its card's target
+    listing = heapq.heappop(greedy.heap)[3]
+    assert isinstance(listing, Listing)
+    greedy._work_out(listing)
+    assert search.estimates == 1
+    assert [e[3] for e in greedy.heap if isinstance(e[3], Target)] == [
+        Target(listing.node, (listing.card,), board.shape_of(board.ids["w/p"]), board.ids["w/p"])
+    ]

@@ -12,11 +12,12 @@ from advisor.core.plan.planner import HELD_BACK_WORK_SHARE, RUNS
 from advisor.output.plan import plan_json
 from benchmarks.synthetic import SyntheticSpec, synthetic_cluster
 
-# 100 nodes (800 cards), 40 Pending: a run with a 4,000-unit budget reads a per-poll clock
-# about 60 times, so a clock one second a read reaches a 60 s budget mid-search (the code
-# before this change stopped there with 3 plans instead of 7: `stopped_by: "time"`).
+# 100 nodes (800 cards), 40 Pending: the whole search takes about 2,100 units, so a
+# 1,500-unit budget ends it. A run once read a per-poll clock about 60 times, so a clock one
+# second a read reached a 60 s budget mid-search (that code stopped there with 3 plans
+# instead of 7: `stopped_by: "time"`).
 CLUSTER = synthetic_cluster(SyntheticSpec.scaled(100, 40))
-OPTIONS = PlanOptions(work=4_000, time_budget_s=60.0)
+OPTIONS = PlanOptions(work=1_500, time_budget_s=60.0)
 
 
 def test_the_plans_are_the_same_bytes_whatever_the_clocks_speed() -> None:
