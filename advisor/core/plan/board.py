@@ -46,6 +46,7 @@ from advisor.core.plan.cost import EvictionCost, eviction_cost, latest_start, pl
 from advisor.core.plan.gangs import GangRules
 from advisor.core.plan.limits import NeverEvict, never_evict_reason
 from advisor.core.plan.memo import CardMemo
+from advisor.core.plan.movable import Movability
 from advisor.core.profiles.base import mode_conflict
 from advisor.core.shape import Failures
 from advisor.core.state import CardState, IntArray, Shape
@@ -183,8 +184,12 @@ class Board(GangRules):
         jobs = cluster.jobs
         self.cycle_cluster = cluster if volcano and (jobs.groups or jobs.queues) else None
         self._shapes: dict[Shape, int] = {}
-        self._movable: dict[tuple[Shape, int], bool] = {}
-        self._movable_pod: dict[int, bool] = {}  # `movable` by pod, for these Pending shapes
+        self._movability = Movability(
+            [
+                (shape, self.priority[i]) if self.evictable[i] and shape is not None else None
+                for i, shape in enumerate(self.shape)
+            ]
+        )
         self._conflict: dict[tuple[int, int], bool] = {}  # (level mode, pod mode)
         self._shapes_epoch = -1
         self._shapes_seen = 0  # bumped whenever the Pending shapes change
@@ -197,9 +202,10 @@ class Board(GangRules):
         # one memo, as the portfolio's runs do; a card's stamp changes when a commit does.
         self.memo = memo if memo is not None else CardMemo()
         self.stamps = [0] * n_cards
-        # per card (the Pending shapes it was worked out for, `movable_mask`); a card a
-        # commit changes is worked out again
-        self._masks: list[tuple[int, int]] = [(-1, 0)] * n_cards
+        # per card its `movable_mask` (None: to be worked out again, after a commit changed
+        # the card or the Pending shapes changed what one of its pods may do)
+        self._masks: list[int | None] = [None] * n_cards
+        self._mask_changes: set[int] = set()  # cards whose mask the Pending shapes changed
 
     def set_pending(self, names: Iterable[str], rescuable: Iterable[str] | None = None) -> None:
         """The Pending pods in the queue (they must all fail on this board; those whose
@@ -303,21 +309,9 @@ class Board(GangRules):
         """Whether evicting `pod` can pay. Not while a Pending pod waits whose shape it
         dominates (same mode, no more cards, memory or core) and whose priority is not
         lower: that pod is queued first and fits wherever this one would, so this one
-        could land only if every such Pending pod landed before it."""
-        if not self.evictable[pod]:
-            return False
-        shapes = self._pending_shapes()  # refreshes the caches below on a new epoch
-        by_pod = self._movable_pod.get(pod)  # by pod id: hashing a Shape is what costs
-        if by_pod is not None:
-            return by_pod
-        key = (self.shape_of(pod), self.priority[pod])
-        known = self._movable.get(key)
-        if known is None:
-            s, priority = key
-            known = not any(s.needs_no_less(p) and top >= priority for p, top in shapes.items())
-            self._movable[key] = known
-        self._movable_pod[pod] = known
-        return known
+        could land only if every such Pending pod landed before it (`plan.movable`)."""
+        self._pending_shapes()  # brings the answers up to date on a new epoch
+        return self._movability.movable(pod)
 
     def _pending_shapes(self) -> dict[Shape, int]:
         """The shapes of the Pending pods, with the highest priority of each."""
@@ -329,8 +323,10 @@ class Board(GangRules):
             self._shapes_epoch = self.epoch
             if shapes != self._shapes:  # most commits leave every shape some Pending pod
                 self._shapes = shapes
-                self._movable = {}  # (shape, priority) -> movable, for these Pending shapes
-                self._movable_pod = {}
+                for pod in self._movability.update(shapes):
+                    for k in self.where[pod] or ():
+                        self._masks[k] = None
+                        self._mask_changes.add(k)
                 self._shapes_seen += 1
         return self._shapes
 
@@ -341,17 +337,24 @@ class Board(GangRules):
         self._pending_shapes()
         return self._shapes_seen
 
+    def take_mask_changes(self) -> set[int]:
+        """The cards whose `movable_mask` a change of the Pending shapes changed since the
+        last call (commits aside: the caller knows the cards a commit changes)."""
+        self._pending_shapes()
+        changes, self._mask_changes = self._mask_changes, set()
+        return changes
+
     def movable_mask(self, k: int) -> int:
         """Which pods on card `k` are `movable` now, bit i for its i-th pod: with the
         card's stamp, all an answer about the card depends on (`plan.memo`)."""
         self._pending_shapes()
-        seen, mask = self._masks[k]
-        if seen != self._shapes_seen:
+        mask = self._masks[k]
+        if mask is None:
             mask = 0
             for i, pod in enumerate(self.on_card[k]):
-                if self.movable(pod):
+                if self._movability.movable(pod):
                     mask |= 1 << i
-            self._masks[k] = (self._shapes_seen, mask)
+            self._masks[k] = mask
         return mask
 
     # -- simulation (docs/design.md §8) -------------------------------------------------------
@@ -501,7 +504,7 @@ class Board(GangRules):
         self.state = outcome.state
         for k in changed:
             self.stamps[k] = self.memo.fresh_stamp()
-            self._masks[k] = (-1, 0)
+            self._masks[k] = None
         self._refresh_fodder(sorted(changed))
         self.epoch += 1
         return changed

@@ -27,6 +27,7 @@ from advisor.core.state import Shape
 REGENERATE_CHECK_EVERY = 64  # targets listed between looks at the budget
 LISTED = -2  # the epoch of a listing's entry
 Stop = Callable[[], str | None]  # why the search must stop now ("work"), or None
+Signature = tuple[tuple[Shape, ...], int]  # the Pending shapes a plan may rescue, the movable limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +112,7 @@ class Greedy:
         self.latest: dict[object, int] = {}  # per target or listing key, its entry's seq
         self.levels: list[Shape] = []  # the Pending shapes a plan may rescue
         self.live: set[int] = set()  # their ids (`Search.level_ids`)
-        self.masks: list[int] = []  # per card, its `movable_mask` when last listed
-        self.shapes_seen = -1  # `Board.shapes_seen` when the masks were taken
+        self.shapes_seen = -1  # `Board.shapes_seen` when last listed
         self.floors = CardFloors(search)
         self.counter = itertools.count()
         self.mismatches = 0  # simulations disagreeing, or a gang split (never, if correct)
@@ -185,22 +185,22 @@ class Greedy:
                 commits_since_full = 0
             else:
                 if self.board.shapes_seen != self.shapes_seen:
-                    self._shapes_changed(levels_changed=now != signature)
+                    self._shapes_changed(list(now[0]), levels_changed=now != signature)
                 signature = now
                 self._regenerate(changed)
 
-    def _signature(self) -> tuple[object, ...]:
+    def _signature(self) -> Signature:
         levels = levels_of(self.board, (p for p in self.board.pending if p in self.targetable))
         return (tuple(levels), self.board.movable_limit())
 
-    def _regenerate(self, positions: Iterable[int] | None) -> tuple[object, ...]:
+    def _regenerate(self, positions: Iterable[int] | None) -> Signature:
         """Every target again (None: as listings, the heap started afresh), or the targets
         of the cards at `positions` and of their nodes (the listings there superseded)."""
         b = self.board
         if positions is None:
             self._set_levels(levels_of(b, (p for p in b.pending if p in self.targetable)))
-            self.masks = [b.movable_mask(k) for k in range(len(b.state.capacity))]
             self.shapes_seen = b.shapes_seen
+            b.take_mask_changes()  # every card is listed now
             self.heap, self.latest = [], {}
             for key, listing in listings(self.search, self.levels, self.floors):
                 seq = next(self.counter)
@@ -211,12 +211,10 @@ class Greedy:
         # every card of the nodes changed: a card's targets read its node's cpu and memory
         nodes = sorted({b.node_of_card(k) for k in positions})
         cards = [k for n in nodes for k in b.state.node_positions(n)]
-        for k in cards:
-            self.masks[k] = b.movable_mask(k)
-        for k in cards:
-            self.latest.pop(Listing(b.node_of_card(k), k, None).key, None)
         ids = [self.search.level_ids.get(level, 0) for level in self.levels if level.gpus > 1]
         for n in nodes:
+            for k in b.state.node_positions(n):
+                self.latest.pop(Listing(n, k, None).key, None)
             for level_id in ids:
                 self.latest.pop(Listing(n, -1, None, level_id).key, None)
         targets = itertools.chain(
@@ -230,7 +228,7 @@ class Greedy:
         self.levels = levels
         self.live = {self.search.level_ids.get(level, 0) for level in levels}
 
-    def _shapes_changed(self, levels_changed: bool) -> None:
+    def _shapes_changed(self, levels: list[Shape], levels_changed: bool) -> None:
         """The Pending shapes changed, the movable limit did not. The targets of a shape
         gone are dropped as they come up; where a shape is gone every card's single-card
         targets are listed again (a victim set's largest shape may be gone); the nodes of
@@ -238,13 +236,9 @@ class Greedy:
         stands: its victims and node are as they were."""
         b = self.board
         self.shapes_seen = b.shapes_seen
-        self._set_levels(levels_of(b, (p for p in b.pending if p in self.targetable)))
+        self._set_levels(levels)
         nodes = np.zeros(len(b.state.node_names), dtype=np.bool_)
-        for k, before in enumerate(self.masks):
-            now = b.movable_mask(k)
-            if now != before:
-                self.masks[k] = now
-                nodes[b.node_of_card(k)] = True
+        nodes[b.state.node_of[sorted(b.take_mask_changes())]] = True
         cards = None if levels_changed else nodes
         for key, listing in listings(self.search, self.levels, self.floors, nodes, cards):
             self._push(key, listing, LISTED, None)

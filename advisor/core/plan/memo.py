@@ -13,8 +13,8 @@ answer is never read: its stamps differ.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 E = TypeVar("E")
 Victims = tuple[int, ...]
@@ -34,12 +34,15 @@ class Answers(Generic[E]):
         # by identity first: hashing a Shape costs more than the answer's lookup
         self._by_id: dict[int, tuple[object, dict[int, E]]] = {}
 
-    def table(self, question: Hashable) -> dict[int, E]:
-        """The answers to `question`, per card."""
+    def table(
+        self, question: Hashable, asks: Callable[[Any], Hashable] | None = None
+    ) -> dict[int, E]:
+        """The answers to `question`, per card. `asks`: what of `question` the answers read
+        (questions alike in it share one table); by default all of it."""
         found = self._by_id.get(id(question))
         if found is not None:
             return found[1]
-        table = self._tables.setdefault(question, {})
+        table = self._tables.setdefault(question if asks is None else asks(question), {})
         # the entry keeps `question` alive, so its id names no other object meanwhile
         self._by_id[id(question)] = (question, table)
         return table

@@ -23,7 +23,7 @@ def card_victims(b: Board, k: int, level: Shape, most: int) -> Victims | None:
     `level` (then the fewest, lowest priority, least memory); None when no set of at most
     `most` pods is enough. Counted as one card checked (`Board.work`), kept or not."""
     b.card_checks += 1
-    table = b.memo.victims(most).table(level)
+    table = b.memo.victims(most).table(level, card_question)
     stamp, movable = b.stamps[k], b.movable_mask(k)
     kept = table.get(k)
     if kept is not None and kept[0] == stamp and kept[1] == movable:
@@ -31,6 +31,17 @@ def card_victims(b: Board, k: int, level: Shape, most: int) -> Victims | None:
     found = _card_victims(b, k, level, most)
     table[k] = (stamp, movable, found)
     return found
+
+
+def card_question(level: Shape) -> tuple[int, int, int, int]:
+    """What a card's victims read of a level: its memory and core per card and its mode
+    (not its cards, node filters or requests), so levels alike in them share answers."""
+    return (level.card_memory_mib, level.memory_percent, level.card_core, level.mode)
+
+
+def node_question(level: Shape) -> tuple[int, tuple[int, int, int, int]]:
+    """What a node's cheapest cards read of a level: how many, and `card_question`."""
+    return (level.gpus, card_question(level))
 
 
 def room_on(b: Board, k: int) -> int:
@@ -64,7 +75,7 @@ def node_cards(
     `cards`: the node's `node_stamps`. Counted as every card of the node checked
     (`Board.work`), kept or not."""
     positions = b.state.node_positions(n)
-    table = b.memo.nodes(most).table(level)
+    table = b.memo.nodes(most).table(level, node_question)
     kept = table.get(n)
     if kept is not None and kept[0] == cards:
         b.card_checks += kept[1]
