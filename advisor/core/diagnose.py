@@ -32,8 +32,23 @@ from advisor.errors import known
 REASONS = CceProfile.reasons
 
 
+# The last cluster built and a copy of its state: one report builds the input's state in
+# several places (the cycle, fragmentation, headroom), each then changes its own copy. A
+# Cluster is frozen, so the same object always builds the same state.
+_last_built: tuple[Cluster, CardState] | None = None
+
+
 def build_state(cluster: Cluster) -> CardState:
     """Card occupancy with every running pod bound (the scenario loader vouches for them)."""
+    global _last_built
+    if _last_built is not None and _last_built[0] is cluster:
+        return _last_built[1].copy()
+    state = _built(cluster)
+    _last_built = (cluster, state.copy())
+    return state
+
+
+def _built(cluster: Cluster) -> CardState:
     state = CardState(cluster)
     for pod in cluster.running:
         placement = known(pod.placement, f"the placement of running pod {pod.name}")

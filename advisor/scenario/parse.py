@@ -102,6 +102,11 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
 
 
+# Where a value is: None for the top level, else (where its container is, its key or index).
+# Built as a chain and spelled out only for an error: most scenarios hold none.
+_Where = tuple[Any, str | int] | None
+
+
 def check_values(data: object, source: str) -> None:
     """Depth, count and numbers, in one pass over each distinct mapping and list (a YAML
     alias repeats one: it is walked once, but counts as often as it appears), without
@@ -109,47 +114,79 @@ def check_values(data: object, source: str) -> None:
     height: dict[int, int] = {}  # id of a container -> levels it holds, itself included
     size: dict[int, int] = {}  # id of a container -> values in it, aliases expanded
     walking: set[int] = set()  # containers whose walk has begun but not ended
-    stack: list[tuple[object, str, bool]] = [(data, "", False)]
+    # (value, where, the [levels, values] its children hold so far, its container's, ended)
+    stack: list[tuple[Any, _Where, list[int], list[int] | None, bool]] = []
+    top = [0, 0]
+    if not _container(data):
+        if (problem := _problem(data)) is not None:
+            raise ScenarioError(f"{source}: {_place(None)}: {problem}")
+        return
+    stack.append((data, None, [0, 0], top, False))
     while stack:
-        value, where, ended = stack.pop()
-        place = where or "(top level)"
-        if not isinstance(value, Mapping | list):  # only the top level can be one
-            if (problem := _problem(value)) is not None:
-                raise ScenarioError(f"{source}: {place}: {problem}")
-            continue
+        value, where, held, into, ended = stack.pop()
         key = id(value)
         if ended:
-            children = [c for _, c in _items(value) if isinstance(c, Mapping | list)]
             walking.discard(key)
-            height[key] = 1 + max((height[id(c)] for c in children), default=0)
-            size[key] = len(value) + sum(size[id(c)] for c in children)
-            if height[key] > MAX_DEPTH:
-                raise ScenarioError(f"{source}: {place}: nested deeper than {MAX_DEPTH} levels")
-            if size[key] > MAX_VALUES:
+            levels, values = 1 + held[0], len(value) + held[1]
+            height[key], size[key] = levels, values
+            if levels > MAX_DEPTH:
                 raise ScenarioError(
-                    f"{source}: {place}: more than {MAX_VALUES:,} values "
+                    f"{source}: {_place(where)}: nested deeper than {MAX_DEPTH} levels"
+                )
+            if values > MAX_VALUES:
+                raise ScenarioError(
+                    f"{source}: {_place(where)}: more than {MAX_VALUES:,} values "
                     "(with YAML aliases expanded)"
                 )
+            _hold(into, levels, values)
             continue
-        if key in height:
-            continue  # an alias of a container already walked
+        if key in height:  # an alias of a container walked since it was met
+            _hold(into, height[key], size[key])
+            continue
         if key in walking:
-            raise ScenarioError(f"{source}: {place}: holds itself (a YAML alias of its own)")
+            raise ScenarioError(
+                f"{source}: {_place(where)}: holds itself (a YAML alias of its own)"
+            )
         walking.add(key)
-        stack.append((value, where, True))
-        for name, item in _items(value):
-            if isinstance(item, Mapping | list):
-                stack.append((item, join(where, _key(name)), False))
+        stack.append((value, where, held, into, True))
+        for name, item in value.items() if isinstance(value, Mapping) else enumerate(value):
+            kind = type(item)
+            if kind is str or item is None or kind is bool:
+                continue
+            if kind is dict or kind is list or _container(item):
+                known = height.get(id(item))
+                if known is not None:  # an alias of a container already walked
+                    _hold(held, known, size[id(item)])
+                else:
+                    stack.append((item, (where, _key(name)), [0, 0], held, False))
             elif (problem := _problem(item)) is not None:
-                raise ScenarioError(f"{source}: {join(where, _key(name))}: {problem}")
+                raise ScenarioError(f"{source}: {_place((where, _key(name)))}: {problem}")
+
+
+def _container(value: object) -> bool:
+    return isinstance(value, Mapping | list)
+
+
+def _hold(into: list[int] | None, levels: int, values: int) -> None:
+    """A child of `levels` levels and `values` values, counted in its container's sums."""
+    if into is not None:
+        into[0] = max(into[0], levels)
+        into[1] += values
+
+
+def _place(where: _Where) -> str:
+    keys: list[str | int] = []
+    while where is not None:
+        where, name = where
+        keys.append(name)
+    spelled = ""
+    for name in reversed(keys):
+        spelled = join(spelled, name)
+    return spelled or "(top level)"
 
 
 def _key(name: object) -> str | int:
     return name if isinstance(name, int) and not isinstance(name, bool) else str(name)
-
-
-def _items(value: Mapping[Any, Any] | list[Any]) -> list[tuple[Any, Any]]:
-    return list(value.items()) if isinstance(value, Mapping) else list(enumerate(value))
 
 
 def _problem(value: object) -> str | None:

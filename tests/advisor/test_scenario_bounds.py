@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from advisor.cli import main
 from advisor.core.model import Card, Cluster, Node, Placement, Pod, Request
@@ -20,12 +23,14 @@ from advisor.defaults import MAX_SCENARIO_BYTES
 from advisor.scenario import (
     ScenarioError,
     load_scenario,
+    parse,
     save_scenario,
     scenario_from_data,
     scenario_to_data,
 )
 from advisor.scenario.parse import MAX_DEPTH, check_values, parse_text
 from advisor.scenario.strict import MAX_COUNT, MAX_MEMORY_MIB
+from tests.fastloop import examples
 
 
 def scenario(**card: Any) -> dict[str, Any]:
@@ -94,6 +99,40 @@ def test_a_yaml_alias_bomb_is_refused(tmp_path: Path) -> None:
 def test_a_yaml_structure_holding_itself_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path / "loop.yaml", "nodes: &loop [*loop]\n")
     assert refused(path) == "nodes[0]: holds itself (a YAML alias of its own)"
+
+
+def _expanded(value: Any) -> tuple[int, int]:
+    """(levels, values) of `value` with every shared container counted where it appears."""
+    if isinstance(value, dict | list):
+        children = [_expanded(c) for c in (value.values() if isinstance(value, dict) else value)]
+        return (
+            1 + max((c[0] for c in children), default=0),
+            len(value) + sum(c[1] for c in children),
+        )
+    return (0, 0)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.data())
+def test_depth_and_count_as_if_every_alias_were_written_out(data: st.DataObject) -> None:
+    """Random data sharing containers, as YAML aliases do: refused exactly when the data
+    with every alias written out is too deep or holds too many values."""
+    made: list[Any] = [1, "x", None]
+    for _ in range(data.draw(st.integers(1, 12))):
+        picks = data.draw(st.lists(st.sampled_from(made), max_size=4))
+        if data.draw(st.booleans()):
+            made.append(list(picks))
+        else:
+            made.append({f"k{i}": v for i, v in enumerate(picks)})
+    top = made[-1]
+    depth, values = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 200))
+    levels, count = _expanded(top)
+    with patch.object(parse, "MAX_DEPTH", depth), patch.object(parse, "MAX_VALUES", values):
+        if levels > depth or count > values:
+            with pytest.raises(ScenarioError, match=r"nested deeper|more than"):
+                check_values(top, "s")
+        else:
+            check_values(top, "s")
 
 
 # -- numbers ------------------------------------------------------------------------------
