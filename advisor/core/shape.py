@@ -5,7 +5,7 @@ Below the profiles (which judge cards for a shape) and the state (which places s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from advisor.core.model import Mode, Pod, Request
 from advisor.core.nodefilters import NO_CONSTRAINTS, NO_RESOURCES, NodeConstraints, Resources
@@ -28,6 +28,16 @@ class Shape:
     constraints: NodeConstraints = NO_CONSTRAINTS
     memory_percent: int = 0  # per card, outside CCE; with card_memory_mib 0: the whole card
     options: PodOptions = NO_OPTIONS  # HAMi's per-pod annotations
+    # Shapes key the core's caches, so each is hashed many times: once is enough (frozen).
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fields = (self.gpus, self.card_memory_mib, self.card_core, self.mode, self.resources)
+        rest = (self.constraints, self.memory_percent, self.options)
+        object.__setattr__(self, "_hash", hash((*fields, *rest)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @staticmethod
     def of(request: Request) -> Shape:

@@ -61,11 +61,17 @@ class CardMemo:
 
     def victims(self, most: int) -> Answers[CardEntry]:
         """The victims answers for at most `most` victims per card."""
-        return self._victims.setdefault(most, Answers())
+        found = self._victims.get(most)
+        if found is None:
+            found = self._victims[most] = Answers()
+        return found
 
     def nodes(self, most: int) -> Answers[NodeEntry]:
         """The nodes' answers for at most `most` victims per card."""
-        return self._nodes.setdefault(most, Answers())
+        found = self._nodes.get(most)
+        if found is None:
+            found = self._nodes[most] = Answers()
+        return found
 
     def fresh_stamp(self) -> int:
         """A card stamp never handed out before (0 is the input's)."""

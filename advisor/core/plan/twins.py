@@ -18,14 +18,18 @@ refuses it for the rest of the repack (`RepackPlacer` remembers them per shape).
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Iterable
 
 import numpy as np
 
 from advisor.core.model import Cluster, Node, PolicyName
 from advisor.core.nodefilters import HOSTNAME_LABEL, reads_label
-from advisor.core.profiles.base import pick
+from advisor.core.profiles.base import FloatArray
 from advisor.core.state import BoolArray, CardState, IntArray, Shape
+
+SCORED_SHAPES = 32  # shapes whose node scores a repack keeps (two arrays of nodes each)
+Policy = tuple[PolicyName, PolicyName]
 
 
 class Twins:
@@ -115,6 +119,11 @@ class RepackPlacer:
         self.twins = Twins.of(cluster, state, shapes)
         # per (packer rule, shape): nodes its filters refused once, for good
         self.refused: dict[tuple[bool, Shape], BoolArray] = {}
+        # Per node, how many pods landed there. A node's score reads only its own cards and
+        # sums (`Profile.node_scores`), so per shape and policy the scores taken are kept
+        # with the count they were taken at, for the few shapes used last (SCORED_SHAPES).
+        self.landed: IntArray = np.zeros(len(state.node_names), dtype=np.int64)
+        self.scored: OrderedDict[tuple[Shape, Policy], tuple[FloatArray, IntArray]] = OrderedDict()
 
     def _candidates(self, best_fit: bool, shape: Shape) -> tuple[BoolArray, IntArray, IntArray]:
         st = self.state
@@ -151,8 +160,36 @@ class RepackPlacer:
         winners = nodes[ok]
         if winners.size == 0:
             return None
-        return pick(st.profile, st, winners, shape, eligible, policy)
+        scores = self._scores(shape, policy, winners, eligible)
+        return st.profile.pick_best(st, winners, scores, shape, eligible, policy)
+
+    def _scores(
+        self,
+        shape: Shape,
+        policy: Policy,
+        winners: IntArray,
+        eligible: BoolArray,
+    ) -> FloatArray:
+        """The profile's scores of `winners`, taken again only on nodes changed since."""
+        key = (shape, policy)
+        kept = self.scored.get(key)
+        if kept is None:
+            n = len(self.state.node_names)
+            kept = self.scored[key] = (np.zeros(n), np.full(n, -1, dtype=np.int64))
+            if len(self.scored) > SCORED_SHAPES:
+                self.scored.popitem(last=False)
+        else:
+            self.scored.move_to_end(key)
+        scores, taken_at = kept
+        stale = winners[taken_at[winners] != self.landed[winners]]
+        if stale.size:
+            scores[stale] = self.state.profile.node_scores(
+                self.state, stale, shape, eligible, policy
+            )
+            taken_at[stale] = self.landed[stale]
+        return scores[winners]
 
     def used(self, node: int) -> None:
+        self.landed[node] += 1
         if self.twins is not None:
             self.twins.used(node)

@@ -7,12 +7,11 @@ one of those changes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from itertools import combinations
 
 from advisor.core.model import Mode
 from advisor.core.plan.board import Board
-from advisor.core.plan.memo import Victims
+from advisor.core.plan.memo import CardEntry, Victims
 from advisor.core.state import Shape
 
 MAX_OPTIONAL = 10  # pods per card considered as victims (the largest movable ones)
@@ -22,14 +21,25 @@ def card_victims(b: Board, k: int, level: Shape, most: int) -> Victims | None:
     """The cheapest set of movable pods to evict from card `k` so that it is eligible for
     `level` (then the fewest, lowest priority, least memory); None when no set of at most
     `most` pods is enough. Counted as one card checked (`Board.work`), kept or not."""
-    b.card_checks += 1
     table = b.memo.victims(most).table(level, card_question)
-    stamp, movable = b.stamps[k], b.movable_mask(k)
+    return _kept_victims(b, table, k, (b.stamps[k], b.movable_mask(k)), level, most)
+
+
+def _kept_victims(
+    b: Board,
+    table: dict[int, CardEntry],
+    k: int,
+    stamp: tuple[int, int],
+    level: Shape,
+    most: int,
+) -> Victims | None:
+    """`card_victims`, from its memo table and the card's stamp and movable pods."""
+    b.card_checks += 1
     kept = table.get(k)
-    if kept is not None and kept[0] == stamp and kept[1] == movable:
+    if kept is not None and kept[0] == stamp[0] and kept[1] == stamp[1]:
         return kept[2]
     found = _card_victims(b, k, level, most)
-    table[k] = (stamp, movable, found)
+    table[k] = (stamp[0], stamp[1], found)
     return found
 
 
@@ -81,24 +91,32 @@ def node_cards(
         b.card_checks += kept[1]
         return kept[2]
     before = b.card_checks
-    found = _node_cards(b, positions, level, most)
+    found = _node_cards(b, positions, level, most, cards)
     table[n] = (cards, b.card_checks - before, found)
     return found
 
 
-def _node_cards(b: Board, positions: Sequence[int], level: Shape, most: int) -> Victims | None:
+def _node_cards(
+    b: Board, positions: range, level: Shape, most: int, cards: tuple[tuple[int, int], ...]
+) -> Victims | None:
     """`node_cards`, worked out."""
-    room = [(k, room_on(b, k)) for k in positions]
-    hopeful = [k for k, mib in room if mib >= b.need_on(level, k)]
+    rooms = b.memo.room.table(None)
+    hopeful = []
+    for k, stamp in zip(positions, cards, strict=True):
+        kept = rooms.get(k)
+        fresh = kept is not None and kept[0] == stamp[0] and kept[1] == stamp[1]
+        if (kept[2] if kept is not None and fresh else room_on(b, k)) >= b.need_on(level, k):
+            hopeful.append(k)
     # Checks that would find no victims (`room_on`), or too few cards, are skipped but
     # counted: the work (and so where the budget ends) is that of checking every card.
     if len(hopeful) < level.gpus:
-        b.card_checks += len(room)
+        b.card_checks += len(positions)
         return None
-    b.card_checks += len(room) - len(hopeful)
+    b.card_checks += len(positions) - len(hopeful)
+    table = b.memo.victims(most).table(level, card_question)
     costs = []
     for k in hopeful:
-        found = card_victims(b, k, level, most)
+        found = _kept_victims(b, table, k, cards[k - positions.start], level, most)
         if found is not None:
             mem = sum(b.need_on(b.shape_of(p), k) for p in found)
             price = sum(b.costs[p].cost for p in found)

@@ -41,8 +41,9 @@ def _agrees(b: Board) -> None:
             assert room_on(b, k) == fresh
         if level.gpus > 1:
             for n in range(len(b.state.node_names)):
-                kept = node_cards(b, n, level, MOST, node_stamps(b, n))
-                assert kept == _node_cards(b, b.state.node_positions(n), level, MOST)
+                stamps = node_stamps(b, n)
+                kept = node_cards(b, n, level, MOST, stamps)
+                assert kept == _node_cards(b, b.state.node_positions(n), level, MOST, stamps)
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
