@@ -113,6 +113,7 @@ class Greedy:
         self.levels: list[Shape] = []  # the Pending shapes a plan may rescue
         self.live: set[int] = set()  # their ids (`Search.level_ids`)
         self.shapes_seen = -1  # `Board.shapes_seen` when last listed
+        self.worked: set[int] = set()  # cards whose targets are in the heap, not a listing
         self.floors = CardFloors(search)
         self.counter = itertools.count()
         self.mismatches = 0  # simulations disagreeing, or a gang split (never, if correct)
@@ -201,6 +202,7 @@ class Greedy:
             self._set_levels(levels_of(b, (p for p in b.pending if p in self.targetable)))
             self.shapes_seen = b.shapes_seen
             b.take_mask_changes()  # every card is listed now
+            self.worked = set()
             self.heap, self.latest = [], {}
             for key, listing in listings(self.search, self.levels, self.floors):
                 seq = next(self.counter)
@@ -217,6 +219,7 @@ class Greedy:
                 self.latest.pop(Listing(n, k, None).key, None)
             for level_id in ids:
                 self.latest.pop(Listing(n, -1, None, level_id).key, None)
+        self.worked.update(cards)
         targets = itertools.chain(
             self.search.card_targets(cards, self.levels),
             self.search.node_targets(nodes, self.levels),
@@ -230,8 +233,9 @@ class Greedy:
 
     def _shapes_changed(self, levels: list[Shape], levels_changed: bool) -> None:
         """The Pending shapes changed, the movable limit did not. The targets of a shape
-        gone are dropped as they come up; where a shape is gone every card's single-card
-        targets are listed again (a victim set's largest shape may be gone); the nodes of
+        gone are dropped as they come up; where a shape is gone the single-card targets of
+        every card worked out are listed again (a victim set's largest shape may be gone)
+        and cards still listed are worked out as they come up; the nodes of
         the cards where other pods may move now are listed again. Every other target
         stands: its victims and node are as they were."""
         b = self.board
@@ -239,13 +243,22 @@ class Greedy:
         self._set_levels(levels)
         nodes = np.zeros(len(b.state.node_names), dtype=np.bool_)
         nodes[b.state.node_of[sorted(b.take_mask_changes())]] = True
-        cards = None if levels_changed else nodes
+        cards = nodes
+        if levels_changed:
+            # A card still listed is worked out with the levels of the day it comes up,
+            # and its floor stays below its targets (fewer levels only raise floors): only
+            # the cards worked out since they were listed are listed again.
+            cards = nodes.copy()
+            cards[b.state.node_of[sorted(self.worked)]] = True
+        node_of = b.state.node_of
+        self.worked = {k for k in self.worked if not cards[node_of[k]]}  # listed again
         for key, listing in listings(self.search, self.levels, self.floors, nodes, cards):
             self._push(key, listing, LISTED, None)
 
     def _work_out(self, listing: Listing) -> None:
         """A listing's targets, estimated, into the heap."""
         if listing.level is None:
+            self.worked.add(listing.card)
             targets = self.search.card_targets([listing.card], self.levels)
         else:
             targets = self.search.node_targets([listing.node], [listing.level])

@@ -136,3 +136,31 @@ def test_the_greedy_loses_no_target_between_listings(cluster: Cluster, rng: rand
     greedy = _Watched(b, search, set(b.pending), EvictionBudget(1000, "advice"), patience=16)
     search.evaluate = greedy._evaluate  # type: ignore[method-assign]
     greedy.run(lambda: None)
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fragmented(), st.randoms(use_true_random=False))
+def test_a_shape_gone_lists_again_the_cards_worked_out(
+    cluster: Cluster, rng: random.Random
+) -> None:
+    """Every card worked out, then a single-card shape leaves the queue: a victim set whose
+    largest shape it was must come back with the next one, and a card still listed is
+    worked out with the shapes left."""
+    b = _board(cluster)
+    search = _search(b, rng)
+    greedy = _Watched(b, search, set(b.pending), EvictionBudget(1000, "advice"), patience=16)
+    greedy._regenerate(None)
+    entries = list(greedy.heap)
+    worked = [e[3] for e in entries if isinstance(e[3], Listing) and rng.random() < 0.8]
+    for listing in worked:
+        if greedy.latest.get(listing.key) is not None:
+            del greedy.latest[listing.key]
+            greedy._work_out(listing)
+    singles = sorted({b.shape_of(p) for p in b.pending if b.shape_of(p).gpus == 1}, key=repr)
+    if len(singles) < 2:
+        return
+    gone = rng.choice(singles)
+    b.pending = [p for p in b.pending if b.shape_of(p) != gone]
+    b._pending_changed()
+    greedy._shapes_changed(levels_of(b, b.pending), levels_changed=True)
+    greedy._nothing_lost()
