@@ -149,7 +149,7 @@ def test_a_shape_gone_lists_again_the_cards_worked_out(
     b = _board(cluster)
     search = _search(b, rng)
     greedy = _Watched(b, search, set(b.pending), EvictionBudget(1000, "advice"), patience=16)
-    greedy._regenerate(None)
+    greedy._regenerate(None)  # type: ignore[no-untyped-call]
     entries = list(greedy.heap)
     worked = [e[3] for e in entries if isinstance(e[3], Listing) and rng.random() < 0.8]
     for listing in worked:
