@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from advisor.core.autoscalers import judged
+from advisor.core.diagnose import forget_built_state
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.fragmentation import fragmentation
 from advisor.core.model import Cluster, reference_card_mib
@@ -182,6 +183,7 @@ def build_report(
         target_utilisation=options.target_utilisation,
         redundancy=options.redundancy,
     )
+    forget_built_state()  # the cluster's card state is not built again: its memory goes
     timer.end("scaling")
     usage, rightsizing = None, None
     if inputs.history is not None:

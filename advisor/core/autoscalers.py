@@ -37,7 +37,7 @@ from advisor.core.gang import judge
 from advisor.core.hpa import Autoscaler, targets_of
 from advisor.core.jobs import NO_JOBS
 from advisor.core.mig_cycle import MigBook
-from advisor.core.model import Cluster, Pod
+from advisor.core.model import Cluster, Placement, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.state import CardState, Shape
 from advisor.core.times import parse_time
@@ -184,16 +184,16 @@ def kind_of(template: Pod) -> tuple[object, ...]:
 def _placed(cycle: Cycle, replicas: tuple[Pod, ...]) -> tuple[int, Blocked | None]:
     """The replicas placed one by one until the first the cycle leaves Pending (the next,
     of the same shape on the same state, fails alike); the state is left as it was."""
-    placed: list[list[int]] = []
+    placed: list[tuple[Pod, Placement]] = []
     blocked = None
     for pod in replicas:
         verdict = cycle.visit(pod)
         if verdict.placement is None:
             blocked = Blocked(verdict.cause, verdict.message, verdict.node_summary)
             break
-        placed.append(cycle.state.positions(verdict.placement))
-    for positions in reversed(placed):  # the next autoscaler sees none of them
-        cycle.state.release(positions, Shape.of_pod(replicas[0]))
+        placed.append((pod, verdict.placement))
+    for pod, placement in reversed(placed):  # the next autoscaler sees none of them
+        cycle.release(pod, placement, cycle.state.positions(placement), Shape.of_pod(pod))
     return len(placed), blocked
 
 

@@ -21,6 +21,7 @@ from advisor.core.diagnosis import Diagnosis, PodDiagnosis
 from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import Cluster, Placement, Pod, Policy, queue_order
 from advisor.core.nodefilters import fit_error, lacks
+from advisor.core.placer import QueuePlacer
 from advisor.core.profiles.cce import CceProfile
 from advisor.core.state import BoolArray, CardState, IntArray, Shape
 from advisor.core.verdicts import Verdicts
@@ -46,6 +47,12 @@ def build_state(cluster: Cluster) -> CardState:
     state = _built(cluster)
     _last_built = (cluster, state.copy())
     return state
+
+
+def forget_built_state() -> None:
+    """Drop the copy `build_state` keeps (a caller done with the cluster frees its memory)."""
+    global _last_built
+    _last_built = None
 
 
 def _built(cluster: Cluster) -> CardState:
@@ -83,7 +90,13 @@ class Cycle:
         self.node_detail_limit = node_detail_limit
         self._satisfiable: dict[tuple[object, ...], str | None] = {}
         self._big: dict[tuple[int, int, int], BoolArray] = {}
-        self._last: Verdicts | None = None  # the last visit's verdicts (`passing`)
+        # Per node, whether every filter passed for the pod last visited (`passing`);
+        # None: that pod took no vGPU filtering pass (a MIG pod, or one failing alone).
+        self._passing: BoolArray | None = None
+        # Each shape's verdicts kept between pods, judged again only on the nodes changed
+        # since (core.placer): the same picks as `CardState.place`, without reading every
+        # card for every pod. A pod that fits nowhere is explained from its full verdicts.
+        self._placer = QueuePlacer(state)
 
     def fails_alone(self, pod: Pod) -> PodDiagnosis | None:
         """The pod's verdict where it fails whatever the cards hold (`invalid` or
@@ -108,44 +121,58 @@ class Cycle:
         """The pod's verdict, placed on the cards where it fits. `barred`: nodes it may not
         take whatever its filters say (core.gang: the nodes an earlier task of its role
         failed in this job's turn); `passing` then gives the nodes every filter passed."""
-        self._last = None
+        self._passing = None
         alone = self.fails_alone(pod)
         if alone is not None:
             return alone
         if is_mig(pod):
-            return self._mig().visit(pod, self.policy.node, self.node_detail_limit)
+            verdict = self._mig().visit(pod, self.policy.node, self.node_detail_limit)
+            if verdict.placement is not None:  # its node's cpu and memory now count it
+                self._placer.bound(self.state.node_index[verdict.placement.node])
+            return verdict
         shape = Shape.of_pod(pod)
-        verdicts = self._last = self.state.verdicts(shape)
-        taken = verdicts
-        if barred is not None and barred.any():
-            taken = replace(verdicts, gpu_fit=verdicts.gpu_fit & ~barred)
-        positions = self.state.place_by(taken, shape, self.policy.node, self.policy.card)
-        if positions is None and barred is not None and taken is not verdicts:
-            passing = self.passing()
-            if passing.any() and not (passing & ~barred).any():  # only barred nodes pass
-                return PodDiagnosis(pod, "gang", self._barred_message(pod, barred))
+        policy = (self.policy.node, self.policy.card)
+        if barred is None or not barred.any():
+            positions = self._placer.place(shape, *policy)
+            if positions is not None:
+                self._passing = self._placer.passing(shape, *policy)
+                return self._bind(pod, shape, positions)
+            verdicts = self.state.verdicts(shape)
+            self._passing = verdicts.passing
+            return self._explain(pod, shape, verdicts)
+        verdicts = self.state.verdicts(shape)
+        self._passing = verdicts.passing
+        taken = replace(verdicts, gpu_fit=verdicts.gpu_fit & ~barred)
+        positions = self.state.place_by(taken, shape, *policy)
         if positions is not None:
-            tied = self.state.tied
-            self.state.apply(positions, shape)
-            placement = self.state.placement_of(positions)
-            cards = ", ".join(map(str, placement.cards))
-            message = f"fits on {placement.node} cards {cards}"
-            if tied > 1:
-                message += (
-                    f" ({tied} nodes score the same and the scheduler picks one of them at "
-                    "random, so the real pick may differ)"
-                )
-            return PodDiagnosis(pod, "schedulable", message, placement)
+            return self._bind(pod, shape, positions)
+        passing = self.passing()
+        if passing.any() and not (passing & ~barred).any():  # only barred nodes pass
+            return PodDiagnosis(pod, "gang", self._barred_message(pod, barred))
         return self._explain(pod, shape, verdicts)
+
+    def _bind(self, pod: Pod, shape: Shape, positions: list[int]) -> PodDiagnosis:
+        """The pod placed on the cards at `positions` (the pick `place` made)."""
+        tied = self.state.tied
+        self.state.apply(positions, shape)
+        self._placer.bound(int(self.state.node_of[positions[0]]))
+        placement = self.state.placement_of(positions)
+        cards = ", ".join(map(str, placement.cards))
+        message = f"fits on {placement.node} cards {cards}"
+        if tied > 1:
+            message += (
+                f" ({tied} nodes score the same and the scheduler picks one of them at "
+                "random, so the real pick may differ)"
+            )
+        return PodDiagnosis(pod, "schedulable", message, placement)
 
     def passing(self) -> BoolArray:
         """Per node, whether every filter passed for the pod last visited (its turn's
         verdicts, before its own placement); every node where that pod took no vGPU
         filtering pass (a MIG pod), so no node is cached as failed for its role."""
-        v = self._last
-        if v is None:
+        if self._passing is None:
             return np.ones(len(self.state.node_names), dtype=np.bool_)
-        return np.asarray(v.gpu_fit & v.static_ok & v.roomy, dtype=np.bool_)
+        return self._passing
 
     def _barred_message(self, pod: Pod, barred: BoolArray) -> str:
         """Volcano's predicate error cache (v1.15.1 util/predicate_helper.go PredicateNodes,
@@ -165,6 +192,7 @@ class Cycle:
             self._mig().release(pod, placement)
         else:
             self.state.release(positions, shape)
+        self._placer.bound(self.state.node_index[placement.node])
 
     def _mig(self) -> MigBook:
         return known(self.mig, "the cycle's MIG instances")

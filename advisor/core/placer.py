@@ -154,6 +154,10 @@ class QueuePlacer:
             st.tied = 0
         return positions
 
+    def passing(self, shape: Shape, node_policy: PolicyName, card_policy: PolicyName) -> BoolArray:
+        """Per node, whether every filter passes for `shape` now (a copy)."""
+        return self._verdicts(shape, (node_policy, card_policy)).ok.copy()
+
     def _verdicts(self, shape: Shape, policy: tuple[PolicyName, PolicyName]) -> _Judged:
         """The shape's verdicts, right for the state as it is now."""
         key = (shape, *policy)
