@@ -265,7 +265,10 @@ def replay(source: Cluster | Trace) -> Replay:
     following = next(pending, None)
     for count, pod in enumerate((*queue_order(cluster.pending), None)):
         while following is not None and (following.after <= count or pod is None):
-            cpu_nodes.append(_bind_cpu_pod(state, following.pod.resources))
+            node = _bind_cpu_pod(state, following.pod.resources)
+            if node is not None:
+                cycle.changed(state.node_index[node])
+            cpu_nodes.append(node)
             following = next(pending, None)
         if pod is not None:
             verdicts.append(cycle.visit(pod))

@@ -151,6 +151,11 @@ class Cycle:
             return PodDiagnosis(pod, "gang", self._barred_message(pod, barred))
         return self._explain(pod, shape, verdicts)
 
+    def changed(self, node: int) -> None:
+        """The caller changed node `node` of the cycle's state itself (bound a pod that
+        asks no GPU there, say): judged again at the next pod."""
+        self._placer.bound(node)
+
     def _bind(self, pod: Pod, shape: Shape, positions: list[int]) -> PodDiagnosis:
         """The pod placed on the cards at `positions` (the pick `place` made)."""
         tied = self.state.tied

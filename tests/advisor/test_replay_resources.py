@@ -96,6 +96,28 @@ def test_without_the_cpu_only_pod_the_gpu_pod_fits(tmp_path: Path) -> None:
     ]
 
 
+# Node a: 8 cpu, 2 cards; node b: 8 cpu, 1 card.
+# p1 (a whole card, 4 cpu): binpack prefers b (its one card full: 1.0 against 0.5): p1 on b.
+# c1 (no GPU, 6 cpu): only a has 6 cpu free: c1 on a, which has 2 cpu left.
+# p2, p1's very shape: b has no card left, a too little cpu: Pending, though a passed every
+#   filter for that shape when p1 came (the cycle keeps a shape's verdicts between pods,
+#   and must judge a again once c1 is bound there).
+# Ten more nodes of half a cpu take none of these pods, so that a pod binding changes few
+# enough nodes for the cycle to judge only those again (`core.placer.WHOLE`).
+KEPT_NODES = NODE_HEADER + "a,8000,65536,2,T4\nb,8000,65536,1,T4\n"
+KEPT_NODES += "".join(f"f{i},500,65536,1,T4\n" for i in range(10))
+KEPT_PODS = POD_HEADER + "p1,4000,8192,1,1000,1\nc1,6000,4096,0,0,2\np2,4000,8192,1,1000,3\n"
+
+
+def test_a_cpu_only_pod_changes_the_verdicts_a_shape_had(tmp_path: Path) -> None:
+    nodes, pods = write(tmp_path / "n.csv", KEPT_NODES), write(tmp_path / "p.csv", KEPT_PODS)
+    result = replay(read_trace(nodes, pods, Policy(), "all"))
+    p1, p2 = result.diagnosis.pods
+    assert p1.placement == Placement("b", (0,))
+    assert result.cpu_nodes == ("a",)
+    assert (p2.cause, p2.placement) == ("node-resources", None)
+
+
 def test_gpu_mode_reads_no_cpu_and_keeps_its_placements(tmp_path: Path) -> None:
     nodes, pods = write(tmp_path / "n.csv", SMALL_NODES), write(tmp_path / "p.csv", SMALL_PODS)
     cluster = load_trace(nodes, pods, Policy())
