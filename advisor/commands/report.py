@@ -84,7 +84,7 @@ def _render(report: Report) -> dict[str, str]:
     markdown, html = render_report_pages(report.data)
     report.data["run"]["phases"]["render"] = round(time.monotonic() - started, 3)
     return {
-        "report.json": dumps_indented(report.data) + "\n",  # json.dumps(indent=2)'s text
+        "report.json": dumps_indented(report.data, end="\n"),  # json.dumps(indent=2)'s text
         "report.md": markdown,
         "report.html": html,
     }

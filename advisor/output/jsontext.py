@@ -18,11 +18,16 @@ from typing import Any
 _INFINITY = float("inf")
 
 
-def dumps_indented(value: Any, indent: int = 2) -> str:
-    """Exactly `json.dumps(value, indent=indent)`."""
-    pieces: list[str] = []
-    _Writer(pieces, " " * indent).value(value, "\n")
-    return "".join(pieces)
+# Pieces are joined into one string every this many: a large report is millions of short
+# pieces, each an object of its own, and the list of them took more memory than the text.
+CHUNK_PIECES = 65_536
+
+
+def dumps_indented(value: Any, indent: int = 2, end: str = "") -> str:
+    """Exactly `json.dumps(value, indent=indent) + end`."""
+    writer = _Writer([], " " * indent)
+    writer.value(value, "\n")
+    return "".join([*writer.chunks, "".join(writer._pieces), end])
 
 
 def _float(number: float) -> str:
@@ -52,11 +57,12 @@ def _key(key: Any) -> str:
 
 
 class _Writer:
-    __slots__ = ("_keys", "_pieces", "_step")
+    __slots__ = ("_keys", "_pieces", "_step", "chunks")
 
     def __init__(self, pieces: list[str], step: str) -> None:
         self._pieces = pieces
         self._step = step
+        self.chunks: list[str] = []  # the pieces so far, joined CHUNK_PIECES at a time
         self._keys: dict[str, str] = {}  # a report repeats few keys many times
 
     def value(self, value: Any, newline: str) -> None:
@@ -112,6 +118,12 @@ class _Writer:
             first = False
             self.value(item, inner)
         pieces.append(newline + "]")
+        if len(pieces) > CHUNK_PIECES:
+            self._join()
+
+    def _join(self) -> None:
+        self.chunks.append("".join(self._pieces))
+        self._pieces.clear()
 
     def _dict(self, mapping: dict[Any, Any], newline: str) -> None:
         if not mapping:
@@ -140,3 +152,5 @@ class _Writer:
                 pieces.append(text)
                 self.value(item, inner)
         pieces.append(newline + "}")
+        if len(pieces) > CHUNK_PIECES:
+            self._join()

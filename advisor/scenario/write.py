@@ -33,6 +33,7 @@ __all__ = ["save_scenario", "scenario_to_data", "write_atomic"]
 # younger one may belong to a writer still at work).
 PARTIAL_SUFFIX = ".xgpu-partial"
 STALE_PARTIAL_S = 3600.0
+WRITE_SLICE = 1 << 20  # characters written (and so encoded) at a time
 
 # libyaml when present: a 1 MB scenario is written in a fraction of the pure-Python time.
 _YamlDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -135,7 +136,10 @@ def write_atomic(path: Path | str, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=PARTIAL_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
+            # a slice at a time: a report of a large cluster is ~100 MiB, and writing it
+            # whole would encode it whole, a second copy beside the text
+            for start in range(0, len(text), WRITE_SLICE):
+                out.write(text[start : start + WRITE_SLICE])
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide reports from their readers

@@ -7,7 +7,9 @@ import stat
 import threading
 import time
 from pathlib import Path
+from unittest.mock import patch
 
+from advisor.scenario import write
 from advisor.scenario.write import PARTIAL_SUFFIX, STALE_PARTIAL_S, write_atomic
 
 
@@ -55,3 +57,10 @@ def test_a_killed_writers_old_partial_file_is_removed_by_the_next_write(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [target.name, young.name, other_target.name, user_file.name]
     )
+
+
+def test_a_text_is_written_slice_by_slice_to_the_same_bytes(tmp_path: Path) -> None:
+    text = "".join(f"line {i} é ✓ \U0001f600\n" for i in range(50))
+    with patch.object(write, "WRITE_SLICE", 7):
+        write_atomic(tmp_path / "sliced.json", text)
+    assert (tmp_path / "sliced.json").read_bytes() == text.encode("utf-8")

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from advisor.output import jsontext
 from advisor.output.jsontext import dumps_indented
 from tests.fastloop import examples
 
@@ -36,6 +38,13 @@ VALUES = st.recursive(
 @given(VALUES, st.sampled_from([0, 1, 2, 4]))
 def test_the_same_text_as_json(value: Any, indent: int) -> None:
     assert dumps_indented(value, indent) == json.dumps(value, indent=indent)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(VALUES, st.integers(0, 5), st.sampled_from(["", "\n"]))
+def test_the_same_text_joined_a_few_pieces_at_a_time(value: Any, chunk: int, end: str) -> None:
+    with patch.object(jsontext, "CHUNK_PIECES", chunk):
+        assert dumps_indented(value, 2, end) == json.dumps(value, indent=2) + end
 
 
 def test_edge_values() -> None:
