@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from advisor.core.diagnose import Cycle, build_state, diagnose
+from advisor.core.diagnose import Cycle, diagnose
 from advisor.core.diagnosis import CAUSES, Diagnosis, PodDiagnosis
 from advisor.core.mig_cycle import MigBook
 from advisor.core.model import (
@@ -38,6 +38,7 @@ from advisor.core.model import (
     queue_order,
 )
 from advisor.core.nodefilters import NO_RESOURCES, Allocatable, Resources
+from advisor.core.occupancy import build_state
 from advisor.core.profiles import profile_for
 from advisor.core.state import UNLIMITED, CardState, IntArray, Shape
 from advisor.core.verdicts import CPU, MEMORY

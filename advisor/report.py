@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from advisor.core.autoscalers import judged
-from advisor.core.diagnose import forget_built_state
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.fragmentation import fragmentation
 from advisor.core.model import Cluster, reference_card_mib
+from advisor.core.occupancy import forget_built_state
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.profiles import profile_of
 from advisor.core.scaling import (

@@ -25,10 +25,11 @@ from functools import partial
 from pathlib import Path
 
 from advisor.core.autoscalers import kind_of, one_pod_cycle, reachable, templates
-from advisor.core.diagnose import build_state, diagnose
+from advisor.core.diagnose import diagnose
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
 from advisor.core.hpa import Autoscaler
+from advisor.core.occupancy import build_state
 from advisor.core.plan import PlanOptions, plan
 from advisor.core.state import CardState
 from advisor.output import diagnosis_json

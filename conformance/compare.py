@@ -22,9 +22,9 @@ from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
-from advisor.core.diagnose import build_state
 from advisor.core.mig_cycle import MigBook
 from advisor.core.nodefilters import KUBE_FIT, RESOURCE_REASONS, static_reasons
+from advisor.core.occupancy import build_state
 from advisor.core.state import Shape
 from advisor.scenario import ScenarioError, scenario_from_data
 from conformance import harness

@@ -17,9 +17,10 @@ from __future__ import annotations
 from copy import deepcopy
 from typing import Any
 
-from advisor.core.diagnose import build_state, diagnose
+from advisor.core.diagnose import diagnose
 from advisor.core.mig_cycle import MigBook
 from advisor.core.model import queue_order
+from advisor.core.occupancy import build_state
 from advisor.scenario import scenario_from_data
 from conformance import harness
 from conformance.compare import advisor_verdicts, compare, upstream_verdicts

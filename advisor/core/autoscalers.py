@@ -31,13 +31,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from advisor.core.diagnose import Cycle, build_state
+from advisor.core.diagnose import Cycle
 from advisor.core.diagnosis import Cause, Diagnosis
 from advisor.core.gang import judge
 from advisor.core.hpa import Autoscaler, targets_of
 from advisor.core.jobs import NO_JOBS
 from advisor.core.mig_cycle import MigBook
 from advisor.core.model import Cluster, Placement, Pod
+from advisor.core.occupancy import build_state
 from advisor.core.profiles import profile_of
 from advisor.core.state import CardState, Shape
 from advisor.core.times import parse_time

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from advisor.core.diagnose import build_state
 from advisor.core.model import Cluster, Pod, ProfileName, gpu_mib
+from advisor.core.occupancy import build_state
 from advisor.core.profiles import profile_for
 from advisor.core.state import CardState, Shape
 

@@ -44,11 +44,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from advisor.core import preemption
-from advisor.core.diagnose import Cycle, build_state
+from advisor.core.diagnose import Cycle
 from advisor.core.diagnosis import Cause, Diagnosis, PodDiagnosis
 from advisor.core.jobs import DEFAULT_QUEUE, GroupOutcome, GroupState
 from advisor.core.mig_cycle import MigBook
 from advisor.core.model import Cluster, Placement, Pod
+from advisor.core.occupancy import build_state
 from advisor.core.preemption.predicates import FitErrors
 from advisor.core.profiles import profile_of
 from advisor.core.quota import QuotaBook

@@ -31,7 +31,6 @@ from itertools import product
 
 import numpy as np
 
-from advisor.core.diagnose import build_state
 from advisor.core.diagnosis import JOB_CAUSES, Diagnosis
 from advisor.core.fragmentation import (
     Fragmentation,
@@ -54,6 +53,7 @@ from advisor.core.model import (
     Scheduler,
     queue_order,
 )
+from advisor.core.occupancy import build_state
 from advisor.core.placer import QueuePlacer
 from advisor.core.profiles import Profile, profile_of
 from advisor.core.shape import Failures

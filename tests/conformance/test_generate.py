@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.core.diagnose import build_state
+from advisor.core.occupancy import build_state
 from advisor.scenario import scenario_from_data
 from conformance.compare import Verdicts, compare, filter_of, shrink
 from conformance.generate import generate

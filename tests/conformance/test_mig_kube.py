@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from advisor.core.diagnose import build_state
 from advisor.core.mig_cycle import MigBook
+from advisor.core.occupancy import build_state
 from advisor.scenario import scenario_from_data
 from conformance import compare, harness, placements, preempt_compare
 from conformance.compare import filter_of

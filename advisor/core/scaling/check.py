@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from advisor.core.diagnose import build_state
 from advisor.core.fragmentation import valid_shape
 from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import Cluster, Placement, Pod, queue_order
+from advisor.core.occupancy import build_state
 from advisor.core.profiles import profile_of
 from advisor.core.state import CardState, IntArray, Shape
 from advisor.core.whatif import place_queue

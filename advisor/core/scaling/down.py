@@ -25,7 +25,6 @@ from types import MappingProxyType
 
 import numpy as np
 
-from advisor.core.diagnose import build_state
 from advisor.core.fragmentation import valid_shape
 from advisor.core.mig_cycle import MigBook, is_mig
 from advisor.core.model import (
@@ -41,6 +40,7 @@ from advisor.core.model import (
     queue_order,
 )
 from advisor.core.nodefilters import bytes_text, cpu_text
+from advisor.core.occupancy import build_state
 from advisor.core.placer import QueuePlacer
 from advisor.core.scaling.check import take_out
 from advisor.core.scaling.others import Leaving, OtherPods

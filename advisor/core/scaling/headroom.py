@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from advisor.core.diagnose import build_state
 from advisor.core.model import Cluster, reference_card_mib
+from advisor.core.occupancy import build_state
 
 
 @dataclass(frozen=True, slots=True)

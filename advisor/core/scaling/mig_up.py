@@ -15,9 +15,9 @@ import dataclasses
 from collections.abc import Sequence
 from functools import lru_cache
 
-from advisor.core.diagnose import build_state
 from advisor.core.mig_cycle import MigBook, is_mig, resource_name
 from advisor.core.model import Cluster, Pod, queue_order
+from advisor.core.occupancy import build_state
 from advisor.core.scaling.check import put_back, take_out
 from advisor.core.scaling.templates import NOT_TRIGGERED, NodeShape
 from advisor.core.state import CardState, Shape

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.diagnose import build_state
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.model import Cluster, OtherPod
 from advisor.core.nodefilters import bytes_text, cpu_text
+from advisor.core.occupancy import build_state
 from advisor.core.scaling.others import OtherPods
 from advisor.core.state import CardState, Shape
 

@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from advisor.core.diagnose import build_state, diagnose
+from advisor.core.diagnose import diagnose
 from advisor.core.diagnosis import PodDiagnosis
 from advisor.core.model import Cluster, Pod, queue_order
+from advisor.core.occupancy import build_state
 from advisor.core.profiles.base import pick
 from advisor.core.profiles.hami import HamiProfile, node_scores
 from advisor.core.state import CardState, Shape

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.core.diagnose import build_state
 from advisor.core.gang import judge
 from advisor.core.mig_cycle import MigBook
 from advisor.core.mig_partition import search
 from advisor.core.model import Cluster, Placement
+from advisor.core.occupancy import build_state
 from advisor.core.remedy import Remedy, remedies
 from advisor.core.scaling.down import PODS_DO_NOT_FIT, node_utilisation, scale_down_advice
 from advisor.core.scaling.templates import NOT_TRIGGERED, NodeShape

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.core.diagnose import build_state
 from advisor.core.fragmentation import valid_shape
 from advisor.core.model import Cluster, Policy, queue_order
+from advisor.core.occupancy import build_state
 from advisor.core.placer import WHOLE, QueuePlacer
 from advisor.core.profiles import profile_names
 from advisor.core.scaling.check import take_out

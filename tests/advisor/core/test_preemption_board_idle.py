@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from advisor.core.diagnose import build_state
 from advisor.core.model import ProfileName
+from advisor.core.occupancy import build_state
 from advisor.core.preemption.board import Board, covers, covers_at
 from advisor.core.profiles import profile_names
 from advisor.scenario import scenario_from_data

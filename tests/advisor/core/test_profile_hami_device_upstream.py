@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from advisor.core.diagnose import build_state
 from advisor.core.model import Card, Cluster, Node, Pod, Request, Scheduler
+from advisor.core.occupancy import build_state
 from advisor.core.profiles.hami import node_scores
 from tests.advisor.core.profile_helpers import (
     Data,

@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.core.diagnose import build_state
 from advisor.core.model import Cluster, queue_order
+from advisor.core.occupancy import build_state
 from advisor.core.scaling import NodeShape, ScaleUp, with_new_nodes
 from advisor.core.scaling.check import QueueCheck
 from advisor.core.scaling.up import _new_name

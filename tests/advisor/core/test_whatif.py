@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.cli import main
-from advisor.core.diagnose import build_state, diagnose
+from advisor.core.diagnose import diagnose
 from advisor.core.fragmentation import valid_shape
 from advisor.core.model import (
     POLICIES,
@@ -26,6 +26,7 @@ from advisor.core.model import (
     queue_order,
 )
 from advisor.core.nodefilters import Taint
+from advisor.core.occupancy import build_state
 from advisor.core.state import CardState, Shape
 from advisor.core.whatif import landings, place_queue, repack_order, what_if
 from advisor.output import whatif_json

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.core.diagnose import build_state, diagnose
+from advisor.core.diagnose import diagnose
 from advisor.core.diagnosis import PodDiagnosis
 from advisor.core.model import Card, Cluster, Node, OtherPod, Placement, Pod, Request, Scheduler
 from advisor.core.nodefilters import (
@@ -45,6 +45,7 @@ from advisor.core.nodefilters import (
     Toleration,
     static_reasons,
 )
+from advisor.core.occupancy import build_state
 from advisor.core.profiles import profile_of
 from advisor.core.state import Shape
 from advisor.scenario import scenario_from_data

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from advisor.cli import main
-from advisor.core.diagnose import build_state, diagnose
+from advisor.core.diagnose import diagnose
 from advisor.core.model import Cluster, OtherPod
 from advisor.core.nodefilters import (
     Allocatable,
@@ -32,6 +32,7 @@ from advisor.core.nodefilters import (
     Term,
     Toleration,
 )
+from advisor.core.occupancy import build_state
 from advisor.podspec.scheduling import REQUIRED_AFFINITY
 from advisor.scenario import ScenarioError, load_scenario, scenario_from_data, scenario_to_data
 from advisor.sources.assemble import assemble
