@@ -41,6 +41,11 @@ def diagnose(cluster: Cluster, *, node_detail_limit: int | None = DEFAULT_NODE_D
     return Diagnosis(cluster.policy, tuple(cycle.visit(p) for p in queue_order(cluster.pending)))
 
 
+# Shapes whose verdicts the cycle keeps (a few arrays of nodes and cards each: unbounded,
+# a queue of thousands of distinct shapes on 20,000 nodes would hold gigabytes).
+KEPT_SHAPES = 64
+
+
 class Cycle:
     """Places pods one by one on a private CardState; `visit` returns each pod's verdict."""
 
@@ -63,7 +68,7 @@ class Cycle:
         # Each shape's verdicts kept between pods, judged again only on the nodes changed
         # since (core.placer): the same picks as `CardState.place`, without reading every
         # card for every pod. A pod that fits nowhere is explained from its full verdicts.
-        self._placer = QueuePlacer(state)
+        self._placer = QueuePlacer(state, keep=KEPT_SHAPES)
 
     def fails_alone(self, pod: Pod) -> PodDiagnosis | None:
         """The pod's verdict where it fails whatever the cards hold (`invalid` or

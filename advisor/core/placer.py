@@ -111,12 +111,16 @@ class QueuePlacer:
         whole: int = WHOLE,
         parent: QueuePlacer | None = None,
         changed: Iterable[int] = (),
+        keep: int | None = None,
     ) -> None:
         """`whole`: past one changed node in this many, every node is judged again (0:
-        never, only the changed ones). `parent`, `changed`: see `fork`."""
+        never, only the changed ones). `parent`, `changed`: see `fork`. `keep`: the most
+        shapes whose verdicts are kept, those used last (None: every shape's; a placer
+        with forks keeps all)."""
         self.state = state
         self.whole = whole
         self.parent = parent
+        self.keep = keep
         self.changed: list[int] = list(changed)  # nodes changed, in order, repeats kept
         self.judged: dict[tuple[Shape, PolicyName, PolicyName], _Judged] = {}
 
@@ -162,6 +166,8 @@ class QueuePlacer:
         """The shape's verdicts, right for the state as it is now."""
         key = (shape, *policy)
         judged = self.judged.get(key)
+        if judged is not None and self.keep is not None:
+            self.judged[key] = self.judged.pop(key)  # used last: kept longest
         if judged is None and self.parent is not None:
             theirs = self.parent._verdicts(shape, policy)
             judged = self.judged[key] = _Judged(
@@ -170,6 +176,8 @@ class QueuePlacer:
         fresh = self.changed[judged.seen :] if judged is not None else ()
         if judged is None or len(fresh) * self.whole > len(self.state.node_names):
             judged = self.judged[key] = self._judge_all(shape, policy)
+            if self.keep is not None and len(self.judged) > self.keep:
+                del self.judged[next(iter(self.judged))]  # the one used longest ago
         elif fresh:
             self._judge_again(judged, np.unique(np.array(fresh, dtype=np.int64)), shape, policy)
         judged.seen = len(self.changed)

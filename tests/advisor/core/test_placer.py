@@ -61,6 +61,11 @@ def check(cluster: Cluster) -> int:
         for whole in (0, WHOLE):  # 0: never every node again, only those bound since
             state = build_state(cluster)
             assert in_a_row(state, shapes, policy, QueuePlacer(state, whole)) == expected
+        for keep in (1, 2):  # a shape's verdicts dropped, then judged afresh
+            state = build_state(cluster)
+            placer = QueuePlacer(state, 0, keep=keep)
+            assert in_a_row(state, shapes, policy, placer) == expected
+            assert len(placer.judged) <= keep
         placed += sum(1 for positions, _ in expected if positions)
     return placed
 
