@@ -234,10 +234,10 @@ class Greedy:
     def _shapes_changed(self, levels: list[Shape], levels_changed: bool) -> None:
         """The Pending shapes changed, the movable limit did not. The targets of a shape
         gone are dropped as they come up; where a shape is gone the single-card targets of
-        every card worked out are listed again (a victim set's largest shape may be gone)
-        and cards still listed are worked out as they come up; the nodes of
-        the cards where other pods may move now are listed again. Every other target
-        stands: its victims and node are as they were."""
+        every card worked out are listed again (a victim set's largest shape may be gone),
+        and cards still listed are worked out as they come up; the nodes of the cards
+        where other pods may move now are listed again. Every other target stands: its
+        victims and node are as they were."""
         b = self.board
         self.shapes_seen = b.shapes_seen
         self._set_levels(levels)
