@@ -100,13 +100,7 @@ def _node_cards(
     b: Board, positions: range, level: Shape, most: int, cards: tuple[tuple[int, int], ...]
 ) -> Victims | None:
     """`node_cards`, worked out."""
-    rooms = b.memo.room.table(None)
-    hopeful = []
-    for k, stamp in zip(positions, cards, strict=True):
-        kept = rooms.get(k)
-        fresh = kept is not None and kept[0] == stamp[0] and kept[1] == stamp[1]
-        if (kept[2] if kept is not None and fresh else room_on(b, k)) >= b.need_on(level, k):
-            hopeful.append(k)
+    hopeful = [k for k in positions if room_on(b, k) >= b.need_on(level, k)]
     # Checks that would find no victims (`room_on`), or too few cards, are skipped but
     # counted: the work (and so where the budget ends) is that of checking every card.
     if len(hopeful) < level.gpus:
