@@ -1,31 +1,41 @@
 """Re-partition advice for MIG pods (docs/design.md §13): for each `mig-geometry` Pending
-pod, the one card whose new layout makes room with the fewest pods moved, verified by the
-same simulation as every verdict (`core.gang.judge`).
+pod, the cards of one node whose new layouts make room with the fewest pods moved, verified
+by the same simulation as every verdict (`core.gang.judge`).
 
 What applying it does decides what moves. nvidia-mig-parted (v0.15, pkg/mig/config/config.go,
 `SetMigConfig`) leaves a device whose profile counts already match alone, and otherwise
 clears every GPU instance on it (`ClearMigConfig`) before creating the new counts, trying
 orderings of the profiles until NVML accepts one: it takes counts, not starts. So every pod
-holding an instance of the re-partitioned card is drained first; those pods are the moves.
+holding an instance of a re-partitioned card is drained first; those pods are the moves.
 
-A candidate card (healthy, in MIG mode, on a `mixed` node: under `single` every card of the
-node stays alike) keeps one instance for each held one, at its start, then takes the
-instances the pod lacks on its node at the first starts its profile allows, then re-creates
-the free instances it destroys where they still fit, so that no other pod loses room where
-that can be helped. The layout is the one assumed; NVML chooses the real starts.
+A candidate is a set of a node's healthy MIG cards that offer the profile (every card of a
+`mixed` node; under `single` the node's one profile only, so its cards stay alike, as the
+device plugin requires: NVIDIA/k8s-device-plugin internal/rm/device_map.go,
+`assertAllMigDevicesAreValid` with `uniform`), no card of it needless: the free instances
+of the profile on the node's other cards and the cards' room re-partitioned reach what the
+pod asks (with what the pods placed ahead of it in the cycle took on the node), and without
+any one of its cards they would not. Each card keeps one instance for
+each held one, at its start, then takes its share of the instances the pod lacks at the
+first starts its profile allows (the cards by index, each as many as it holds), then
+re-creates the free instances it destroys where they still fit, so that no other pod loses
+room where that can be helped. The layout is the one assumed; NVML chooses the real starts.
 
-Verified when, on the scenario with that layout and the drained pods Pending again (same
+Verified when, on the scenario with those layouts and the drained pods Pending again (same
 request, priority and order), `judge` places the pod, every drained pod, and every pod it
-placed before. Candidates are tried by (pods moved, node, card), at most `TRIES` per pod
-and `BUDGET` in one run (each is a whole cycle; the pods past it are named unsearched);
-the first verified is the advice. Each pod's re-partition is judged alone, on the scenario
-as it is: two applied together are not verified together.
+placed before. Candidates are tried by (pods moved, cards, node, the cards' indexes), at
+most `TRIES` per pod and `BUDGET` in one run (each is a whole cycle; the pods past it are
+named unsearched); the first verified is the advice. Each pod's re-partition is judged
+alone, on the scenario as it is: two applied together are not verified together.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from itertools import combinations, islice
+from types import MappingProxyType
 
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
@@ -35,19 +45,32 @@ from advisor.errors import known
 
 TRIES = 8  # candidate layouts simulated per pod: each is a whole cycle
 BUDGET = 32  # and in one run, over every pod
+SETS = 256  # sets of cards looked at per node and pod (a node of 16 cards has 65,535)
+
+
+@dataclass(frozen=True, slots=True)
+class CardCut:
+    """One re-partitioned card: its layout before and after (instances as the advisor
+    assumes them, by start)."""
+
+    card: int
+    before: tuple[MigInstance, ...]
+    after: tuple[MigInstance, ...]
+
+    @property
+    def words(self) -> str:
+        return f"card {self.card} to " + ", ".join(f"{m.profile}@{m.start}" for m in self.after)
 
 
 @dataclass(frozen=True, slots=True)
 class Repartition:
-    """One pod's verified re-partition: the card, its layout before and after (instances as
-    the advisor assumes them), the pods to drain first, and the node's MIG cards' profile
-    counts after it (`devices`: card index, then (profile, count) by profile name)."""
+    """One pod's verified re-partition: its node's cards re-partitioned (by index), the pods
+    to drain first, and the node's MIG cards' profile counts after it (`devices`: card
+    index, then (profile, count) by profile name)."""
 
     pod: str
     node: str
-    card: int
-    before: tuple[MigInstance, ...]
-    after: tuple[MigInstance, ...]
+    cuts: tuple[CardCut, ...]
     drain: tuple[str, ...]
     devices: tuple[tuple[int, tuple[tuple[str, int], ...]], ...]
 
@@ -60,10 +83,10 @@ class Repartition:
     @property
     def summary(self) -> str:
         """The words every output uses for it."""
-        layout = ", ".join(f"{m.profile}@{m.start}" for m in self.after)
+        cards = " and ".join(cut.words for cut in self.cuts)
         drain = ", ".join(self.drain) if self.drain else "none"
         return (
-            f"re-partition {self.node} card {self.card} to {layout}; drain first: {drain} "
+            f"re-partition {self.node} {cards}; drain first: {drain} "
             f"(nvidia-mig-parted configuration {self.config_name})"
         )
 
@@ -114,58 +137,124 @@ def _layout(
 
 
 @dataclass(frozen=True, slots=True)
+class _Part:
+    """A card that could be re-partitioned for the profile: its held and free instances,
+    the pods holding them, the profile's free instances on it now and the most of it the
+    card would offer free re-partitioned (its held ones kept)."""
+
+    card: Card
+    table: MigTable
+    held: list[MigInstance]
+    free: list[MigInstance]
+    holders: frozenset[str]
+    offered: int
+    room: int
+
+
+def _part(card: Card, holders: dict[int, str], profile: str) -> _Part | None:
+    table = table_of(card.model)
+    target = table.profile(profile) if table is not None else None
+    if card.mig is None or table is None or target is None or not card.healthy:
+        return None
+    held = [m for m in card.mig if m.start in holders]
+    free = [m for m in card.mig if m.start not in holders]
+    taken, count, room = 0, 0, 0
+    for m in held:
+        taken |= slices_of(known(table.profile(m.profile), f"MIG profile {m.profile}"), m.start)
+        count += m.profile == profile
+    while (start := fits_in(target, taken, count)) is not None:
+        taken |= slices_of(target, start)
+        count, room = count + 1, room + 1
+    offered = sum(m.profile == profile for m in free)
+    return _Part(card, table, held, free, frozenset(holders.values()), offered, room)
+
+
+@dataclass(frozen=True, slots=True)
 class _Candidate:
     node: Node
-    card: Card
-    after: tuple[MigInstance, ...]
+    cuts: tuple[CardCut, ...]
     drain: tuple[str, ...]
 
 
-def _holders(cluster: Cluster, node: str, card: int) -> dict[int, str]:
-    """The card's held instances' starts and the bound pods holding them."""
-    out: dict[int, str] = {}
+def _holders(cluster: Cluster, node: str) -> dict[int, dict[int, str]]:
+    """Per card of the node, its held instances' starts and the bound pods holding them."""
+    out: dict[int, dict[int, str]] = {}
     for pod in cluster.running:
         if pod.placement is not None and pod.placement.node == node:
             for index, start in pod.mig_instances:
-                if index == card:
-                    out[start] = pod.name
+                out.setdefault(index, {})[start] = pod.name
     return out
 
 
-def _candidates(cluster: Cluster, pod: Pod) -> list[_Candidate]:
-    profile, gpus = pod.request.mig_profile, pod.request.gpus
+def _offers(node: Node, profile: str) -> bool:
+    """Whether the node's device plugin advertises the profile (single: its cards' one)."""
+    if node.mig_strategy == "mixed":
+        return True
+    if node.mig_strategy != "single":
+        return False
+    return any(m.profile == profile for c in node.cards for m in c.mig or ())
+
+
+def _node_candidates(
+    node: Node, holders: dict[int, dict[int, str]], profile: str, gpus: int
+) -> list[_Candidate]:
+    parts = [part for c in node.cards if (part := _part(c, holders.get(c.index, {}), profile))]
+    offered = sum(p.offered for p in parts)
+    # a card that would offer no more than it does now is never worth clearing
+    useful = [p for p in parts if p.room > p.offered]
+
+    def lacking(chosen: tuple[_Part, ...]) -> int:
+        """What the cards chosen must hold: the pod's ask less the others' free ones."""
+        return max(gpus - (offered - sum(p.offered for p in chosen)), 1)
+
+    def enough(chosen: tuple[_Part, ...]) -> bool:
+        return sum(p.room for p in chosen) >= lacking(chosen)
+
+    found: list[_Candidate] = []
+    sets = (s for size in range(1, len(useful) + 1) for s in combinations(useful, size))
+    for chosen in islice(sets, SETS):
+        if not enough(chosen) or any(
+            enough(tuple(q for q in chosen if q is not p)) for p in chosen
+        ):
+            continue  # too little room, or a card that could stay as it is
+        needed = lacking(chosen)
+        cuts: list[CardCut] = []
+        for p in chosen:  # by card index: each takes as many as it holds
+            wanted = min(p.room, needed)
+            after = _layout(p.table, p.held, p.free, profile, wanted) if wanted else None
+            if after is None:
+                break
+            needed -= wanted
+            cuts.append(CardCut(p.card.index, tuple(sorted(p.card.mig or (), key=_start)), after))
+        else:
+            drain = tuple(sorted(set().union(*(p.holders for p in chosen))))
+            found.append(_Candidate(node, tuple(cuts), drain))
+    return found
+
+
+def _start(m: MigInstance) -> int:
+    return m.start
+
+
+def _candidates(
+    cluster: Cluster, pod: Pod, before: Mapping[tuple[str, str], int] = MappingProxyType({})
+) -> list[_Candidate]:
+    """`pod`'s candidates; `before`: per (node, profile), the instances the pods placed
+    ahead of it in the cycle took there, which a node's cards must hold too."""
+    profile = pod.request.mig_profile
     found: list[_Candidate] = []
     for node in cluster.nodes:
-        if node.mig_strategy != "mixed":
-            continue
-        holders_of = {c.index: _holders(cluster, node.name, c.index) for c in node.cards}
-        for card in node.cards:
-            table = table_of(card.model)
-            if card.mig is None or table is None or not card.healthy:
-                continue
-            # the free instances of the profile on the node's other cards count toward it
-            elsewhere = sum(
-                1
-                for c in node.cards
-                if c.index != card.index and c.mig is not None and c.healthy
-                for m in c.mig
-                if m.profile == profile and m.start not in holders_of[c.index]
-            )
-            holders = holders_of[card.index]
-            held = [m for m in card.mig if m.start in holders]
-            free = [m for m in card.mig if m.start not in holders]
-            after = _layout(table, held, free, profile, max(gpus - elsewhere, 1))
-            if after is not None:
-                drain = tuple(sorted(set(holders.values())))
-                found.append(_Candidate(node, card, after, drain))
-    found.sort(key=lambda c: (len(c.drain), c.node.name, c.card.index))
+        if any(c.mig is not None for c in node.cards) and _offers(node, profile):
+            gpus = pod.request.gpus + before.get((node.name, profile), 0)
+            found += _node_candidates(node, _holders(cluster, node.name), profile, gpus)
+    found.sort(key=lambda c: (len(c.drain), len(c.cuts), c.node.name, [cut.card for cut in c.cuts]))
     return found
 
 
 def _applied(cluster: Cluster, c: _Candidate) -> Cluster:
-    """The scenario with the candidate's layout, its drained pods Pending again."""
-    card = replace(c.card, mig=c.after)
-    cards = tuple(card if k.index == c.card.index else k for k in c.node.cards)
+    """The scenario with the candidate's layouts, its drained pods Pending again."""
+    after = {cut.card: cut.after for cut in c.cuts}
+    cards = tuple(replace(k, mig=after[k.index]) if k.index in after else k for k in c.node.cards)
     nodes = tuple(replace(n, cards=cards) if n.name == c.node.name else n for n in cluster.nodes)
     drained = set(c.drain)
     pods = tuple(
@@ -196,14 +285,18 @@ def search(cluster: Cluster, diagnosis: Diagnosis, budget: int = BUDGET) -> Foun
     placed = frozenset(d.pod.name for d in diagnosis.pods if d.cause == "schedulable")
     out: list[Repartition] = []
     unsearched: list[str] = []
+    before: Counter[tuple[str, str]] = Counter()
     for verdict in diagnosis.pods:
+        request, where = verdict.pod.request, verdict.placement
+        if verdict.cause == "schedulable" and request.mig_profile and where is not None:
+            before[where.node, request.mig_profile] += request.gpus
         if verdict.cause != "mig-geometry":
             continue
         name = verdict.pod.name
         if budget <= 0:
             unsearched.append(name)
             continue
-        for c in _candidates(cluster, verdict.pod)[: min(TRIES, budget)]:
+        for c in _candidates(cluster, verdict.pod, before)[: min(TRIES, budget)]:
             budget -= 1
             if _verified(cluster, name, placed, c):
                 out.append(_repartition(name, c))
@@ -217,13 +310,11 @@ def repartitions(cluster: Cluster, diagnosis: Diagnosis) -> tuple[Repartition, .
 
 
 def _repartition(pod: str, c: _Candidate) -> Repartition:
+    after = {cut.card: cut.after for cut in c.cuts}
     devices = tuple(
-        (k.index, _counts(c.after if k.index == c.card.index else k.mig))
-        for k in c.node.cards
-        if k.mig is not None
+        (k.index, _counts(after.get(k.index, k.mig))) for k in c.node.cards if k.mig is not None
     )
-    before = tuple(sorted(c.card.mig or (), key=lambda m: m.start))
-    return Repartition(pod, c.node.name, c.card.index, before, c.after, c.drain, devices)
+    return Repartition(pod, c.node.name, c.cuts, c.drain, devices)
 
 
 def mig_parted_yaml(r: Repartition) -> str:

@@ -29,7 +29,7 @@ only on paper: the advice is `no-plan` and a scale-up is proposed. Advice keys:
 | `queue` | no | its Volcano queue does not admit its group, or has no room for it |
 | `quota` | no | its namespace's ResourceQuota on HAMi's resources would be exceeded |
 | `mig-geometry` | no | a MIG card's re-partition, verified by simulation, makes room |
-| `mig-no-repartition` | yes | mig-geometry, but no one-card re-partition was verified |
+| `mig-no-repartition` | yes | mig-geometry, but no re-partition was verified |
 
 Any pod a plan rescues is never proposed a node. A pod proposed one may still get none when
 no node template admits it (`ScaleUpAdvice.not_triggered` says why).
@@ -86,7 +86,7 @@ WHY: Mapping[str, str] = MappingProxyType(
         "mig-geometry": "no free MIG instance of its profile, but a MIG card's unoccupied "
         "slices would hold one if re-partitioned",
         "mig-no-repartition": "a MIG card's unoccupied slices would hold it, but no "
-        "re-partition of one card was verified to make room",
+        "re-partition of a node's cards was verified to make room",
         "gang": "it fits, but its gang cannot place min_member of its pods at once",
         "queue": "its Volcano queue does not admit its group, or has no room left for it",
         "quota": "its namespace's ResourceQuota on GPU memory or cores would be exceeded",
@@ -176,17 +176,17 @@ ACTIONS: Mapping[str, tuple[str, str]] = MappingProxyType(
             "MIG geometry",
             "No free MIG instance of the profile these ask for, but a MIG card's unoccupied "
             "slices (held by no pod) would hold it at a start the card allows, were its free "
-            "instances destroyed: re-partition that card (the nvidia-mig-parted configuration "
-            "below, verified by simulation; drain the pods it names first, since mig-parted "
-            "clears a card whose counts change) rather than add nodes.",
+            "instances destroyed: re-partition those cards (the nvidia-mig-parted "
+            "configuration below, verified by simulation; drain the pods it names first, "
+            "since mig-parted clears a card whose counts change) rather than add nodes.",
         ),
         "mig-no-repartition": (
             "MIG geometry, no re-partition found",
-            "A MIG card's unoccupied slices would hold these, but no re-partition of one card "
-            "was verified by simulation to make room without leaving another pod waiting (or "
-            "the run's simulations ran out first, as the pod's advice says): add the nodes "
-            "below, where a node group's MIG layout offers the profile (the cluster-autoscaler "
-            "adds them for these pods on its own), re-partition by hand over several cards, or "
+            "A MIG card's unoccupied slices would hold these, but no re-partition of a node's "
+            "cards was verified by simulation to make room without leaving another pod "
+            "waiting (or the run's simulations ran out first, as the pod's advice says): add "
+            "the nodes below, where a node group's MIG layout offers the profile (the "
+            "cluster-autoscaler adds them for these pods on its own), re-partition by hand, or "
             "wait for the instances to free.",
         ),
         "quota": (

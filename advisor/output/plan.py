@@ -43,9 +43,14 @@ def remedy_json(r: Remedy) -> schemas.RemedyJson:
     if (cut := r.repartition) is not None:
         out["repartition"] = {
             "node": cut.node,
-            "card": cut.card,
-            "before": [f"{m.profile}@{m.start}" for m in cut.before],
-            "after": [f"{m.profile}@{m.start}" for m in cut.after],
+            "cards": [
+                {
+                    "card": card.card,
+                    "before": [f"{m.profile}@{m.start}" for m in card.before],
+                    "after": [f"{m.profile}@{m.start}" for m in card.after],
+                }
+                for card in cut.cuts
+            ],
             "drain": list(cut.drain),
             "config_name": cut.config_name,
             "mig_parted": mig_parted_yaml(cut),

@@ -50,16 +50,22 @@ class SchedulerPartJson(TypedDict, total=False):
 # -- diagnosis (§5) ----------------------------------------------------------------------------
 
 
-class MigRepartitionJson(TypedDict):
-    """A `mig-geometry` pod's verified re-partition (§13, `core.mig_partition`): the card,
-    its instances before and after as `profile@start` (the starts the advisor assumed:
-    nvidia-mig-parted takes counts, NVML picks the starts), the pods to drain first, and the
-    nvidia-mig-parted configuration (YAML) that applies it."""
+class MigCardCutJson(TypedDict):
+    """One re-partitioned card: its instances before and after as `profile@start` (the
+    starts the advisor assumed: nvidia-mig-parted takes counts, NVML picks the starts)."""
 
-    node: str
     card: int
     before: list[str]
     after: list[str]
+
+
+class MigRepartitionJson(TypedDict):
+    """A `mig-geometry` pod's verified re-partition (§13, `core.mig_partition`): the node's
+    cards re-partitioned, by index, the pods to drain first, and the nvidia-mig-parted
+    configuration (YAML) that applies it."""
+
+    node: str
+    cards: list[MigCardCutJson]
     drain: list[str]
     config_name: str
     mig_parted: str

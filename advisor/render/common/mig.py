@@ -3,12 +3,12 @@ and report pages show them: each pod's advice's `repartition`, the one the advic
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from advisor.render.common.html import escape, html_table, with_code
 from advisor.render.common.markdown import escape_cell, markdown_table
-from advisor.render.common.values import as_int, as_map, as_str
+from advisor.render.common.values import as_int, as_list, as_map, as_str
 from advisor.schemas import MigProfileJson, MigRepartitionJson, PodDiagnosisJson, UnresolvedJson
 
 _FIGURES = (
@@ -91,16 +91,21 @@ def read_repartition(value: Any) -> MigRepartitionJson | None:
     if not node:
         return None
 
-    def strings(key: str) -> list[str]:
-        items = raw.get(key)
+    def strings(value: Mapping[str, Any], key: str) -> list[str]:
+        items = value.get(key)
         return [as_str(v) for v in items] if isinstance(items, list) else []
 
     return {
         "node": node,
-        "card": as_int(raw.get("card")),
-        "before": strings("before"),
-        "after": strings("after"),
-        "drain": strings("drain"),
+        "cards": [
+            {
+                "card": as_int(cut.get("card")),
+                "before": strings(cut, "before"),
+                "after": strings(cut, "after"),
+            }
+            for cut in map(as_map, as_list(raw.get("cards")))
+        ],
+        "drain": strings(raw, "drain"),
         "config_name": as_str(raw.get("config_name")),
         "mig_parted": as_str(raw.get("mig_parted")),
     }
@@ -119,10 +124,11 @@ def repartitions(
 
 def _line(cut: MigRepartitionJson) -> str:
     drain = ", ".join(cut["drain"]) or "none"
-    return (
-        f"{cut['node']} card {cut['card']}: {' '.join(cut['before']) or 'no instance'} → "
-        f"{' '.join(cut['after'])}; drain first: {drain}"
+    cards = "; ".join(
+        f"card {c['card']}: {' '.join(c['before']) or 'no instance'} → {' '.join(c['after'])}"
+        for c in cut["cards"]
     )
+    return f"{cut['node']} {cards}; drain first: {drain}"
 
 
 def repartition_markdown(found: Sequence[tuple[str, MigRepartitionJson]]) -> list[str]:

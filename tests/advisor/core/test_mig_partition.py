@@ -18,7 +18,6 @@ from advisor.core.gang import judge
 from advisor.core.mig import MigInstance, layout_problem, table_of
 from advisor.core.mig_figures import ProfileFigures, profile_figures
 from advisor.core.mig_partition import (
-    Found,
     _applied,
     _candidates,
     mig_parted_yaml,
@@ -26,7 +25,7 @@ from advisor.core.mig_partition import (
     search,
 )
 from advisor.core.model import Cluster
-from advisor.core.remedy import NOT_SEARCHED, WHY, remedies
+from advisor.core.remedy import NOT_SEARCHED, remedies
 from advisor.scenario import scenario_from_data
 from tests.advisor.core.test_mig_cycle import A100, SEVEN, _ask, _bound, _card
 
@@ -51,9 +50,10 @@ def test_an_idle_card_is_re_partitioned_with_nothing_drained() -> None:
     diagnosis = judge(cluster)
     assert _causes(cluster)["ml/p"] == "mig-geometry"
     (r,) = repartitions(cluster, diagnosis)
-    assert (r.pod, r.node, r.card, r.drain) == ("ml/p", "m", 1, ())
+    (cut,) = r.cuts
+    assert (r.pod, r.node, cut.card, r.drain) == ("ml/p", "m", 1, ())
     # the 3g first, then the destroyed 1g re-created where they still fit (4, 5, 6)
-    assert r.after == (
+    assert cut.after == (
         MigInstance("3g.20gb", 0),
         MigInstance("1g.5gb", 4),
         MigInstance("1g.5gb", 5),
@@ -61,9 +61,9 @@ def test_an_idle_card_is_re_partitioned_with_nothing_drained() -> None:
     )
     table = table_of(A100)
     assert table is not None
-    assert layout_problem(table, r.after) is None
+    assert layout_problem(table, cut.after) is None
     # verified: on the re-partitioned scenario the pod places
-    c = next(c for c in _candidates(cluster, diagnosis.pods[0].pod) if c.card.index == 1)
+    c = next(c for c in _candidates(cluster, diagnosis.pods[0].pod) if c.cuts == r.cuts)
     assert _causes(_applied(cluster, c)) == {"ml/p": "schedulable"}
     assert r.devices == ((0, (("1g.5gb", 7),)), (1, (("1g.5gb", 3), ("3g.20gb", 1))))
 
@@ -80,8 +80,9 @@ def test_a_card_whose_pods_must_move_drains_them_and_they_place_again() -> None:
     ]
     cluster = _cluster(nodes, pods)
     (r,) = repartitions(cluster, judge(cluster))
-    assert (r.card, r.drain) == (0, ("ml/a", "ml/b"))
-    assert [(m.profile, m.start) for m in r.after] == [
+    (cut,) = r.cuts
+    assert (cut.card, r.drain) == (0, ("ml/a", "ml/b"))
+    assert [(m.profile, m.start) for m in cut.after] == [
         ("1g.5gb", 0),
         ("1g.5gb", 1),
         ("1g.5gb", 2),
@@ -116,7 +117,7 @@ def test_a_layout_that_unplaces_another_pod_is_refused() -> None:
     assert (first.node.name, first.drain) == ("m", ())
     assert _causes(_applied(cluster, first))["ml/q"] != "schedulable"
     (r,) = repartitions(cluster, judge(cluster))
-    assert (r.node, r.card, r.drain) == ("n", 0, ("ml/a",))
+    assert (r.node, [c.card for c in r.cuts], r.drain) == ("n", [0], ("ml/a",))
 
 
 def test_no_re_partition_when_the_pod_waits_for_capacity() -> None:
@@ -295,9 +296,9 @@ def test_pods_past_the_simulation_budget_are_named_unsearched() -> None:
     assert (advice["ml/p"].scale_up, advice["ml/q"].scale_up) == (False, True)
 
 
-def test_room_only_over_two_cards_gets_no_one_card_re_partition() -> None:
+def test_room_only_over_two_cards_re_partitions_both() -> None:
     # each card has a bound 1g at 0 and room for one 3g at 4: the node holds two 3g only
-    # over both cards, which a one-card re-partition cannot give (not modelled)
+    # over both cards, so both are re-partitioned and both pods drained (they place again)
     nodes = [{"name": "m", "mig_strategy": "mixed", "cards": [_card(0, *SEVEN), _card(1, *SEVEN)]}]
     pods = [
         _bound("ml/a", "m", "1g.5gb", (0, 0)),
@@ -307,12 +308,127 @@ def test_room_only_over_two_cards_gets_no_one_card_re_partition() -> None:
     cluster = _cluster(nodes, pods)
     diagnosis = judge(cluster)
     assert [d.cause for d in diagnosis.pods] == ["mig-geometry"]
-    found = search(cluster, diagnosis)
-    assert found == Found((), ())
-    (advice,) = remedies(diagnosis)
-    assert (advice.advice, advice.scale_up, advice.repartition) == (
-        "mig-no-repartition",
-        True,
-        None,
+    (r,) = repartitions(cluster, diagnosis)
+    assert (r.node, [c.card for c in r.cuts], r.drain) == ("m", [0, 1], ("ml/a", "ml/b"))
+    kept = [MigInstance("1g.5gb", s) for s in range(4)]
+    for cut in r.cuts:
+        assert cut.after == (*kept, MigInstance("3g.20gb", 4))
+    counts = (("1g.5gb", 4), ("3g.20gb", 1))
+    assert r.devices == ((0, counts), (1, counts))
+    c = _candidates(cluster, cluster.pending[0])[0]
+    assert _causes(_applied(cluster, c)) == {
+        "ml/a": "schedulable",
+        "ml/b": "schedulable",
+        "ml/p": "schedulable",
+    }
+    assert "card 0 to 1g.5gb@0, 1g.5gb@1, 1g.5gb@2, 1g.5gb@3, 3g.20gb@4 and card 1 to " in (
+        r.summary
     )
-    assert advice.why == WHY["mig-no-repartition"]
+    spec = yaml.safe_load(mig_parted_yaml(r))
+    assert _spec_problem(spec) is None
+    assert [e["devices"] for e in spec["mig-configs"]["xgpu-m"]] == [[0], [1]]
+
+
+def test_a_set_of_cards_is_never_larger_than_the_pod_needs() -> None:
+    # three cards, each with a bound 1g at 0 (room for one 3g): two 3g need two of them,
+    # never all three; each pair drains its two cards' pods
+    cards = [_card(i, *SEVEN) for i in range(3)]
+    pods = [_bound(f"ml/{i}", "m", "1g.5gb", (i, 0)) for i in range(3)]
+    cluster = _cluster(
+        [{"name": "m", "mig_strategy": "mixed", "cards": cards}],
+        [*pods, _ask("ml/p", "3g.20gb", 2)],
+    )
+    got = [
+        ([cut.card for cut in c.cuts], c.drain) for c in _candidates(cluster, cluster.pending[0])
+    ]
+    assert got == [
+        ([0, 1], ("ml/0", "ml/1")),
+        ([0, 2], ("ml/0", "ml/2")),
+        ([1, 2], ("ml/1", "ml/2")),
+    ]
+
+
+def test_fewer_pods_drained_over_two_cards_beat_one_card_draining_more() -> None:
+    # two 2g (starts 0, 2, 4). Card 0 holds 1g of ml/b at 5 and ml/c at 6: room for two 2g
+    # (0, 2), draining two pods. Cards 1 and 2 each hold 1g of the one pod ml/a at 0 and 2:
+    # room for one 2g (4) each, so both are needed, draining one pod: they go first
+    cards = [_card(i, *SEVEN) for i in range(3)]
+    pods = [
+        _bound("ml/a", "m", "1g.5gb", (1, 0), (1, 2), (2, 0), (2, 2)),
+        _bound("ml/b", "m", "1g.5gb", (0, 5)),
+        _bound("ml/c", "m", "1g.5gb", (0, 6)),
+        _ask("ml/p", "2g.10gb", 2),
+    ]
+    cluster = _cluster([{"name": "m", "mig_strategy": "mixed", "cards": cards}], pods)
+    got = [
+        ([cut.card for cut in c.cuts], c.drain) for c in _candidates(cluster, cluster.pending[0])
+    ]
+    assert got == [([1, 2], ("ml/a",)), ([0], ("ml/b", "ml/c"))]
+    (r,) = repartitions(cluster, judge(cluster))
+    assert ([c.card for c in r.cuts], r.drain) == ([1, 2], ("ml/a",))
+
+
+def test_a_card_whose_free_instances_suffice_where_they_are_is_not_cleared() -> None:
+    # two 3g: card 1 is idle with a free 3g at 0 (and 1g at 4..6), card 0 holds ml/a's 1g at
+    # 0 (room for a 3g at 4). Card 1 alone (a second 3g in place of its 1g) or card 0 alone
+    # (its 3g beside card 1's free one) make room; both together would clear card 1 needlessly
+    free_half = [("3g.20gb", 0), ("1g.5gb", 4), ("1g.5gb", 5), ("1g.5gb", 6)]
+    nodes = [
+        {"name": "m", "mig_strategy": "mixed", "cards": [_card(0, *SEVEN), _card(1, *free_half)]}
+    ]
+    pods = [_bound("ml/a", "m", "1g.5gb", (0, 0)), _ask("ml/p", "3g.20gb", 2)]
+    cluster = _cluster(nodes, pods)
+    got = [
+        ([cut.card for cut in c.cuts], c.drain) for c in _candidates(cluster, cluster.pending[0])
+    ]
+    assert got == [([1], ()), ([0], ("ml/a",))]
+
+
+def test_instances_taken_by_pods_placed_ahead_count_against_the_room() -> None:
+    # card 0: a free 3g at 0 (ml/z holds a 1g at 4); cards 1 and 2: ml/a, ml/b hold a 1g
+    # at 0 (room for one 3g at 4 each). ml/first takes the free 3g ahead of ml/p, which asks
+    # two: one card re-partitioned gives one 3g, short by the one ml/first took; cards 1
+    # and 2 together give both
+    half = [("3g.20gb", 0), ("1g.5gb", 4), ("1g.5gb", 5), ("1g.5gb", 6)]
+    cards = [_card(0, *half), _card(1, *SEVEN), _card(2, *SEVEN)]
+    pods = [
+        _bound("ml/z", "m", "1g.5gb", (0, 4)),
+        _bound("ml/a", "m", "1g.5gb", (1, 0)),
+        _bound("ml/b", "m", "1g.5gb", (2, 0)),
+        _ask("ml/first", "3g.20gb", priority=10),
+        _ask("ml/p", "3g.20gb", 2),
+    ]
+    cluster = _cluster([{"name": "m", "mig_strategy": "mixed", "cards": cards}], pods)
+    assert _causes(cluster) == {"ml/first": "schedulable", "ml/p": "mig-geometry"}
+    (r,) = repartitions(cluster, judge(cluster))
+    assert ([c.card for c in r.cuts], r.drain) == ([1, 2], ("ml/a", "ml/b"))
+
+
+def test_a_single_strategy_node_is_re_partitioned_in_its_own_profile() -> None:
+    # n (single) has three 1g on its card, all held; its unpartitioned slices hold four more.
+    # Re-partitioned it keeps its one profile (the device plugin's single strategy wants every
+    # MIG device of the node alike), so its pods are drained and place again. s (single, 3g)
+    # never offers a 1g: no candidate there.
+    nodes = [
+        {
+            "name": "n",
+            "mig_strategy": "single",
+            "cards": [_card(0, ("1g.5gb", 0), ("1g.5gb", 1), ("1g.5gb", 2))],
+        },
+        {"name": "s", "mig_strategy": "single", "cards": [_card(0, ("3g.20gb", 0))]},
+    ]
+    pods = [
+        *(_bound(f"ml/{i}", "n", "1g.5gb", (0, i)) for i in range(3)),
+        _ask("ml/p", "1g.5gb"),
+    ]
+    cluster = _cluster(nodes, pods)
+    diagnosis = judge(cluster)
+    assert [d.cause for d in diagnosis.pods] == ["mig-geometry"]
+    (only,) = _candidates(cluster, cluster.pending[0])
+    assert only.node.name == "n"
+    (r,) = repartitions(cluster, diagnosis)
+    (cut,) = r.cuts
+    assert (r.node, cut.card, r.drain) == ("n", 0, ("ml/0", "ml/1", "ml/2"))
+    assert {m.profile for m in cut.after} == {"1g.5gb"}
+    assert len(cut.after) == 4
+    assert r.devices == ((0, (("1g.5gb", 4),)),)

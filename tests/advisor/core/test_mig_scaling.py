@@ -124,8 +124,8 @@ def test_a_queue_check_never_puts_a_mig_pod_on_a_vgpu_card() -> None:
     assert landed == (Placement("m", (0,)),)
 
 
-def _ask(name: str, profile: str, gpus: int = 1) -> dict[str, Any]:
-    return {"name": name, "request": {"gpus": gpus, "mig_profile": profile}}
+def _ask(name: str, profile: str, gpus: int = 1, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "request": {"gpus": gpus, "mig_profile": profile}, **extra}
 
 
 def _full_node(name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -226,10 +226,16 @@ def _decided(cluster: Cluster) -> tuple[Remedy, ...]:
 
 
 def test_a_mig_pod_with_no_re_partition_gets_nodes_that_offer_its_profile() -> None:
-    # two 3g over m's two cards, which no one-card re-partition gives: h's shape holds both
-    cluster = _geometry_cluster(_ask("ml/p", "3g.20gb", 2), cards=2)
+    # two 3g fit only over m's two cards re-partitioned, which keeps eight 1g of fourteen:
+    # ml/q, queued after it, takes ten of m's twelve free 1g and would wait, so no
+    # re-partition is verified and h's shape (two 3g) is proposed
+    wanted = _ask("ml/p", "3g.20gb", 2, priority=10)
+    cluster = _geometry_cluster(wanted, _ask("ml/q", "1g.5gb", 10), cards=2)
     decided = _decided(cluster)
-    assert [(r.advice, r.scale_up) for r in decided] == [("mig-no-repartition", True)]
+    assert [(r.pod, r.advice, r.scale_up) for r in decided] == [
+        ("ml/p", "mig-no-repartition", True),
+        ("ml/q", "schedulable", False),
+    ]
     advice = scale_up_advice(cluster, decided=decided)
     assert not advice.not_triggered
     (step,) = advice.steps
