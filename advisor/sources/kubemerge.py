@@ -23,6 +23,7 @@ from advisor.core.profiles import Profile, profile_of
 from advisor.core.state import Shape
 from advisor.errors import known
 from advisor.podspec import PodGpu
+from advisor.podspec.dialects import HAMI
 from advisor.podspec.scheduling import PodScheduling
 from advisor.sources.notes import Notes, names
 from advisor.sources.values import KubeNode, KubeState, PodFacts
@@ -73,6 +74,7 @@ def merge_kubernetes(
     _check_nodes(kube.nodes, nodes, notes)
     _check_mig_allocatable(kube.nodes, nodes, notes)
     order = sorted(pending, key=lambda p: (p.created is None, p.created or "", p.key))
+    _check_plain_gpu_pods(order, nodes, notes)
     pods.extend(
         replace(
             _pending_pod(p, kube.scheduling.get(p.key, PodScheduling()), notes, scheduler),
@@ -90,29 +92,38 @@ def _bound_mig_pods(
     kube: KubeState,
     notes: Notes,
 ) -> list[Pod]:
-    """Pods bound to a modelled node that ask MIG instances (design §13). Which instance
-    each holds, neither the API nor the exporter says (the kubelet's PodResources API
-    would): each takes the first instances of its profile left on its node, by card then
-    slice, oldest pod first, so the counts are right and the geometry a guess, said so."""
+    """Pods bound to a modelled node that ask MIG instances (design §13): of a profile
+    (mixed strategy), or `nvidia.com/gpu` alone on a node whose device plugin runs the
+    single strategy, which advertises the node's instances so (instances of its one
+    profile). Which instance each holds, neither the API nor the exporter says (the
+    kubelet's PodResources API would): each takes the first instances of its profile left
+    on its node, by card then slice, oldest pod first, so the counts are right and the
+    geometry a guess, said so."""
     left: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for n in nodes:
         for card in n.cards:
             for inst in card.mig or ():
                 left.setdefault((n.name, inst.profile), []).append((card.index, inst.start))
-    bound = [
-        p
+    single = {
+        n.name: profile
+        for n in nodes
+        if n.mig_strategy == "single"
+        for profile in {m.profile for c in n.cards for m in c.mig or ()}
+    }
+    asked = {
+        p.key: request
         for p in by_key.values()
         if p.node is not None
-        and p.request is not None
-        and p.request.mig_profile
         and p.key not in modelled
         and p.key not in notes.stale_pods
         and p.phase in ("Pending", "Running")
-    ]
+        and (request := _mig_request(p, single.get(p.node))) is not None
+    }
+    bound = [by_key[key] for key in asked]
     out: list[Pod] = []
     short: list[str] = []
     for k in sorted(bound, key=lambda p: (p.created is None, p.created or "", p.key)):
-        request, node = known(k.request, "a MIG request"), known(k.node, "a bound pod's node")
+        request, node = asked[k.key], known(k.node, "a bound pod's node")
         free = left.get((node, request.mig_profile), [])
         if not any(n.name == node for n in nodes):
             continue  # its node is not modelled: `_check_nodes` says so
@@ -135,6 +146,42 @@ def _bound_mig_pods(
             f"freer than they are): {names(short)}"
         )
     return out
+
+
+def _check_plain_gpu_pods(pending: list[PodGpu], nodes: list[Node], notes: Notes) -> None:
+    """A Pending pod asking `nvidia.com/gpu` alone may land on a single-strategy node, whose
+    device plugin advertises its MIG instances so; the cycle offers such a pod whole cards
+    only (design §13, not modelled), which is said."""
+    single = [n.name for n in nodes if n.mig_strategy == "single"]
+    plain = [p.key for p in pending if _plain_gpus(p)]
+    if single and plain:
+        notes.warnings.append(
+            f"Pending pods asking nvidia.com/gpu, which the single-strategy MIG nodes "
+            f"{names(single)} advertise as their instances, are judged for whole cards only "
+            f"(not for those instances): {names(plain)}"
+        )
+
+
+def _mig_request(pod: PodGpu, single: str | None) -> Request | None:
+    """The MIG request of a bound pod: its profile's, or under the single strategy (the
+    node's one profile, `single`) a plain `nvidia.com/gpu` ask (HAMi's dialect, whole
+    cards, no core) as that many instances of it; None for a pod asking neither."""
+    request = pod.request
+    if request is None or request.mig_profile:
+        return request
+    return replace(request, mig_profile=single) if single and _plain_gpus(pod) else None
+
+
+def _plain_gpus(pod: PodGpu) -> bool:
+    """Whether the pod asks `nvidia.com/gpu` alone (HAMi's dialect, whole cards, no core)."""
+    r = pod.request
+    return (
+        r is not None
+        and not r.mig_profile
+        and pod.dialect == HAMI.name
+        and r.whole_card
+        and not r.core_percent
+    )
 
 
 def _bound_fields(k: PodGpu, kube: KubeState) -> dict[str, Any]:

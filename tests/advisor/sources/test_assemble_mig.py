@@ -160,3 +160,58 @@ def test_live_mig_pods_are_judged_on_the_instances() -> None:
     causes = {d.pod.name: d.cause for d in judge(result.cluster).pods}
     # the two 1g.5gb are held; slices 2..3 are unoccupied, so a re-partition holds one
     assert causes == {"ml/p": "mig-geometry", "ml/q": "schedulable"}
+
+
+def _gpu_pod(key: str, n: int, node: str | None = None, **kw: Any) -> Any:
+    namespace, name = key.split("/")
+    return objects.pod(
+        name,
+        namespace=namespace,
+        node=node,
+        phase="Running" if node else "Pending",
+        containers=[objects.container(name, limits={"nvidia.com/gpu": n})],
+        uid=f"uid-{namespace}-{name}",
+        **kw,
+    )
+
+
+def test_nvidia_gpu_pods_on_a_single_strategy_node_hold_its_instances() -> None:
+    """The device plugin's single strategy advertises a node's MIG instances as
+    `nvidia.com/gpu` (NVIDIA/k8s-device-plugin internal/rm/rm.go, AddDefaultResourcesToConfig):
+    a pod bound there asking it holds that many instances of the node's one profile. On a
+    mixed node the same pod holds no instance (the exporter reports no vGPU for it: warned).
+    A Pending one is judged for whole cards only, said so."""
+    halves = (("3g.20gb", 0), ("3g.20gb", 4))
+    samples = [
+        node_info("s"),
+        *_mig_card("s", 0, *halves),
+        *_mig_card("s", 1, *halves),
+        node_info("x"),
+        *_mig_card("x", 0, *halves),
+    ]
+    pods = (
+        parsed(_gpu_pod("ml/a", 3, node="s", created="2024-05-01T10:00:00Z")),
+        parsed(_gpu_pod("ml/b", 1, node="x")),
+        parsed(_gpu_pod("ml/w", 1)),
+        parsed(_mig_pod("ml/p", "3g.20gb", 2)),
+    )
+    nodes = (
+        KubeNode("s", scheduling=NodeScheduling(labels={MIG_STRATEGY_LABEL: "single"})),
+        KubeNode("x", scheduling=NodeScheduling(labels=MIXED)),
+    )
+    result = assemble(samples, KubeState("k", pods, nodes))
+    by_name = {p.name: p for p in result.cluster.pods}
+    a = by_name["ml/a"]
+    assert a.request == Request(gpus=3, memory_mib=0, mig_profile="3g.20gb")
+    assert a.mig_instances == ((0, 0), (0, 4), (1, 0))
+    assert "ml/b" not in by_name
+    assert any("vGPU for" in w and "ml/b on x" in w for w in result.warnings)
+    (said,) = [w for w in result.warnings if "Pending pods asking nvidia.com/gpu" in w]
+    assert "nodes s advertise" in said
+    assert said.endswith("instances): ml/w")
+    loads(result.cluster)
+    # s offers one 3g left (card 1 at 4): ml/p (two) fits only x, whose two are free
+    causes = {d.pod.name: (d.cause, d.placement) for d in judge(result.cluster).pods}
+    assert causes["ml/p"][0] == "schedulable"
+    assert causes["ml/p"][1] is not None
+    assert causes["ml/p"][1].node == "x"
