@@ -74,7 +74,7 @@ def merge_kubernetes(
     _check_nodes(kube.nodes, nodes, notes)
     _check_mig_allocatable(kube.nodes, nodes, notes)
     order = sorted(pending, key=lambda p: (p.created is None, p.created or "", p.key))
-    _check_plain_gpu_pods(order, nodes, notes)
+    order = _plain_gpu_pods(order, nodes, notes)
     pods.extend(
         replace(
             _pending_pod(p, kube.scheduling.get(p.key, PodScheduling()), notes, scheduler),
@@ -148,18 +148,35 @@ def _bound_mig_pods(
     return out
 
 
-def _check_plain_gpu_pods(pending: list[PodGpu], nodes: list[Node], notes: Notes) -> None:
-    """A Pending pod asking `nvidia.com/gpu` alone may land on a single-strategy node, whose
-    device plugin advertises its MIG instances so; the cycle offers such a pod whole cards
-    only (design §13, not modelled), which is said."""
+def _plain_gpu_pods(pending: list[PodGpu], nodes: list[Node], notes: Notes) -> list[PodGpu]:
+    """Pending pods asking `nvidia.com/gpu` alone, where single-strategy nodes advertise
+    their MIG instances so. Where every GPU node is such a node, all of one profile, that
+    resource is those instances only, and a MIG pod of the profile is offered nothing else:
+    such a pod asks instances of that profile, exactly. Elsewhere it could take a whole
+    card or an instance of one of several profiles (and a MIG pod of the profile is offered
+    a mixed node's `nvidia.com/mig-<P>`), which the cycle does not weigh together (design
+    §13): it is judged for whole cards only, said in a warning."""
     single = [n.name for n in nodes if n.mig_strategy == "single"]
-    plain = [p.key for p in pending if _plain_gpus(p)]
-    if single and plain:
-        notes.warnings.append(
-            f"Pending pods asking nvidia.com/gpu, which the single-strategy MIG nodes "
-            f"{names(single)} advertise as their instances, are judged for whole cards only "
-            f"(not for those instances): {names(plain)}"
-        )
+    plain = [p for p in pending if _plain_gpus(p)]
+    if not single or not plain:
+        return pending
+    profiles = {m.profile for n in nodes if n.name in single for c in n.cards for m in c.mig or ()}
+    others = any(n.cards and n.mig_strategy != "single" for n in nodes)
+    if len(profiles) == 1 and not others:
+        (profile,) = profiles
+        asked = {p.key for p in plain}
+        return [
+            replace(p, request=replace(p.request, mig_profile=profile))
+            if p.key in asked and p.request is not None
+            else p
+            for p in pending
+        ]
+    notes.warnings.append(
+        f"Pending pods asking nvidia.com/gpu, which the single-strategy MIG nodes "
+        f"{names(single)} advertise as their instances, are judged for whole cards only "
+        f"(not for those instances): {names(p.key for p in plain)}"
+    )
+    return pending
 
 
 def _mig_request(pod: PodGpu, single: str | None) -> Request | None:

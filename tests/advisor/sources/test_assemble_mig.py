@@ -180,7 +180,8 @@ def test_nvidia_gpu_pods_on_a_single_strategy_node_hold_its_instances() -> None:
     `nvidia.com/gpu` (NVIDIA/k8s-device-plugin internal/rm/rm.go, AddDefaultResourcesToConfig):
     a pod bound there asking it holds that many instances of the node's one profile. On a
     mixed node the same pod holds no instance (the exporter reports no vGPU for it: warned).
-    A Pending one is judged for whole cards only, said so."""
+    A Pending one could take x's whole card too: it is judged for whole cards only, said
+    so."""
     halves = (("3g.20gb", 0), ("3g.20gb", 4))
     samples = [
         node_info("s"),
@@ -188,6 +189,7 @@ def test_nvidia_gpu_pods_on_a_single_strategy_node_hold_its_instances() -> None:
         *_mig_card("s", 1, *halves),
         node_info("x"),
         *_mig_card("x", 0, *halves),
+        *_mig_card("x", 1, mode=0.0),
     ]
     pods = (
         parsed(_gpu_pod("ml/a", 3, node="s", created="2024-05-01T10:00:00Z")),
@@ -215,3 +217,42 @@ def test_nvidia_gpu_pods_on_a_single_strategy_node_hold_its_instances() -> None:
     assert causes["ml/p"][0] == "schedulable"
     assert causes["ml/p"][1] is not None
     assert causes["ml/p"][1].node == "x"
+
+
+def test_where_single_nodes_of_one_profile_are_all_a_pending_nvidia_gpu_pod_asks_them() -> None:
+    """Every GPU node single, all of one profile: `nvidia.com/gpu` is those instances only,
+    so a Pending pod asking it asks that many of the profile, judged as the device plugin's
+    resource ("Insufficient nvidia.com/gpu" where short). A mixed node beside them (whose
+    `nvidia.com/mig-<P>` the model would offer such a pod) keeps the whole-card reading."""
+    one = (("3g.20gb", 0), ("3g.20gb", 4))
+    samples = [
+        node_info("s"),
+        *_mig_card("s", 0, *one),
+        node_info("t"),
+        *_mig_card("t", 0, *one),
+    ]
+    single = NodeScheduling(labels={MIG_STRATEGY_LABEL: "single"})
+    pods = (
+        parsed(_gpu_pod("ml/a", 1, node="s")),
+        parsed(_gpu_pod("ml/p", 2)),
+        parsed(_gpu_pod("ml/q", 2)),
+    )
+    nodes = (KubeNode("s", scheduling=single), KubeNode("t", scheduling=single))
+    result = assemble(samples, KubeState("k", pods, nodes))
+    assert not any("judged for whole cards only" in w for w in result.warnings)
+    by_name = {p.name: p for p in result.cluster.pods}
+    assert by_name["ml/p"].request == Request(gpus=2, memory_mib=0, mig_profile="3g.20gb")
+    loads(result.cluster)
+    verdicts = {d.pod.name: d for d in judge(result.cluster).pods}
+    p, q = verdicts["ml/p"], verdicts["ml/q"]
+    assert p.cause == "schedulable"
+    assert p.placement is not None
+    assert p.placement.node == "t"  # s has one left
+    assert q.cause == "capacity"
+    assert dict(q.reason_counts) == {"Insufficient nvidia.com/gpu": 2}
+    # a mixed node beside them: read for whole cards, said so
+    mixed = [*samples, node_info("x"), *_mig_card("x", 0, ("7g.40gb", 0))]
+    beside = (*nodes, KubeNode("x", scheduling=NodeScheduling(labels=MIXED)))
+    other = assemble(mixed, KubeState("k", pods, beside))
+    assert any("judged for whole cards only" in w for w in other.warnings)
+    assert {p.name: p for p in other.cluster.pods}["ml/p"].request.mig_profile == ""
