@@ -18,6 +18,7 @@ CARD_LABELS = ("gpu_index", "gpu_uuid")
 # A MIG GPU instance: its card, its id and profile as dcgm-exporter names them, and the first
 # memory slice it takes (docs/design.md §6).
 MIG_LABELS = (*CARD_LABELS, "GPU_I_ID", "GPU_I_PROFILE", "mig_start")
+MIG_POD_LABELS = ("namespace", "pod", "container", *MIG_LABELS)
 CACHED = " Collected at most once per freshness window; concurrent scrapes share it."
 
 
@@ -174,6 +175,14 @@ MIG_MEMORY_USED = Family(
     "exporter",
     "Memory in use in the MIG GPU instance in bytes (NVML).",
 )
+MIG_POD_MEMORY_USED = Family(
+    "xgpu_mig_instance_pod_memory_used_bytes",
+    "gauge",
+    MIG_POD_LABELS,
+    "exporter",
+    "Memory used in the MIG GPU instance by the container's processes in bytes (NVML, "
+    "attributed through /proc).",
+)
 COLLECTOR_SUCCESS = Family(
     "xgpu_exporter_collector_success",
     "gauge",
@@ -323,6 +332,7 @@ FAMILIES: tuple[Family, ...] = (
     CARD_MIG_MODE,
     MIG_MEMORY_TOTAL,
     MIG_MEMORY_USED,
+    MIG_POD_MEMORY_USED,
     COLLECTOR_SUCCESS,
     COLLECTOR_DURATION,
     NVML_ERRORS,

@@ -1,5 +1,6 @@
 """The node dashboard's MIG row (docs/design.md §13): the GPU instances of the cards in MIG
-mode, by profile, their memory used against their size, and each card's uncut slices."""
+mode, by profile, their memory used against their size, each card's uncut slices, and the
+pods whose processes use them."""
 
 from __future__ import annotations
 
@@ -73,5 +74,23 @@ def mig_row(layout: Layout) -> None:
             stepped=True,
         ),
         8,
+        8,
+    )
+    layout.add(
+        timeseries(
+            "MIG instance memory by pod",
+            "Memory each pod's containers use in the GPU instance their processes run in "
+            "(NVML, attributed through /proc): which instance a MIG pod holds. A pod that "
+            "holds an instance but runs no GPU process is not shown.",
+            [
+                Query(
+                    f"{M.MIG_POD_MEMORY_USED}{{{CARD}}}",
+                    f"{INSTANCE_LEGEND} {{{{namespace}}}}/{{{{pod}}}} {{{{container}}}}",
+                )
+            ],
+            "bytes",
+            min_value=0,
+        ),
+        24,
         8,
     )

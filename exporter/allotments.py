@@ -36,12 +36,27 @@ class MigHold:
 
 
 @dataclass(frozen=True, slots=True)
+class MigContainer:
+    """A container of a pod on this node that asks MIG instances (docs/design.md §13): it
+    holds no vGPU, so no allotment, but a process of it on a MIG instance is its use of that
+    instance (`exporter.snapshot`)."""
+
+    namespace: str
+    pod: str
+    container: str
+    pod_uid: str = ""
+    container_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class PodsView:
-    """An immutable view of this node's vGPU allotments at one moment."""
+    """An immutable view of this node's vGPU allotments (and MIG pods' containers) at one
+    moment."""
 
     allotments: tuple[Allotment, ...]
     ok: bool  # False when the source could not refresh; allotments are then the last good ones
     error: str | None = None
+    mig_containers: tuple[MigContainer, ...] = ()
 
 
 class PodSource(Protocol):

@@ -19,7 +19,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar, cast
 
 from exporter.allotments import PodSource, PodsView
@@ -287,7 +287,7 @@ class Engine:
             view = self.pods.view()
             run.error = None if view.ok else (view.error or "not refreshed")
         if run.error is not None and view.error is None:
-            view = PodsView(view.allotments, ok=False, error=run.error)
+            view = replace(view, ok=False, error=run.error)
         return view
 
     async def _attribute(

@@ -21,7 +21,7 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from advisor import metricnames as M
 from advisor.errors import known
 from exporter.readings import CardReading, MigInstanceReading
-from exporter.snapshot import CardKey, CardRow, Snapshot, VgpuRow
+from exporter.snapshot import CardKey, CardRow, MigUseRow, Snapshot, VgpuRow
 
 # Metric families that can be switched off (`--no-collector.<group>`), as node_exporter's
 # collectors can. "cce": the six families CCE's own exporter publishes under the same names
@@ -145,6 +145,24 @@ def _mig_families(snap: Snapshot) -> Iterator[Metric]:
     # a value NVML did not give is an absent series, as for cards
     yield _gauge(M.MIG_MEMORY_TOTAL, [(ls, v) for ls, v in totals if v is not None])
     yield _gauge(M.MIG_MEMORY_USED, [(ls, v) for ls, v in used if v is not None])
+    # a MIG pod's use of an instance: labelled as the instance's series (its profile and
+    # start empty where NVML would not list the card's instances, as there)
+    where = {(str(i.gpu_index), i.gpu_instance_id): i for i in instances}
+    yield _gauge(
+        M.MIG_POD_MEMORY_USED,
+        [
+            ([u.namespace, u.pod, u.container, *_use_labels(u, where)], u.memory_used_bytes)
+            for u in snap.mig_uses
+        ],
+    )
+
+
+def _use_labels(use: MigUseRow, instances: dict[tuple[str, int], MigInstanceReading]) -> list[str]:
+    found = instances.get((use.card.gpu_index, use.gpu_instance_id))
+    if found is not None:
+        return _mig_labels(found)
+    card = use.card
+    return [card.gpu_index, card.gpu_uuid, str(use.gpu_instance_id), "", ""]
 
 
 def _mig_labels(instance: MigInstanceReading) -> list[str]:

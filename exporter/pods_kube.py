@@ -24,11 +24,12 @@ from typing import Any
 import aiohttp
 
 from advisor.kubeconfig import load_configuration
-from advisor.podspec import PodGpu, parse_pod
+from advisor.podspec import parse_pod
 from advisor.podspec.dialects import DIALECTS
 from advisor.podspec.mig import MIG_DIALECT
 from advisor.words import plural
-from exporter.allotments import Allotment, PodsView
+from exporter.allotments import Allotment, MigContainer, PodsView
+from exporter.pod_holdings import allotments_of, mig_containers_of
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,6 @@ ApiClientFactory = Callable[[], Any]  # returns a kubernetes_asyncio ApiClient, 
 IGNORED_PHASES = frozenset({"Succeeded", "Failed"})  # containers gone: nothing to attribute
 ALLOCATION_ANNOTATIONS = tuple(dialect.allocation for dialect in DIALECTS)
 MAX_EVENT_BYTES = 32 * 2**20
-MIB = 2**20
 
 
 class ApiError(Exception):
@@ -55,6 +55,7 @@ class WatchExpired(Exception):
 class _PodEntry:
     allotments: tuple[Allotment, ...]
     problem: str | None  # why the pod's allocation could not be read
+    mig: tuple[MigContainer, ...] = ()  # its containers that may hold MIG instances
 
 
 class KubePodSource:
@@ -118,12 +119,10 @@ class KubePodSource:
 
     def view(self) -> PodsView:
         if self._view is None:
-            allotments = tuple(
-                allotment
-                for _, entry in sorted(self._pods.items())
-                for allotment in entry.allotments
-            )
-            self._view = PodsView(allotments, ok=self._synced, error=self._error_text())
+            entries = [entry for _, entry in sorted(self._pods.items())]
+            allotments = tuple(a for entry in entries for a in entry.allotments)
+            mig = tuple(c for entry in entries for c in entry.mig)
+            self._view = PodsView(allotments, self._synced, self._error_text(), mig)
         return self._view
 
     async def close(self) -> None:
@@ -282,20 +281,23 @@ class KubePodSource:
     # -- one pod -----------------------------------------------------------------------
 
     def _entry(self, obj: dict[str, Any]) -> _PodEntry | None:
-        """The pod's allotments; None when it holds no vGPU here (or no longer runs)."""
+        """The pod's allotments (and its containers that may hold MIG instances); None when
+        it holds no vGPU here (or no longer runs)."""
         try:
             pod = parse_pod(obj)
         except Exception as error:  # it promises not to raise; a bug must not stop the watch
             return self._problem(f"{_object_key(obj)}: pod parser failed: {error!r}")
-        if pod is None or pod.phase in IGNORED_PHASES or pod.dialect == MIG_DIALECT:
-            return None  # a MIG pod holds instances, no vGPU (advisor.podspec.mig)
+        if pod is None or pod.phase in IGNORED_PHASES:
+            return None
         if pod.node is not None and pod.node != self.node_name:
             return None
+        if pod.dialect == MIG_DIALECT:  # instances, no vGPU (advisor.podspec.mig)
+            return _PodEntry((), None, mig_containers_of(pod)) if pod.node else None
         unreadable = [p for p in pod.problems if any(a in p for a in ALLOCATION_ANNOTATIONS)]
         if unreadable:
             return self._problem(f"{pod.key}: {unreadable[0]}")
         try:
-            return _PodEntry(_allotments(pod), None)
+            return _PodEntry(allotments_of(pod), None, mig_containers_of(pod) if pod.node else ())
         except ValueError as error:
             return self._problem(f"{pod.key}: {error}")
 
@@ -330,37 +332,6 @@ class KubePodSource:
 
         configuration = await load_configuration(self._kubeconfig, in_cluster=self._in_cluster)
         return ApiClient(configuration=configuration)
-
-
-def _allotments(pod: PodGpu) -> tuple[Allotment, ...]:
-    found: list[Allotment] = []
-    for container in pod.containers:
-        request = container.request
-        share = request if request is not None and request.gpus > 0 else None
-        for card in container.allocated:
-            memory_mib = card.memory_mib
-            if memory_mib is None and share is not None:  # CCE: indices only, even split
-                memory_mib = share.card_memory_mib
-            if memory_mib is None or memory_mib < 0:
-                raise ValueError(
-                    f"container {container.name}: no memory known for card {card.card}"
-                )
-            core = card.core_percent
-            if core is None and share is not None:
-                core = share.card_core_percent
-            found.append(
-                Allotment(
-                    namespace=pod.namespace,
-                    pod=pod.name,
-                    container=container.name,
-                    card=card.card,
-                    memory_bytes=memory_mib * MIB,
-                    core_percent=core or None,
-                    pod_uid=pod.uid,
-                    container_id=(container.container_id or "").rpartition("://")[2],
-                )
-            )
-    return tuple(found)
 
 
 def _object_key(obj: object) -> str | None:

@@ -8,7 +8,8 @@ optional pod annotations supply them for attribution:
 `xgpu.io/container` (default: the pod's name), `xgpu.io/pod-uid` (default: a UUID derived
 from the pod's name, stable across runs) and `xgpu.io/container-id`.
 A bound MIG pod (docs/design.md §13) holds GPU instances, no vGPU: it gets no allotment (as
-from the Kubernetes API), only a `MigHold` per instance, which the simulator reads.
+from the Kubernetes API), only a `MigHold` per instance, which the simulator reads, and a
+`MigContainer` (named as above), to which its processes on the instances are attributed.
 The file is re-read when it changes; a broken edit keeps the last good view (ok=False).
 """
 
@@ -18,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +28,7 @@ from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.state import Shape
 from advisor.scenario import ScenarioError, load_scenario
-from exporter.allotments import Allotment, MigHold, PodsView
+from exporter.allotments import Allotment, MigContainer, MigHold, PodsView
 
 log = logging.getLogger("xgpu.exporter.scenario")
 
@@ -79,6 +81,21 @@ def allotments_from_cluster(cluster: Cluster, node: str) -> tuple[Allotment, ...
     return tuple(found)
 
 
+def mig_containers_from_cluster(cluster: Cluster, node: str) -> tuple[MigContainer, ...]:
+    """The container of each bound pod on `node` that holds MIG instances."""
+    found: list[MigContainer] = []
+    for pod in cluster.running:
+        if pod.placement is None or pod.placement.node != node or pod.invalid:
+            continue
+        if pod.mig_instances:
+            namespace, _, name = pod.name.rpartition("/")
+            container_id = pod.annotations.get("xgpu.io/container-id", "")
+            found.append(
+                MigContainer(namespace, name, container_name(pod), pod_uid(pod), container_id)
+            )
+    return tuple(found)
+
+
 def mig_holds_from_cluster(cluster: Cluster, node: str) -> tuple[MigHold, ...]:
     """The MIG instances the bound pods on `node` hold, one `MigHold` each."""
     found: list[MigHold] = []
@@ -112,7 +129,11 @@ class ScenarioPodSource:
         """Read the file now (blocking); on success the view changes to it."""
         mtime = self.path.stat().st_mtime_ns
         cluster = load_scenario(self.path)
-        self._view = PodsView(allotments=allotments_from_cluster(cluster, self.node), ok=True)
+        self._view = PodsView(
+            allotments=allotments_from_cluster(cluster, self.node),
+            ok=True,
+            mig_containers=mig_containers_from_cluster(cluster, self.node),
+        )
         self._holds = mig_holds_from_cluster(cluster, self.node)
         self._mtime_ns = mtime
         return cluster
@@ -146,5 +167,5 @@ class ScenarioPodSource:
                 await asyncio.to_thread(self.load)
                 log.info("scenario reloaded", extra={"path": str(self.path)})
             except (OSError, ScenarioError) as exc:
-                self._view = PodsView(self._view.allotments, ok=False, error=str(exc))
+                self._view = replace(self._view, ok=False, error=str(exc))
                 log.warning("scenario reload failed", extra={"error": str(exc)})

@@ -9,7 +9,8 @@ It replaces `NvmlReader` and is its own `PidResolver`; everything downstream is 
 A card with MIG instances (docs/design.md §13) reads as `exporter.nvml_mig` reads a real one:
 mode 1, one instance reading per GPU instance (its memory from the model's profile table in
 `advisor.core.mig`), no card utilisation (NVML does not give it in MIG mode), and one process
-per held instance, on that instance, without an SM share. An instance a pod holds uses a
+per held instance, on that instance, without an SM share, owned by the pod holding it (so the
+snapshot names the pod's use of the instance). An instance a pod holds uses a
 seeded sine of its memory; a free one uses none. The driver numbers GPU instances; here they
 are numbered from 1 in the scenario's order. A card without MIG reads as before.
 """

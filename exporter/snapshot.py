@@ -2,7 +2,9 @@
 rows the metrics are rendered from.
 
 `build_snapshot` is pure (no I/O, no clock): it joins allotments to cards by UUID or index
-and processes to allotments by container id, then by pod UID.
+and processes to allotments by container id, then by pod UID; a process on a MIG instance
+that no vGPU claims, to the containers of the node's MIG pods the same way (their use of the
+instance: docs/design.md §13).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from exporter.allotments import Allotment, PodsView
+from advisor.errors import known
+from exporter.allotments import Allotment, MigContainer, PodsView
 from exporter.attribution import Owner
 from exporter.readings import CardReading, NvmlReading, ProcessReading
 
@@ -63,6 +66,18 @@ class VgpuRow:
 
 
 @dataclass(frozen=True, slots=True)
+class MigUseRow:
+    """A container's processes on one MIG GPU instance of a card: the memory they use."""
+
+    namespace: str
+    pod: str
+    container: str
+    card: CardKey
+    gpu_instance_id: int
+    memory_used_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     node: str
     collected_at: float  # unix seconds, for logs and the landing page only (no timestamps)
@@ -73,6 +88,7 @@ class Snapshot:
     vgpus: tuple[VgpuRow, ...]
     collectors: tuple[CollectorRun, ...]
     nvml_errors: tuple[tuple[str, str, int], ...]  # (function, code, cumulative count)
+    mig_uses: tuple[MigUseRow, ...] = ()
 
     @property
     def driver_version(self) -> str | None:
@@ -135,17 +151,23 @@ def build_snapshot(
     core_unknown: set[tuple[str, str, str, CardKey]] = set()
     core_known: set[tuple[str, str, str, CardKey]] = set()
     unattributed: dict[CardKey, int] = defaultdict(int)
+    mig_used: dict[tuple[str, str, str, CardKey, int], int] = defaultdict(int)
     if reading is not None and owners is not None:
         uid_containers = _containers_by_pod_uid(allotments, index)
         id_containers = _containers_by_id(allotments, index)
+        mig = _MigHolders(pods.mig_containers if pods else ())
         for proc in reading.processes:
             key = index.find(str(proc.gpu_index))
             owner = owners.get(proc.pid)
             vgpu = _match(owner, key, id_containers, uid_containers) if owner else None
-            if vgpu is None:
+            if vgpu is not None:
+                _account(proc, vgpu, used_mem, used_core, core_known, core_unknown)
+            elif (held := mig.match(owner, proc.gpu_instance_id)) is not None:
+                mig_used[(*held, key, known(proc.gpu_instance_id, "an instance"))] += (
+                    proc.memory_used_bytes or 0
+                )
+            else:
                 unattributed[key] += proc.memory_used_bytes or 0
-                continue
-            _account(proc, vgpu, used_mem, used_core, core_known, core_unknown)
 
     rows: list[VgpuRow] = []
     for k, (memory, core) in sorted(merged.items(), key=lambda item: _row_order(item[0])):
@@ -184,6 +206,12 @@ def build_snapshot(
         vgpus=vgpus,
         collectors=collectors,
         nvml_errors=nvml_errors,
+        mig_uses=tuple(
+            MigUseRow(ns, pod, container, key, instance, used)
+            for (ns, pod, container, key, instance), used in sorted(
+                mig_used.items(), key=lambda item: (_card_order(item[0][3]), item[0])
+            )
+        ),
     )
 
 
@@ -240,6 +268,29 @@ def _match(
     if candidates and len(candidates) == 1:
         return next(iter(candidates))
     return None  # unknown, or a pod with several vGPU containers on this card: ambiguous
+
+
+class _MigHolders:
+    """The node's MIG pods' containers, found by a process owner's container id, else by
+    its pod UID where that pod has one such container (as vGPUs are: `_match`)."""
+
+    def __init__(self, containers: tuple[MigContainer, ...]) -> None:
+        self.by_id = {c.container_id: c for c in containers if c.container_id}
+        by_uid: dict[str, list[MigContainer]] = defaultdict(list)
+        for c in containers:
+            if c.pod_uid:
+                by_uid[c.pod_uid].append(c)
+        self.by_uid = {uid: found[0] for uid, found in by_uid.items() if len(found) == 1}
+
+    def match(self, owner: Owner | None, instance: int | None) -> tuple[str, str, str] | None:
+        """(namespace, pod, container) of a process on MIG instance `instance` (None: not
+        on one), or None when no MIG pod's container owns it."""
+        if owner is None or instance is None:
+            return None
+        found = self.by_id.get(owner.container_id) if owner.container_id else None
+        if found is None and owner.pod_uid:
+            found = self.by_uid.get(owner.pod_uid)
+        return None if found is None else (found.namespace, found.pod, found.container)
 
 
 def _account(

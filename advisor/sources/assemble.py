@@ -12,8 +12,9 @@ every pod its effective request and node constraints. The scheduler profile is t
 or read from the cluster (advisor.sources.profile_detect); under hami and volcano-vgpu the
 cards are those the scheduler registered on the node when it did (advisor.sources.registered).
 A card in MIG mode carries its GPU instances and its node the device plugin's strategy
-(§13); MIG pods come from Kubernetes (`kubemerge`). The cluster always loads as a scenario
-file (§4).
+(§13); MIG pods come from Kubernetes (`kubemerge`), the instances each holds from the
+exporter's per-pod series where it runs GPU processes (`migheld`). The cluster always loads
+as a scenario file (§4).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from advisor.core.model import (
 from advisor.core.profiles import profile_for
 from advisor.sources.fitting import compare_modes, fit_cards
 from advisor.sources.kubemerge import merge_kubernetes, with_other_pods
+from advisor.sources.migheld import attributed
 from advisor.sources.notes import Notes, names
 from advisor.sources.profile_detect import SchedulerChoice, choose_profile, scheduler_settings
 from advisor.sources.registered import registered_cards
@@ -114,7 +116,7 @@ def assemble(
         compare_modes(_modes(cards), running, notes)
     pods = running
     if kube is not None:
-        pods = merge_kubernetes(running, nodes, kube, notes, settings)
+        pods = merge_kubernetes(running, nodes, kube, notes, settings, attributed(fresh, notes))
         nodes = with_other_pods(nodes, pods, kube)
     jobs, autoscalers = NO_JOBS, kube.autoscalers if kube is not None else ()
     if kube is not None:
@@ -165,7 +167,7 @@ def _drop_stale(samples: list[Sample], stale_after_s: float, notes: Notes) -> li
             stale_pods.add((node, _pod_key(s)))
             subject = f"pod {_pod_key(s)} on node {node}"
         else:
-            continue  # exporter self-metrics only feed warnings
+            continue  # self-metrics and MIG attributions: nothing the model leaves out
         evidence = Stale(subject, s.metric, s.age_s or 0.0, s.ended)
         previous = found.get((node, subject))
         if previous is None or evidence.age_s > previous.age_s:

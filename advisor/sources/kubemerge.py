@@ -1,7 +1,7 @@
-"""Kubernetes' view merged into the metric-derived pods: Pending pods, priorities, owners,
-annotations, every pod's effective request and node constraints, each node's other pods and
-the pods that stay with it, what each pod says of its job, and the checks that show where
-the two sources disagree.
+"""Kubernetes' view merged into the metric-derived pods: Pending pods, bound MIG pods (the
+instances each holds: `migheld`), priorities, owners, annotations, every pod's effective
+request and node constraints, each node's other pods and the pods that stay with it, what
+each pod says of its job, and the checks that show where the two sources disagree.
 
 A running pod keeps what the exporter reports it holds, except that a pod asking a share of
 each card or whole cards keeps that request when it gives exactly what the exporter reports
@@ -11,7 +11,7 @@ scheduler would give it."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -25,6 +25,7 @@ from advisor.errors import known
 from advisor.podspec import PodGpu
 from advisor.podspec.dialects import HAMI
 from advisor.podspec.scheduling import PodScheduling
+from advisor.sources.migheld import Attributed, held_instances
 from advisor.sources.notes import Notes, names
 from advisor.sources.values import KubeNode, KubeState, PodFacts
 from advisor.words import plural
@@ -38,8 +39,14 @@ def _annotations(pod: PodGpu) -> dict[str, str]:
 
 
 def merge_kubernetes(
-    running: list[Pod], nodes: list[Node], kube: KubeState, notes: Notes, scheduler: Scheduler = CCE
+    running: list[Pod],
+    nodes: list[Node],
+    kube: KubeState,
+    notes: Notes,
+    scheduler: Scheduler = CCE,
+    attributed: Iterable[Attributed] = (),
 ) -> list[Pod]:
+    """`attributed`: the MIG instances the exporter sees bound pods' processes use."""
     notes.warnings.extend(kube.warnings)
     rules = profile_of(scheduler)
     cards = {(n.name, c.index): c for n in nodes for c in n.cards}
@@ -69,7 +76,7 @@ def merge_kubernetes(
         notes.warnings.append(
             "pods reported by the exporters but unknown to Kubernetes (deleted?): " + names(unknown)
         )
-    pods.extend(_bound_mig_pods(by_key, {p.name for p in pods}, nodes, kube, notes))
+    pods.extend(_bound_mig_pods(by_key, {p.name for p in pods}, nodes, kube, notes, attributed))
     _check_bound_pods(by_key, {p.name for p in pods}, nodes, notes)
     _check_nodes(kube.nodes, nodes, notes)
     _check_mig_allocatable(kube.nodes, nodes, notes)
@@ -91,61 +98,46 @@ def _bound_mig_pods(
     nodes: list[Node],
     kube: KubeState,
     notes: Notes,
+    found: Iterable[Attributed],
 ) -> list[Pod]:
     """Pods bound to a modelled node that ask MIG instances (design §13): of a profile
     (mixed strategy), or `nvidia.com/gpu` alone on a node whose device plugin runs the
     single strategy, which advertises the node's instances so (instances of its one
-    profile). Which instance each holds, neither the API nor the exporter says (the
-    kubelet's PodResources API would): each takes the first instances of its profile left
-    on its node, by card then slice, oldest pod first, so the counts are right and the
-    geometry a guess, said so."""
-    left: dict[tuple[str, str], list[tuple[int, int]]] = {}
-    for n in nodes:
-        for card in n.cards:
-            for inst in card.mig or ():
-                left.setdefault((n.name, inst.profile), []).append((card.index, inst.start))
+    profile). Each holds the instances the exporter sees its processes use, the rest
+    guessed (`migheld`)."""
     single = {
         n.name: profile
         for n in nodes
         if n.mig_strategy == "single"
         for profile in {m.profile for c in n.cards for m in c.mig or ()}
     }
+    model_nodes = {n.name for n in nodes}  # a pod bound elsewhere: `_check_nodes` says so
     asked = {
         p.key: request
         for p in by_key.values()
         if p.node is not None
+        and p.node in model_nodes
         and p.key not in modelled
         and p.key not in notes.stale_pods
         and p.phase in ("Pending", "Running")
         and (request := _mig_request(p, single.get(p.node))) is not None
     }
-    bound = [by_key[key] for key in asked]
-    out: list[Pod] = []
-    short: list[str] = []
-    for k in sorted(bound, key=lambda p: (p.created is None, p.created or "", p.key)):
-        request, node = asked[k.key], known(k.node, "a bound pod's node")
-        free = left.get((node, request.mig_profile), [])
-        if not any(n.name == node for n in nodes):
-            continue  # its node is not modelled: `_check_nodes` says so
-        if len(free) < request.gpus:
-            short.append(f"{k.key} on {node}")
-            continue
-        held, free[:] = free[: request.gpus], free[request.gpus :]
-        placement = Placement(node, tuple(card for card, _ in held))
-        out.append(
-            Pod(k.key, request, placement, mig_instances=tuple(held), **_bound_fields(k, kube))
+    bound = sorted(
+        (by_key[key] for key in asked), key=lambda p: (p.created is None, p.created or "", p.key)
+    )
+    order = [(k.key, known(k.node, "a bound pod's node"), asked[k.key]) for k in bound]
+    held = held_instances(order, nodes, found, notes)
+    return [
+        Pod(
+            key,
+            request,
+            Placement(node, tuple(card for card, _ in held[key])),
+            mig_instances=held[key],
+            **_bound_fields(by_key[key], kube),
         )
-    if out:
-        notes.warnings.append(
-            "which MIG instance each pod holds is not reported: "
-            f"{names(p.name for p in out)} given the first of their profile by card, then slice"
-        )
-    if short:
-        notes.warnings.append(
-            "pods bound to MIG instances the exporter does not list (left out, their cards look "
-            f"freer than they are): {names(short)}"
-        )
-    return out
+        for key, node, request in order
+        if key in held
+    ]
 
 
 def _plain_gpu_pods(pending: list[PodGpu], nodes: list[Node], notes: Notes) -> list[PodGpu]:

@@ -2,12 +2,14 @@
 
 Any store that speaks the API (Thanos, Mimir, VictoriaMetrics, federation) works unchanged.
 Queries are aggregated server-side to what the model needs: `max by` collapses the twins that
-two scrape jobs of one exporter make, and a pod's containers are summed per card, so the
-answer grows with cards and pods, not with containers or jobs. Every family is read twice at
-one evaluation time, the server's own (no clock skew): its values, and `timestamp()` of its
-newest sample, which gives each series' age. Prometheus marks the series of a vanished target
-stale at once, so instant queries no longer see them; a subquery over
-`timestamp(xgpu_node_info)` finds such nodes, which are reported stale, not silently lost.
+two scrape jobs of one exporter make, and a pod's containers are summed per card (per MIG
+instance for what a MIG pod's processes use there, which says the instance it holds), so
+the answer grows with cards and pods, not with containers or jobs. Every family is read
+twice at one evaluation time, the server's own (no clock skew): its values, and
+`timestamp()` of its newest sample, which gives each series' age. Prometheus marks the
+series of a vanished target stale at once, so instant queries no longer see them; a
+subquery over `timestamp(xgpu_node_info)` finds such nodes, which are reported stale, not
+silently lost.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from advisor.sources.values import (
     CARD_MODE,
     COLLECTOR_SUCCESS,
     MIG_INSTANCE,
+    MIG_POD,
     NODE_INFO,
     VGPU_CORE,
     VGPU_MEMORY,
@@ -54,6 +57,8 @@ T = TypeVar("T")
 # (each family twice: values and sample times).
 VGPU_KEY = ("node", "namespace", "pod", "gpu_index")
 CARD_KEY = ("node", "gpu_index", "gpu_uuid")
+MIG_KEY = (*CARD_KEY, "GPU_I_ID", "GPU_I_PROFILE", "mig_start")
+MIG_POD_KEY = ("node", "namespace", "pod", *MIG_KEY[1:])
 Selector = Callable[[str], str]
 CREDENTIALS = "--prometheus.bearer-token-file, --prometheus.basic-auth-file, --prometheus.header"
 
@@ -225,13 +230,13 @@ def _latest(metric: str, key: tuple[str, ...], select: Selector) -> _Family:
     return _Family(metric, f"max by ({by}) ({series})", f"max by ({by}) (timestamp({series}))")
 
 
-def _vgpu(metric: str, select: Selector) -> _Family:
-    by, inner = ", ".join(VGPU_KEY), ", ".join((*VGPU_KEY, "container"))
+def _per_pod(metric: str, key: tuple[str, ...], select: Selector) -> _Family:
+    by, inner = ", ".join(key), ", ".join((*key, "container"))
     series = select(metric)
     return _Family(
         metric,
         f"sum by ({by}) (max by ({inner}) ({series}))",
-        # A pod's card is as old as its oldest container there.
+        # A pod's card (or instance) is as old as its oldest container there.
         f"min by ({by}) (max by ({inner}) (timestamp({series})))",
     )
 
@@ -244,9 +249,10 @@ def families(select: Selector) -> tuple[_Family, ...]:
         _latest(CARD_HEALTH, CARD_KEY, select),
         _latest(CARD_MODE, CARD_KEY, select),
         _latest(CARD_MIG_MODE, CARD_KEY, select),
-        _latest(MIG_INSTANCE, (*CARD_KEY, "GPU_I_ID", "GPU_I_PROFILE", "mig_start"), select),
-        _vgpu(VGPU_MEMORY, select),
-        _vgpu(VGPU_CORE, select),
+        _latest(MIG_INSTANCE, MIG_KEY, select),
+        _per_pod(VGPU_MEMORY, VGPU_KEY, select),
+        _per_pod(VGPU_CORE, VGPU_KEY, select),
+        _per_pod(MIG_POD, MIG_POD_KEY, select),
         _latest(COLLECTOR_SUCCESS, ("node", "collector"), select),
     )
 

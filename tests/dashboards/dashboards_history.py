@@ -46,6 +46,7 @@ class MigInstance:
     start: int
     memory_mib: int  # advisor.core.mig's table
     use: float  # mean share of its memory in use; 0: idle
+    holder: tuple[str, str, str] | None = None  # (namespace, pod, container) of its processes
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,10 @@ NODES: dict[str, tuple[Card, ...]] = {
             2,
             40,
             "NVIDIA A100-SXM4-40GB",
-            (MigInstance(1, "3g.20gb", 0, 19968, 0.6), MigInstance(2, "1g.5gb", 4, 4864, 0.0)),
+            (
+                MigInstance(1, "3g.20gb", 0, 19968, 0.6, ("ml", "tune-0", "worker")),
+                MigInstance(2, "1g.5gb", 4, 4864, 0.0),
+            ),
         ),
     ),
 }
@@ -203,6 +207,10 @@ def _node_at(out: Families, node: str, minute: float, at: float, errors: dict[st
             used = total * max(0.0, mig.use + 0.1 * wave(t, 1200, i)) if mig.use else 0.0
             out.add("xgpu_mig_instance_memory_total_bytes", instance, total, at)
             out.add("xgpu_mig_instance_memory_used_bytes", instance, used, at)
+            if mig.holder is not None:  # its one process, its pod's
+                namespace, pod, container = mig.holder
+                holder = {**instance, "namespace": namespace, "pod": pod, "container": container}
+                out.add("xgpu_mig_instance_pod_memory_used_bytes", holder, used, at)
         if card.mig is not None:
             out.add("xgpu_card_mig_mode", labels, 1, at)
         if unhealthy:

@@ -36,6 +36,7 @@ MIG_PANELS = {
     "MIG instances by profile",
     "MIG instance memory: used vs total",
     "Free MIG slices per card",
+    "MIG instance memory by pod",
 }
 
 

@@ -41,6 +41,7 @@ MIG_PANELS = {
     "MIG instances by profile",
     "MIG instance memory: used vs total",
     "Free MIG slices per card",
+    "MIG instance memory by pod",
 }
 # One blocked (1 replica, 2 more place, max 5) and one unknown-template (no placeable).
 AUTOSCALERS = (
@@ -146,7 +147,7 @@ def test_the_mig_panels_show_the_mig_node_s_instances(
 ) -> None:
     """mig-node-1's H100 is cut into a 3g.40gb (slices 0-3, held by speech/whisper-0), a
     2g.20gb (4-5) and a 1g.10gb (6), slice 7 uncut: one instance of each profile, memory as
-    the profile table gives it, used only in the held one, and 1 free slice."""
+    the profile table gives it, used only in the held one, by its pod, and 1 free slice."""
     board = built["xgpu-node"]
     selections = {"datasource": ["test"], "cluster": None, "node": ["mig-node-1"]}
     selections |= {"gpu": None, "namespace": None}
@@ -169,6 +170,14 @@ def test_the_mig_panels_show_the_mig_node_s_instances(
     assert total == {"3g.40gb": 40448 << 20, "2g.20gb": 20096 << 20, "1g.10gb": 9984 << 20}
     assert used["2g.20gb"] == used["1g.10gb"] == 0
     assert 0 < used["3g.40gb"] <= total["3g.40gb"]
+    (held,) = live.query(exprs["MIG instance memory by pod", "A"], now)
+    assert {k: held["metric"][k] for k in ("namespace", "pod", "GPU_I_PROFILE", "mig_start")} == {
+        "namespace": "speech",
+        "pod": "whisper-0",
+        "GPU_I_PROFILE": "3g.40gb",
+        "mig_start": "0",
+    }
+    assert float(held["value"][1]) == used["3g.40gb"]  # its one process: all the use
     (free,) = live.query(exprs["Free MIG slices per card", "A"], now)
     assert (free["metric"]["node"], free["metric"]["gpu_index"]) == ("mig-node-1", "0")
     assert float(free["value"][1]) == 1

@@ -13,7 +13,7 @@ from prometheus_client.openmetrics.parser import (
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
 from advisor import metricnames
-from exporter.allotments import Allotment, PodsView
+from exporter.allotments import Allotment, MigContainer, PodsView
 from exporter.attribution import Owner
 from exporter.metrics import SnapshotCollector, render
 from exporter.nvml import CardReading, MigInstanceReading, NvmlReading, ProcessReading
@@ -36,18 +36,21 @@ def snapshot() -> Snapshot:
         CardReading(2, "GPU-c", "NVIDIA A100-SXM4-40GB", 40 * GIB, GIB, None, True, (), mig_mode=1),
     )
     mig = (MigInstanceReading(2, "GPU-c", 1, "3g.20gb", 4, 20 * GIB, GIB),)
+    # a MIG pod's process on that instance (no vGPU: attributed to the pod's container)
+    processes = (ProcessReading(7, 0, GIB, 0.3), ProcessReading(8, 2, GIB // 2, None, 1))
     return build_snapshot(
         node="gpu-node-1",
         collected_at=0.0,
-        reading=NvmlReading("550.54.15", cards, (ProcessReading(7, 0, GIB, 0.3),), (), mig),
+        reading=NvmlReading("550.54.15", cards, processes, (), mig),
         pods=PodsView(
             (
                 Allotment("team", "infer", "server", "0", 4 * GIB, 25, pod_uid="u1"),
                 Allotment("team", "train", "main", "GPU-b", 2 * GIB, None, pod_uid="u2"),
             ),
             ok=True,
+            mig_containers=(MigContainer("ml", "tune", "worker", "u3", "c3"),),
         ),
-        owners={7: Owner("", "u1")},
+        owners={7: Owner("", "u1"), 8: Owner("c3", "u3")},
         collectors=(
             CollectorRun("nvml", False, 0.01, "gpu lost"),
             CollectorRun("scenario", True, 0.0),
@@ -123,6 +126,20 @@ def test_values() -> None:
     assert [(ls["gpu_index"], v) for ls, v in got["xgpu_card_mig_mode"]] == [("2", 1)]
     assert value("xgpu_mig_instance_memory_total_bytes", GPU_I_PROFILE="3g.20gb") == 20 * GIB
     assert value("xgpu_mig_instance_memory_used_bytes", GPU_I_ID="1", mig_start="4") == GIB
+    # the MIG pod's use of it, labelled as the instance; not unattributed on its card
+    ((labels, used),) = got["xgpu_mig_instance_pod_memory_used_bytes"]
+    assert used == GIB // 2
+    assert labels == {
+        "namespace": "ml",
+        "pod": "tune",
+        "container": "worker",
+        "gpu_index": "2",
+        "gpu_uuid": "GPU-c",
+        "GPU_I_ID": "1",
+        "GPU_I_PROFILE": "3g.20gb",
+        "mig_start": "4",
+    }
+    assert value("xgpu_card_unattributed_memory_bytes", gpu_index="2") == 0
 
 
 def test_openmetrics_carries_the_same_samples() -> None:

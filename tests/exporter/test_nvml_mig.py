@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from exporter.allotments import Allotment, PodsView
+from exporter.allotments import Allotment, MigContainer, PodsView
 from exporter.attribution import ProcCgroupResolver
 from exporter.collection import Engine
 from exporter.metrics import render
@@ -120,7 +120,7 @@ def test_mixed_cards_series_and_attribution(
     )
     got = exposition(make_reader().read(), procfs)
     for name in MIG_NAMES:
-        assert all(set(labels) == CONTRACT[name] for labels, _ in got[name]), name
+        assert all(set(labels) == CONTRACT[name] for labels, _ in got.get(name, [])), name
     assert got["xgpu_card_mig_mode"] == [({"gpu_index": "0", "gpu_uuid": A100}, 1)]
     instance = {"gpu_index": "0", "gpu_uuid": A100}
     assert got["xgpu_mig_instance_memory_total_bytes"] == [
@@ -136,6 +136,43 @@ def test_mixed_cards_series_and_attribution(
     unattributed = {ls["gpu_index"]: v for ls, v in got["xgpu_card_unattributed_memory_bytes"]}
     assert unattributed == {"0": 512 * MIB, "1": 256 * MIB}
     assert "xgpu_core_percentage_used" not in got  # no SM share in MIG mode: unknown
+
+
+def test_a_mig_pods_process_is_its_use_of_the_instance(
+    fake_nvml: FakeNvml, make_reader: MakeReader, tmp_path: Path
+) -> None:
+    """The process in the 1g.5gb belongs, by its cgroup, to a pod holding MIG instances (no
+    vGPU): its memory there is that pod's container's use of the instance, labelled as the
+    instance, and no longer unattributed memory of the card."""
+    tune_uid, tune_id = "1f1e1d1c-1b1a-1918-1716-151413121110", "d" * 64
+    fake_nvml.write(mixed())
+    procfs = write_procfs(
+        tmp_path,
+        {
+            4343: f"0::/kubepods.slice/kubepods-besteffort-pod{tune_uid.replace('-', '_')}"
+            f".slice/cri-containerd-{tune_id}.scope\n",
+        },
+    )
+    reading = make_reader().read()
+    owners = ProcCgroupResolver(procfs).owners(p.pid for p in reading.processes)
+    snapshot = build_snapshot(
+        node="gpu-node-1",
+        collected_at=0.0,
+        reading=reading,
+        pods=PodsView(
+            (), ok=True, mig_containers=(MigContainer("ml", "tune", "worker", tune_uid, tune_id),)
+        ),
+        owners=owners,
+        collectors=(CollectorRun("nvml", True, 0.0),),
+    )
+    got = samples(render(snapshot, openmetrics=False).decode())
+    instance = {"gpu_index": "0", "gpu_uuid": A100, "GPU_I_ID": "9", "GPU_I_PROFILE": "1g.5gb"}
+    pod = {"namespace": "ml", "pod": "tune", "container": "worker"}
+    assert got["xgpu_mig_instance_pod_memory_used_bytes"] == [
+        ({**pod, **instance, "mig_start": "0"}, 512 * MIB)
+    ]
+    unattributed = {ls["gpu_index"]: v for ls, v in got["xgpu_card_unattributed_memory_bytes"]}
+    assert unattributed == {"0": 2 * GIB, "1": 256 * MIB}  # 4242 (no pod known) and the T4's
 
 
 def test_a_card_with_mig_off_is_served_as_before(

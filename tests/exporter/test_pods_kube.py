@@ -260,3 +260,40 @@ async def test_in_cluster_without_a_service_account_reports_and_does_not_raise(
 def test_node_name_is_required() -> None:
     with pytest.raises(ValueError, match="NODE_NAME"):
         KubePodSource("")
+
+
+async def test_pods_holding_mig_instances_are_named_for_their_processes(
+    kube_api: KubeApiDouble, start_source: StartSource
+) -> None:
+    """A pod bound here asking MIG instances (`nvidia.com/mig-<P>`) or whole cards with no
+    vGPU allotted (`nvidia.com/gpu`, a single-strategy node's instances) gets no allotment,
+    but its containers are who a process on a MIG instance may belong to; a vGPU pod's, a
+    Pending pod's and another node's are not."""
+    mig = kube_api.add_pod(
+        objects.pod(
+            "tune",
+            node=NODE,
+            containers=[
+                objects.container("worker", limits={"nvidia.com/mig-1g.10gb": 1}),
+                objects.container("log"),
+            ],
+        )
+    )
+    plain = objects.container("main", limits={"nvidia.com/gpu": 1})
+    kube_api.add_pod(objects.pod("single", node=NODE, containers=[plain]))
+    kube_api.add_pod(hami_pod("hami", "GPU-aaa,NVIDIA,4096,30:;"))
+    waiting = [objects.container("w", limits={"nvidia.com/mig-1g.10gb": 1})]
+    kube_api.add_pod(objects.pod("waiting", phase="Pending", containers=waiting))
+    kube_api.add_pod(objects.pod("away", node="gpu-node-2", containers=waiting))
+
+    source = await start_source()
+
+    view = source.view()
+    assert {(a.pod, a.container) for a in view.allotments} == {("hami", "main")}
+    assert {(c.pod, c.container) for c in view.mig_containers} == {
+        ("tune", "worker"),
+        ("single", "main"),
+    }
+    (worker,) = [c for c in view.mig_containers if c.pod == "tune"]
+    assert worker.pod_uid == mig["metadata"]["uid"]
+    assert worker.container_id == container_id("default", "tune", "worker")

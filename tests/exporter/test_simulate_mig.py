@@ -9,10 +9,15 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from advisor.core.mig import table_of
 from advisor.scenario import scenario_from_data
-from exporter.allotments import PodsView
+from exporter.allotments import MigContainer, PodsView
 from exporter.metrics import render
 from exporter.readings import NvmlReading
-from exporter.scenario_pods import MIB, allotments_from_cluster, mig_holds_from_cluster
+from exporter.scenario_pods import (
+    MIB,
+    allotments_from_cluster,
+    mig_containers_from_cluster,
+    mig_holds_from_cluster,
+)
 from exporter.simulate import SimulatedReader
 from exporter.snapshot import build_snapshot
 
@@ -67,12 +72,14 @@ def read(data: dict[str, Any], t: float = 1000.0) -> tuple[NvmlReading, Simulate
     return reader.read(), reader
 
 
-def exposition(reading: NvmlReading, reader: SimulatedReader) -> dict[str, list[Any]]:
+def exposition(
+    reading: NvmlReading, reader: SimulatedReader, mig: tuple[MigContainer, ...] = ()
+) -> dict[str, list[Any]]:
     snap = build_snapshot(
         node="m",
         collected_at=0.0,
         reading=reading,
-        pods=PodsView(reader.allotments(), ok=True),
+        pods=PodsView(reader.allotments(), ok=True, mig_containers=mig),
         owners=reader.owners(p.pid for p in reading.processes),
         collectors=(),
     )
@@ -145,5 +152,40 @@ def test_a_card_with_mig_off_gives_exactly_the_series_it_gave_before() -> None:
         "xgpu_card_mig_mode",
         "xgpu_mig_instance_memory_total_bytes",
         "xgpu_mig_instance_memory_used_bytes",
+        "xgpu_mig_instance_pod_memory_used_bytes",
     ):
         assert got.get(family, []) == []
+
+
+def test_the_pod_holding_an_instance_is_named_on_its_use_of_it() -> None:
+    """The scenario source names each bound MIG pod's container (its name, the pod UID
+    annotation): the simulated process on the held instance is attributed to it, as a real
+    one is through /proc, and leaves the card's unattributed memory."""
+    cluster = scenario_from_data(scenario(), "s.yaml")
+    mig = mig_containers_from_cluster(cluster, "m")
+    assert mig == (MigContainer("ml", "held", "held", "uid-held", ""),)
+    reading, reader = read(scenario())
+    got = exposition(reading, reader, mig)
+    ((sample,),) = [got["xgpu_mig_instance_pod_memory_used_bytes"]]
+    held = next(i for i in reading.mig_instances if i.profile == "2g.20gb")
+    assert sample.value == held.memory_used_bytes
+    assert sample.labels == {
+        "namespace": "ml",
+        "pod": "held",
+        "container": "held",
+        "gpu_index": "0",
+        "gpu_uuid": "GPU-m0",
+        "GPU_I_ID": "2",
+        "GPU_I_PROFILE": "2g.20gb",
+        "mig_start": "4",
+    }
+    unattributed = {
+        s.labels["gpu_index"]: s.value for s in got["xgpu_card_unattributed_memory_bytes"]
+    }
+    assert unattributed["0"] == 0
+    # without the pod's container, the same process is unattributed memory of its card
+    before = exposition(reading, reader)
+    assert before.get("xgpu_mig_instance_pod_memory_used_bytes", []) == []
+    assert {s.labels["gpu_index"]: s.value for s in before["xgpu_card_unattributed_memory_bytes"]}[
+        "0"
+    ] == held.memory_used_bytes

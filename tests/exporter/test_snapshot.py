@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exporter.allotments import Allotment, PodsView
+from exporter.allotments import Allotment, MigContainer, PodsView
 from exporter.attribution import Owner
 from exporter.nvml import CardReading, NvmlReading, ProcessReading
 from exporter.snapshot import (
@@ -143,3 +143,57 @@ def test_duplicate_allotments_merge_into_one_series() -> None:
     )
     (row,) = snap.vgpus
     assert (row.memory_total_bytes, row.core_total_percent) == (2 * GIB, 25)
+
+
+# -- MIG pods' use of their instances (docs/design.md §13) -------------------------------------
+
+MIG_PODS = (
+    MigContainer("ml", "one", "main", "uid-one", CID_A),
+    MigContainer("ml", "two", "left", "uid-two"),  # two containers, no ids: uid is ambiguous
+    MigContainer("ml", "two", "right", "uid-two"),
+    MigContainer("ml", "solo", "main", "uid-solo"),
+)
+
+
+def test_processes_on_mig_instances_are_their_pods_use_of_them() -> None:
+    read = reading(
+        ProcessReading(1, 2, GIB, None, 3),  # by container id (its pod UID unread)
+        ProcessReading(2, 2, GIB, None, 3),  # the same container again: summed, one row
+        ProcessReading(3, 2, 2 * GIB, None, 5),  # by pod UID: one container
+        ProcessReading(4, 2, 4 * GIB, None, 5),  # pod UID of two containers: unattributed
+        ProcessReading(5, 2, 8 * GIB, None, None),  # a MIG pod's, not on an instance
+    )
+    owners = {
+        1: Owner(CID_A, ""),
+        2: Owner(CID_A, "uid-one"),
+        3: Owner("", "uid-solo"),
+        4: Owner("", "uid-two"),
+        5: Owner("", "uid-solo"),
+    }
+    snap = build_snapshot(
+        node="n1",
+        collected_at=0.0,
+        reading=read,
+        pods=PodsView(ALLOTMENTS, ok=True, mig_containers=MIG_PODS),
+        owners=owners,
+        collectors=(),
+    )
+    assert [
+        (u.pod, u.container, u.gpu_instance_id, u.memory_used_bytes) for u in snap.mig_uses
+    ] == [
+        ("one", "main", 3, 2 * GIB),
+        ("solo", "main", 5, 2 * GIB),
+    ]
+    assert {u.card for u in snap.mig_uses} == {CardKey("2", UUID2)}
+    (row,) = [c for c in snap.cards if c.key.gpu_index == "2"]
+    assert row.unattributed_bytes == 12 * GIB
+    # no MIG pods known: every such process is unattributed
+    bare = build_snapshot(
+        node="n1",
+        collected_at=0.0,
+        reading=read,
+        pods=PodsView(ALLOTMENTS, ok=True),
+        owners=owners,
+        collectors=(),
+    )
+    assert bare.mig_uses == ()

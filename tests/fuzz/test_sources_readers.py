@@ -28,6 +28,7 @@ from advisor.sources.values import (
     CARD_MODE,
     COLLECTOR_SUCCESS,
     MIG_INSTANCE,
+    MIG_POD,
     NODE_INFO,
     VGPU_CORE,
     VGPU_MEMORY,
@@ -50,6 +51,7 @@ METRICS = sorted(  # longest first: no name is then found inside another
         CARD_MODE,
         CARD_MIG_MODE,
         MIG_INSTANCE,
+        MIG_POD,
         VGPU_MEMORY,
         VGPU_CORE,
         COLLECTOR_SUCCESS,
@@ -103,6 +105,7 @@ def prometheus_answers() -> dict[str, Any]:
         CARD_MODE: [(c, 1.0) for c in cards],
         CARD_MIG_MODE: [],  # no MIG card here
         MIG_INSTANCE: [],
+        MIG_POD: [],
         VGPU_MEMORY: [(vgpu, 4.0 * GIB)],
         VGPU_CORE: [(vgpu, 20.0)],
         COLLECTOR_SUCCESS: [({"node": "n1", "collector": "nvml"}, 1.0)],

@@ -136,9 +136,9 @@ def test_a_profile_with_attributes_is_read_from_the_plugins_resource_name() -> N
 
 
 def test_live_mig_pods_are_judged_on_the_instances() -> None:
-    """Bound MIG pods take the first instances of their profile by card, then slice (which
-    one each holds is not reported, said so); a Pending one is judged on what is left, and
-    a pod the exporter reports vGPUs for on a MIG card is left out."""
+    """Bound MIG pods with no GPU process the exporter attributes take the first instances
+    of their profile by card, then slice (a guess, said so); a Pending one is judged on what
+    is left, and a pod the exporter reports vGPUs for on a MIG card is left out."""
     samples = [
         node_info("m"),
         *_mig_card("m", 0, ("1g.5gb", 0), ("1g.5gb", 1), ("3g.20gb", 4)),

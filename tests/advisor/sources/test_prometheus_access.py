@@ -272,9 +272,9 @@ def test_selector_on_prometheus(
     assert code == 0, err
     assert cluster is not None
     assert cards_by_node(cluster) == CLUSTERS["b"]
-    # 22 queries: time(), 10 families x (value, newest: the MIG mode and instances among
-    # them), the ended-nodes subquery.
-    assert len(proxy.queries) == 22
+    # 24 queries: time(), 11 families x (value, newest: the MIG mode, instances and the
+    # instances pods use among them), the ended-nodes subquery.
+    assert len(proxy.queries) == 24
     _every_selector_carries(proxy.queries, 'cluster="b"')
 
 
@@ -355,8 +355,8 @@ def test_report_history_goes_through_the_same_access(
     )  # fmt: skip
     err = capsys.readouterr().err
     assert code == 0, err
-    # The state's 22 queries, then time() and 4 usage measures over the 2 minutes (one range
+    # The state's 24 queries, then time() and 4 usage measures over the 2 minutes (one range
     # query each: 9 steps, far under the 10,000 points of one).
-    assert len(proxy.queries) == 22 + 1 + 4
+    assert len(proxy.queries) == 24 + 1 + 4
     assert sum("xgpu_memory_used" in q for q in proxy.queries) == 1
     _every_selector_carries(proxy.queries, A)
