@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def without_kubernetes_warning(gathered: Gathered, path: Path) -> Gathered:
     """The file stands in for Kubernetes, so its absence is no news; nor is a MIG node's
     missing strategy label where the file's node says mixed, what the live read models."""
-    from advisor.sources.assemble import MIG_STRATEGY_LABEL
+    from advisor.sources.mignodes import MIG_STRATEGY_LABEL
 
     mixed = {n.name for n in load_scenario(path).nodes if n.mig_strategy == "mixed"}
     told = {

@@ -43,6 +43,7 @@ from advisor.core.mig import MigInstance, MigTable, fits_in, slices_of, table_of
 from advisor.core.model import Card, Cluster, Node, Pod
 from advisor.errors import known
 
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"  # the configuration mig-manager applies to a node
 TRIES = 8  # candidate layouts simulated per pod: each is a whole cycle
 BUDGET = 32  # and in one run, over every pod
 SETS = 256  # sets of cards looked at per node and pod (a node of 16 cards has 65,535)
@@ -65,14 +66,16 @@ class CardCut:
 @dataclass(frozen=True, slots=True)
 class Repartition:
     """One pod's verified re-partition: its node's cards re-partitioned (by index), the pods
-    to drain first, and the node's MIG cards' profile counts after it (`devices`: card
-    index, then (profile, count) by profile name)."""
+    to drain first, the node's MIG cards' profile counts after it (`devices`: card index,
+    then (profile, count) by profile name), and the configuration the node's
+    `nvidia.com/mig.config` label names now (None: no label), which this one replaces."""
 
     pod: str
     node: str
     cuts: tuple[CardCut, ...]
     drain: tuple[str, ...]
     devices: tuple[tuple[int, tuple[tuple[str, int], ...]], ...]
+    current: str | None = None
 
     @property
     def config_name(self) -> str:
@@ -85,9 +88,10 @@ class Repartition:
         """The words every output uses for it."""
         cards = " and ".join(cut.words for cut in self.cuts)
         drain = ", ".join(self.drain) if self.drain else "none"
+        instead = f", in place of {self.current}" if self.current else ""
         return (
             f"re-partition {self.node} {cards}; drain first: {drain} "
-            f"(nvidia-mig-parted configuration {self.config_name})"
+            f"(nvidia-mig-parted configuration {self.config_name}{instead})"
         )
 
 
@@ -314,7 +318,8 @@ def _repartition(pod: str, c: _Candidate) -> Repartition:
     devices = tuple(
         (k.index, _counts(after.get(k.index, k.mig))) for k in c.node.cards if k.mig is not None
     )
-    return Repartition(pod, c.node.name, c.cuts, c.drain, devices)
+    current = c.node.labels.get(MIG_CONFIG_LABEL)
+    return Repartition(pod, c.node.name, c.cuts, c.drain, devices, current)
 
 
 def mig_parted_yaml(r: Repartition) -> str:

@@ -53,6 +53,7 @@ def remedy_json(r: Remedy) -> schemas.RemedyJson:
             ],
             "drain": list(cut.drain),
             "config_name": cut.config_name,
+            "current_config": cut.current,
             "mig_parted": mig_parted_yaml(cut),
         }
     return out

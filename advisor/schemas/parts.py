@@ -61,13 +61,15 @@ class MigCardCutJson(TypedDict):
 
 class MigRepartitionJson(TypedDict):
     """A `mig-geometry` pod's verified re-partition (§13, `core.mig_partition`): the node's
-    cards re-partitioned, by index, the pods to drain first, and the nvidia-mig-parted
-    configuration (YAML) that applies it."""
+    cards re-partitioned, by index, the pods to drain first, the nvidia-mig-parted
+    configuration (YAML) that applies it, and the one the node's `nvidia.com/mig.config`
+    label names now (null: no label)."""
 
     node: str
     cards: list[MigCardCutJson]
     drain: list[str]
     config_name: str
+    current_config: str | None
     mig_parted: str
 
 

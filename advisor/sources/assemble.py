@@ -40,6 +40,7 @@ from advisor.core.profiles import profile_for
 from advisor.sources.fitting import compare_modes, fit_cards
 from advisor.sources.kubemerge import merge_kubernetes, with_other_pods
 from advisor.sources.migheld import attributed
+from advisor.sources.mignodes import mig_node
 from advisor.sources.notes import Notes, names
 from advisor.sources.profile_detect import SchedulerChoice, choose_profile, scheduler_settings
 from advisor.sources.registered import registered_cards
@@ -286,38 +287,12 @@ def _nodes(
                 taints=fit.taints,
                 unschedulable=fit.unschedulable,
             )
-        nodes.append(_with_strategy(node, notes))
+        nodes.append(mig_node(node, notes))
     if unavailable:
         notes.warnings.append(
             f"nodes that take no new pods, modelled with unavailable cards: {names(unavailable)}"
         )
     return nodes
-
-
-MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"  # the GPU operator's device plugin sets it
-
-
-def _with_strategy(node: Node, notes: Notes) -> Node:
-    """A node with MIG cards gets its device plugin's strategy from the node label; without
-    one that the model reads (single with every card alike, or mixed), mixed, said so."""
-    migs = [c for c in node.cards if c.mig is not None]
-    if not migs:
-        return node
-    label = node.labels.get(MIG_STRATEGY_LABEL)
-    profiles = {i.profile for c in migs for i in c.mig or ()}
-    alike = len(migs) == len(node.cards) and len(profiles) <= 1
-    if label == "single" and alike:
-        return replace(node, mig_strategy="single")
-    if label == "mixed":
-        return replace(node, mig_strategy="mixed")
-    if label is None:
-        problem = f"no {MIG_STRATEGY_LABEL} label"
-    elif label == "single":
-        problem = f"{MIG_STRATEGY_LABEL}=single, but its cards are not all partitioned alike"
-    else:
-        problem = f"{MIG_STRATEGY_LABEL}={label!r}"
-    notes.warnings.append(f"node {node.name}: MIG cards and {problem}; modelled as mixed")
-    return replace(node, mig_strategy="mixed")
 
 
 def _card(node: str, index: str, data: _CardData, allotted: float, notes: Notes) -> Card | None:

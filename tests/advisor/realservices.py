@@ -19,7 +19,7 @@ from advisor.core.model import Cluster, Node, OtherPod, Pod
 from advisor.core.nodefilters import bytes_text, cpu_text
 from advisor.output import resources_json
 from advisor.scenario import load_scenario
-from advisor.sources.assemble import MIG_STRATEGY_LABEL
+from advisor.sources.mignodes import MIG_STRATEGY_LABEL
 from tests.advisor.sources.builders import cce_pod
 from tests.kubeapi import objects
 from tests.kubeapi.objects import JsonObject

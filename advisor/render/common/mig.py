@@ -107,6 +107,7 @@ def read_repartition(value: Any) -> MigRepartitionJson | None:
         ],
         "drain": strings(raw, "drain"),
         "config_name": as_str(raw.get("config_name")),
+        "current_config": as_str(raw.get("current_config")) or None,
         "mig_parted": as_str(raw.get("mig_parted")),
     }
 
@@ -128,7 +129,8 @@ def _line(cut: MigRepartitionJson) -> str:
         f"card {c['card']}: {' '.join(c['before']) or 'no instance'} → {' '.join(c['after'])}"
         for c in cut["cards"]
     )
-    return f"{cut['node']} {cards}; drain first: {drain}"
+    now = f"; the node's nvidia.com/mig.config now: {cut['current_config']}"
+    return f"{cut['node']} {cards}; drain first: {drain}" + (now if cut["current_config"] else "")
 
 
 def repartition_markdown(found: Sequence[tuple[str, MigRepartitionJson]]) -> list[str]:

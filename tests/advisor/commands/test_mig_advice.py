@@ -80,6 +80,7 @@ def test_diagnose_and_plan_json_carry_the_same_verified_re_partition(
     assert d["key"] == "mig-geometry"
     assert d["why"] == SUMMARY
     cut = d["repartition"]
+    assert cut["current_config"] is None  # the node has no nvidia.com/mig.config label
     assert (cut["node"], [c["card"] for c in cut["cards"]], cut["drain"]) == ("m", [0], ["ml/a"])
     assert cut["cards"][0]["after"] == ["1g.5gb@0", "1g.5gb@1", "1g.5gb@2", "1g.5gb@3", "3g.20gb@4"]
     assert yaml.safe_load(cut["mig_parted"]) == {

@@ -145,6 +145,14 @@ def test_the_mig_parted_file_names_every_mig_card_of_the_node_by_counts() -> Non
         },
     }
     assert "card 0 to 7g.40gb@0; drain first: none" in r.summary
+    assert r.current is None
+    assert r.summary.endswith("(nvidia-mig-parted configuration xgpu-gpu-1)")
+    # the node's label names the configuration mig-manager applied: this one replaces it
+    labelled = {**nodes[0], "labels": {"nvidia.com/mig.config": "all-1g.5gb"}}
+    cluster = _cluster([labelled], [_ask("ml/p", "7g.40gb")])
+    (r,) = repartitions(cluster, judge(cluster))
+    assert r.current == "all-1g.5gb"
+    assert r.summary.endswith("configuration xgpu-gpu-1, in place of all-1g.5gb)")
 
 
 # -- the file as nvidia-mig-parted reads it ----------------------------------------------------

@@ -13,7 +13,8 @@ from advisor.core.mig import MigInstance
 from advisor.core.model import Pod, Request
 from advisor.podspec import parse_pod
 from advisor.podspec.node import NodeScheduling
-from advisor.sources.assemble import MIG_STRATEGY_LABEL, assemble
+from advisor.sources.assemble import assemble
+from advisor.sources.mignodes import MIG_STRATEGY_LABEL
 from advisor.sources.values import CARD_MIG_MODE, MIB, MIG_INSTANCE, KubeNode, KubeState, Sample
 from tests.advisor.sources.builders import card, node_info, parsed
 from tests.advisor.sources.test_assemble import loads
@@ -256,3 +257,25 @@ def test_where_single_nodes_of_one_profile_are_all_a_pending_nvidia_gpu_pod_asks
     other = assemble(mixed, KubeState("k", pods, beside))
     assert any("judged for whole cards only" in w for w in other.warnings)
     assert {p.name: p for p in other.cluster.pods}["ml/p"].request.mig_profile == ""
+
+
+def test_a_mig_configuration_mig_manager_has_not_applied_is_said() -> None:
+    """mig-manager labels the node `nvidia.com/mig.config.state` pending, rebooting, then
+    success or failed (NVIDIA/mig-parted deployments/gpu-operator/reconfigure-mig.sh): until
+    success, the instances read may change."""
+    samples = [node_info("m"), *_mig_card("m", 0, ("7g.40gb", 0))]
+    for state, said in (("pending", True), ("failed", True), ("success", False)):
+        labels = {
+            MIG_STRATEGY_LABEL: "mixed",
+            "nvidia.com/mig.config": "all-3g.20gb",
+            "nvidia.com/mig.config.state": state,
+        }
+        result = assemble(samples, _kube("m", labels))
+        found = [w for w in result.warnings if "mig.config.state" in w]
+        assert bool(found) is said, state
+        if said:
+            assert found == [
+                f"node m: nvidia.com/mig.config.state={state} (nvidia.com/mig.config="
+                "all-3g.20gb): mig-manager has not applied the configuration; the MIG "
+                "instances modelled may change"
+            ]

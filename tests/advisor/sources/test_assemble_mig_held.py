@@ -8,7 +8,8 @@ from __future__ import annotations
 from advisor.core.model import Pod, Request
 from advisor.podspec import PodGpu
 from advisor.podspec.node import NodeScheduling
-from advisor.sources.assemble import MIG_STRATEGY_LABEL, assemble
+from advisor.sources.assemble import assemble
+from advisor.sources.mignodes import MIG_STRATEGY_LABEL
 from advisor.sources.values import MIB, MIG_POD, KubeNode, KubeState, Sample
 from tests.advisor.sources.builders import node_info, parsed
 from tests.advisor.sources.test_assemble import loads

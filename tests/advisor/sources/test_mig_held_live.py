@@ -16,9 +16,10 @@ import pytest
 from aiohttp import web
 
 from advisor.podspec.node import NodeScheduling
-from advisor.sources.assemble import MIG_STRATEGY_LABEL, assemble
+from advisor.sources.assemble import assemble
 from advisor.sources.exporters import read_exporters
 from advisor.sources.http import client_session
+from advisor.sources.mignodes import MIG_STRATEGY_LABEL
 from advisor.sources.prometheus import read_prometheus
 from advisor.sources.values import (
     CARD_HEALTH,
