@@ -13,8 +13,9 @@ A candidate is a set of a node's healthy MIG cards that offer the profile (every
 device plugin requires: NVIDIA/k8s-device-plugin internal/rm/device_map.go,
 `assertAllMigDevicesAreValid` with `uniform`), no card of it needless: the free instances
 of the profile on the node's other cards and the cards' room re-partitioned reach what the
-pod asks (with what the pods placed ahead of it in the cycle took on the node), and without
-any one of its cards they would not. Each card keeps one instance for
+pod asks (with what the pods placed ahead of it in the cycle took on the node, and what the
+`mig-geometry` pods of its profile ahead of it ask: the room made goes to them first), and
+without any one of its cards they would not. Each card keeps one instance for
 each held one, at its start, then takes its share of the instances the pod lacks at the
 first starts its profile allows (the cards by index, each as many as it holds), then
 re-creates the free instances it destroys where they still fit, so that no other pod loses
@@ -180,13 +181,17 @@ class _Candidate:
     drain: tuple[str, ...]
 
 
-def _holders(cluster: Cluster, node: str) -> dict[int, dict[int, str]]:
-    """Per card of the node, its held instances' starts and the bound pods holding them."""
-    out: dict[int, dict[int, str]] = {}
+Holders = dict[str, dict[int, dict[int, str]]]  # node -> card -> start -> the pod holding it
+
+
+def _holders(cluster: Cluster) -> Holders:
+    """Per node and card, its held instances' starts and the bound pods holding them."""
+    out: Holders = {}
     for pod in cluster.running:
-        if pod.placement is not None and pod.placement.node == node:
+        if pod.placement is not None and pod.mig_instances:
+            cards = out.setdefault(pod.placement.node, {})
             for index, start in pod.mig_instances:
-                out.setdefault(index, {})[start] = pod.name
+                cards.setdefault(index, {})[start] = pod.name
     return out
 
 
@@ -215,7 +220,10 @@ def _node_candidates(
         return sum(p.room for p in chosen) >= lacking(chosen)
 
     found: list[_Candidate] = []
-    sets = (s for size in range(1, len(useful) + 1) for s in combinations(useful, size))
+    # a set is needless past `gpus` cards: each adds room for one at least, and without any
+    # one of them the rest would still hold what is lacking
+    sizes = range(1, min(len(useful), gpus) + 1)
+    sets = (s for size in sizes for s in combinations(useful, size))
     for chosen in islice(sets, SETS):
         if not enough(chosen) or any(
             enough(tuple(q for q in chosen if q is not p)) for p in chosen
@@ -241,16 +249,24 @@ def _start(m: MigInstance) -> int:
 
 
 def _candidates(
-    cluster: Cluster, pod: Pod, before: Mapping[tuple[str, str], int] = MappingProxyType({})
+    cluster: Cluster,
+    pod: Pod,
+    before: Mapping[tuple[str, str], int] = MappingProxyType({}),
+    holders: Holders | None = None,
+    waiting: int = 0,
 ) -> list[_Candidate]:
     """`pod`'s candidates; `before`: per (node, profile), the instances the pods placed
-    ahead of it in the cycle took there, which a node's cards must hold too."""
+    ahead of it in the cycle took there, which a node's cards must hold too; `holders`:
+    `_holders(cluster)`, when kept; `waiting`: the instances of its profile that the
+    `mig-geometry` pods ahead of it ask, which the room a re-partition makes goes to first
+    (they found none anywhere else)."""
     profile = pod.request.mig_profile
+    held = _holders(cluster) if holders is None else holders
     found: list[_Candidate] = []
     for node in cluster.nodes:
         if any(c.mig is not None for c in node.cards) and _offers(node, profile):
-            gpus = pod.request.gpus + before.get((node.name, profile), 0)
-            found += _node_candidates(node, _holders(cluster, node.name), profile, gpus)
+            gpus = pod.request.gpus + before.get((node.name, profile), 0) + waiting
+            found += _node_candidates(node, held.get(node.name, {}), profile, gpus)
     found.sort(key=lambda c: (len(c.drain), len(c.cuts), c.node.name, [cut.card for cut in c.cuts]))
     return found
 
@@ -290,17 +306,21 @@ def search(cluster: Cluster, diagnosis: Diagnosis, budget: int = BUDGET) -> Foun
     out: list[Repartition] = []
     unsearched: list[str] = []
     before: Counter[tuple[str, str]] = Counter()
+    waiting: Counter[str] = Counter()
+    holders = _holders(cluster)
     for verdict in diagnosis.pods:
         request, where = verdict.pod.request, verdict.placement
         if verdict.cause == "schedulable" and request.mig_profile and where is not None:
             before[where.node, request.mig_profile] += request.gpus
         if verdict.cause != "mig-geometry":
             continue
-        name = verdict.pod.name
+        name, ahead = verdict.pod.name, waiting[request.mig_profile]
+        waiting[request.mig_profile] += request.gpus
         if budget <= 0:
             unsearched.append(name)
             continue
-        for c in _candidates(cluster, verdict.pod, before)[: min(TRIES, budget)]:
+        found = _candidates(cluster, verdict.pod, before, holders, ahead)
+        for c in found[: min(TRIES, budget)]:
             budget -= 1
             if _verified(cluster, name, placed, c):
                 out.append(_repartition(name, c))

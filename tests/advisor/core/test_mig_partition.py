@@ -412,6 +412,20 @@ def test_instances_taken_by_pods_placed_ahead_count_against_the_room() -> None:
     assert ([c.card for c in r.cuts], r.drain) == ([1, 2], ("ml/a", "ml/b"))
 
 
+def test_the_room_made_goes_first_to_the_mig_geometry_pods_ahead() -> None:
+    # three cards, each with a bound 1g at 0 (room for one 3g). ml/p0 (one 3g) and ml/p1
+    # (two) both wait for a re-partition; whatever room p1's makes, p0 ahead of it takes
+    # first (it found none elsewhere), so p1's needs all three cards, not two
+    cards = [_card(i, *SEVEN) for i in range(3)]
+    pods = [_bound(f"ml/{i}", "m", "1g.5gb", (i, 0)) for i in range(3)]
+    pods += [_ask("ml/p0", "3g.20gb", priority=10), _ask("ml/p1", "3g.20gb", 2)]
+    cluster = _cluster([{"name": "m", "mig_strategy": "mixed", "cards": cards}], pods)
+    diagnosis = judge(cluster)
+    assert [d.cause for d in diagnosis.pods] == ["mig-geometry", "mig-geometry"]
+    found = {r.pod: [c.card for c in r.cuts] for r in search(cluster, diagnosis).repartitions}
+    assert found == {"ml/p0": [0], "ml/p1": [0, 1, 2]}
+
+
 def test_a_single_strategy_node_is_re_partitioned_in_its_own_profile() -> None:
     # n (single) has three 1g on its card, all held; its unpartitioned slices hold four more.
     # Re-partitioned it keeps its one profile (the device plugin's single strategy wants every

@@ -2,9 +2,9 @@
 single strategy, held to what applying one must mean, checked apart from the search: every
 card's new layout is one its table allows, keeps each held instance where it is, drains
 exactly the pods holding an instance of a re-partitioned card, leaves a `single` node's
-cards in its one profile, reaches the pod's ask with the node's other free instances, needs
-every card it names, and on the scenario applied (built here, not by the module) places the
-pod and every drained pod."""
+cards in its one profile, reaches the pod's ask (with what the pods ahead of it take) with
+the node's other free instances, needs every card it names, and on the scenario applied
+(built here, not by the module) places the pod and every drained pod."""
 
 from __future__ import annotations
 
@@ -112,15 +112,13 @@ def _check(cluster: Cluster, diagnosis: Diagnosis, r: Repartition) -> None:
     node = next(n for n in cluster.nodes if n.name == r.node)
     pod = next(p for p in cluster.pending if p.name == r.pod)
     profile, holders = pod.request.mig_profile, _holders(cluster, r.node)
-    # what the node must offer: the pod's ask and what pods placed ahead of it took there
+    # what the node must offer: the pod's ask, what pods placed ahead of it took there, and
+    # what the mig-geometry pods ahead of it ask (the room made goes to them first)
     ahead = list(itertools.takewhile(lambda d: d.pod.name != r.pod, diagnosis.pods))
-    ask = pod.request.gpus + sum(
-        d.pod.request.gpus
-        for d in ahead
-        if d.placement is not None
-        and d.placement.node == r.node
-        and d.pod.request.mig_profile == profile
-    )
+    mine = [d for d in ahead if d.pod.request.mig_profile == profile]
+    ask = pod.request.gpus
+    ask += sum(d.pod.request.gpus for d in mine if d.placement and d.placement.node == r.node)
+    ask += sum(d.pod.request.gpus for d in mine if d.cause == "mig-geometry")
     cards = {c.index: c for c in node.cards}
     cut = {c.card: c for c in r.cuts}
     assert list(cut) == sorted(cut)
