@@ -45,7 +45,10 @@ def add_mig(rng: random.Random, data: dict[str, Any], constraints: Constraints) 
         model = rng.choice(MODELS)
         for card in rng.sample(cards, rng.randint(1, len(cards))):
             card["model"] = model
-            card["mig"] = {"instances": _layout(rng, model)}
+            instances = random_layout(rng, model, CUT)
+            card["mig"] = {
+                "instances": [{"profile": m.profile, "start": m.start} for m in instances]
+            }
             card.pop("max_vgpus", None)
         node["mig_strategy"] = "mixed"
         mig_nodes.append(node)
@@ -78,13 +81,14 @@ def add_mig(rng: random.Random, data: dict[str, Any], constraints: Constraints) 
         data["pods"].append(_pending(rng, i, nodes, constraints))
 
 
-def _layout(rng: random.Random, model: str) -> list[dict[str, Any]]:
-    """A card's instances: profiles of CUT at the first start each allows, till one fails."""
+def random_layout(rng: random.Random, model: str, profiles: tuple[str, ...]) -> list[MigInstance]:
+    """A card's instances: 1 to 7 profiles drawn from `profiles`, each at the first start
+    it allows, till one fails."""
     table = table_of(model)
     assert table is not None
     taken, count, out = 0, dict[str, int](), []
     for _ in range(rng.randint(1, 7)):
-        profile = table.profile(rng.choice(CUT))
+        profile = table.profile(rng.choice(profiles))
         assert profile is not None
         start = fits_in(profile, taken, count.get(profile.name, 0))
         if start is None:
@@ -92,7 +96,7 @@ def _layout(rng: random.Random, model: str) -> list[dict[str, Any]]:
         taken |= slices_of(profile, start)
         count[profile.name] = count.get(profile.name, 0) + 1
         out.append(MigInstance(profile.name, start))
-    return [{"profile": m.profile, "start": m.start} for m in out]
+    return out
 
 
 def _pending(

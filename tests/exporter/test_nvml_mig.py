@@ -90,16 +90,20 @@ def test_a_mig_card_is_read_per_gpu_instance(fake_nvml: FakeNvml, make_reader: M
     assert reading.errors == ()
 
 
-def exposition(reading: NvmlReading, procfs: Path) -> dict[str, list[tuple[dict[str, str], float]]]:
+INFER = PodsView(
+    (Allotment("team-a", "infer-0", "server", A100, 8 * GIB, None, pod_uid=INFER_UID),), ok=True
+)
+
+
+def exposition(
+    reading: NvmlReading, procfs: Path, pods: PodsView = INFER
+) -> dict[str, list[tuple[dict[str, str], float]]]:
     owners = ProcCgroupResolver(procfs).owners(p.pid for p in reading.processes)
     snapshot = build_snapshot(
         node="gpu-node-1",
         collected_at=0.0,
         reading=reading,
-        pods=PodsView(
-            (Allotment("team-a", "infer-0", "server", A100, 8 * GIB, None, pod_uid=INFER_UID),),
-            ok=True,
-        ),
+        pods=pods,
         owners=owners,
         collectors=(CollectorRun("nvml", True, 0.0),),
     )
@@ -153,19 +157,8 @@ def test_a_mig_pods_process_is_its_use_of_the_instance(
             f".slice/cri-containerd-{tune_id}.scope\n",
         },
     )
-    reading = make_reader().read()
-    owners = ProcCgroupResolver(procfs).owners(p.pid for p in reading.processes)
-    snapshot = build_snapshot(
-        node="gpu-node-1",
-        collected_at=0.0,
-        reading=reading,
-        pods=PodsView(
-            (), ok=True, mig_containers=(MigContainer("ml", "tune", "worker", tune_uid, tune_id),)
-        ),
-        owners=owners,
-        collectors=(CollectorRun("nvml", True, 0.0),),
-    )
-    got = samples(render(snapshot, openmetrics=False).decode())
+    tune = MigContainer("ml", "tune", "worker", tune_uid, tune_id)
+    got = exposition(make_reader().read(), procfs, PodsView((), ok=True, mig_containers=(tune,)))
     instance = {"gpu_index": "0", "gpu_uuid": A100, "GPU_I_ID": "9", "GPU_I_PROFILE": "1g.5gb"}
     pod = {"namespace": "ml", "pod": "tune", "container": "worker"}
     assert got["xgpu_mig_instance_pod_memory_used_bytes"] == [

@@ -40,12 +40,16 @@ ALLOTMENTS = (
 )
 
 
-def build(read: NvmlReading | None, owners: dict[int, Owner] | None) -> Snapshot:
+def build(
+    read: NvmlReading | None,
+    owners: dict[int, Owner] | None,
+    pods: PodsView | None = None,
+) -> Snapshot:
     return build_snapshot(
         node="n1",
         collected_at=0.0,
         reading=read,
-        pods=PodsView(ALLOTMENTS, ok=True),
+        pods=PodsView(ALLOTMENTS, ok=True) if pods is None else pods,
         owners=owners,
         collectors=(),
         known_cards=(CardKey("0", UUID0),),
@@ -170,14 +174,7 @@ def test_processes_on_mig_instances_are_their_pods_use_of_them() -> None:
         4: Owner("", "uid-two"),
         5: Owner("", "uid-solo"),
     }
-    snap = build_snapshot(
-        node="n1",
-        collected_at=0.0,
-        reading=read,
-        pods=PodsView(ALLOTMENTS, ok=True, mig_containers=MIG_PODS),
-        owners=owners,
-        collectors=(),
-    )
+    snap = build(read, owners, PodsView(ALLOTMENTS, ok=True, mig_containers=MIG_PODS))
     assert [
         (u.pod, u.container, u.gpu_instance_id, u.memory_used_bytes) for u in snap.mig_uses
     ] == [
@@ -188,12 +185,4 @@ def test_processes_on_mig_instances_are_their_pods_use_of_them() -> None:
     (row,) = [c for c in snap.cards if c.key.gpu_index == "2"]
     assert row.unattributed_bytes == 12 * GIB
     # no MIG pods known: every such process is unattributed
-    bare = build_snapshot(
-        node="n1",
-        collected_at=0.0,
-        reading=read,
-        pods=PodsView(ALLOTMENTS, ok=True),
-        owners=owners,
-        collectors=(),
-    )
-    assert bare.mig_uses == ()
+    assert build(read, owners).mig_uses == ()

@@ -15,30 +15,17 @@ from typing import Any
 
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
-from advisor.core.mig import MigInstance, fits_in, layout_problem, slices_of, table_of
+from advisor.core.mig import MigInstance, layout_problem, table_of
 from advisor.core.mig_partition import Repartition, search
 from advisor.core.model import Cluster, Node
 from advisor.errors import known
 from advisor.scenario import scenario_from_data
+from conformance.generate_mig import random_layout
 
 A100 = "NVIDIA A100-SXM4-40GB"
 TABLE = known(table_of(A100), A100)
 CUT = ("1g.5gb", "1g.5gb", "1g.5gb", "2g.10gb", "3g.20gb")
 ASKED = ("1g.5gb", "2g.10gb", "3g.20gb", "3g.20gb", "4g.20gb", "7g.40gb")
-
-
-def _layout(rng: random.Random, profiles: tuple[str, ...]) -> list[MigInstance]:
-    taken, count, out = 0, dict[str, int](), []
-    for _ in range(rng.randint(1, 7)):
-        profile = TABLE.profile(rng.choice(profiles))
-        assert profile is not None
-        start = fits_in(profile, taken, count.get(profile.name, 0))
-        if start is None:
-            break
-        taken |= slices_of(profile, start)
-        count[profile.name] = count.get(profile.name, 0) + 1
-        out.append(MigInstance(profile.name, start))
-    return out
 
 
 def _scenario(seed: int) -> dict[str, Any]:
@@ -50,7 +37,7 @@ def _scenario(seed: int) -> dict[str, Any]:
         profiles = (rng.choice(CUT),) if single else CUT
         cards = []
         for index in range(rng.randint(1, 4)):
-            instances = _layout(rng, profiles)
+            instances = random_layout(rng, A100, profiles)
             cards.append(
                 {
                     "index": index,

@@ -44,6 +44,19 @@ def card(
     return samples
 
 
+def pod_card_labels(node: str, pod: str, index: int, container: str) -> dict[str, str]:
+    """The labels of a container's series on card `index` of `node` ("namespace/pod")."""
+    namespace, name = pod.split("/")
+    return {
+        "node": node,
+        "namespace": namespace,
+        "pod": name,
+        "container": container,
+        "gpu_index": str(index),
+        "gpu_uuid": f"GPU-{node}-{index}",
+    }
+
+
 def vgpu(
     node: str,
     pod: str,
@@ -54,15 +67,7 @@ def vgpu(
     container: str = "main",
     age: float | None = None,
 ) -> list[Sample]:
-    namespace, name = pod.split("/")
-    key = {
-        "node": node,
-        "namespace": namespace,
-        "pod": name,
-        "container": container,
-        "gpu_index": str(index),
-        "gpu_uuid": f"GPU-{node}-{index}",
-    }
+    key = pod_card_labels(node, pod, index, container)
     samples = [Sample(VGPU_MEMORY, key, float(memory_mib * MIB), age)]
     if core:
         samples.append(Sample(VGPU_CORE, key, float(core), age))

@@ -110,13 +110,18 @@ def test_instances_the_exporter_could_not_list_are_none_said_so() -> None:
 
 
 def _mig_pod(key: str, profile: str, n: int = 1, node: str | None = None, **kw: Any) -> Any:
+    return _asking(key, f"nvidia.com/mig-{profile}", n, node, **kw)
+
+
+def _asking(key: str, resource: str, n: int, node: str | None, **kw: Any) -> Any:
+    """A pod asking `n` of `resource`, Running on `node`, else Pending."""
     namespace, name = key.split("/")
     return objects.pod(
         name,
         namespace=namespace,
         node=node,
         phase="Running" if node else "Pending",
-        containers=[objects.container(name, limits={f"nvidia.com/mig-{profile}": n})],
+        containers=[objects.container(name, limits={resource: n})],
         uid=f"uid-{namespace}-{name}",
         **kw,
     )
@@ -164,16 +169,7 @@ def test_live_mig_pods_are_judged_on_the_instances() -> None:
 
 
 def _gpu_pod(key: str, n: int, node: str | None = None, **kw: Any) -> Any:
-    namespace, name = key.split("/")
-    return objects.pod(
-        name,
-        namespace=namespace,
-        node=node,
-        phase="Running" if node else "Pending",
-        containers=[objects.container(name, limits={"nvidia.com/gpu": n})],
-        uid=f"uid-{namespace}-{name}",
-        **kw,
-    )
+    return _asking(key, "nvidia.com/gpu", n, node, **kw)
 
 
 def test_nvidia_gpu_pods_on_a_single_strategy_node_hold_its_instances() -> None:

@@ -11,7 +11,7 @@ from advisor.podspec.node import NodeScheduling
 from advisor.sources.assemble import assemble
 from advisor.sources.mignodes import MIG_STRATEGY_LABEL
 from advisor.sources.values import MIB, MIG_POD, KubeNode, KubeState, Sample
-from tests.advisor.sources.builders import node_info, parsed
+from tests.advisor.sources.builders import node_info, parsed, pod_card_labels
 from tests.advisor.sources.test_assemble import loads
 from tests.advisor.sources.test_assemble_mig import MIXED, _gpu_pod, _mig_card, _mig_pod
 
@@ -27,14 +27,8 @@ def _use(
     node: str, index: int, start: int, pod: str, profile: str = ONE, container: str = "main"
 ) -> Sample:
     """The exporter's series: the container's processes use this instance."""
-    namespace, name = pod.split("/")
     labels = {
-        "node": node,
-        "namespace": namespace,
-        "pod": name,
-        "container": container,
-        "gpu_index": str(index),
-        "gpu_uuid": f"GPU-{node}-{index}",
+        **pod_card_labels(node, pod, index, container),
         "GPU_I_ID": str(start + 1),
         "GPU_I_PROFILE": profile,
         "mig_start": str(start),
