@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SLICES = 8  # memory slices of every card below
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
@@ -35,9 +35,14 @@ class MigProfile:
 class MigTable:
     model: str  # the guide's name of the card
     profiles: tuple[MigProfile, ...]
+    # by name: the cycle asks it per card and pod
+    _by_name: dict[str, MigProfile] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {p.name: p for p in reversed(self.profiles)})
 
     def profile(self, name: str) -> MigProfile | None:
-        return next((p for p in self.profiles if p.name == name), None)
+        return self._by_name.get(name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,6 +78,7 @@ class MigBook:
                     self.cards.append(
                         _Card(i, card.index, table, card.healthy, instances, card.memory_mib)
                     )
+        self._index()
         # Under `single` the node's one profile: what nvidia.com/gpu counts there.
         self.single: dict[int, str] = {}
         for c in self.cards:
@@ -98,10 +99,18 @@ class MigBook:
             strategy == "single" and self.single.get(node, profile) == profile
         )
 
+    def _index(self) -> None:
+        """Each node's cards, found without a pass over every card; no room kept yet."""
+        self._rooms: dict[str, dict[tuple[int, int], int]] = {}
+        self._on: dict[int, list[_Card]] = {}
+        for c in self.cards:
+            self._on.setdefault(c.node, []).append(c)
+
     def _hold(self, node: int, held: tuple[tuple[int, int], ...], holder: str | None) -> None:
+        self._changed(node)
         for index, start in held:
-            for c in self.cards:
-                if c.node == node and c.index == index:
+            for c in self._on.get(node, ()):
+                if c.index == index:
                     for inst in c.instances:
                         if inst.start == start:
                             inst.holder = holder
@@ -150,21 +159,36 @@ class MigBook:
         first allowed start (the starts of each profile tile the card, so this is the most),
         less those held on its unhealthy cards (`free`)."""
         out = [-len(h) for h in self.held_unhealthy(profile)]  # requested, as `free` counts
+        rooms = self._rooms.setdefault(profile, {})
         for c in self.cards:
-            wanted = c.table.profile(profile)
-            if wanted is None or not c.healthy or not self._offers(c.node, profile):
-                continue
-            taken, count = 0, 0
-            for i in c.instances:
-                known = c.table.profile(i.profile)
-                if i.holder is not None and known is not None:
-                    taken |= slices_of(known, i.start)
-                    count += i.profile == profile
-            while (start := fits_in(wanted, taken, count)) is not None:
-                taken |= slices_of(wanted, start)
-                count += 1
-                out[c.node] += 1
+            room = rooms.get((c.node, c.index))
+            if room is None:
+                room = rooms[(c.node, c.index)] = self._room(c, profile)
+            out[c.node] += room
         return out
+
+    def _room(self, c: _Card, profile: str) -> int:
+        """How many of `profile` the card would hold, its held instances kept (`could_hold`;
+        kept per card until a pod comes to or leaves its node: `_changed`)."""
+        wanted = c.table.profile(profile)
+        if wanted is None or not c.healthy or not self._offers(c.node, profile):
+            return 0
+        taken, count, room = 0, 0, 0
+        for i in c.instances:
+            known = c.table.profile(i.profile)
+            if i.holder is not None and known is not None:
+                taken |= slices_of(known, i.start)
+                count += i.profile == profile
+        while (start := fits_in(wanted, taken, count)) is not None:
+            taken |= slices_of(wanted, start)
+            count, room = count + 1, room + 1
+        return room
+
+    def _changed(self, node: int) -> None:
+        """A pod came to or left `node`: its cards' rooms are worked out again."""
+        for rooms in self._rooms.values():
+            for c in self._on.get(node, ()):
+                rooms.pop((node, c.index), None)
 
     def most_ever(self, profile: str) -> list[int]:
         """Per node, instances of `profile` its MIG cards hold at most, empty and healthy."""
@@ -326,6 +350,7 @@ class MigBook:
         if free is None:
             free = self.free(pod.request.mig_profile)[node]
         taken = free[: pod.request.gpus]
+        self._changed(node)
         for inst in taken:
             inst.holder = pod.name
         s.add_requested(node, Shape.of_pod(pod).demand)
@@ -347,6 +372,7 @@ class MigBook:
         clone.strategy = self.strategy
         clone.single = self.single
         clone.cards = [replace(c, instances=[replace(i) for i in c.instances]) for c in self.cards]
+        clone._index()
         return clone
 
     def _rejection(
@@ -368,11 +394,11 @@ class MigBook:
     def release(self, pod: Pod, placement: Placement) -> None:
         """Undo a placement made in this cycle (a gang rolled back)."""
         node = self.state.node_index[placement.node]
-        for c in self.cards:
-            if c.node == node:
-                for inst in c.instances:
-                    if inst.holder == pod.name:
-                        inst.holder = None
+        self._changed(node)
+        for c in self._on.get(node, ()):
+            for inst in c.instances:
+                if inst.holder == pod.name:
+                    inst.holder = None
         self.state.add_requested(node, Shape.of_pod(pod).demand, -1)
 
 

@@ -189,3 +189,38 @@ def test_volcano_names_the_first_resource_short_only() -> None:
     unschedule_info.go WrapInsufficientResourceReason: "Insufficient " + the first."""
     got = _short_of_cpu_and_instances("cce")
     assert got.reason_counts == (("Insufficient cpu", 1),)
+
+
+def test_a_pod_placed_in_the_cycle_takes_the_room_from_later_pods() -> None:
+    # ml/p0 finds no 3g.20gb, but the card's seven free 1g destroyed would hold two:
+    # mig-geometry. ml/q then takes five 1g (slices 0-4), so for ml/p1 after it neither 3g
+    # start is clear any more: capacity (the room is worked out again once a pod lands)
+    nodes = [{"name": "m", "mig_strategy": "mixed", "cards": [_card(0, *SEVEN)]}]
+    pods = [
+        _ask("ml/p0", "3g.20gb", priority=20),
+        _ask("ml/q", "1g.5gb", 5, priority=10),
+        _ask("ml/p1", "3g.20gb"),
+    ]
+    got = {name: d.cause for name, d in _judge(nodes, pods).items()}
+    assert got == {"ml/p0": "mig-geometry", "ml/q": "schedulable", "ml/p1": "capacity"}
+
+
+def test_a_gang_rolled_back_gives_its_room_back_to_later_pods() -> None:
+    # the gang ml/g needs both: ml/a takes five 1g (slices 0-4), then ml/c finds no 3g start
+    # clear and the gang is rolled back. ml/p after it sees the seven 1g free again, whose
+    # slices would hold a 3g: mig-geometry, not capacity
+    nodes = [{"name": "m", "mig_strategy": "mixed", "cards": [_card(0, *SEVEN)]}]
+    pods = [
+        _ask("ml/a", "1g.5gb", 5, priority=10, group="ml/g"),
+        _ask("ml/c", "3g.20gb", priority=10, group="ml/g"),
+        _ask("ml/p", "3g.20gb"),
+    ]
+    data = {
+        "scheduler": {"profile": "volcano-vgpu"},
+        "nodes": nodes,
+        "pods": pods,
+        "groups": [{"name": "ml/g", "min_member": 2}],
+    }
+    got = {d.pod.name: d.cause for d in judge(scenario_from_data(data, "t.yaml")).pods}
+    assert got["ml/p"] == "mig-geometry"
+    assert got["ml/a"] == "gang"
