@@ -29,6 +29,7 @@ MODULES = (
     "benchmarks.replay_bench",
     "benchmarks.diagnose_bench",
     "benchmarks.jobs_bench",
+    "benchmarks.mig_bench",
     "benchmarks.plan_bench",
     "benchmarks.exporter_bench",
     "benchmarks.report_bench",
