@@ -21,15 +21,14 @@ def mig_containers_of(pod: PodGpu) -> tuple[MigContainer, ...]:
         return r is not None and not c.allocated and r.whole_card and not r.core_percent
 
     return tuple(
-        MigContainer(
-            pod.namespace, pod.name, c.name, pod.uid, (c.container_id or "").rpartition("://")[2]
-        )
+        MigContainer(pod.namespace, pod.name, c.name, pod.uid, _runtime_id(c))
         for c in pod.containers
         if mig or plain(c)
     )
 
 
 def allotments_of(pod: PodGpu) -> tuple[Allotment, ...]:
+    """One allotment per container and card the scheduler's annotations give it."""
     found: list[Allotment] = []
     for container in pod.containers:
         request = container.request
@@ -54,7 +53,12 @@ def allotments_of(pod: PodGpu) -> tuple[Allotment, ...]:
                     memory_bytes=memory_mib * MIB,
                     core_percent=core or None,
                     pod_uid=pod.uid,
-                    container_id=(container.container_id or "").rpartition("://")[2],
+                    container_id=_runtime_id(container),
                 )
             )
     return tuple(found)
+
+
+def _runtime_id(container: ContainerGpu) -> str:
+    """The container's runtime id without its "containerd://" prefix; "" when unknown."""
+    return (container.container_id or "").rpartition("://")[2]
