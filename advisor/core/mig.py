@@ -137,6 +137,22 @@ def fits_in(profile: MigProfile, taken: int, held: int = 0) -> int | None:
     return next((s for s in profile.starts if not taken & slices_of(profile, s)), None)
 
 
+def room_beside(table: MigTable, held: Iterable[tuple[str, int]], wanted: MigProfile) -> int:
+    """How many `wanted` a card holds beside the instances `held` ((profile, start), kept
+    where they are), each at the first start left: the most, since a profile's starts tile
+    the card."""
+    taken, count, room = 0, 0, 0
+    for name, at in held:
+        found = table.profile(name)
+        if found is not None:
+            taken |= slices_of(found, at)
+            count += name == wanted.name
+    while (start := fits_in(wanted, taken, count)) is not None:
+        taken |= slices_of(wanted, start)
+        count, room = count + 1, room + 1
+    return room
+
+
 def mig_resource(profile: str) -> str:
     """The extended resource the device plugin advertises a profile's instances as under
     the mixed strategy: `nvidia.com/mig-` and the profile, a `+` (its attributes:

@@ -29,7 +29,13 @@ import numpy as np
 
 from advisor.core.diagnose_text import resources_text
 from advisor.core.diagnosis import Cause, PodDiagnosis
-from advisor.core.mig import SLICES, MigTable, fits_in, mig_resource, slices_of, table_of
+from advisor.core.mig import (
+    SLICES,
+    MigTable,
+    mig_resource,
+    room_beside,
+    table_of,
+)
 from advisor.core.model import Cluster, Placement, Pod, PolicyName
 from advisor.core.nodefilters import fit_error
 from advisor.core.state import CardState, IntArray, Shape
@@ -173,16 +179,8 @@ class MigBook:
         wanted = c.table.profile(profile)
         if wanted is None or not c.healthy or not self._offers(c.node, profile):
             return 0
-        taken, count, room = 0, 0, 0
-        for i in c.instances:
-            known = c.table.profile(i.profile)
-            if i.holder is not None and known is not None:
-                taken |= slices_of(known, i.start)
-                count += i.profile == profile
-        while (start := fits_in(wanted, taken, count)) is not None:
-            taken |= slices_of(wanted, start)
-            count, room = count + 1, room + 1
-        return room
+        held = ((i.profile, i.start) for i in c.instances if i.holder is not None)
+        return room_beside(c.table, held, wanted)
 
     def _changed(self, node: int) -> None:
         """A pod came to or left `node`: its cards' rooms are worked out again."""

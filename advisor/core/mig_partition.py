@@ -40,7 +40,7 @@ from types import MappingProxyType
 
 from advisor.core.diagnosis import Diagnosis
 from advisor.core.gang import judge
-from advisor.core.mig import MigInstance, MigTable, fits_in, slices_of, table_of
+from advisor.core.mig import MigInstance, MigTable, fits_in, room_beside, slices_of, table_of
 from advisor.core.model import Card, Cluster, Node, Pod
 from advisor.errors import known
 
@@ -163,13 +163,7 @@ def _part(card: Card, holders: dict[int, str], profile: str) -> _Part | None:
         return None
     held = [m for m in card.mig if m.start in holders]
     free = [m for m in card.mig if m.start not in holders]
-    taken, count, room = 0, 0, 0
-    for m in held:
-        taken |= slices_of(known(table.profile(m.profile), f"MIG profile {m.profile}"), m.start)
-        count += m.profile == profile
-    while (start := fits_in(target, taken, count)) is not None:
-        taken |= slices_of(target, start)
-        count, room = count + 1, room + 1
+    room = room_beside(table, ((m.profile, m.start) for m in held), target)
     offered = sum(m.profile == profile for m in free)
     return _Part(card, table, held, free, frozenset(holders.values()), offered, room)
 
