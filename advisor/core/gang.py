@@ -129,7 +129,7 @@ def diagnose_jobs(
     verdicts: list[PodDiagnosis] = []
     outcomes: dict[str, GroupState] = {}
     dropped: dict[str, BoolArray] = {}  # per pod with a fit error, its unresolvable nodes
-    fit_errors = FitErrors(cluster)
+    fit_errors = FitErrors(cluster, cycle.mig)
     reached: dict[int, list[str]] = {}  # per job, its pods allocate popped (`reached`)
     while (i := session.pop()) is not None:
         job = jobs[i]

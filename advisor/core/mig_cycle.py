@@ -86,10 +86,9 @@ class MigBook:
                     )
         self._index()
         # Under `single` the node's one profile: what nvidia.com/gpu counts there.
-        self.single: dict[int, str] = {}
-        for c in self.cards:
-            if self.strategy[c.node] == "single" and c.instances:
-                self.single[c.node] = c.instances[0].profile
+        self.single = {
+            i: p for i, n in enumerate(cluster.nodes) if (p := n.single_profile()) is not None
+        }
         for pod in cluster.running:
             if is_mig(pod) and pod.placement is not None:
                 self._hold(state.node_index[pod.placement.node], pod.mig_instances, pod.name)

@@ -10,7 +10,7 @@ from typing import Literal
 
 from advisor.core.hpa import Autoscaler
 from advisor.core.jobs import GANG_DEFAULTS, NO_JOBS, Gang, Jobs, QueuePlugin
-from advisor.core.mig import MigInstance
+from advisor.core.mig import MigInstance, table_of
 from advisor.core.nodefilters import (
     NO_CONSTRAINTS,
     NO_RESOURCES,
@@ -110,6 +110,36 @@ class Node:
     # cpu, memory and a pod slot of it, but no drain moves them and no plan places them.
     resident_pods: tuple[OtherPod, ...] = ()
     mig_strategy: MigStrategy = "none"
+
+    def vgpu_cards(self) -> tuple[Card, ...]:
+        """The cards out of MIG mode: the vGPU (or whole-card) devices."""
+        return tuple(c for c in self.cards if c.mig is None)
+
+    def mig_cards(self) -> tuple[Card, ...]:
+        """The cards in MIG mode whose model has a profile table (the others hold no
+        instance the advisor can place: docs/design.md §13)."""
+        return tuple(c for c in self.cards if c.mig is not None and table_of(c.model))
+
+    def single_profile(self) -> str | None:
+        """Under `single`, the node's one profile (its first MIG card's): what
+        `nvidia.com/gpu` counts there; None elsewhere or without an instance."""
+        if self.mig_strategy != "single":
+            return None
+        return next((c.mig[0].profile for c in self.mig_cards() if c.mig), None)
+
+    def mig_allocatable(self) -> dict[str, int]:
+        """Per profile, the instances the device plugin advertises (the kubelet's
+        allocatable): those on healthy cards, every profile under `mixed`, the node's own
+        under `single`, none without a strategy."""
+        if self.mig_strategy == "none":
+            return {}
+        single = self.single_profile()
+        out: dict[str, int] = {}
+        for card in self.mig_cards():
+            for inst in (card.mig or ()) if card.healthy else ():
+                if single is None or inst.profile == single:
+                    out[inst.profile] = out.get(inst.profile, 0) + 1
+        return out
 
 
 @dataclass(frozen=True, slots=True)

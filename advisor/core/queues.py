@@ -4,7 +4,9 @@ overcommit plugins of the default tiers decide, read from Volcano v1.15.1.
 - Resources as Volcano counts them (core.resource_info); a pod's are its
   containers' requests as written (the profile's `queue_request`) and one `pods`
   (api/pod_info.go GetPodResourceRequest), a node's its allocatable (cpu, memory and
-  `pods`, and `device_allocatable` for its cards). The session's total is the sum over the
+  `pods`, `device_allocatable` for its cards out of MIG mode, and `nvidia.com/mig-<profile>`
+  for the instances its device plugin advertises: a MIG pod asks those, docs/design.md
+  §13). The session's total is the sum over the
   nodes (framework/session.go, openSession), so a queue's deserved, allocated and request
   count pods too: a small pod limit bounds deserved, and proportion's ReclaimableFn
   (allocated not LessEqual deserved) and OverusedFn read it.
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from advisor.core.jobs import DEFAULT_QUEUE, Queue
+from advisor.core.mig import mig_resource
 from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.resource_info import (
@@ -72,9 +75,9 @@ def cluster_total(cluster: Cluster) -> Res:
         for dim, limit in (("cpu", known.cpu_milli), ("memory", known.memory_bytes)):
             total[dim] += math.inf if limit is None else limit
         total[PODS] += math.inf if known.pods is None else known.pods
-        for name, value in profile.device_allocatable(
-            node.cards, cluster.max_vgpus_per_card
-        ).items():
+        found = profile.device_allocatable(node.vgpu_cards(), cluster.max_vgpus_per_card)
+        found.update((mig_resource(p), n) for p, n in node.mig_allocatable().items())
+        for name, value in found.items():
             total[name] = total.get(name, 0.0) + 1000.0 * value
     return total
 

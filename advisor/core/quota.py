@@ -14,6 +14,9 @@ Read from HAMi v2.10.0 (Project-HAMi/HAMi, tag v2.10.0):
   card is refused with reason ResourceQuotaNotFit. The sum grows with each card, so a pod
   fits its quota only if use + its whole request (per card × cards) does.
 
+A pod asking MIG instances (`nvidia.com/mig-<profile>`, the NVIDIA device plugin's, docs/
+design.md §13) asks no HAMi device, so no quota here counts or refuses it.
+
 A per-card request as a share of the card is counted on the namespace's smallest healthy
 card (the least the pod can ask); HAMi counts the cards it would take. Where several quotas
 of a namespace name one key, the smallest limit counts (HAMi's cache keeps the last one it
@@ -62,8 +65,9 @@ class QuotaBook:
         return int(need.sum()), self.profile.card_core(shape) * len(capacities)
 
     def add(self, pod: Pod, placement: Placement) -> None:
-        """The pod holds these cards: its namespace uses them (AddUsage)."""
-        if self.keys is None:
+        """The pod holds these cards: its namespace uses them (AddUsage). A MIG pod holds
+        the device plugin's instances, no HAMi device: no quota counts or refuses it."""
+        if self.keys is None or pod.request.mig_profile:
             return
         cards = self._cards.get(placement.node, ())
         sizes = {c.index: c.memory_mib for c in cards}
@@ -75,7 +79,7 @@ class QuotaBook:
     def refusal(self, pod: Pod) -> str | None:
         """Why HAMi's FitQuota refuses every card for this pod, in its reason's words; None:
         within the quota (or no quota applies)."""
-        if self.keys is None or not self.limits:
+        if self.keys is None or not self.limits or pod.request.mig_profile:
             return None
         asked = self._asks(pod, [self._smallest] * max(pod.request.gpus, 1))
         for name, value in zip(self.keys, asked, strict=True):

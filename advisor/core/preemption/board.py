@@ -9,7 +9,9 @@ api.PreemptableStatus) and pipelines the preemptor on the node (its FutureIdle s
 
 MIG instances (docs/design.md §13) are the cycle's book (`core.mig_cycle.MigBook`), copied
 over the board's state: a MIG victim frees its instances (and its cpu, memory and pod
-slot), never vGPU memory; a vGPU victim frees no instance.
+slot), never vGPU memory; a vGPU victim frees no instance. In Volcano's node sums each
+profile is a scalar of its own (`nvidia.com/mig-<profile>`, a column after the six below):
+the node's allocatable instances less what its pods ask.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from advisor.core.state import UNLIMITED, BoolArray, CardState, IntArray, Shape
 
 # Volcano's node sum (api.Resource as util.ValidateVictims compares it): cpu millicores,
 # memory bytes, GPU memory MiB, GPU core percent, vGPUs, pods (a task's Resreq counts one:
-# api.NewResource's `pods` scalar, which the node's allocatable bounds).
+# api.NewResource's `pods` scalar, which the node's allocatable bounds), then one column
+# per MIG profile of the cluster (`Board.mig_columns`).
 CPU, MEMORY, GPU_MEMORY, GPU_CORE, VGPUS, PODS = range(6)
 DIMENSIONS = 6
 FloatArray = npt.NDArray[np.float64]
@@ -69,6 +72,7 @@ class Saved(NamedTuple):
     pipelined: frozenset[str]
     reserved: FloatArray
     mig: MigBook | None
+    mig_left: FloatArray
 
 
 class Board:
@@ -97,26 +101,51 @@ class Board:
                 self._on.setdefault(state.node_index[pod.placement.node], []).append(pod)
         self.evicted: set[str] = set()
         self.pipelined: set[str] = set()  # Volcano: the preemptors pipelined so far
+        profiles = {m.profile for n in cluster.nodes for c in n.mig_cards() for m in c.mig or ()}
+        profiles.update(p.request.mig_profile for p in cluster.pods if p.request.mig_profile)
+        self.mig_columns = {p: DIMENSIONS + k for k, p in enumerate(sorted(profiles))}
+        self.dimensions = DIMENSIONS + len(profiles)
         # Volcano: what pipelined preemptors hold of a node's sums without holding cards.
-        self.reserved = np.zeros((len(state.node_names), DIMENSIONS), dtype=np.float64)
+        self.reserved = np.zeros((len(state.node_names), self.dimensions), dtype=np.float64)
+        # Per node and MIG profile: the allocatable instances less what its pods ask.
+        self.mig_left = self._mig_left()
         # Whether a vGPU count is a node resource (Volcano vGPU's volcano.sh/vgpu-number),
         # and whether the spec's memory and core are one card's (else the pod's totals).
         dialect = state.profile.dialect
         self.counts_vgpus = dialect is not None and dialect.count is not None
         self.per_card = dialect is None or dialect.per_card
         self.device = _device_allocatable(cluster, state)
-        self.total = total(state, self.device)
+        self.total = np.zeros(self.dimensions, dtype=np.float64)
+        self.total[:DIMENSIONS] = total(state, self.device)
+        for node in cluster.nodes:
+            for profile, count in node.mig_allocatable().items():
+                self.total[self.mig_columns[profile]] += count
+
+    def _mig_left(self) -> FloatArray:
+        """Per node and MIG profile: its allocatable (the instances its device plugin
+        advertises: `MigBook.offered`) less the instances its pods ask, a pod holding one
+        on an unhealthy card included (requested, though not allocatable)."""
+        out = np.zeros((len(self.state.node_names), len(self.mig_columns)), dtype=np.float64)
+        if self.mig is None:
+            return out
+        for k, profile in enumerate(self.mig_columns):
+            offered = self.mig.offered(profile)
+            lost = self.mig.held_unhealthy(profile)
+            for node, found in enumerate(offered):
+                out[node, k] = sum(i.holder is None for i in found) - len(lost[node])
+        return out
 
     def snapshot(self) -> Saved:
         """A checkpoint (Volcano's statement: discarded when its job ends not pipelined)."""
         self._kept = True
         return Saved(
             self.state.copy(), frozenset(self.evicted), frozenset(self.pipelined),
-            self.reserved.copy(), self.mig,
+            self.reserved.copy(), self.mig, self.mig_left.copy(),
         )  # fmt: skip
 
     def restore(self, saved: Saved) -> None:
-        self.state, self.reserved, self.mig = saved.state, saved.reserved, saved.mig
+        self.state, self.mig = saved.state, saved.mig
+        self.reserved, self.mig_left = saved.reserved.copy(), saved.mig_left.copy()
         if self.mig is not None:
             self.mig.state = self.state  # the sums it was kept over, copied by `snapshot`
         self._kept = True  # the snapshot may be restored again
@@ -124,7 +153,7 @@ class Board:
 
     def allocated(self, pods: Iterable[Pod]) -> FloatArray:
         """What `pods` hold now, summed (drf's allocated of their job)."""
-        out = np.zeros(DIMENSIONS, dtype=np.float64)
+        out = np.zeros(self.dimensions, dtype=np.float64)
         for pod in pods:
             if self.holds(pod):
                 out += self.request(pod)
@@ -161,6 +190,7 @@ class Board:
             if victim.placement is None:
                 continue
             if victim.request.mig_profile:  # its instances and node sums, no vGPU card
+                self._mig_take(st.node_index[victim.placement.node], victim, -1)
                 if book is not None:
                     book.release(victim, victim.placement)
                 else:
@@ -170,6 +200,23 @@ class Board:
             else:
                 st.release(st.positions(victim.placement), Shape.of_pod(victim))
         return st, book
+
+    def _mig_take(self, node: int, pod: Pod, sign: int = 1) -> None:
+        """The MIG pod's instances asked on `node` (-1: given back) in the node's sums."""
+        self.mig_left[node, self.mig_columns[pod.request.mig_profile] - DIMENSIONS] -= (
+            sign * pod.request.gpus
+        )
+
+    def _mig_fit(self, book: MigBook | None, pod: Pod, node: int) -> bool:
+        """Whether the MIG pod fits `node` of `book`'s instances, holding them if so (its
+        cpu and memory too); either way its instances count in the node's sums."""
+        free = [] if book is None else book.free(pod.request.mig_profile)[node]
+        helps = book is not None and len(free) >= pod.request.gpus
+        if helps and book is not None:
+            held = tuple((i.card, i.start) for i in free[: pod.request.gpus])
+            book.hold(pod, self.state.node_names[node], held)
+        self._mig_take(node, pod)
+        return helps
 
     def mig_holders(self, profile: str) -> list[Counter[str | None]]:
         """Per node, its instances of `profile` (on healthy cards its device plugin
@@ -203,14 +250,19 @@ class Board:
         node's sums (the statement pipelined it)."""
         st, self.mig = self._evict(victims)
         shape = Shape.of_pod(pod)
-        verdicts = st.verdicts(shape)
-        helps = bool(np.isin(node, verdicts.nodes))
-        if helps:
-            nodes = np.array([node], dtype=np.int64)
-            positions = pick(st.profile, st, nodes, shape, verdicts.eligible, self.policy)
-            st.apply(positions, shape)
+        if pod.request.mig_profile:
+            helps = self._mig_fit(self.mig, pod, node)
+            if not helps:  # its cpu, memory and pod slot; the instances are `mig_left`'s
+                self.reserved[node, :DIMENSIONS] += self.request(pod)[:DIMENSIONS]
         else:
-            self.reserved[node] += self.request(pod)
+            verdicts = st.verdicts(shape)
+            helps = bool(np.isin(node, verdicts.nodes))
+            if helps:
+                nodes = np.array([node], dtype=np.int64)
+                positions = pick(st.profile, st, nodes, shape, verdicts.eligible, self.policy)
+                st.apply(positions, shape)
+            else:
+                self.reserved[node] += self.request(pod)
         self.state = st
         self.evicted.update(v.name for v in victims)
         self.pipelined.add(pod.name)
@@ -224,12 +276,8 @@ class Board:
         st, book = self._evict(victims)
         shape = Shape.of_pod(pod)
         if pod.request.mig_profile:
-            free = [] if book is None else book.free(pod.request.mig_profile)[node]
-            helps = book is not None and len(free) >= pod.request.gpus
-            if helps and book is not None:
-                held = tuple((i.card, i.start) for i in free[: pod.request.gpus])
-                book.hold(pod, st.node_names[node], held)  # its cpu and memory too
-            else:
+            helps = self._mig_fit(book, pod, node)
+            if not helps:
                 st.add_requested(node, shape.demand)
         else:
             helps = bool(np.isin(node, st.verdicts(shape).nodes))
@@ -245,12 +293,14 @@ class Board:
         NewResource over the container's requests): the vGPU count, the memory and core
         of one card where the dialect writes them per card (volcano.sh/vgpu-memory,
         vgpu-cores), else the pod's totals (CCE); no memory for a whole card or a share of
-        one (no node-level quantity); a MIG pod's none of the GPU dimensions."""
+        one (no node-level quantity); a MIG pod's its instances in its profile's column,
+        none of the vGPU dimensions."""
         shape = Shape.of_pod(pod)
-        out = np.zeros(DIMENSIONS, dtype=np.float64)
+        out = np.zeros(self.dimensions, dtype=np.float64)
         out[CPU], out[MEMORY] = shape.resources.cpu_milli, shape.resources.memory_bytes
         out[PODS] = 1
         if pod.request.mig_profile:  # its instances are no vGPU memory, core or count
+            out[self.mig_columns[pod.request.mig_profile]] = pod.request.gpus
             return out
         per = 1 if self.per_card else shape.gpus
         if shape.memory_percent == 0:
@@ -271,19 +321,20 @@ class Board:
         figures, whatever the cards hold: looser than the cards where a pod takes a whole
         card, or several cards of one per-card figure."""
         st = self.state
-        out = np.zeros(DIMENSIONS, dtype=np.float64)
+        out = np.zeros(self.dimensions, dtype=np.float64)
         pods, cpu, memory = st.free_resources(node)
         out[PODS] = np.inf if pods is None else pods
         out[CPU] = np.inf if cpu is None else cpu
         out[MEMORY] = np.inf if memory is None else memory
         out[[GPU_MEMORY, GPU_CORE, VGPUS]] = self._device_idle(np.array([node]))[0]
+        out[DIMENSIONS:] = self.mig_left[node]
         return np.asarray(out - self.reserved[node], dtype=np.float64)
 
     def idle_at(self, nodes: IntArray) -> FloatArray:
         """`idle` of each of `nodes`, a row each, in one pass (allocate's fit error is read
         on every node a task's filters refuse)."""
         st = self.state
-        out = np.zeros((nodes.size, DIMENSIONS), dtype=np.float64)
+        out = np.zeros((nodes.size, self.dimensions), dtype=np.float64)
         allocatable = st.allocatable[nodes]
         left = (allocatable - st.requested[nodes]).astype(np.float64)
         left[allocatable >= UNLIMITED] = np.inf
@@ -293,6 +344,7 @@ class Board:
                 left[row] = [np.inf if f is None else f for f in free]
         out[:, [PODS, CPU, MEMORY]] = left
         out[:, [GPU_MEMORY, GPU_CORE, VGPUS]] = self._device_idle(nodes)
+        out[:, DIMENSIONS:] = self.mig_left[nodes]
         return np.asarray(out - self.reserved[nodes], dtype=np.float64)
 
     def _device_idle(self, nodes: IntArray) -> FloatArray:
@@ -329,8 +381,7 @@ def _device_allocatable(cluster: Cluster, state: CardState) -> FloatArray:
         if i is None:
             continue
         # a card in MIG mode is no vGPU device (design §13): its instances are the MIG book's
-        cards = tuple(c for c in node.cards if c.mig is None)
-        found = state.profile.device_allocatable(cards, cluster.max_vgpus_per_card)
+        found = state.profile.device_allocatable(node.vgpu_cards(), cluster.max_vgpus_per_card)
         out[i] = (
             found.get(dialect.memory or "", 0) * dialect.memory_unit_mib,
             found.get(dialect.core or "", 0),

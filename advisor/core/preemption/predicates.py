@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.core.model import Cluster, Pod
-from advisor.core.preemption.board import Board, covers_at
+from advisor.core.preemption.board import Board, MigBook, covers_at
 from advisor.core.state import BoolArray, CardState, Shape
 
 # preempt's predicate error cache: per (job, task role), the nodes that failed a task
@@ -34,8 +34,10 @@ Cache = dict[tuple[str, str], BoolArray]
 class FitErrors:
     """Allocate's fit errors in one cycle, read on the cycle's state as it goes."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, mig: MigBook | None = None) -> None:
+        """`mig`: the cycle's MIG instances, read as they stand at each call."""
         self.cluster = cluster
+        self.mig = mig
         self._board: Board | None = None
 
     def unresolvable(self, state: CardState, pod: Pod) -> BoolArray:
@@ -51,7 +53,14 @@ class FitErrors:
         board.state = state  # the sums as they stand (a new board would copy these)
         nodes = np.flatnonzero(refused)
         out = np.zeros_like(refused)
-        out[nodes] = covers_at(board.request(pod), board.idle_at(nodes))
+        idle = board.idle_at(nodes)
+        profile = pod.request.mig_profile
+        if profile:  # its instances as the cycle has left them (the board keeps none)
+            free = [] if self.mig is None or self.mig.empty else self.mig.free(profile)
+            idle[:, board.mig_columns[profile]] = [
+                len(free[n]) if free else 0 for n in nodes.tolist()
+            ]
+        out[nodes] = covers_at(board.request(pod), idle)
         return out
 
 

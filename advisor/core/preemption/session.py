@@ -33,8 +33,6 @@ def judge(
     Several pods' evictions accumulate in one session (see `board`): a later pod sees the
     earlier victims gone and their preemptors in their place."""
     rules = profile_of(cluster.scheduler).session
-    if rules.volcano:  # Volcano's preempt and reclaim of MIG pods: not modelled (§13)
-        unplaced = [p for p in unplaced if not p.request.mig_profile]
     if not unplaced:
         return {}
     sched = cluster.scheduler

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.core.jobs import SessionRules
+from advisor.core.mig import mig_resource
 from advisor.core.model import Card, Policy, PolicyName, Request, Scheduler
 from advisor.core.shape import Shape
 
@@ -277,7 +278,11 @@ def dialect_request(dialect: Dialect | None, request: Request) -> dict[str, int]
     """A request in its dialect's resource names, the values as a container writes them:
     per card where the dialect is (Volcano vGPU, HAMi), else totals (CCE), memory in the
     dialect's unit. Volcano sums container requests as written (api.NewResource), so a
-    per-card value counts once however many cards the pod asks."""
+    per-card value counts once however many cards the pod asks. A MIG pod asks its
+    instances, the device plugin's `nvidia.com/mig-<profile>` (docs/design.md §13), whatever
+    the dialect."""
+    if request.mig_profile:
+        return {mig_resource(request.mig_profile): request.gpus}
     if dialect is None:
         return {}
     n = max(request.gpus, 1)

@@ -1,6 +1,7 @@
 """Preemption verdicts for MIG pods (core.preemption, docs/design.md §10.3, §13): under
 kube-scheduler's DefaultPreemption a pod asking `nvidia.com/mig-<P>: N` counts the node's
-instances of P as NodeResourcesFit counts an extended resource; hand cases of issue #26."""
+instances of P as NodeResourcesFit counts an extended resource; hand cases of issue #26.
+Volcano's preempt and reclaim: tests/advisor/core/test_preemption_volcano_mig.py."""
 
 from __future__ import annotations
 
@@ -227,25 +228,12 @@ def test_preemption_policy_never() -> None:
     assert of(verdicts(nodes, pods)).verdict == "not-eligible"
 
 
-def test_volcano_gives_no_verdict_for_a_mig_pod() -> None:
-    """Volcano's preempt and reclaim of MIG pods are not modelled (design §13): no verdict."""
-    nodes = [node("m", card(0, *HALVES))]
-    pods = [
-        bound("a", "m", "3g.20gb", (0, 0)),
-        bound("b", "m", "3g.20gb", (0, 4)),
-        ask("p", "3g.20gb"),
-    ]
-    scheduler = {"profile": "volcano-vgpu", "actions": ["enqueue", "allocate", "preempt"]}
-    data = {"scheduler": scheduler, "nodes": nodes, "pods": pods}
-    found = {d.pod.name: d for d in judge(scenario_from_data(data, "t.yaml")).pods}
-    assert found["ml/p"].cause == "capacity"
-    assert found["ml/p"].preemption is None
-
-
 def test_under_volcano_a_mig_victim_frees_no_vgpu() -> None:
     """A vGPU pod short of a vGPU slot (Volcano's node sums: volcano.sh/vgpu-number): the
     MIG pod of the lowest job priority goes first in victim order, but its Resreq holds no
-    vGPU (and its MIG card advertises none), so Volcano goes on to the vGPU pod."""
+    vGPU (and its MIG card advertises none), so Volcano goes on to the vGPU pod. (With
+    enqueue, the pod's group would not be admitted: the session's total holds one vGPU slot,
+    the MIG card's counting none, and one is allocated.)"""
     vgpu_card = {"index": 0, "memory_mib": 16384, "max_vgpus": 1}
     nodes = [node("m", vgpu_card, card(1, *HALVES))]
     vgpu = {"request": {"gpus": 1, "memory_mib": 1024}, "resources": {"cpu": "100m"}}
@@ -256,7 +244,7 @@ def test_under_volcano_a_mig_victim_frees_no_vgpu() -> None:
     ]
     scheduler = {
         "profile": "volcano-vgpu",
-        "actions": ["enqueue", "allocate", "preempt"],
+        "actions": ["allocate", "preempt"],
         "gang": {"preemptable": False},
     }
     data = {"scheduler": scheduler, "nodes": nodes, "pods": pods}

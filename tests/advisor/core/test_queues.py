@@ -218,3 +218,26 @@ def test_pods_count_in_the_sums_but_not_in_the_dimension_comparisons() -> None:
     assert not less_equal({"pods": 2.0}, {"pods": 1.0})
     assert short_of({"pods": 2.0, "cpu": 1.0}, {"pods": 1.0, "cpu": 1.0}, {"pods": 1.0}) == []
     assert is_empty({"pods": 5.0, "cpu": 0.0})
+
+
+def test_quota_neither_counts_nor_refuses_a_mig_pod() -> None:
+    """A pod asking nvidia.com/mig-<P> holds the NVIDIA device plugin's instances, no HAMi
+    device: FitQuota never sees it, and what it holds counts in no HAMi quota."""
+    a100 = {"index": 0, "memory_mib": 40960, "model": "NVIDIA A100-SXM4-40GB"}
+    mig_card = {**a100, "mig": {"instances": [{"profile": "3g.20gb", "start": 0}]}}
+    mig = pod("ml/mig")
+    mig["request"] = {"gpus": 1, "mig_profile": "3g.20gb"}
+    cluster = scenario_from_data(
+        {
+            "scheduler": {"profile": "hami"},
+            "nodes": [
+                node("n1", cards=1),
+                {**node("m"), "mig_strategy": "mixed", "cards": [mig_card]},
+            ],
+            "quotas": [{"namespace": "ml", "hard": {"limits.nvidia.com/gpumem": "4096"}}],
+            "pods": [mig, pod("ml/vgpu", memory_mib=4096)],
+        },
+        "quota.yaml",
+    )
+    verdicts = {d.pod.name: d.cause for d in judge(cluster).pods}
+    assert verdicts == {"ml/mig": "schedulable", "ml/vgpu": "schedulable"}
