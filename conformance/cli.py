@@ -158,11 +158,12 @@ def _session(n: int, seed: int) -> None:
         if not row.apart
     )  # fmt: skip
     queued = sum(1 for d in datas if d.get("queues"))
+    mig = sum(1 for d in datas if any("mig" in c for node in d["nodes"] for c in node["cards"]))
     print(
         f"agreement: {pods - len(pod_diffs)}/{pods} pods, {groups} gangs on {n} clusters, "
-        f"{queued} with queues (volcano-vgpu: Volcano v1.14.1's session, placed or not "
-        f"and node); gang states: {compared - len(states) - len(why)}/{compared} "
-        "outside the clusters counted apart"
+        f"{queued} with queues, {mig} with MIG (volcano-vgpu: Volcano v1.14.1's session, "
+        f"placed or not and node); gang states: {compared - len(states) - len(why)}/"
+        f"{compared} outside the clusters counted apart"
     )
     print(f"  gang states apart: {len(states)}")
     print(

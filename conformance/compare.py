@@ -204,7 +204,7 @@ def run_generated(
 
 def run_files(paths: list[Path]) -> tuple[int, int, int, list[str]]:
     """Scenario files (advisor/examples, fixtures) through both sides."""
-    datas = [read_scenario(p, kube=True) for p in paths]
+    datas = [read_scenario(p, mig=True) for p in paths]
     rows = check([d for d in datas if isinstance(d, dict)])
     diffs = [d for r in rows for d in r[3]]
     return sum(r[0] for r in rows), sum(r[1] for r in rows), sum(r[2] for r in rows), diffs

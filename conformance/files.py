@@ -1,12 +1,13 @@
 """Scenario files (advisor/examples, fixtures) as the harnesses read them.
 
-kube-scheduler's harness models MIG as the device plugin advertises it under the `none` and
-`mixed` strategies (conformance/kube/mig.go: one `nvidia.com/mig-<profile>` per healthy
-instance, none under `none`), so the scenarios it compares keep their MIG there
-(`for_kube`); under `single` the plugin names the instances `nvidia.com/gpu`, which has no
-upstream meaning in that harness, so such a node loses its MIG. Volcano's harnesses read
-vGPU cards only: their scenarios lose every MIG card, MIG pod and MIG key (`without_mig`),
-and the comparison covers the rest."""
+kube-scheduler's harness and Volcano v1.14.1's session model MIG as the device plugin
+advertises it under the `none` and `mixed` strategies (conformance/cluster/scenario/mig.go:
+one `nvidia.com/mig-<profile>` per healthy instance, none under `none`), so the scenarios
+they compare keep their MIG there (`with_mig`); under `single` the plugin names the
+instances `nvidia.com/gpu`, which has no upstream meaning in those harnesses, so such a node
+loses its MIG. Volcano v1.15.1's device-code harness (`./cards`) reads vGPU cards only: its
+scenarios lose every MIG card, MIG pod and MIG key (`without_mig`), and the comparison
+covers the rest."""
 
 from __future__ import annotations
 
@@ -16,16 +17,16 @@ from typing import Any
 
 from advisor.scenario import parse_text
 
-KUBE_STRATEGIES = ("none", "mixed")  # what conformance/kube/mig.go advertises
+MIG_STRATEGIES = ("none", "mixed")  # what conformance/cluster/scenario/mig.go advertises
 
 
-def read_scenario(path: Path, kube: bool = False) -> Any:
-    """The file's parsed scenario as the harnesses read it (a mapping: `for_kube`'s with
-    `kube`, else `without_mig`'s), or whatever else it parses to."""
+def read_scenario(path: Path, mig: bool = False) -> Any:
+    """The file's parsed scenario as the harnesses read it (a mapping: `with_mig`'s with
+    `mig`, else `without_mig`'s), or whatever else it parses to."""
     data = parse_text(path.read_text(), str(path))
     if not isinstance(data, dict):
         return data
-    return for_kube(data) if kube else without_mig(data)
+    return with_mig(data) if mig else without_mig(data)
 
 
 def without_mig(data: dict[str, Any]) -> dict[str, Any]:
@@ -34,11 +35,11 @@ def without_mig(data: dict[str, Any]) -> dict[str, Any]:
     return _strip(data, lambda node: True, pending=True)
 
 
-def for_kube(data: dict[str, Any]) -> dict[str, Any]:
-    """A copy of `data` as the kube harness reads it: MIG kept on the nodes of a strategy it
-    models, taken off the others as `without_mig` takes it, with the MIG pods bound there;
-    a Pending MIG pod stays (it asks the instances the others advertise)."""
-    return _strip(data, lambda node: node.get("mig_strategy", "none") not in KUBE_STRATEGIES)
+def with_mig(data: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `data` as the kube and session harnesses read it: MIG kept on the nodes of
+    a strategy they model, taken off the others as `without_mig` takes it, with the MIG pods
+    bound there; a Pending MIG pod stays (it asks the instances the others advertise)."""
+    return _strip(data, lambda node: node.get("mig_strategy", "none") not in MIG_STRATEGIES)
 
 
 def _strip(

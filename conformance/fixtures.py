@@ -7,7 +7,8 @@
 with the recorder on (tests/scenario_recorder.py), which writes every scenario the reader
 accepts into FOLDER, one JSON file per distinct scenario. Then each scenario goes through
 every comparison its profile fits, with its MIG where the harness models it
-(conformance/files.py: kube-scheduler's, under the none and mixed strategies), and one
+(conformance/files.py: kube-scheduler's and Volcano's session, under the none and mixed
+strategies), and one
 agreement line per comparison is printed; each scenario that disagrees is written to --out
 with what differs. A scenario a harness cannot read (a key it has no upstream meaning for)
 is counted apart, by the harness's error.
@@ -35,7 +36,7 @@ from conformance import (
     session_preempt,
     volcano_compare,
 )
-from conformance.files import for_kube, without_mig
+from conformance.files import with_mig, without_mig
 from conformance.session_compare import EXPLAINED
 
 REPO = Path(__file__).resolve().parent.parent
@@ -148,13 +149,14 @@ def _profile(data: dict[str, Any]) -> str:
 
 # (name, which scenarios it fits, the comparison, how its harness reads a scenario's MIG).
 # Volcano's harnesses read vGPU cards (deviceshare), so only volcano-vgpu scenarios go
-# through them, without MIG; HAMi's own card code cannot be built (docs/conformance.md), its
-# DefaultPreemption runs through kube-scheduler, which reads MIG (`files.for_kube`).
+# through them: the device code without MIG, the session with it (`files.with_mig`); HAMi's
+# own card code cannot be built (docs/conformance.md), its DefaultPreemption runs through
+# kube-scheduler, which reads MIG too.
 Run = Callable[[list[dict[str, Any]]], list[Result]]
 Read = Callable[[dict[str, Any]], dict[str, Any]]
 COMPARISONS: tuple[tuple[str, Callable[[dict[str, Any]], bool], Run, Read], ...] = (
-    ("kube-scheduler filters", lambda d: True, _kube, for_kube),
-    ("the advisor's cycle, kube-scheduler filters", lambda d: True, _cycle, for_kube),
+    ("kube-scheduler filters", lambda d: True, _kube, with_mig),
+    ("the advisor's cycle, kube-scheduler filters", lambda d: True, _cycle, with_mig),
     (
         "Volcano v1.15.1's vGPU device code",
         lambda d: _profile(d) == "volcano-vgpu",
@@ -165,19 +167,19 @@ COMPARISONS: tuple[tuple[str, Callable[[dict[str, Any]], bool], Run, Read], ...]
         "Volcano v1.14.1's session",
         lambda d: _profile(d) == "volcano-vgpu",
         _session,
-        without_mig,
+        with_mig,
     ),
     (
         "Volcano v1.14.1's preempt and reclaim",
         lambda d: _profile(d) == "volcano-vgpu",
         _session_preempt,
-        without_mig,
+        with_mig,
     ),
     (
         "kube-scheduler's DefaultPreemption",
         lambda d: _profile(d) == "hami",
         _hami_preempt,
-        for_kube,
+        with_mig,
     ),
 )
 

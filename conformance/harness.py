@@ -101,14 +101,20 @@ def run(name: str, paths: list[Path]) -> list[dict[str, Any]]:
     size = CHUNKS.get(name, CHUNK)
     for start in range(0, len(paths), size):
         chunk = paths[start : start + size]
-        done = subprocess.run(
-            [str(exe), *flags, *map(str, chunk)],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        lines = [line for line in done.stdout.splitlines() if line.strip()]
+        for _ in range(2):  # once more where the process died answering nothing (below)
+            done = subprocess.run(
+                [str(exe), *flags, *map(str, chunk)],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=False,
+            )
+            lines = [line for line in done.stdout.splitlines() if line.strip()]
+            # Volcano's cache handles the harness's evictions in informer goroutines
+            # beside the session; once in thousands of runs upstream's RemoveTask panics
+            # there (a race in its code, not a verdict), and the same file then runs clean.
+            if lines or done.returncode == 0:
+                break
         if len(lines) != len(chunk):
             raise HarnessError(
                 f"{name} harness answered {len(lines)} of {len(chunk)}: {done.stderr[-2000:]}"

@@ -32,8 +32,10 @@ def generate_gangs(seed: int) -> dict[str, Any]:
     come in PodGroups of min_member 2 to 8, some members alike, some groups short of
     members, beside pods of no group; on most, queues (conformance/session_queues.py); some
     groups with their status.phase given (the others inferred), some with task roles, some
-    named as a Volcano Job names its pods."""
-    data = generate(seed, max_pending=10, profile="volcano-vgpu")
+    named as a Volcano Job names its pods. On three in ten, MIG (generate_mig.py: cards in
+    MIG mode under the mixed strategy, running and Pending MIG pods, grouped as the others)."""
+    mig = random.Random(seed * 7919 + 7).random() < 0.3
+    data = generate(seed, max_pending=10, profile="volcano-vgpu", mig=mig)
     data["policy"] = {"card": "legacy"}
     data["scheduler"].pop("schedule_weight", None)
     rng = random.Random(seed * 7919 + 1)
@@ -170,14 +172,18 @@ def advisor_class(verdict: PodDiagnosis, jobs: JobsDiagnosis) -> str:
     Its own cause, but: a pod whose queue refuses it for the cluster's size alone, or whose
     job enqueue leaves Pending, which the advisor words by its nodes (docs/design.md
     §10.2), is its queue's; a member allocate never reached (`JobsDiagnosis.reached`),
-    which keeps its own cause where it fails on its own (§10.3), gets its job's FitError."""
+    which keeps its own cause where it fails on its own (§10.3), gets its job's FitError,
+    one whose queue allocate skips as overused too (the advisor's cause `queue`: allocate
+    `continue`s past the queue without asking its Allocatable)."""
     name = verdict.pod.name
     if verdict.placement is None:
         left = jobs.left_to_nodes
         if name in jobs.sized or name in left or jobs.group_of.get(name) in left:
             return "queue"
-        if name not in jobs.reached and verdict.cause not in ("queue", "quota"):
-            return "gang"
+        if name in jobs.not_admitted:
+            return "queue"
+        if name not in jobs.reached and verdict.cause != "quota":
+            return "gang"  # its queue overused included: allocate skips it (no Allocatable)
     return own_class(verdict)
 
 

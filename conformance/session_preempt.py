@@ -88,6 +88,7 @@ def generate_preempt(seed: int) -> dict[str, Any]:
         if rng.random() < 0.7:
             group["min_member"] = min(group["min_member"], size)
     _fill(rng, data)
+    _fill_mig(random.Random(seed * 7919 + 8), data)  # its own draws: none without MIG
     running = [p for p in data["pods"] if "node" in p]
     for pod in running:
         if priority := rng.choice(PRIORITIES):
@@ -109,8 +110,8 @@ def _fill(rng: random.Random, data: dict[str, Any]) -> None:
         others = len(node.get("other_pods", [])) + len(node.get("resident_pods", []))
         limit = int(node.get("allocatable", {}).get("pods", 110)) - others
         for card in node["cards"]:
-            if card.get("healthy", True) is False or rng.random() < 0.3:
-                continue
+            if card.get("healthy", True) is False or "mig" in card or rng.random() < 0.3:
+                continue  # (a MIG card takes MIG pods only)
             on = [p for p in here if card["index"] in p.get("cards", ())]
             used = sum(p["request"].get("memory_mib", 0) // p["request"]["gpus"] for p in on)
             left = card["memory_mib"] - used
@@ -124,6 +125,45 @@ def _fill(rng: random.Random, data: dict[str, Any]) -> None:
             }
             pods.append(pod)
             here.append(pod)
+
+
+def _fill_mig(rng: random.Random, data: dict[str, Any]) -> None:
+    """On some MIG cards, a running pod on each instance no pod holds; then half the Pending
+    MIG pods of no group ask one of the profiles so held, on any node, at priority 100 (a
+    job priority above most running pods'): they find the instances held and turn to
+    preemption."""
+    pods = data["pods"]
+    held = {
+        (p["node"], m["card"], m["start"])
+        for p in pods
+        if "node" in p
+        for m in p.get("mig_instances", ())
+    }
+    filled: list[str] = []
+    for node in data["nodes"]:
+        for card in node["cards"]:
+            if "mig" not in card or rng.random() < 0.3:
+                continue
+            for inst in card["mig"]["instances"]:
+                if (node["name"], card["index"], inst["start"]) in held:
+                    continue
+                filled.append(inst["profile"])
+                pods.append(
+                    {
+                        "name": f"run/mig-fill-{len(pods)}",
+                        "node": node["name"],
+                        "request": {"gpus": 1, "mig_profile": inst["profile"]},
+                        "mig_instances": [{"card": card["index"], "start": inst["start"]}],
+                    }
+                )
+    for pod in pods:
+        mig = "mig_profile" in pod["request"] and "node" not in pod and "group" not in pod
+        if mig and filled and rng.random() < 0.5:  # any node: no selector, every taint
+            for key in ("node_selector", "affinity"):
+                pod.pop(key, None)
+            pod["tolerations"] = [{"operator": "Exists"}]
+            pod["request"] = {**pod["request"], "mig_profile": rng.choice(filled)}
+            pod["priority"] = 100
 
 
 def _running_gangs(
@@ -288,17 +328,20 @@ def report(n: int, seed: int) -> list[str]:
     compared = sum(r.compared for r in kept)
     apart = [d for r in kept for d in r.diffs if not d.startswith(EXPLAINED)]
     explained = [d for r in kept for d in r.diffs if d.startswith(EXPLAINED)]
-    evicting = sum(
-        1
-        for data, row in zip(datas, rows, strict=True)
-        if not row.allocate_differs
-        for v in advisor_side(data).values()
-        if v is not None and v.verdict == "evicts"
-    )
+    evicting = mig = 0
+    for data, row in zip(datas, rows, strict=True):
+        if row.allocate_differs:
+            continue
+        asks = {p["name"] for p in data["pods"] if "mig_profile" in p.get("request", {})}
+        for name, v in advisor_side(data).items():
+            if v is not None and v.verdict == "evicts":
+                evicting += 1
+                mig += name in asks
     lines = [
         f"agreement: {compared - len(apart) - len(explained)}/{compared} Pending pods both "
         f"left unplaced, on {len(kept)} of {n} clusters (volcano-vgpu: Volcano v1.14.1's "
-        f"preempt and reclaim, pipelined or not, node and victims; {evicting} `evicts`)",
+        f"preempt and reclaim, pipelined or not, node and victims; {evicting} `evicts`, "
+        f"{mig} of them for MIG pods)",
         f"  v1.14.1's draws and its reclaim's unneeded evictions (explained): {len(explained)}",
         f"  clusters whose allocate already differs (session_compare), counted apart: "
         f"{len(rows) - len(kept)}, of which v1.14.1 kept a discarded gang's cards: "
@@ -315,7 +358,7 @@ def run_files(paths: list[Path]) -> tuple[int, int, list[str]]:
     file's name, an explained one starting with EXPLAINED)."""
     datas = []
     for path in paths:
-        data = read_scenario(path)
+        data = read_scenario(path, mig=True)
         if isinstance(data, dict) and (data.get("scheduler") or {}).get("profile") == PROFILE:
             datas.append((path, data))
     results = harness.run_scenarios("volcano", [data for _, data in datas])

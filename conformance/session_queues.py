@@ -15,8 +15,10 @@ overcommit and enqueue read, drawn toward the edges where their comparisons turn
   orders the queues by their share of it).
 
 Requests are counted here as Volcano's api.NewResource counts a pod's (cpu in millicores,
-memory in bytes, each vGPU resource in the pod spec's per-card value), from the scenario data,
-not through the advisor.
+memory in bytes, each vGPU resource in the pod spec's per-card value, a MIG pod's instances
+as `nvidia.com/mig-<profile>`), from the scenario data, not through the advisor (the
+resource's name is `advisor.core.mig`'s, which the kube harness's comparison holds to the
+device plugin's).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from advisor.core.mig import mig_resource
 from advisor.core.quantity import quantity_milli, quantity_units
 
 NUMBER, MEMORY, CORES = "volcano.sh/vgpu-number", "volcano.sh/vgpu-memory", "volcano.sh/vgpu-cores"
@@ -40,6 +43,9 @@ def request(pod: dict[str, Any]) -> dict[str, int]:
     }
     asked = pod.get("request", {})
     gpus = int(asked.get("gpus", 1))
+    if asked.get("mig_profile"):  # its instances, no vGPU (docs/design.md §13)
+        out[mig_resource(asked["mig_profile"])] = gpus
+        return {name: value for name, value in out.items() if value > 0}
     out[NUMBER] = gpus
     if asked.get("memory_mib"):
         out[MEMORY] = int(asked["memory_mib"]) // gpus

@@ -82,6 +82,10 @@ class JobsDiagnosis:
     # (NeedContinueAllocating). What Volcano records for a pod follows from it (a member
     # never reached gets the job's FitError), whatever cause the advisor explains it by.
     reached: frozenset[str] = frozenset()
+    # Pending pods whose job Volcano's enqueue leaves Pending (allocate never sees it);
+    # what Volcano records for them is their queue's. A job whose queue allocate passes
+    # over as overused is not among them: that pod's record is the job's FitError.
+    not_admitted: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -172,6 +176,13 @@ def diagnose_jobs(
                 verdict = PodDiagnosis(pod, cause, held)
             else:  # the nodes its role failed this turn stay failed (predicate error cache)
                 verdict = cycle.visit(pod, cache.get(pod.role or ""))
+                placed = verdict.placement
+                sized = pod.name in session.sized
+                if placed is not None and sized and (held := session.unsized(job, pod)):
+                    # Volcano's queue refused it; the nodes take it, so not for their size
+                    positions = _positions(cycle, placed)
+                    cycle.release(pod, placed, positions, Shape.of_pod(pod))
+                    verdict = PodDiagnosis(pod, "queue", held)
             tried.append((verdict, _positions(cycle, verdict.placement), Shape.of_pod(pod)))
             if verdict.placement is not None:
                 if pod.role:
@@ -262,6 +273,7 @@ def diagnose_jobs(
         frozenset(
             n for i, names in reached.items() if i not in session.left_to_nodes for n in names
         ),
+        frozenset(p.name for i in session.not_admitted for p in jobs[i].tasks),
     )
 
 

@@ -38,6 +38,7 @@ from advisor.core.model import Cluster, Pod
 from advisor.core.profiles import profile_of
 from advisor.core.queues import JobLoad, QueueAttr, pod_resources, queues_of
 from advisor.core.resource_info import (
+    MIN_RESOURCE,
     PODS,
     Res,
     accumulate,
@@ -48,6 +49,7 @@ from advisor.core.resource_info import (
     sub,
     words,
 )
+from advisor.errors import known
 
 
 class JobLike(Protocol):
@@ -177,6 +179,20 @@ class QueueSession:
             self.sized.add(pod.name)  # refused upstream, for the cluster's size alone
         return why
 
+    def unsized(self, job: JobLike, pod: Pod) -> str | None:
+        """A refusal `refusal` left to the node cycle (`sized`) where the nodes take the pod
+        after all: the cluster's size does not explain it, so it is the queue's (its limit
+        a rounding below what the cluster leaves, as proportion's deserved converges on
+        it), in allocate's words; the pod is no longer `sized`. None where it is short
+        only of what no node advertises (a share of each card: no limit, §10.2)."""
+        attr = self.attrs[job.queue]
+        task = self._resreq[pod.name]
+        short = attr.short(task) or []
+        if all(attr.pool.total.get(n, 0.0) < MIN_RESOURCE for n in short):
+            return None
+        self.sized.discard(pod.name)
+        return known(allocate_refusal(attr, task, sized=False), "queueAllocatable's refusal")
+
     def placed(self, job: JobLike, pod: Pod, placed: bool = True) -> None:
         """The queue plugin's Allocate (placed) and Deallocate (rolled back) events."""
         attr = self.attrs.get(job.queue) if self.volcano else None
@@ -254,9 +270,10 @@ def _loads(
     return out
 
 
-def allocate_refusal(attr: QueueAttr, task: Mapping[str, float]) -> str | None:
-    """Why allocate's queueAllocatable refuses the task, in words; None: it may enter."""
-    short = attr.refuses(task)
+def allocate_refusal(attr: QueueAttr, task: Mapping[str, float], sized: bool = True) -> str | None:
+    """Why allocate's queueAllocatable refuses the task, in words; None: it may enter (and,
+    with `sized`, where the cluster's size alone explains the refusal)."""
+    short = attr.refuses(task) if sized else attr.short(task)
     found = attr.refusing(task)
     if short is None or found is None:
         return None

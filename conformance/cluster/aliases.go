@@ -27,7 +27,11 @@ type (
 	Scenario    = scenario.Scenario
 )
 
-// ReadScenario reads a scenario file (scenario.Read).
+// ReadScenario reads a scenario file (scenario.Read): without MIG.
 func ReadScenario(path string) (*Scenario, error) { return scenario.Read(path) }
+
+// ReadScenarioWithMIG reads a scenario file with its MIG cards and pods
+// (scenario.ReadWithMIG), which BuildCluster gives the device plugin's resources.
+func ReadScenarioWithMIG(path string) (*Scenario, error) { return scenario.ReadWithMIG(path) }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -23,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	vcv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	"xgpu-insight/conformance/cluster/scenario"
 )
 
 const (
@@ -254,7 +256,17 @@ func (c *Cluster) node(n Node) (*v1.Node, error) {
 		}
 		alloc[v1.ResourceName(key)] = q
 	}
-	cards := sortedCards(n.Cards)
+	// A card in MIG mode is no vGPU device: the NVIDIA device plugin advertises its
+	// instances (scenario.AddMIG), Volcano's vGPU plugin never registers it.
+	if err := scenario.AddMIG(alloc, n); err != nil {
+		return nil, err
+	}
+	cards := []Card{}
+	for _, card := range sortedCards(n.Cards) {
+		if card.Mig == nil {
+			cards = append(cards, card)
+		}
+	}
 	c.CardsOn[n.Name] = cards
 	annotations := map[string]string{}
 	if len(cards) > 0 {
@@ -327,6 +339,9 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 		requests[v1.ResourceName(key)] = q
 	}
 	limits := v1.ResourceList{}
+	if mig := scenario.MigRequest(p, requests); mig != nil {
+		limits = mig // a MIG pod: its instances, no vGPU
+	}
 	annotations := map[string]string{}
 	for k, v := range p.Annotations {
 		annotations[k] = v
@@ -351,7 +366,7 @@ func (c *Cluster) pod(p Pod, node string, seq int) (*v1.Pod, error) {
 	if p.Preemptable != nil {
 		annotations[preemptableKey] = fmt.Sprint(*p.Preemptable)
 	}
-	isGPU := p.Request.Gpus != nil || p.Request.MemoryMiB > 0 || p.Request.CorePercent > 0 || p.Request.MemoryPercent > 0
+	isGPU := p.Request.MigProfile == "" && (p.Request.Gpus != nil || p.Request.MemoryMiB > 0 || p.Request.CorePercent > 0 || p.Request.MemoryPercent > 0)
 	if isGPU {
 		n := int64(p.Request.GPUs())
 		if p.Request.MemoryMiB%n != 0 || p.Request.CorePercent%n != 0 {

@@ -206,7 +206,7 @@ func build(s *scenario.Scenario) (*objects, error) {
 			}
 			alloc[v1.ResourceName(key)] = q
 		}
-		if err := addMIG(alloc, n); err != nil {
+		if err := scenario.AddMIG(alloc, n); err != nil {
 			return nil, err
 		}
 		node := &v1.Node{
@@ -332,7 +332,7 @@ func makePod(p scenario.Pod, node string) (*v1.Pod, error) {
 		}
 		requests[v1.ResourceName(key)] = q
 	}
-	limits := migRequest(p, requests)
+	limits := scenario.MigRequest(p, requests)
 	priority := p.Priority
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{UID: types.UID(ns + "-" + name), Name: name, Namespace: ns, Labels: p.Labels},

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.scenario import parse_text, scenario_from_data
-from conformance.files import for_kube, read_scenario, without_mig
+from conformance.files import read_scenario, with_mig, without_mig
 
 DEMO = Path(__file__).resolve().parents[2] / "advisor" / "examples" / "demo.yaml"
 
@@ -51,10 +51,10 @@ def test_a_node_keeping_a_vgpu_card_keeps_it_and_loses_only_the_mig_card() -> No
 
 def test_the_kube_harness_keeps_the_demos_mixed_mig_node() -> None:
     raw: Any = parse_text(DEMO.read_text(), str(DEMO))
-    assert read_scenario(DEMO, kube=True) == raw  # mixed: every MIG card and pod kept
+    assert read_scenario(DEMO, mig=True) == raw  # mixed: every MIG card and pod kept
 
 
-def test_a_single_strategy_node_loses_its_mig_for_kube_and_a_pending_mig_pod_stays() -> None:
+def test_a_single_strategy_node_loses_its_mig_with_mig_and_a_pending_mig_pod_stays() -> None:
     """Under single the plugin names the instances nvidia.com/gpu (no upstream meaning in
     the kube harness): that node loses them and the pod bound there; the mixed node keeps
     its own and its pod, and the Pending MIG pod stays, asking the mixed node's."""
@@ -72,7 +72,7 @@ def test_a_single_strategy_node_loses_its_mig_for_kube_and_a_pending_mig_pod_sta
             {"name": "a/wait", "request": {"mig_profile": "1g.10gb"}},
         ],
     }
-    out = for_kube(data)
+    out = with_mig(data)
     assert out["nodes"] == [
         {"name": "s", "cards": [{"index": 1, "memory_mib": 1}]},
         data["nodes"][1],

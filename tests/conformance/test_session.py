@@ -404,15 +404,87 @@ def test_generated_gangs_agree_on_the_cause_class() -> None:
 
 @skip_without_go
 def test_a_pod_of_no_group_enqueue_leaves_pending_for_the_size_is_explained() -> None:
-    """Seed 626: ml/job-8, a pod of no group (its own PodGroup in Volcano), is left Pending
-    by enqueue (upstream `queue`, never reached); the advisor tries it and words it by the
-    nodes, as it does a group enqueue refuses for the cluster's size alone
-    (JobsDiagnosis.left_to_nodes names such a pod by its name), and predicts both."""
-    (row,) = session_compare.check([session_compare.generate_gangs(626)])
+    """Seed 2 (seed 626 before the clusters drew MIG): ml/mig-0, a pod of no group (its own
+    PodGroup in Volcano), is left Pending by enqueue (upstream `queue`, never reached); the
+    advisor tries it and words it by the nodes, as it does a group enqueue refuses for the
+    cluster's size alone (JobsDiagnosis.left_to_nodes names such a pod by its name), and
+    predicts both."""
+    (row,) = session_compare.check([session_compare.generate_gangs(2)])
     record = (session_compare.CAUSE, session_compare.REACHED)
     assert [d for d in row.diffs if d.startswith(record)] == []
-    jobs = diagnose_jobs(scenario_from_data(session_compare.generate_gangs(626), "<t>"))
-    (verdict,) = (v for v in jobs.diagnosis.pods if v.pod.name == "ml/job-8")
-    assert "ml/job-8" not in jobs.reached
+    jobs = diagnose_jobs(scenario_from_data(session_compare.generate_gangs(2), "<t>"))
+    (verdict,) = (v for v in jobs.diagnosis.pods if v.pod.name == "ml/mig-0")
+    assert "ml/mig-0" not in jobs.reached
+    assert "ml/mig-0" in jobs.left_to_nodes
     assert session_compare.advisor_class(verdict, jobs) == "queue"
     assert session_compare.own_class(verdict) == "nodes"
+
+
+def test_generated_gangs_have_mig_on_some_clusters() -> None:
+    """Three clusters in ten carry MIG (generate_mig.py): mixed nodes, running MIG pods on
+    their instances, Pending MIG pods in gangs and alone."""
+    datas = [session_compare.generate_gangs(i) for i in range(100)]
+    mig = [d for d in datas if any("mig" in c for n in d["nodes"] for c in n["cards"])]
+    assert 15 < len(mig) < 50
+    pending = [p for d in mig for p in d["pods"] if "node" not in p]
+    asks = [p for p in pending if "mig_profile" in p["request"]]
+    assert any("group" in p for p in asks)
+    assert any("group" not in p for p in asks)
+    assert any("mig_instances" in p for d in mig for p in d["pods"])
+
+
+def test_a_pod_in_a_queue_allocate_passes_over_is_recorded_as_its_jobs() -> None:
+    """Seed 570: `default` is overused, so allocate passes over it without asking its
+    Allocatable (allocate.go: `ssn.Overused(queue)`, continue): its pod of no group gets
+    its job's FitError, class `gang`, though the advisor explains it by its queue (cause
+    `queue`)."""
+    data = session_compare.generate_gangs(570)
+    jobs = diagnose_jobs(scenario_from_data(data, "<t>"))
+    (verdict,) = (v for v in jobs.diagnosis.pods if v.pod.name == "ml/mig-2")
+    assert verdict.cause == "queue"
+    assert verdict.message.startswith("Queue default is overused, ignore it")
+    assert "ml/mig-2" not in jobs.reached
+    assert "ml/mig-2" not in jobs.not_admitted
+    assert session_compare.advisor_class(verdict, jobs) == "gang"
+    assert session_compare.own_class(verdict) == "queue"
+
+
+def test_a_queue_a_rounding_short_of_what_the_cluster_leaves_refuses_the_task() -> None:
+    """Seed 1321: proportion's deserved for q0 converges on the four 1g.10gb instances the
+    cluster leaves it and stops at 3.99997; its second two-instance member finds
+    allocated + request above it and Volcano's queueAllocatable refuses it (the gang is
+    rolled back). The shortage is not the cluster's size, since the nodes take the pod:
+    the advisor keeps the queue's refusal (its words, cause `queue`) rather than place it."""
+    data = session_compare.generate_gangs(1321)
+    jobs = diagnose_jobs(scenario_from_data(data, "<t>"))
+    found = {v.pod.name: v for v in jobs.diagnosis.pods}
+    refused = found["ml/gang-2-worker-6"]
+    assert (refused.cause, refused.placement) == ("queue", None)
+    assert refused.message == (
+        "Queue q0 is overused when considering this task: insufficient "
+        "nvidia.com/mig-1g.10gb (nvidia.com/mig-1g.10gb: 2 allocated + 2 > 3.99997 deserved)"
+    )
+    assert found["ml/gang-2-worker-5"].placement is None  # rolled back with its gang
+    assert "ml/gang-2-worker-6" not in jobs.sized
+    assert [(g.name, g.state) for g in jobs.groups if g.name == "ml/gang-2"] == [
+        ("ml/gang-2", "rolled-back")
+    ]
+
+
+@skip_without_go
+@pytest.mark.timeout(900)
+def test_generated_mig_clusters_agree_with_volcanos_session() -> None:
+    """Seeds 570 and 1321 (above), and the MIG clusters of seeds 0-59: placed or not, node,
+    gang states and what Volcano records, as the session harness runs them with the
+    device plugin's nvidia.com/mig-<P> per instance."""
+    seeds = [570, 1321] + [
+        i for i in range(60) if any("mig" in c for n in session_compare.generate_gangs(i)["nodes"]
+                                    for c in n["cards"])
+    ]  # fmt: skip
+    assert len(seeds) > 10
+    rows = session_compare.check([session_compare.generate_gangs(i) for i in seeds])
+    apart = [
+        d for row in rows if not row.leaked for d in row.diffs
+        if not d.startswith(session_compare.EXPLAINED)
+    ]  # fmt: skip
+    assert apart == []

@@ -40,8 +40,8 @@ type Card struct {
 	UUID      string `json:"uuid"`
 	Numa      *int   `json:"numa"`
 	MaxVgpus  *int   `json:"max_vgpus"`
-	// A card in MIG mode (docs/design.md §13): the kube harness counts its instances, the
-	// others leave it out with its pods (dropMIG).
+	// A card in MIG mode (docs/design.md §13): the kube and session harnesses count its
+	// instances (AddMIG), the device-code one leaves it out with its pods (dropMIG).
 	Mig *Mig `json:"mig"`
 }
 
@@ -212,8 +212,8 @@ type Scenario struct {
 	Placed map[string]string `json:"placed"`
 }
 
-// Read reads the scenario without its MIG (dropMIG), for the harnesses that do not model
-// it: Volcano's (v1.15.1's device code, v1.14.1's session).
+// Read reads the scenario without its MIG (dropMIG), for the harness that does not model
+// it: Volcano v1.15.1's device code (its MIG mode is compared apart, ./migcards).
 func Read(path string) (*Scenario, error) {
 	s, err := ReadWithMIG(path)
 	if err != nil {
@@ -224,7 +224,8 @@ func Read(path string) (*Scenario, error) {
 }
 
 // ReadWithMIG reads the scenario as the file has it, MIG cards and MIG pods kept: the kube
-// harness, where an instance is the device plugin's extended resource.
+// harness and Volcano v1.14.1's session, where an instance is the device plugin's extended
+// resource (AddMIG).
 func ReadWithMIG(path string) (*Scenario, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
@@ -244,8 +245,9 @@ func ReadWithMIG(path string) (*Scenario, error) {
 }
 
 // dropMIG leaves out MIG cards and MIG pods (docs/conformance.md): a MIG instance is the
-// device plugin's extended resource, which Volcano's harnesses here do not model. A node
-// left with no card leaves too, with the pods bound to it, as conformance/files.py does.
+// device plugin's extended resource, which Volcano's device-code harness does not model. A
+// node left with no card leaves too, with the pods bound to it, as conformance/files.py
+// does.
 func (s *Scenario) dropMIG() {
 	gone := map[string]bool{}
 	nodes := s.Nodes[:0]

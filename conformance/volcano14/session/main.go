@@ -142,7 +142,7 @@ func quietLogs() {
 func runFile(path, profile string) (res Result) {
 	res = Result{Scenario: path, Scheduler: profile, Upstream: upstream, Pods: []PodResult{},
 		Groups: []GroupResult{}, Evicted: []string{}, Leaked: []string{}, Stray: []Victim{}, PreemptQueues: []string{}}
-	s, err := cluster.ReadScenario(path)
+	s, err := cluster.ReadScenarioWithMIG(path) // MIG instances: the node sums' scalars
 	if err != nil {
 		res.Error = err.Error()
 		return res
