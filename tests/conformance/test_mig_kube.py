@@ -115,7 +115,7 @@ def test_the_harness_advertises_instances_under_mixed_only(tmp_path: Path) -> No
     assert compare.disagrees(_one_node(None)) is False
     single = tmp_path / "single.json"
     single.write_text(json.dumps(_one_node("single")))
-    with pytest.raises(harness.HarnessError, match="models none and mixed"):
+    with pytest.raises(harness.HarnessError, match="model none and mixed"):
         harness.run("kube", [single])
 
 
