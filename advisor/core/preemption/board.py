@@ -122,17 +122,11 @@ class Board:
                 self.total[self.mig_columns[profile]] += count
 
     def _mig_left(self) -> FloatArray:
-        """Per node and MIG profile: its allocatable (the instances its device plugin
-        advertises: `MigBook.offered`) less the instances its pods ask, a pod holding one
-        on an unhealthy card included (requested, though not allocatable)."""
+        """Per node and MIG profile: its allocatable less the instances its pods ask, a pod
+        holding one on an unhealthy card included: `mig_holders`' free count."""
         out = np.zeros((len(self.state.node_names), len(self.mig_columns)), dtype=np.float64)
-        if self.mig is None:
-            return out
         for k, profile in enumerate(self.mig_columns):
-            offered = self.mig.offered(profile)
-            lost = self.mig.held_unhealthy(profile)
-            for node, found in enumerate(offered):
-                out[node, k] = sum(i.holder is None for i in found) - len(lost[node])
+            out[:, k] = [holders[None] for holders in self.mig_holders(profile)]
         return out
 
     def snapshot(self) -> Saved:
