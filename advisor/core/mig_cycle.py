@@ -39,6 +39,7 @@ from advisor.core.mig import (
 from advisor.core.model import Cluster, Placement, Pod, PolicyName
 from advisor.core.nodefilters import fit_error
 from advisor.core.state import CardState, IntArray, Shape
+from advisor.errors import known
 
 REASON = "mig-profile"
 
@@ -77,13 +78,12 @@ class MigBook:
         self.strategy = [n.mig_strategy for n in cluster.nodes]
         self.cards: list[_Card] = []
         for i, node in enumerate(cluster.nodes):
-            for card in node.cards:
-                table = table_of(card.model) if card.mig is not None else None
-                if table is not None and card.mig is not None:
-                    instances = [_Instance(card.index, m.profile, m.start) for m in card.mig]
-                    self.cards.append(
-                        _Card(i, card.index, table, card.healthy, instances, card.memory_mib)
-                    )
+            for card in node.mig_cards():
+                table = known(table_of(card.model), "a MIG card's profile table")
+                instances = [_Instance(card.index, m.profile, m.start) for m in card.mig or ()]
+                self.cards.append(
+                    _Card(i, card.index, table, card.healthy, instances, card.memory_mib)
+                )
         self._index()
         # Under `single` the node's one profile: what nvidia.com/gpu counts there.
         self.single = {
